@@ -1,49 +1,209 @@
-// Package robots parses robots.txt files (RFC 9309) and answers whether an
-// agent may fetch a URL.
-//
-// PLACEHOLDER: the API below is fixed; the implementation is being written.
 package robots
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
-// Robots is a parsed robots.txt file. A nil *Robots allows everything.
+// MaxSize is the number of bytes of a robots.txt body that Parse reads
+// (RFC 9309 §2.5 requires at least 500 KiB). Callers fetching robots.txt
+// need not read more than this.
+const MaxSize = 500 << 10
+
+// Robots is a parsed robots.txt file. It is immutable and safe for
+// concurrent use. A nil *Robots allows everything.
 type Robots struct {
-	allowAll, disallowAll bool
+	groups   []*Group          // the file's groups, file order, unmerged
+	byAgent  map[string]*Group // lower-case product token → merged group
+	star     *Group            // merged "*" groups, or nil
+	sitemaps []string
+	host     string
 }
 
-// Group is the merged set of rules that apply to one agent. A nil *Group
-// allows everything.
+// Group is the set of rules that applies to one agent: one group of the
+// file, or several groups with the same product token merged. It is
+// immutable and safe for concurrent use. A nil *Group allows everything.
 type Group struct {
-	disallowAll bool
+	agents   []string
+	sets     [][]rule // one rule list per merged group, each in precedence order
+	delay    time.Duration
+	hasDelay bool
+	line     int
 }
 
-// Parse parses a robots.txt body. It never fails.
-func Parse(body []byte) *Robots { return &Robots{allowAll: true} }
+// A Rule is one Allow or Disallow line of a group.
+type Rule struct {
+	// Allow is true for an Allow line, false for a Disallow line.
+	Allow bool
+	// Pattern is the rule's path pattern after percent-encoding
+	// normalisation (RFC 9309 §2.2.2): non-ASCII octets %-encoded,
+	// %-encoded unreserved characters decoded, hex digits upper-case, and a
+	// '$' that is not the end anchor written as %24.
+	Pattern string
+	// Line is the 1-based line number of the rule in the file, 0 for the
+	// rule of DisallowAll.
+	Line int
+}
 
-// AllowAll returns a Robots that allows every URL.
-func AllowAll() *Robots { return &Robots{allowAll: true} }
+// AllowAll returns a Robots that allows every URL to every agent: the
+// outcome of a robots.txt fetch that ends in a 4xx status (RFC 9309
+// §2.3.1.3).
+func AllowAll() *Robots { return &Robots{} }
 
-// DisallowAll returns a Robots that disallows every URL but /robots.txt.
-func DisallowAll() *Robots { return &Robots{disallowAll: true} }
+// DisallowAll returns a Robots that disallows every URL but /robots.txt to
+// every agent: the outcome of a robots.txt fetch that ends in a 5xx status
+// or a network error (RFC 9309 §2.3.1.4).
+func DisallowAll() *Robots {
+	g := &Group{
+		agents: []string{"*"},
+		sets:   [][]rule{{{pat: "/", prio: 1, kind: kindPrefix, lit: 1}}},
+	}
+	return &Robots{groups: []*Group{g}, star: g}
+}
 
-// Allowed reports whether agent may fetch url.
-func (r *Robots) Allowed(agent, url string) bool { return r.Group(agent).Allowed(url) }
+// Allowed reports whether agent may fetch url. Agent is a product token
+// such as "FooBot"; anything after its leading run of letters, '-' and '_'
+// is ignored, so "FooBot/1.2" counts as "FooBot". Url is an absolute URL or
+// a path with optional query ("/path?query"); its fragment is ignored.
+// It is Group(agent).Allowed applied to the path and query of url.
+func (r *Robots) Allowed(agent, url string) bool {
+	return r.Group(agent).Allowed(url)
+}
 
-// Group returns the rules that apply to agent.
+// Group returns the rules that apply to agent: the groups naming agent's
+// product token (compared case-insensitively and exactly, without prefix
+// matching) merged into one; if there are none, the "*" groups merged; if
+// there are none either, nil, which allows everything.
 func (r *Robots) Group(agent string) *Group {
 	if r == nil {
 		return nil
 	}
-	return &Group{disallowAll: r.disallowAll}
+	token := productToken(agent)
+	if token != "" && len(r.byAgent) > 0 {
+		if g := r.byAgent[token]; g != nil { // token is usually lower case already
+			return g
+		}
+		var buf [64]byte
+		if len(token) <= len(buf) {
+			lower := buf[:len(token)]
+			for i := 0; i < len(token); i++ {
+				lower[i] = toLower(token[i])
+			}
+			// The compiler does not allocate for a map index by string(bytes).
+			if g := r.byAgent[string(lower)]; g != nil {
+				return g
+			}
+		} else if g := r.byAgent[strings.ToLower(token)]; g != nil {
+			return g
+		}
+	}
+	return r.star
 }
 
-// Allowed reports whether pathQuery may be fetched.
+// CrawlDelay returns the Crawl-delay of the group that applies to agent
+// (chosen as by Group), and whether it has one.
+func (r *Robots) CrawlDelay(agent string) (time.Duration, bool) {
+	return r.Group(agent).CrawlDelay()
+}
+
+// Sitemaps returns the absolute URLs of every Sitemap line, in file order.
+// Relative or empty values are dropped.
+func (r *Robots) Sitemaps() []string {
+	if r == nil {
+		return nil
+	}
+	return r.sitemaps
+}
+
+// Host returns the value of the first Host line (a Yandex extension naming
+// the preferred mirror), or "".
+func (r *Robots) Host() string {
+	if r == nil {
+		return ""
+	}
+	return r.host
+}
+
+// Groups returns every group of the file in file order, unmerged, each with
+// the agents of its User-agent lines. It is meant for linters and
+// diagnostics; Group selects and merges them for an agent.
+func (r *Robots) Groups() []*Group {
+	if r == nil {
+		return nil
+	}
+	return append([]*Group(nil), r.groups...)
+}
+
+// Agents returns the product tokens of the group's User-agent lines ("*"
+// for the global group), in file order.
+func (g *Group) Agents() []string {
+	if g == nil {
+		return nil
+	}
+	return g.agents
+}
+
+// Line returns the line number of the group's first User-agent line.
+func (g *Group) Line() int {
+	if g == nil {
+		return 0
+	}
+	return g.line
+}
+
+// CrawlDelay returns the group's Crawl-delay and whether it has one. Of
+// merged groups, the first that has a valid Crawl-delay line wins.
+func (g *Group) CrawlDelay() (time.Duration, bool) {
+	if g == nil {
+		return 0, false
+	}
+	return g.delay, g.hasDelay
+}
+
+// Rules returns the group's rules in precedence order: longest pattern (as
+// written) first, Allow before Disallow of the same length. Duplicates and
+// empty patterns, which match nothing, are left out; an Allow ending in
+// /index.htm or /index.html brings an extra Allow of its directory
+// ("/dir/$").
+func (g *Group) Rules() []Rule {
+	if g == nil {
+		return nil
+	}
+	var all []rule
+	for _, set := range g.sets {
+		all = append(all, set...)
+	}
+	if len(g.sets) > 1 {
+		sortRules(all)
+	}
+	out := make([]Rule, len(all))
+	for i := range all {
+		out[i] = all[i].export()
+	}
+	return out
+}
+
+// Allowed reports whether pathQuery may be fetched. PathQuery is the path,
+// parameters and query of a URL ("/a/b;p?q"); an absolute URL is reduced to
+// those. It never allocates for inputs shorter than a few KiB.
 func (g *Group) Allowed(pathQuery string) bool {
-	return g == nil || !g.disallowAll || pathQuery == "/robots.txt"
+	if g == nil {
+		return true
+	}
+	r := g.decide(pathQuery)
+	return r == nil || r.allow
 }
 
-// CrawlDelay returns the Crawl-delay for agent.
-func (r *Robots) CrawlDelay(agent string) (time.Duration, bool) { return 0, false }
-
-// Sitemaps returns the Sitemap URLs.
-func (r *Robots) Sitemaps() []string { return nil }
+// Match reports the rule that decides pathQuery (as for Allowed): ok is
+// false if no rule matches, in which case pathQuery is allowed; otherwise
+// pathQuery is allowed if and only if rule.Allow.
+func (g *Group) Match(pathQuery string) (rule Rule, ok bool) {
+	if g == nil {
+		return Rule{}, false
+	}
+	r := g.decide(pathQuery)
+	if r == nil {
+		return Rule{}, false
+	}
+	return r.export(), true
+}

@@ -1,0 +1,315 @@
+package robots
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+	"unsafe"
+)
+
+// Kinds of pattern, so that the common ones skip the wildcard matcher.
+const (
+	kindPrefix = iota // no '*' (after dropping trailing ones) and no end anchor
+	kindExact         // no '*', end anchor
+	kindWild          // at least one inner '*', maybe an end anchor
+)
+
+// rule is the matcher's form of a Rule.
+type rule struct {
+	pat    string // normalised pattern as shown in Rule.Pattern
+	prio   int32  // length of the pattern as written
+	line   int32
+	lit    int32 // pat[:lit] is what the matcher compares: no trailing '*' or '$'
+	kind   uint8
+	allow  bool
+	anchor bool // pattern ends with the '$' anchor
+}
+
+func (r *rule) export() Rule {
+	return Rule{Allow: r.allow, Pattern: r.pat, Line: int(r.line)}
+}
+
+// precedes orders rules by precedence: longer first, Allow first on a tie.
+func precedes(a, b *rule) int {
+	if c := cmp.Compare(b.prio, a.prio); c != 0 {
+		return c
+	}
+	if a.allow != b.allow {
+		if a.allow {
+			return -1
+		}
+		return 1
+	}
+	return 0
+}
+
+func sortRules(rs []rule) {
+	slices.SortStableFunc(rs, func(a, b rule) int { return precedes(&a, &b) })
+}
+
+// beats reports whether r takes precedence over best.
+func beats(r, best *rule) bool {
+	return r.prio > best.prio || r.prio == best.prio && r.allow && !best.allow
+}
+
+// match reports whether the normalised path p matches r.
+func (r *rule) match(p string) bool {
+	pat := r.pat[:r.lit]
+	switch r.kind {
+	case kindPrefix:
+		return len(p) >= len(pat) && p[:len(pat)] == pat
+	case kindExact:
+		return p == pat
+	}
+	return matchWild(p, pat, r.anchor)
+}
+
+// matchWild matches p against pat, which holds at least one '*'. Matching
+// each '*'-separated segment at its leftmost occurrence after the previous
+// one is optimal (a later occurrence never leaves more room for the rest),
+// so the cost is linear in len(p) however many wildcards pat holds, unlike
+// the position-set matcher of Google's reference.
+func matchWild(p, pat string, anchor bool) bool {
+	i := strings.IndexByte(pat, '*')
+	if len(p) < i || p[:i] != pat[:i] {
+		return false
+	}
+	pos := i
+	pat = pat[i+1:]
+	for {
+		j := strings.IndexByte(pat, '*')
+		if j < 0 {
+			break
+		}
+		seg := pat[:j]
+		pat = pat[j+1:]
+		if seg == "" {
+			continue
+		}
+		k := strings.Index(p[pos:], seg)
+		if k < 0 {
+			return false
+		}
+		pos += k + len(seg)
+	}
+	if anchor {
+		return len(p)-pos >= len(pat) && p[len(p)-len(pat):] == pat
+	}
+	return pat == "" || strings.Contains(p[pos:], pat)
+}
+
+// decide returns the rule that decides pathQuery, or nil if none matches
+// (or pathQuery is /robots.txt).
+func (g *Group) decide(pathQuery string) *rule {
+	pq := pathQuery
+	slash := false
+	if len(pq) == 0 || pq[0] != '/' {
+		pq, slash = splitPathQuery(pq)
+	}
+	var buf [2048]byte
+	p := pq
+	if slash || needsEscape(pq) {
+		b := buf[:0]
+		if slash {
+			b = append(b, '/')
+		}
+		b = appendEscapedPath(b, pq)
+		// b lives on the stack unless it outgrew buf; p does not outlive
+		// this call.
+		p = unsafe.String(unsafe.SliceData(b), len(b))
+	}
+	if isRobotsTxt(p) {
+		return nil
+	}
+	var best *rule
+	for _, set := range g.sets {
+		for i := range set {
+			r := &set[i]
+			if best != nil && !beats(r, best) {
+				break // the rest of set comes later in precedence
+			}
+			if r.match(p) {
+				best = r
+				break
+			}
+		}
+	}
+	return best
+}
+
+func isRobotsTxt(p string) bool {
+	const name = "/robots.txt"
+	return strings.HasPrefix(p, name) && (len(p) == len(name) || p[len(name)] == '?')
+}
+
+// splitPathQuery returns the path, parameters and query of url as
+// Google's reference does (GetPathParamsQuery): scheme, authority and
+// fragment removed. If slash is true, the result must be read with a '/'
+// before it (url had a query but no path); for a URL without path or
+// query it returns "/".
+func splitPathQuery(url string) (pq string, slash bool) {
+	start := 0
+	if len(url) >= 2 && url[0] == '/' && url[1] == '/' {
+		start = 2 // network-path reference: an authority follows
+	}
+	early := indexPathStart(url, start)
+	from := start
+	if proto := strings.Index(url[start:], "://"); proto >= 0 {
+		proto += start
+		if early < 0 || early > proto {
+			from = proto + 3
+		}
+	}
+	ps := indexPathStart(url, from)
+	if ps < 0 {
+		return "/", false
+	}
+	end := len(url)
+	if h := strings.IndexByte(url[start:], '#'); h >= 0 {
+		h += start
+		if h < ps {
+			return "/", false
+		}
+		end = h
+	}
+	return url[ps:end], url[ps] != '/'
+}
+
+func indexPathStart(s string, from int) int {
+	for i := from; i < len(s); i++ {
+		if c := s[i]; c == '/' || c == '?' || c == ';' {
+			return i
+		}
+	}
+	return -1
+}
+
+// Byte classes for escaping.
+const (
+	escURL     = 1 << iota // byte that URL normalisation may change
+	unreserved             // RFC 3986 unreserved
+	hexDigit
+)
+
+var class = func() (t [256]uint8) {
+	for c := 0x80; c < 0x100; c++ {
+		t[c] |= escURL
+	}
+	for _, c := range "%*$#" {
+		t[c] |= escURL
+	}
+	for c := 0; c < 0x80; c++ {
+		b := byte(c)
+		if 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9' || b == '-' || b == '.' || b == '_' || b == '~' {
+			t[c] |= unreserved
+		}
+		if '0' <= b && b <= '9' || 'a' <= b && b <= 'f' || 'A' <= b && b <= 'F' {
+			t[c] |= hexDigit
+		}
+	}
+	return t
+}()
+
+const upperHex = "0123456789ABCDEF"
+
+func needsEscape(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if class[s[i]]&escURL != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func unhex(c byte) byte {
+	switch {
+	case c <= '9':
+		return c - '0'
+	case c <= 'F':
+		return c - 'A' + 10
+	}
+	return c - 'a' + 10
+}
+
+// appendEscapedPath appends the normalised form of the URL path s up to any
+// fragment: octets outside ASCII %-encoded, %-encoded unreserved characters
+// decoded, other escapes upper-cased, and '*' and '$' %-encoded so that a
+// rule's %2A and %24 match them.
+func appendEscapedPath(dst []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if class[c]&escURL == 0 {
+			dst = append(dst, c)
+			continue
+		}
+		switch {
+		case c == '#':
+			return dst
+		case c == '*':
+			dst = append(dst, "%2A"...)
+		case c == '$':
+			dst = append(dst, "%24"...)
+		case c == '%':
+			dst, i = appendEscape(dst, s, i)
+		default:
+			dst = append(dst, '%', upperHex[c>>4], upperHex[c&15])
+		}
+	}
+	return dst
+}
+
+// appendEscape handles the '%' at s[i] and returns the index of the last
+// byte consumed.
+func appendEscape(dst []byte, s string, i int) ([]byte, int) {
+	if i+2 >= len(s) || class[s[i+1]]&hexDigit == 0 || class[s[i+2]]&hexDigit == 0 {
+		return append(dst, '%'), i
+	}
+	v := unhex(s[i+1])<<4 | unhex(s[i+2])
+	if class[v]&unreserved != 0 {
+		return append(dst, v), i + 2
+	}
+	return append(dst, '%', upperHex[v>>4], upperHex[v&15]), i + 2
+}
+
+// appendEscapedPattern appends the normalised form of a rule's pattern:
+// as appendEscapedPath, but '*' stays a wildcard and a final '$' the end
+// anchor; any other '$' is a literal and becomes %24.
+func appendEscapedPattern(dst []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case class[c]&escURL == 0 || c == '*' || c == '#':
+			dst = append(dst, c)
+		case c == '$':
+			if i == len(s)-1 {
+				dst = append(dst, '$')
+			} else {
+				dst = append(dst, "%24"...)
+			}
+		case c == '%':
+			dst, i = appendEscape(dst, s, i)
+		default:
+			dst = append(dst, '%', upperHex[c>>4], upperHex[c&15])
+		}
+	}
+	return dst
+}
+
+// productToken returns the leading run of [A-Za-z_-] of agent, the part
+// of a user-agent that names a group (RFC 9309 §2.2.1).
+func productToken(agent string) string {
+	for i := 0; i < len(agent); i++ {
+		c := agent[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '-' || c == '_') {
+			return agent[:i]
+		}
+	}
+	return agent
+}
+
+func toLower(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
