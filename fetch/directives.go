@@ -1,0 +1,175 @@
+package fetch
+
+import (
+	"strings"
+
+	"github.com/PuerkitoBio/goquery"
+	"golang.org/x/net/html"
+)
+
+// DirectivePolicy says which page-level robots directives heed honours. The
+// zero value honours all of them for the agent names "heed" and "heedbot";
+// each switch turns one source off.
+type DirectivePolicy struct {
+	// Agents are the names that agent-scoped directives must carry to apply
+	// to us, as in <meta name="heedbot"> or "X-Robots-Tag: heedbot: noindex".
+	// Matching is case-insensitive. Nil means "heed" and "heedbot".
+	Agents []string
+	// IgnoreMeta disregards <meta name="robots"> and agent-named meta tags.
+	IgnoreMeta bool
+	// IgnoreHeader disregards X-Robots-Tag response headers.
+	IgnoreHeader bool
+	// IgnoreRel follows links marked rel="nofollow", "ugc" or "sponsored".
+	IgnoreRel bool
+	// ReturnNofollow makes Registry.Extract return links that must not be
+	// followed, with Link.Nofollow set, instead of dropping them. Useful to
+	// record the link graph without crawling it.
+	ReturnNofollow bool
+}
+
+func (p DirectivePolicy) agents() []string {
+	if p.Agents == nil {
+		return []string{"heed", "heedbot"}
+	}
+	out := make([]string, len(p.Agents))
+	for i, a := range p.Agents {
+		out[i] = strings.ToLower(strings.TrimSpace(a))
+	}
+	return out
+}
+
+// Directives are the page-level robots directives in force for a page.
+type Directives struct {
+	// Noindex: the page must not be indexed (stored or reported as
+	// content). A crawler may still follow its links unless Nofollow.
+	Noindex bool
+	// Nofollow: no link on the page may be followed.
+	Nofollow bool
+}
+
+func (d Directives) merge(o Directives) Directives {
+	return Directives{Noindex: d.Noindex || o.Noindex, Nofollow: d.Nofollow || o.Nofollow}
+}
+
+// apply records one directive token; unknown ones ("all", "noarchive",
+// "max-snippet: 3", ...) change nothing.
+func (d *Directives) apply(token string) {
+	switch strings.ToLower(strings.TrimSpace(token)) {
+	case "noindex":
+		d.Noindex = true
+	case "nofollow":
+		d.Nofollow = true
+	case "none":
+		d.Noindex, d.Nofollow = true, true
+	}
+}
+
+// valueDirectives are directives written "name: value"; their colon does not
+// introduce an agent scope.
+func isValueDirective(name string) bool {
+	switch name {
+	case "unavailable_after", "max-snippet", "max-image-preview", "max-video-preview":
+		return true
+	}
+	return false
+}
+
+// isAgentToken reports whether s can be a user-agent product token, which
+// tells "heedbot: nofollow" from the colon inside a date.
+func isAgentToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '*') {
+			return false
+		}
+	}
+	return true
+}
+
+// parseXRobotsTag reads X-Robots-Tag header values. Each value is a comma
+// list of directives; "agent: directive" scopes it and the directives after
+// it in the same value to that agent, as Google does. Directives for other
+// agents are ignored, unscoped ones apply to everyone.
+func parseXRobotsTag(values []string, agents []string) Directives {
+	var d Directives
+	for _, v := range values {
+		scope := ""
+		for tok := range strings.SplitSeq(v, ",") {
+			tok = strings.TrimSpace(tok)
+			if name, rest, ok := strings.Cut(tok, ":"); ok {
+				name = strings.ToLower(strings.TrimSpace(name))
+				if isValueDirective(name) {
+					continue
+				}
+				if !isAgentToken(name) {
+					continue // e.g. the tail of an unavailable_after date
+				}
+				scope, tok = name, rest
+			}
+			if scope == "" || scope == "*" || containsFold(agents, scope) {
+				d.apply(tok)
+			}
+		}
+	}
+	return d
+}
+
+// metaDirectives reads <meta name="robots"> and <meta name="<agent>"> tags
+// anywhere in the document (search engines accept them outside <head> too).
+func metaDirectives(doc *goquery.Document, agents []string) Directives {
+	var d Directives
+	for _, root := range doc.Nodes {
+		walkElements(root, func(n *html.Node) {
+			if n.Data != "meta" {
+				return
+			}
+			name, content := "", ""
+			for _, a := range n.Attr {
+				switch a.Key {
+				case "name":
+					name = strings.ToLower(strings.TrimSpace(a.Val))
+				case "content":
+					content = a.Val
+				}
+			}
+			if name != "robots" && !containsFold(agents, name) {
+				return
+			}
+			for tok := range strings.FieldsFuncSeq(content, func(r rune) bool {
+				return r == ',' || r == ' ' || r == '\t' || r == '\n' || r == '\r'
+			}) {
+				d.apply(tok)
+			}
+		})
+	}
+	return d
+}
+
+func containsFold(list []string, s string) bool {
+	for _, x := range list {
+		if strings.EqualFold(x, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// walkElements calls fn for every element node under n, in document order,
+// without recursion so that hostile nesting depth cannot exhaust the stack.
+func walkElements(n *html.Node, fn func(*html.Node)) {
+	stack := []*html.Node{n}
+	for len(stack) > 0 {
+		n := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if n.Type == html.ElementNode {
+			fn(n)
+		}
+		// Push children last-first so they pop in document order.
+		for c := n.LastChild; c != nil; c = c.PrevSibling {
+			stack = append(stack, c)
+		}
+	}
+}

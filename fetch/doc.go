@@ -1,0 +1,51 @@
+// Package fetch downloads pages for a crawler and finds the links in them.
+//
+// # Fetching
+//
+// A Fetcher performs one GET per call with a client built for crawling:
+// connect, header and total timeouts (10 s, 15 s, 60 s by default),
+// keep-alive pools sized per host, HTTP/2 where the server offers it,
+// proxies from the environment and an optional cookie jar. It never follows
+// redirects: a 3xx answer comes back as a Page whose Redirect is set, so the
+// crawler can send the target through canonicalisation, dedup, robots rules
+// and the rate limiter like any other URL. Page.RedirectRequest builds the
+// next hop and bounds the chain (ErrTooManyRedirects, ErrRedirectLoop);
+// Fetcher.Follow does the whole chain for callers without a frontier.
+//
+// Bodies are capped (10 MiB by default; Page.Truncated says when more
+// existed and was not downloaded). Fetch asks for gzip, deflate and brotli
+// and decompresses itself under the same cap, so a compression bomb costs
+// no more than an ordinary large page. Text is decoded to UTF-8 from the
+// charset in the header, a byte order mark or an HTML <meta>. An Accept
+// filter sees the headers before the body and can skip unwanted types
+// without downloading them; no HEAD requests are made.
+//
+// # Extraction
+//
+// An Extractor returns the links of a page. A Registry runs the extractors
+// registered for a page's media type and merges their links; NewRegistry
+// registers HTMLExtractor, which reads a, area, link (alternate, next,
+// prev, canonical), iframe and frame elements through goquery, resolves them
+// against <base href> and drops non-http(s) and fragment-only links.
+// SelectorExtractor builds an extractor from a CSS selector; ExtractorFunc
+// adapts any function.
+//
+// Page-level robots directives are honoured: rel="nofollow", "ugc" and
+// "sponsored" on links, <meta name="robots"> and <meta name="heedbot">, and
+// X-Robots-Tag headers, including the agent-scoped "heedbot: nofollow" form.
+// Page.Directives reports noindex and nofollow; links that must not be
+// followed are marked (Link.Nofollow) and left out of Registry.Extract's
+// result. DirectivePolicy turns each source off.
+//
+// # Sitemaps
+//
+// ParseSitemap streams XML sitemaps and sitemap indexes, plain-text
+// sitemaps, RSS and Atom feeds, gzip-compressed or not, enforcing the
+// protocol's limits (50,000 entries, 50 MiB) and its rule that a sitemap
+// lists only URLs under its own directory unless a robots.txt of the target
+// host names it. SitemapWalker follows nested indexes through a caller's
+// fetch function (so the robots gate and the rate limiter see every
+// request) and SitemapURLs chooses where to start for an authority.
+//
+// fetch depends on no other heed package.
+package fetch

@@ -1,0 +1,472 @@
+package fetch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/andybalholm/cascadia"
+	"golang.org/x/net/html"
+)
+
+// DefaultMaxLinkText bounds Link.Text, in runes, when HTMLExtractor.MaxTextLen
+// is zero.
+const DefaultMaxLinkText = 256
+
+// Link is a URL found on a page.
+type Link struct {
+	// URL is absolute, http or https, with the fragment removed.
+	URL string
+	// Tag is the element the link came from: "a", "area", "link",
+	// "iframe", "frame", or whatever a custom extractor reports.
+	Tag string
+	// Rel is the element's rel attribute, lower-cased, or empty.
+	Rel string
+	// Text is the anchor text (whitespace collapsed, bounded length), the
+	// alt text of an <area> or of an image inside the anchor, or empty.
+	Text string
+	// Nofollow reports that robots directives forbid following the link:
+	// rel="nofollow", "ugc" or "sponsored", or a page-level nofollow.
+	Nofollow bool
+}
+
+// Extractor finds links in a fetched page. The crawler calls it for every
+// page whose content type it is registered for, and enqueues the links.
+type Extractor interface {
+	Extract(ctx context.Context, p *Page) ([]Link, error)
+}
+
+// ExtractorFunc adapts a function to the Extractor interface.
+type ExtractorFunc func(ctx context.Context, p *Page) ([]Link, error)
+
+// Extract calls f(ctx, p).
+func (f ExtractorFunc) Extract(ctx context.Context, p *Page) ([]Link, error) { return f(ctx, p) }
+
+// Registry runs the extractors registered for a page's media type and merges
+// their links. It is itself an Extractor, the one a crawler normally uses.
+//
+// The zero value has no extractors; NewRegistry has the default HTML one.
+// A Registry is safe for concurrent use.
+type Registry struct {
+	mu     sync.RWMutex
+	byType map[string][]Extractor
+}
+
+// NewRegistry returns a Registry with HTMLExtractor registered for
+// text/html and application/xhtml+xml.
+func NewRegistry() *Registry {
+	r := &Registry{}
+	r.Register("text/html", HTMLExtractor{})
+	r.Register("application/xhtml+xml", HTMLExtractor{})
+	return r
+}
+
+// Register adds e for mediaType, after any extractors already registered
+// for it. mediaType is an exact type ("application/json"), a type with any
+// subtype ("text/*") or "*/*" for every page.
+func (r *Registry) Register(mediaType string, e Extractor) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.byType == nil {
+		r.byType = make(map[string][]Extractor)
+	}
+	mt := strings.ToLower(strings.TrimSpace(mediaType))
+	r.byType[mt] = append(r.byType[mt], e)
+}
+
+// Set replaces the extractors registered for mediaType (exactly that key)
+// with es; with no es it removes them. Use it to replace the default HTML
+// extractor.
+func (r *Registry) Set(mediaType string, es ...Extractor) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	mt := strings.ToLower(strings.TrimSpace(mediaType))
+	if len(es) == 0 {
+		delete(r.byType, mt)
+		return
+	}
+	if r.byType == nil {
+		r.byType = make(map[string][]Extractor)
+	}
+	r.byType[mt] = slices.Clone(es)
+}
+
+// Extractors returns the extractors that run for a page of mediaType: those
+// registered for the exact type, then for "type/*", then for "*/*".
+func (r *Registry) Extractors(mediaType string) []Extractor {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	mt := strings.ToLower(mediaType)
+	typ, _, _ := strings.Cut(mt, "/")
+	var out []Extractor
+	out = append(out, r.byType[mt]...)
+	if typ+"/*" != mt {
+		out = append(out, r.byType[typ+"/*"]...)
+	}
+	if mt != "*/*" {
+		out = append(out, r.byType["*/*"]...)
+	}
+	return out
+}
+
+// Extract runs every extractor for p's media type and returns their links
+// merged: each URL once, in order of first appearance, not followable only
+// if no occurrence was followable. Links that robots directives forbid
+// following are dropped unless p.Policy.ReturnNofollow is set. Redirects and
+// Filtered pages yield nothing.
+//
+// If some extractors fail, the links of the others are still returned,
+// together with the errors joined.
+func (r *Registry) Extract(ctx context.Context, p *Page) ([]Link, error) {
+	if p.Redirect != nil || p.Filtered {
+		return nil, nil
+	}
+	var all []Link
+	var errs []error
+	for _, e := range r.Extractors(p.ContentType) {
+		if err := ctx.Err(); err != nil {
+			errs = append(errs, err)
+			break
+		}
+		links, err := e.Extract(ctx, p)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("fetch: extracting links from %s: %w", p.URL, err))
+		}
+		all = append(all, links...)
+	}
+	markNofollow(p, all)
+	all = mergeLinks(all)
+	if !p.Policy.ReturnNofollow {
+		all = slices.DeleteFunc(all, func(l Link) bool { return l.Nofollow })
+	}
+	return all, errors.Join(errs...)
+}
+
+// markNofollow sets Nofollow on links that directives forbid following.
+func markNofollow(p *Page, links []Link) {
+	pageNofollow := p.Directives().Nofollow
+	for i := range links {
+		l := &links[i]
+		if pageNofollow || (!p.Policy.IgnoreRel && relForbidsFollow(l.Rel)) {
+			l.Nofollow = true
+		}
+	}
+}
+
+func relForbidsFollow(rel string) bool {
+	if rel == "" {
+		return false
+	}
+	for tok := range strings.FieldsSeq(rel) {
+		switch strings.ToLower(tok) {
+		case "nofollow", "ugc", "sponsored":
+			return true
+		}
+	}
+	return false
+}
+
+// mergeLinks removes duplicate URLs in place, keeping the first occurrence;
+// a URL stays followable if any occurrence was.
+func mergeLinks(links []Link) []Link {
+	if len(links) < 2 {
+		return links
+	}
+	seen := make(map[string]int, len(links))
+	out := links[:0]
+	for _, l := range links {
+		if i, ok := seen[l.URL]; ok {
+			out[i].Nofollow = out[i].Nofollow && l.Nofollow
+			continue
+		}
+		seen[l.URL] = len(out)
+		out = append(out, l)
+	}
+	clear(links[len(out):])
+	return out
+}
+
+// HTMLExtractor is the default extractor for HTML: it collects a[href],
+// area[href], link[href] with rel alternate, next, prev or canonical,
+// iframe[src] and frame[src], resolves them against <base href> and the
+// page URL, and drops everything that is not http or https (javascript:,
+// mailto:, tel:, data:, ...) as well as fragment-only links. Links are
+// marked Nofollow according to the page's directives.
+//
+// The zero value is ready to use.
+type HTMLExtractor struct {
+	// MaxTextLen bounds Link.Text in runes; zero means DefaultMaxLinkText.
+	MaxTextLen int
+}
+
+// Extract implements Extractor.
+func (e HTMLExtractor) Extract(ctx context.Context, p *Page) ([]Link, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	doc, err := p.Document()
+	if err != nil {
+		return nil, err
+	}
+	maxText := e.MaxTextLen
+	if maxText <= 0 {
+		maxText = DefaultMaxLinkText
+	}
+	var (
+		raw      []Link // URL still unresolved
+		baseHref string
+		haveBase bool
+	)
+	for _, root := range doc.Nodes {
+		walkElements(root, func(n *html.Node) {
+			switch n.Data {
+			case "a", "area":
+				if href, ok := attr(n, "href"); ok {
+					l := Link{URL: href, Tag: n.Data, Rel: normRel(n)}
+					if n.Data == "a" {
+						l.Text = nodeText(n, maxText)
+					} else {
+						alt, _ := attr(n, "alt")
+						l.Text = boundText(alt, maxText)
+					}
+					raw = append(raw, l)
+				}
+			case "link":
+				if href, ok := attr(n, "href"); ok {
+					if rel := normRel(n); followableLinkRel(rel) {
+						raw = append(raw, Link{URL: href, Tag: "link", Rel: rel})
+					}
+				}
+			case "iframe", "frame":
+				if src, ok := attr(n, "src"); ok {
+					raw = append(raw, Link{URL: src, Tag: n.Data})
+				}
+			case "base":
+				if href, ok := attr(n, "href"); ok && !haveBase {
+					baseHref, haveBase = href, true
+				}
+			}
+		})
+	}
+	base := documentBase(p.URL, baseHref)
+	links := raw[:0]
+	for _, l := range raw {
+		if u, ok := resolveLink(base, l.URL); ok {
+			l.URL = u
+			links = append(links, l)
+		}
+	}
+	clear(raw[len(links):])
+	markNofollow(p, links)
+	return mergeLinks(links), nil
+}
+
+// documentBase is the URL relative links resolve against: the first
+// <base href>, itself resolved against the page URL, if it is usable.
+func documentBase(pageURL *url.URL, baseHref string) *url.URL {
+	if pageURL == nil {
+		pageURL = &url.URL{}
+	}
+	if baseHref == "" {
+		return pageURL
+	}
+	b, err := pageURL.Parse(cleanHref(baseHref))
+	if err != nil || (b.Scheme != "http" && b.Scheme != "https") || b.Host == "" {
+		return pageURL
+	}
+	return b
+}
+
+// cleanHref does what browsers do to an attribute before URL parsing: strip
+// leading and trailing ASCII whitespace and remove tabs and newlines.
+func cleanHref(s string) string {
+	s = strings.Trim(s, " \t\n\f\r")
+	if strings.ContainsAny(s, "\t\n\r") {
+		s = strings.NewReplacer("\t", "", "\n", "", "\r", "").Replace(s)
+	}
+	return s
+}
+
+// resolveLink turns an href into an absolute http(s) URL without fragment,
+// or reports that the link is not one a crawler can follow.
+func resolveLink(base *url.URL, href string) (string, bool) {
+	href = cleanHref(href)
+	if href == "" || href[0] == '#' {
+		return "", false
+	}
+	u, err := base.Parse(href)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", false
+	}
+	u.Fragment, u.RawFragment = "", ""
+	return u.String(), true
+}
+
+func attr(n *html.Node, key string) (string, bool) {
+	for _, a := range n.Attr {
+		if a.Key == key && a.Namespace == "" {
+			return a.Val, true
+		}
+	}
+	return "", false
+}
+
+func normRel(n *html.Node) string {
+	rel, _ := attr(n, "rel")
+	if rel == "" {
+		return ""
+	}
+	return strings.Join(strings.Fields(strings.ToLower(rel)), " ")
+}
+
+// followableLinkRel reports whether a <link> leads to another page worth
+// crawling (an alternate version, the next or previous page of a series,
+// the canonical URL) rather than to a resource such as a stylesheet.
+func followableLinkRel(rel string) bool {
+	ok := false
+	for tok := range strings.FieldsSeq(rel) {
+		switch tok {
+		case "alternate", "next", "prev", "previous", "canonical":
+			ok = true
+		case "stylesheet", "icon":
+			return false
+		}
+	}
+	return ok
+}
+
+// nodeText collects an element's text with whitespace collapsed, stopping
+// once max runes are gathered; script and style content is skipped. Without
+// text it falls back to the alt text of an image inside.
+func nodeText(n *html.Node, max int) string {
+	var b strings.Builder
+	count := 0
+	space := false
+	alt := ""
+	stack := []*html.Node{}
+	for c := n.LastChild; c != nil; c = c.PrevSibling {
+		stack = append(stack, c)
+	}
+	for len(stack) > 0 && count < max {
+		c := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		switch c.Type {
+		case html.TextNode:
+			for _, r := range c.Data {
+				if unicode.IsSpace(r) {
+					space = true
+					continue
+				}
+				if space && count > 0 {
+					b.WriteByte(' ')
+				}
+				space = false
+				b.WriteRune(r)
+				if count++; count >= max {
+					break
+				}
+			}
+		case html.ElementNode:
+			switch c.Data {
+			case "script", "style", "template":
+				continue
+			case "br", "p", "div", "li", "td", "th", "tr", "h1", "h2", "h3", "h4", "h5", "h6":
+				space = true // block boundaries separate words when rendered
+			}
+			if c.Data == "img" && alt == "" {
+				alt, _ = attr(c, "alt")
+			}
+			for cc := c.LastChild; cc != nil; cc = cc.PrevSibling {
+				stack = append(stack, cc)
+			}
+		}
+	}
+	if b.Len() == 0 {
+		return boundText(alt, max)
+	}
+	return b.String()
+}
+
+// boundText collapses whitespace and keeps at most max runes.
+func boundText(s string, max int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if utf8.RuneCountInString(s) <= max {
+		return s
+	}
+	i := 0
+	for n := 0; n < max; n++ {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+	}
+	return strings.TrimSpace(s[:i])
+}
+
+// selectorExtractor is the Extractor SelectorExtractor builds.
+type selectorExtractor struct {
+	sel cascadia.Selector
+}
+
+// SelectorExtractor returns an Extractor that takes links from the elements
+// matching a CSS selector, for instance "a.next, .product a" to follow only
+// pagination and product links. For each matching element it uses its href
+// (or src) attribute; an element with neither contributes the a[href] and
+// area[href] inside it. Links are resolved and filtered like HTMLExtractor's.
+// The selector is checked here, so a typo is an error, not an empty result.
+func SelectorExtractor(selector string) (Extractor, error) {
+	sel, err := cascadia.Compile(selector)
+	if err != nil {
+		return nil, fmt.Errorf("fetch: selector %q: %w", selector, err)
+	}
+	return selectorExtractor{sel: sel}, nil
+}
+
+// Extract implements Extractor.
+func (s selectorExtractor) Extract(ctx context.Context, p *Page) ([]Link, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	doc, err := p.Document()
+	if err != nil {
+		return nil, err
+	}
+	baseHref := ""
+	if b := doc.Find("base[href]").First(); b.Length() > 0 {
+		baseHref, _ = b.Attr("href")
+	}
+	base := documentBase(p.URL, baseHref)
+	var links []Link
+	add := func(n *html.Node, href string) {
+		if u, ok := resolveLink(base, href); ok {
+			l := Link{URL: u, Tag: n.Data, Rel: normRel(n)}
+			if n.Data == "a" {
+				l.Text = nodeText(n, DefaultMaxLinkText)
+			}
+			links = append(links, l)
+		}
+	}
+	for _, n := range doc.FindMatcher(s.sel).Nodes {
+		if href, ok := attr(n, "href"); ok {
+			add(n, href)
+			continue
+		}
+		if src, ok := attr(n, "src"); ok {
+			add(n, src)
+			continue
+		}
+		walkElements(n, func(c *html.Node) {
+			if c.Data == "a" || c.Data == "area" {
+				if href, ok := attr(c, "href"); ok {
+					add(c, href)
+				}
+			}
+		})
+	}
+	markNofollow(p, links)
+	return mergeLinks(links), nil
+}

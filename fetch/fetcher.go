@@ -1,0 +1,493 @@
+package fetch
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+)
+
+// DefaultUserAgent is the User-Agent header sent when Fetcher.UserAgent is
+// empty: product token, version and a contact URL.
+const DefaultUserAgent = "heed/0.1 (+https://github.com/heedcrawl/heed)"
+
+// Defaults used by the zero Fetcher.
+const (
+	DefaultConnectTimeout      = 10 * time.Second
+	DefaultHeaderTimeout       = 15 * time.Second
+	DefaultTimeout             = 60 * time.Second
+	DefaultMaxBodySize         = 10 << 20
+	DefaultMaxIdleConnsPerHost = 4
+	DefaultMaxRedirects        = 10
+)
+
+// acceptHeader prefers HTML but takes anything, so sitemaps, feeds and
+// user-handled types are not refused by content negotiation.
+const acceptHeader = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
+
+// acceptEncoding lists exactly the codings decodeBody understands; the
+// transport's transparent gzip is switched off so that every coding goes
+// through the same size cap.
+const acceptEncoding = "gzip, deflate, br"
+
+// Errors returned by Fetch and Stream. Test with errors.Is.
+var (
+	// ErrHeaderTimeout: the response headers did not arrive within
+	// Fetcher.HeaderTimeout.
+	ErrHeaderTimeout = errors.New("fetch: timeout awaiting response headers")
+	// ErrTimeout: the whole fetch, body included, took longer than
+	// Fetcher.Timeout.
+	ErrTimeout = errors.New("fetch: timeout")
+	// ErrBodyTooLarge is returned by a Stream body once the size limit has
+	// been reached and more data remains. Fetch turns it into
+	// Page.Truncated instead.
+	ErrBodyTooLarge = errors.New("fetch: body exceeds size limit")
+	// ErrContentEncoding: the Content-Encoding is unknown or the body does
+	// not decode.
+	ErrContentEncoding = errors.New("fetch: bad content encoding")
+	// ErrInvalidURL: the request URL is not an absolute http or https URL.
+	ErrInvalidURL = errors.New("fetch: invalid URL")
+)
+
+// Request is one URL to fetch and what the crawler knows about how it got
+// there.
+type Request struct {
+	// URL is the absolute http or https URL to GET.
+	URL string
+	// Depth is the link distance from a seed; it is carried to the Page
+	// unchanged (a redirect hop does not add depth).
+	Depth int
+	// Referrer is the URL of the page that linked here, or empty. It is
+	// carried to the Page; it is sent as a Referer header only when
+	// Fetcher.SendReferer is set.
+	Referrer string
+	// Header holds extra request headers; they override the Fetcher's.
+	Header http.Header
+	// RedirectChain lists the URLs already fetched on the way here, oldest
+	// first, each of which answered with a redirect. Page.RedirectRequest
+	// fills it in.
+	RedirectChain []string
+	// MaxBodySize overrides Fetcher.MaxBodySize for this request when
+	// positive (the sitemap walker needs the protocol's 50 MiB).
+	MaxBodySize int64
+}
+
+// Timings records when a fetch started and how long its phases took.
+type Timings struct {
+	Start   time.Time     // the request was about to be sent
+	Headers time.Duration // from Start until the response headers arrived
+	Total   time.Duration // from Start until the body was read and closed
+}
+
+// Fetcher performs HTTP GETs for a crawler. Redirects are never followed
+// inside the client: a redirect comes back as a Page whose Redirect is set,
+// so that the caller can send the target through canonicalisation, dedup,
+// robots rules and rate limiting like any other URL (see
+// Page.RedirectRequest and Fetcher.Follow).
+//
+// The zero value is ready to use with the defaults documented on each field.
+// Fields must not be changed after the first fetch, and a Fetcher must not be
+// copied after first use. A Fetcher is safe for concurrent use.
+type Fetcher struct {
+	// UserAgent is sent on every request; empty means DefaultUserAgent.
+	UserAgent string
+	// Header holds extra headers sent on every request.
+	Header http.Header
+	// SendReferer makes Fetch send Request.Referrer as the Referer header.
+	// Off by default: crawlers conventionally do not, and it leaks the
+	// referring URL to third parties.
+	SendReferer bool
+
+	// Client, if non-nil, is the HTTP client to use. It is copied and its
+	// CheckRedirect replaced, so redirects are still returned rather than
+	// followed; Transport and Jar are then ignored.
+	Client *http.Client
+	// Transport, if non-nil and Client is nil, is the round tripper to use;
+	// nil means CrawlTransport().
+	Transport http.RoundTripper
+	// Jar, if non-nil and Client is nil, stores cookies between requests.
+	Jar http.CookieJar
+
+	// ConnectTimeout bounds the TCP connect and the TLS handshake of the
+	// default transport; zero means DefaultConnectTimeout.
+	ConnectTimeout time.Duration
+	// HeaderTimeout bounds the wait for response headers once the request
+	// has been sent; zero means DefaultHeaderTimeout. It applies to any
+	// Client or Transport.
+	HeaderTimeout time.Duration
+	// Timeout bounds a whole fetch, body included; zero means
+	// DefaultTimeout.
+	Timeout time.Duration
+	// MaxIdleConnsPerHost is the keep-alive pool size per host of the
+	// default transport; zero means DefaultMaxIdleConnsPerHost.
+	MaxIdleConnsPerHost int
+	// MaxConnsPerHost caps simultaneous connections per host of the default
+	// transport; zero means no cap (the rate limiter governs politeness).
+	MaxConnsPerHost int
+
+	// MaxBodySize is the largest body, after decompression, that is
+	// downloaded; bytes past it are not read and the Page is marked
+	// Truncated. Zero means DefaultMaxBodySize.
+	MaxBodySize int64
+	// MaxRedirects bounds redirect chains for Follow and the sitemap walker
+	// helpers that consult it; zero means DefaultMaxRedirects.
+	MaxRedirects int
+
+	// Accept, if non-nil, is asked about every non-redirect response once
+	// its headers have arrived (the Page has no body yet). If it returns
+	// false the body is not read and the Page comes back with Filtered set.
+	// See AcceptMediaTypes.
+	Accept func(p *Page) bool
+
+	// Directives says which page-level robots directives are honoured. It
+	// is copied into every Page.
+	Directives DirectivePolicy
+
+	once   sync.Once
+	client *http.Client
+}
+
+func (f *Fetcher) init() {
+	f.once.Do(func() {
+		switch {
+		case f.Client != nil:
+			c := *f.Client
+			f.client = &c
+		default:
+			rt := f.Transport
+			if rt == nil {
+				rt = f.CrawlTransport()
+			}
+			f.client = &http.Client{Transport: rt, Jar: f.Jar}
+		}
+		f.client.CheckRedirect = func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse
+		}
+		// Our own context covers the whole fetch; a client-level timeout
+		// would only duplicate it with a less useful error.
+		f.client.Timeout = 0
+	})
+}
+
+// CrawlTransport returns a new transport configured from f's fields:
+// connect and TLS handshake timeouts, keep-alive pools sized per host,
+// HTTP/2 where the server offers it, proxies from the environment
+// (HTTP_PROXY, HTTPS_PROXY, NO_PROXY) and no transparent decompression.
+// Callers may adjust it (for instance TLSClientConfig) and set it as
+// f.Transport before first use.
+func (f *Fetcher) CrawlTransport() *http.Transport {
+	connect := orDuration(f.ConnectTimeout, DefaultConnectTimeout)
+	idle := f.MaxIdleConnsPerHost
+	if idle <= 0 {
+		idle = DefaultMaxIdleConnsPerHost
+	}
+	return &http.Transport{
+		Proxy: http.ProxyFromEnvironment,
+		DialContext: (&net.Dialer{
+			Timeout:   connect,
+			KeepAlive: 30 * time.Second,
+		}).DialContext,
+		ForceAttemptHTTP2:     true,
+		TLSHandshakeTimeout:   connect,
+		MaxIdleConns:          0, // no global cap: the per-host caps are what matters
+		MaxIdleConnsPerHost:   idle,
+		MaxConnsPerHost:       f.MaxConnsPerHost,
+		IdleConnTimeout:       90 * time.Second,
+		ExpectContinueTimeout: time.Second,
+		DisableCompression:    true,
+	}
+}
+
+func orDuration(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}
+
+func (f *Fetcher) maxBody(req Request) int64 {
+	if req.MaxBodySize > 0 {
+		return req.MaxBodySize
+	}
+	if f.MaxBodySize > 0 {
+		return f.MaxBodySize
+	}
+	return DefaultMaxBodySize
+}
+
+func (f *Fetcher) maxRedirects() int {
+	if f.MaxRedirects > 0 {
+		return f.MaxRedirects
+	}
+	return DefaultMaxRedirects
+}
+
+// Fetch GETs req.URL and returns the Page with its body read (at most the
+// size limit, decompressed and, for text, decoded to UTF-8).
+//
+// A redirect response (3xx with a Location) is not followed: the Page has
+// Redirect set and no body. A response rejected by Accept has Filtered set
+// and no body. Non-2xx responses are Pages too; only transport failures,
+// timeouts and undecodable bodies are errors.
+func (f *Fetcher) Fetch(ctx context.Context, req Request) (*Page, error) {
+	p, body, err := f.Stream(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	if body == nil {
+		return p, nil
+	}
+	b := body.(*bodyReader)
+	var buf bytes.Buffer
+	if n := b.contentLength; n > 0 && n <= b.limit {
+		buf.Grow(int(n))
+	}
+	_, err = buf.ReadFrom(b)
+	truncated := errors.Is(err, ErrBodyTooLarge)
+	if truncated {
+		err = nil
+	}
+	b.Close()
+	if err != nil {
+		return nil, fmt.Errorf("fetch %s: reading body: %w", p.URL, err)
+	}
+	p.Truncated = truncated
+	p.Body, p.Charset = decodeCharset(buf.Bytes(), p.ContentType, p.Header.Get("Content-Type"))
+	return p, nil
+}
+
+// Stream GETs req.URL like Fetch but leaves the body to the caller: it
+// returns the Page (headers, no Body) and a reader of the decompressed body,
+// which yields at most the size limit and then fails with ErrBodyTooLarge if
+// more remains. The caller must Close it; Close sets Page.TransferSize and
+// Page.Timings.Total. The body is not charset-decoded.
+//
+// For a redirect or a Filtered response the body is nil.
+func (f *Fetcher) Stream(ctx context.Context, req Request) (*Page, io.ReadCloser, error) {
+	f.init()
+	u, err := url.Parse(req.URL)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %w", ErrInvalidURL, err)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, nil, fmt.Errorf("%w: %q is not an absolute http(s) URL", ErrInvalidURL, req.URL)
+	}
+
+	ctx, cancelTotal := context.WithTimeoutCause(ctx, orDuration(f.Timeout, DefaultTimeout), ErrTimeout)
+	ctx, cancel := context.WithCancelCause(ctx)
+	release := func() { cancel(nil); cancelTotal() }
+
+	hr, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		release()
+		return nil, nil, fmt.Errorf("%w: %w", ErrInvalidURL, err)
+	}
+	ua := f.UserAgent
+	if ua == "" {
+		ua = DefaultUserAgent
+	}
+	hr.Header.Set("User-Agent", ua)
+	hr.Header.Set("Accept", acceptHeader)
+	if f.SendReferer && req.Referrer != "" {
+		hr.Header.Set("Referer", req.Referrer)
+	}
+	for k, vs := range f.Header {
+		hr.Header[http.CanonicalHeaderKey(k)] = vs
+	}
+	for k, vs := range req.Header {
+		hr.Header[http.CanonicalHeaderKey(k)] = vs
+	}
+	// Set last: decodeBody must understand whatever was asked for.
+	hr.Header.Set("Accept-Encoding", acceptEncoding)
+
+	start := time.Now()
+	headerTimer := time.AfterFunc(orDuration(f.HeaderTimeout, DefaultHeaderTimeout), func() {
+		cancel(ErrHeaderTimeout)
+	})
+	resp, err := f.client.Do(hr)
+	headerTimer.Stop()
+	if err != nil {
+		err = fetchError(ctx, u, err)
+		release()
+		return nil, nil, err
+	}
+
+	p := &Page{
+		URL:           u,
+		Status:        resp.StatusCode,
+		Proto:         resp.Proto,
+		Header:        resp.Header,
+		RedirectChain: req.RedirectChain,
+		Depth:         req.Depth,
+		Referrer:      req.Referrer,
+		Policy:        f.Directives,
+		Timings:       Timings{Start: start, Headers: time.Since(start)},
+	}
+	p.ContentType = mediaType(resp.Header.Get("Content-Type"))
+
+	if target := redirectTarget(u, resp); target != nil {
+		p.Redirect = target
+		// A little draining lets the connection be reused; a redirect body
+		// is never worth more.
+		_, _ = io.CopyN(io.Discard, resp.Body, 4<<10)
+		resp.Body.Close()
+		release()
+		p.Timings.Total = time.Since(start)
+		return p, nil, nil
+	}
+
+	wire := &countingReader{r: resp.Body}
+	dec, err := decodeBody(wire, resp.Header.Get("Content-Encoding"))
+	if err != nil {
+		resp.Body.Close()
+		release()
+		return nil, nil, fmt.Errorf("fetch %s: %w", u, err)
+	}
+	body := &bodyReader{
+		page:          p,
+		wire:          wire,
+		raw:           resp.Body,
+		dec:           dec,
+		limit:         f.maxBody(req),
+		contentLength: resp.ContentLength,
+		release:       release,
+		ctx:           ctx,
+		start:         start,
+	}
+	if resp.Header.Get("Content-Encoding") != "" {
+		body.contentLength = -1
+	}
+	if p.ContentType == "" {
+		// No declared type: sniff like a browser so HTML still reaches the
+		// HTML extractor.
+		br := bufio.NewReaderSize(dec, 512)
+		head, _ := br.Peek(512)
+		p.ContentType = mediaType(http.DetectContentType(head))
+		body.dec = readCloser{br, dec}
+	}
+	if f.Accept != nil && !f.Accept(p) {
+		p.Filtered = true
+		body.Close()
+		return p, nil, nil
+	}
+	return p, body, nil
+}
+
+// fetchError explains a failed round trip, preferring our own timeout causes
+// over the transport's generic "context canceled".
+func fetchError(ctx context.Context, u *url.URL, err error) error {
+	if cause := context.Cause(ctx); cause != nil && (errors.Is(cause, ErrHeaderTimeout) || errors.Is(cause, ErrTimeout)) {
+		return fmt.Errorf("fetch %s: %w", u, cause)
+	}
+	return fmt.Errorf("fetch %s: %w", u, err)
+}
+
+// redirectTarget returns the absolute target of a redirect response, or nil
+// if resp is not a usable redirect (a 3xx without a valid http(s) Location is
+// delivered as an ordinary response).
+func redirectTarget(base *url.URL, resp *http.Response) *url.URL {
+	loc := strings.TrimSpace(resp.Header.Get("Location"))
+	if loc == "" || !isRedirect(resp.StatusCode) {
+		return nil
+	}
+	target, err := base.Parse(loc)
+	if err != nil || (target.Scheme != "http" && target.Scheme != "https") || target.Host == "" {
+		return nil
+	}
+	target.Fragment, target.RawFragment = "", ""
+	return target
+}
+
+func isRedirect(status int) bool {
+	switch status {
+	case http.StatusMultipleChoices, http.StatusMovedPermanently, http.StatusFound,
+		http.StatusSeeOther, http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+		return true
+	}
+	return false
+}
+
+// mediaType returns the lower-case media type of a Content-Type value
+// without parameters, or "" if there is none.
+func mediaType(contentType string) string {
+	if contentType == "" {
+		return ""
+	}
+	mt, _, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		// Keep what precedes the parameters so "text/html; charset" with a
+		// broken parameter still counts as HTML.
+		mt, _, _ = strings.Cut(contentType, ";")
+		mt = strings.ToLower(strings.TrimSpace(mt))
+	}
+	return mt
+}
+
+// AcceptMediaTypes returns an Accept filter that admits pages whose media
+// type matches one of patterns: an exact type ("text/html"), a type with any
+// subtype ("text/*") or anything ("*/*"). Matching is case-insensitive.
+func AcceptMediaTypes(patterns ...string) func(*Page) bool {
+	ps := make([]string, len(patterns))
+	for i, s := range patterns {
+		ps[i] = strings.ToLower(strings.TrimSpace(s))
+	}
+	return func(p *Page) bool {
+		for _, pat := range ps {
+			if matchMediaType(pat, p.ContentType) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+func matchMediaType(pattern, mt string) bool {
+	if pattern == "*/*" || pattern == "*" || pattern == mt {
+		return true
+	}
+	if prefix, ok := strings.CutSuffix(pattern, "/*"); ok {
+		typ, _, _ := strings.Cut(mt, "/")
+		return typ == prefix
+	}
+	return false
+}
+
+// Follow fetches req and, while the answer is a redirect, the next hop,
+// up to MaxRedirects hops and stopping at loops. Before each hop it calls
+// check (if non-nil) with the next request: this is where a caller puts
+// its robots gate and rate limiter. If check or the redirect bounds refuse
+// a hop, Follow returns the last redirect Page together with the error, so
+// that the caller still sees where the chain was heading.
+//
+// Crawlers that schedule through a frontier should not use Follow; they
+// should use Page.RedirectRequest and enqueue the result.
+func (f *Fetcher) Follow(ctx context.Context, req Request, check func(ctx context.Context, next Request) error) (*Page, error) {
+	for {
+		p, err := f.Fetch(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		if p.Redirect == nil {
+			return p, nil
+		}
+		next, err := p.RedirectRequest(f.maxRedirects())
+		if err != nil {
+			return p, err
+		}
+		if check != nil {
+			if err := check(ctx, next); err != nil {
+				return p, fmt.Errorf("fetch: redirect to %s refused: %w", next.URL, err)
+			}
+		}
+		req = next
+	}
+}

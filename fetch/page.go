@@ -1,0 +1,181 @@
+package fetch
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/PuerkitoBio/goquery"
+)
+
+// Errors about redirect chains, returned by Page.RedirectRequest and
+// Fetcher.Follow.
+var (
+	// ErrNotRedirect: the Page is not a redirect.
+	ErrNotRedirect = errors.New("fetch: page is not a redirect")
+	// ErrRedirectLoop: the redirect target was already visited in this
+	// chain.
+	ErrRedirectLoop = errors.New("fetch: redirect loop")
+	// ErrTooManyRedirects: following the redirect would exceed the bound.
+	ErrTooManyRedirects = errors.New("fetch: too many redirects")
+)
+
+// Page is the outcome of one fetch: a response and what the crawler knew
+// about the request. Fetch fills in every field it can; a Page may also be
+// built by hand (for tests or for content obtained elsewhere), in which case
+// URL, ContentType and Body are what extraction needs.
+//
+// A Page must not be modified once it is shared; its methods are safe for
+// concurrent use.
+type Page struct {
+	// URL is the URL that was fetched. Redirects are not followed, so it is
+	// also the URL the response belongs to.
+	URL *url.URL
+	// Status is the HTTP status code.
+	Status int
+	// Proto is the response protocol, e.g. "HTTP/1.1" or "HTTP/2.0".
+	Proto string
+	// Header holds the response headers.
+	Header http.Header
+	// ContentType is the lower-case media type without parameters, from
+	// the Content-Type header or, when that is absent, sniffed from the body.
+	ContentType string
+	// Body is the response body: decompressed, at most the size limit, and
+	// for text types decoded to UTF-8 (see Charset). It is empty for
+	// redirects and Filtered pages.
+	Body []byte
+	// Charset names the encoding Body was decoded from ("utf-8" if it was
+	// UTF-8 already), or is empty if Body was left as received: non-text
+	// types, XML (which declares its own encoding), text of unknown charset.
+	Charset string
+	// Truncated reports that the body was longer than the size limit and
+	// only its first part was downloaded.
+	Truncated bool
+	// Filtered reports that Fetcher.Accept rejected the response, so the
+	// body was not read.
+	Filtered bool
+	// TransferSize is the number of body bytes read off the connection,
+	// before decompression.
+	TransferSize int64
+
+	// Redirect is the absolute target of a 3xx response's Location header
+	// (fragment removed), or nil if the response is not a redirect.
+	Redirect *url.URL
+	// RedirectChain lists the URLs that redirected to this one, oldest
+	// first; it is copied from Request.RedirectChain.
+	RedirectChain []string
+	// Depth is copied from Request.Depth.
+	Depth int
+	// Referrer is copied from Request.Referrer.
+	Referrer string
+
+	// Timings records when the fetch started and how long it took.
+	Timings Timings
+
+	// Policy says which page-level robots directives are honoured; Fetch
+	// copies it from Fetcher.Directives.
+	Policy DirectivePolicy
+
+	docOnce sync.Once
+	doc     *goquery.Document
+	docErr  error
+
+	dirOnce    sync.Once
+	directives Directives
+}
+
+// IsHTML reports whether the page's media type is HTML or XHTML.
+func (p *Page) IsHTML() bool { return isHTMLType(p.ContentType) }
+
+// Document returns the body parsed as HTML. It is parsed at most once, on
+// the first call, however many extractors or goroutines ask.
+func (p *Page) Document() (*goquery.Document, error) {
+	p.docOnce.Do(func() {
+		doc, err := goquery.NewDocumentFromReader(bytes.NewReader(p.Body))
+		if err != nil {
+			p.docErr = fmt.Errorf("fetch: parsing %s: %w", p.URL, err)
+			return
+		}
+		doc.Url = p.URL
+		p.doc = doc
+	})
+	return p.doc, p.docErr
+}
+
+// Directives returns the page-level robots directives that apply to this
+// page under its Policy: X-Robots-Tag headers and, for HTML, robots <meta>
+// tags. It is computed once.
+func (p *Page) Directives() Directives {
+	p.dirOnce.Do(func() {
+		pol := p.Policy
+		agents := pol.agents()
+		var d Directives
+		if !pol.IgnoreHeader {
+			d = d.merge(parseXRobotsTag(p.Header.Values("X-Robots-Tag"), agents))
+		}
+		if !pol.IgnoreMeta && p.IsHTML() {
+			if doc, err := p.Document(); err == nil {
+				d = d.merge(metaDirectives(doc, agents))
+			}
+		}
+		p.directives = d
+	})
+	return p.directives
+}
+
+// RedirectRequest returns the request for the hop p redirects to: the same
+// Depth and Referrer, and p's URL appended to the redirect chain. It refuses
+// with ErrTooManyRedirects when the hop would make the chain longer than
+// maxRedirects (zero or negative means DefaultMaxRedirects), and with
+// ErrRedirectLoop when the target is already in the chain or is p itself
+// (compared after normalising scheme and host case, default ports and
+// empty paths; callers that canonicalise further should check again).
+func (p *Page) RedirectRequest(maxRedirects int) (Request, error) {
+	if p.Redirect == nil {
+		return Request{}, ErrNotRedirect
+	}
+	if maxRedirects <= 0 {
+		maxRedirects = DefaultMaxRedirects
+	}
+	target := p.Redirect.String()
+	chain := append(slices.Clip(p.RedirectChain), p.URL.String())
+	if len(chain) > maxRedirects {
+		return Request{}, fmt.Errorf("%w: %d hops, last to %s", ErrTooManyRedirects, len(chain), target)
+	}
+	key := redirectKey(p.Redirect)
+	for _, seen := range chain {
+		if u, err := url.Parse(seen); err == nil && redirectKey(u) == key {
+			return Request{}, fmt.Errorf("%w: %s", ErrRedirectLoop, target)
+		}
+	}
+	return Request{
+		URL:           target,
+		Depth:         p.Depth,
+		Referrer:      p.Referrer,
+		RedirectChain: chain,
+	}, nil
+}
+
+// redirectKey is a URL's identity for loop detection: equal keys mean the
+// same resource to any HTTP server.
+func redirectKey(u *url.URL) string {
+	scheme := strings.ToLower(u.Scheme)
+	host := strings.ToLower(u.Host)
+	if port := u.Port(); (scheme == "http" && port == "80") || (scheme == "https" && port == "443") {
+		host = strings.TrimSuffix(host, ":"+port)
+	}
+	path := u.EscapedPath()
+	if path == "" {
+		path = "/"
+	}
+	key := scheme + "://" + host + path
+	if u.RawQuery != "" || u.ForceQuery {
+		key += "?" + u.RawQuery
+	}
+	return key
+}
