@@ -1,0 +1,42 @@
+// Package testweb is a deterministic synthetic web for heed's end-to-end
+// tests and for the benchmarks that compare crawlers: many hosts with linked
+// pages, robots.txt files, sitemaps and traps, served from loopback, with a
+// request log and a judge that decides from that log alone whether a crawl
+// was complete and polite.
+//
+// # The web
+//
+// New (or NewVirtual, ListenLoopback) generates hosts from a Config. Each
+// host has pages linked into a tree from its home page, plus random
+// same-host and cross-host links written in many spellings of the same URL
+// (relative, absolute, scheme-relative, <base href>, fragments, "%31" for
+// "1", an empty "?", swapped query parameters, an upper-case host). A host
+// also has pages that only sitemaps list (an index pointing at a gzip XML
+// sitemap and a text sitemap), pages that only rel="nofollow" anchors or
+// meta-nofollow pages link to, pages under paths its robots.txt disallows
+// (by prefix, "*" and "$" rules, with a longer Allow exception), redirects
+// into disallowed paths and to pages nothing links to, and optionally a
+// Crawl-delay. With four or more hosts the last three are special: one's
+// robots.txt redirects, one's is missing (404), and one's answers 503, so
+// nothing else may be fetched from it though other hosts link to it.
+// Config.Trap adds an infinite calendar.
+//
+// # Ground truth and judgement
+//
+// Web.Truth lists, for given seeds, the URLs a complete polite crawler
+// requests (Reachable, with SitemapOnly among them) and those it must not
+// (Disallowed, NofollowOnly), with link depths and per-host request counts.
+// Every request the server answers is recorded in a Log; Truth.Analyze turns
+// the log into a Report: coverage, robots and politeness violations,
+// duplicate fetches after Canonical normalisation, fetches on the 503 host,
+// nofollow-only fetches, makespan against the ideal, and Report.Check says
+// in one error what went wrong.
+//
+// # Serving
+//
+// NewVirtual serves every host from one httptest.Server; its DialContext,
+// Transport and Client map the host names to it, so a crawler under test
+// needs only its http.Client replaced. ListenLoopback gives every host its
+// own address in 127.0.0.0/8 (see LoopbackAddr), for crawlers in other
+// processes.
+package testweb

@@ -1,0 +1,315 @@
+package testweb
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+)
+
+// ErrNotInWeb is returned (wrapped) for a seed that is not a page of the web.
+var ErrNotInWeb = errors.New("testweb: URL is not a page of this web")
+
+// TruthOptions says what a crawl starts from and how far it may go.
+type TruthOptions struct {
+	// Seeds are the crawl's start URLs, in any spelling; nil means
+	// Web.Seeds() (every home page).
+	Seeds []string
+	// SeedHostsOnly keeps the crawl on the seeds' hosts (scope "seeds").
+	// Otherwise it follows links to every host of the web.
+	SeedHostsOnly bool
+	// NoSitemaps describes a crawler that does not read the sitemaps
+	// listed in robots.txt; then no page is sitemap-only.
+	NoSitemaps bool
+}
+
+// Truth is what a complete and polite crawl of the web from given seeds
+// fetches and must not fetch. URLs are in canonical form (see Canonical) and
+// sorted.
+type Truth struct {
+	// Seeds are the canonical seeds.
+	Seeds []string
+	// Reachable are the URLs a complete, polite crawler requests besides
+	// robots.txt and sitemap files: pages reachable from the seeds by
+	// followable links, redirects or sitemaps, and allowed by robots.txt.
+	// Redirecting URLs (3xx) are included; trap pages are not.
+	Reachable []string
+	// SitemapOnly are the Reachable URLs that only sitemaps lead to.
+	SitemapOnly []string
+	// NofollowOnly are allowed pages linked only by rel="nofollow" anchors
+	// or from pages with <meta name="robots" content="nofollow">.
+	NofollowOnly []string
+	// Disallowed are the URLs a crawler meets (in followable links,
+	// sitemaps, redirects or seeds) but must not request: robots.txt
+	// forbids them, or their host's robots.txt answers 503.
+	Disallowed []string
+	// NoIndex are the Reachable pages carrying a noindex meta robots tag.
+	NoIndex []string
+	// Trap is the URL of the spider trap's entry if the crawl meets it, else "".
+	// Every URL with its prefix up to "/cal/" is a trap page.
+	Trap string
+	// Depth is the link depth of each Reachable URL: seeds 0, sitemap
+	// entries 1, a link or redirect target one more than its source.
+	Depth map[string]int
+	// MaxDepth is the largest Depth.
+	MaxDepth int
+	// Requests is, per authority of every host the crawl meets, how many
+	// requests a complete polite crawler makes: robots.txt (two for a
+	// redirected robots.txt), the three sitemap files, and its Reachable URLs.
+	Requests map[string]int
+	// Spellings maps a canonical URL to the other spellings it has in the
+	// links of fetched pages, after resolution against the page (and its
+	// <base href>) but before canonicalisation.
+	Spellings map[string][]string
+
+	web         *Web
+	reachable   map[string]bool
+	sitemapOnly map[string]bool
+	nofollow    map[string]bool
+}
+
+type pageState struct {
+	enqueued bool
+	viaLink  bool // reached by a seed, a followable link or a redirect
+}
+
+// Truth computes the ground truth of a crawl of the web.
+func (w *Web) Truth(opts TruthOptions) (*Truth, error) {
+	seeds := opts.Seeds
+	if seeds == nil {
+		seeds = w.Seeds()
+	}
+	t := &Truth{
+		web:         w,
+		Depth:       make(map[string]int),
+		Requests:    make(map[string]int),
+		Spellings:   make(map[string][]string),
+		reachable:   make(map[string]bool),
+		sitemapOnly: make(map[string]bool),
+		nofollow:    make(map[string]bool),
+	}
+	var seedPages []*page
+	seedHosts := make(map[*host]bool)
+	for _, s := range seeds {
+		p, err := w.lookup(s)
+		if err != nil {
+			return nil, err
+		}
+		seedPages = append(seedPages, p)
+		seedHosts[p.host] = true
+		t.Seeds = append(t.Seeds, p.host.url(p.target))
+	}
+
+	states := make(map[*page]*pageState)
+	reachedHosts := make(map[*host]bool)
+	var queue []*page
+	var mark func(p *page, viaLink bool)
+	mark = func(p *page, viaLink bool) {
+		if opts.SeedHostsOnly && !seedHosts[p.host] {
+			return
+		}
+		st := states[p]
+		if st == nil {
+			st = &pageState{}
+			states[p] = st
+		}
+		st.viaLink = st.viaLink || viaLink
+		if st.enqueued {
+			return
+		}
+		st.enqueued = true
+		queue = append(queue, p)
+		if !reachedHosts[p.host] {
+			reachedHosts[p.host] = true
+			if !opts.NoSitemaps && p.host.hasSitemaps() {
+				for _, sp := range p.host.sitemap {
+					mark(sp, false)
+				}
+			}
+		}
+	}
+	for _, p := range seedPages {
+		mark(p, true)
+	}
+
+	var fetched, nofollowCand []*page
+	disallowed := make(map[*page]bool)
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		if w.disallowedTarget(p.host, p.target) {
+			disallowed[p] = true
+			continue
+		}
+		if p.kind == kindTrap {
+			t.Trap = p.host.url(p.target)
+			continue
+		}
+		fetched = append(fetched, p)
+		if p.redirect != nil {
+			mark(p.redirect, true)
+		}
+		for _, l := range p.links {
+			if l.follow && !p.metaNofollow {
+				mark(l.to, true)
+			} else {
+				nofollowCand = append(nofollowCand, l.to)
+			}
+		}
+	}
+
+	for _, p := range fetched {
+		u := p.host.url(p.target)
+		t.reachable[u] = true
+		t.Reachable = append(t.Reachable, u)
+		t.Requests[p.host.authority]++
+		if !states[p].viaLink {
+			t.sitemapOnly[u] = true
+			t.SitemapOnly = append(t.SitemapOnly, u)
+		}
+		if p.noindex {
+			t.NoIndex = append(t.NoIndex, u)
+		}
+		if err := t.addSpellings(p); err != nil {
+			return nil, err
+		}
+	}
+	for h := range reachedHosts {
+		n := 1
+		if h.kind == HostRobotsRedirect {
+			n = 2
+		}
+		if !opts.NoSitemaps && h.hasSitemaps() {
+			n += 3
+		}
+		t.Requests[h.authority] += n
+	}
+	for p := range disallowed {
+		t.Disallowed = append(t.Disallowed, p.host.url(p.target))
+	}
+	for _, p := range nofollowCand {
+		u := p.host.url(p.target)
+		if states[p] == nil && !w.disallowedTarget(p.host, p.target) && !t.nofollow[u] {
+			t.nofollow[u] = true
+			t.NofollowOnly = append(t.NofollowOnly, u)
+		}
+	}
+	t.depths(seedPages, reachedHosts, opts)
+	for _, s := range []*[]string{&t.Reachable, &t.SitemapOnly, &t.NofollowOnly, &t.Disallowed, &t.NoIndex} {
+		slices.Sort(*s)
+	}
+	return t, nil
+}
+
+// depths assigns link depths by breadth-first search over the fetched pages.
+func (t *Truth) depths(seeds []*page, reachedHosts map[*host]bool, opts TruthOptions) {
+	var cur []*page
+	for _, p := range seeds {
+		u := p.host.url(p.target)
+		if _, ok := t.Depth[u]; !ok && t.reachable[u] {
+			t.Depth[u] = 0
+			cur = append(cur, p)
+		}
+	}
+	visit := func(p *page, d int, next []*page) []*page {
+		u := p.host.url(p.target)
+		if _, ok := t.Depth[u]; ok || !t.reachable[u] {
+			return next
+		}
+		t.Depth[u] = d
+		t.MaxDepth = max(t.MaxDepth, d)
+		return append(next, p)
+	}
+	for d := 0; len(cur) > 0; d++ {
+		var next []*page
+		if d == 0 && !opts.NoSitemaps {
+			for h := range reachedHosts {
+				for _, sp := range h.sitemap {
+					next = visit(sp, 1, next)
+				}
+			}
+		}
+		for _, p := range cur {
+			if p.redirect != nil {
+				next = visit(p.redirect, d+1, next)
+			}
+			if p.metaNofollow {
+				continue
+			}
+			for _, l := range p.links {
+				if l.follow {
+					next = visit(l.to, d+1, next)
+				}
+			}
+		}
+		cur = next
+	}
+}
+
+func (t *Truth) addSpellings(p *page) error {
+	base, err := url.Parse(p.host.url(p.target))
+	if err != nil {
+		return err
+	}
+	if p.base != "" {
+		b, err := url.Parse(p.base)
+		if err != nil {
+			return err
+		}
+		base = base.ResolveReference(b)
+	}
+	for _, l := range p.links {
+		ref, err := url.Parse(l.href)
+		if err != nil {
+			return err
+		}
+		raw := base.ResolveReference(ref).String()
+		canon := l.to.host.url(l.to.target)
+		if raw != canon && !slices.Contains(t.Spellings[canon], raw) {
+			t.Spellings[canon] = append(t.Spellings[canon], raw)
+		}
+	}
+	return nil
+}
+
+// lookup finds the page a URL (in any spelling) names.
+func (w *Web) lookup(raw string) (*page, error) {
+	c, err := Canonical(raw)
+	if err != nil {
+		return nil, err
+	}
+	rest := strings.TrimPrefix(c, "http://")
+	authority, _, _ := strings.Cut(rest, "/")
+	h := w.byAuthority[authority]
+	if h == nil {
+		return nil, fmt.Errorf("%w: %s (unknown host)", ErrNotInWeb, raw)
+	}
+	p := h.byTarget[rest[len(authority):]]
+	if p == nil {
+		return nil, fmt.Errorf("%w: %s", ErrNotInWeb, raw)
+	}
+	return p, nil
+}
+
+// IdealMakespan is the shortest time a complete crawl can take while
+// keeping a host's requests at least its delay apart (the larger of its
+// Crawl-delay and minDelay) and one at a time: the busiest host's
+// (requests − 1) × max(delay, latency) + latency.
+func (t *Truth) IdealMakespan(minDelay time.Duration) time.Duration {
+	latency := t.web.cfg.Latency
+	var ideal time.Duration
+	for a, n := range t.Requests {
+		h := t.web.byAuthority[a]
+		gap := max(h.delay, minDelay, latency)
+		ideal = max(ideal, time.Duration(n-1)*gap+latency)
+	}
+	return ideal
+}
+
+// IsReachable reports whether the URL (in any spelling) is in Reachable.
+func (t *Truth) IsReachable(raw string) bool {
+	c, err := Canonical(raw)
+	return err == nil && t.reachable[c]
+}
