@@ -1,8 +1,7 @@
 package robots
 
 import (
-	"cmp"
-	"slices"
+	"encoding/binary"
 	"strings"
 	"unsafe"
 )
@@ -14,54 +13,47 @@ const (
 	kindWild          // at least one inner '*', maybe an end anchor
 )
 
-// rule is the matcher's form of a Rule.
+// rule is the matcher's form of a Rule, kept small (16 bytes) because a
+// file may hold tens of thousands. Its pattern is text[off:off+n] of the
+// Robots' single backing string.
 type rule struct {
-	pat    string // normalised pattern as shown in Rule.Pattern
-	prio   int32  // length of the pattern as written
-	line   int32
-	lit    int32 // pat[:lit] is what the matcher compares: no trailing '*' or '$'
-	kind   uint8
-	allow  bool
-	anchor bool // pattern ends with the '$' anchor
+	off   uint32
+	line  int32
+	n     uint16 // a line is at most maxLineLen bytes, 3 times that escaped
+	lit   uint16 // text[off:off+lit] is what the matcher compares: no trailing '*' or '$'
+	prio  uint16 // length of the pattern as written
+	kind  uint8
+	flags uint8
 }
 
-func (r *rule) export() Rule {
-	return Rule{Allow: r.allow, Pattern: r.pat, Line: int(r.line)}
+// Rule flags.
+const (
+	flagAllow  = 1 << iota
+	flagAnchor // the pattern ends with the '$' anchor
+)
+
+func (r *rule) allow() bool { return r.flags&flagAllow != 0 }
+
+func (r *rule) export(text string) Rule {
+	return Rule{Allow: r.allow(), Pattern: text[r.off : r.off+uint32(r.n)], Line: int(r.line)}
 }
 
-// precedes orders rules by precedence: longer first, Allow first on a tie.
-func precedes(a, b *rule) int {
-	if c := cmp.Compare(b.prio, a.prio); c != 0 {
-		return c
-	}
-	if a.allow != b.allow {
-		if a.allow {
-			return -1
-		}
-		return 1
-	}
-	return 0
-}
-
-func sortRules(rs []rule) {
-	slices.SortStableFunc(rs, func(a, b rule) int { return precedes(&a, &b) })
-}
-
-// beats reports whether r takes precedence over best.
+// beats reports whether r takes precedence over best: longer first, Allow
+// first on a tie (RFC 9309 §2.2.2).
 func beats(r, best *rule) bool {
-	return r.prio > best.prio || r.prio == best.prio && r.allow && !best.allow
+	return r.prio > best.prio || r.prio == best.prio && r.allow() && !best.allow()
 }
 
 // match reports whether the normalised path p matches r.
-func (r *rule) match(p string) bool {
-	pat := r.pat[:r.lit]
+func (r *rule) match(text, p string) bool {
+	pat := text[r.off : r.off+uint32(r.lit)]
 	switch r.kind {
 	case kindPrefix:
 		return len(p) >= len(pat) && p[:len(pat)] == pat
 	case kindExact:
 		return p == pat
 	}
-	return matchWild(p, pat, r.anchor)
+	return matchWild(p, pat, r.flags&flagAnchor != 0)
 }
 
 // matchWild matches p against pat, which holds at least one '*'. Matching
@@ -128,7 +120,7 @@ func (g *Group) decide(pathQuery string) *rule {
 			if best != nil && !beats(r, best) {
 				break // the rest of set comes later in precedence
 			}
-			if r.match(p) {
+			if r.match(g.text, p) {
 				best = r
 				break
 			}
@@ -212,6 +204,27 @@ var class = func() (t [256]uint8) {
 
 const upperHex = "0123456789ABCDEF"
 
+// plainASCII reports whether s holds no '%', no '$' and no octet outside
+// ASCII, so that it is its own normal form as a pattern. It checks eight
+// bytes at a time, and the two characters with vectorised searches.
+func plainASCII(s string) bool {
+	if strings.IndexByte(s, '%') >= 0 || strings.IndexByte(s, '$') >= 0 {
+		return false
+	}
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		if binary.LittleEndian.Uint64([]byte(s[i:i+8]))&0x8080808080808080 != 0 {
+			return false
+		}
+	}
+	for ; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
 func needsEscape(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if class[s[i]]&escURL != 0 {
@@ -275,6 +288,9 @@ func appendEscape(dst []byte, s string, i int) ([]byte, int) {
 // as appendEscapedPath, but '*' stays a wildcard and a final '$' the end
 // anchor; any other '$' is a literal and becomes %24.
 func appendEscapedPattern(dst []byte, s string) []byte {
+	if plainASCII(s) {
+		return append(dst, s...)
+	}
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {

@@ -1,6 +1,7 @@
 package robots
 
 import (
+	"bytes"
 	"math"
 	"slices"
 	"strconv"
@@ -41,9 +42,10 @@ func Parse(body []byte) *Robots {
 	}
 	var p parser
 	p.arena = make([]byte, 0, len(s)/2+16)
+	var lines lineSplitter
 	line := 0
 	for {
-		end := lineEnd(s)
+		end := lines.next(s)
 		line++
 		p.parseLine(s[:end], line)
 		if end == len(s) {
@@ -53,36 +55,75 @@ func Parse(body []byte) *Robots {
 			end++
 		}
 		s = s[end+1:]
+		lines.advance(end + 1)
 	}
 	return p.finish()
 }
 
-func lineEnd(s string) int {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c == '\n' || c == '\r' {
-			return i
+// lineSplitter finds line ends (LF or CR) in time linear in the input: it
+// remembers where the next LF and the next CR are, relative to the current
+// line, so a file with only CR line ends is not rescanned for LF per line.
+type lineSplitter struct {
+	lf, cr int // offsets of the next LF and CR; -1 none left, -2 unknown
+	init   bool
+}
+
+func (ls *lineSplitter) next(s string) int {
+	if !ls.init {
+		ls.lf, ls.cr, ls.init = -2, -2, true
+	}
+	if ls.lf == -2 {
+		ls.lf = strings.IndexByte(s, '\n')
+	}
+	if ls.cr == -2 {
+		ls.cr = strings.IndexByte(s, '\r')
+	}
+	switch {
+	case ls.lf < 0 && ls.cr < 0:
+		return len(s)
+	case ls.lf < 0:
+		return ls.cr
+	case ls.cr < 0:
+		return ls.lf
+	}
+	return min(ls.lf, ls.cr)
+}
+
+// advance moves past the first n bytes.
+func (ls *lineSplitter) advance(n int) {
+	for _, p := range []*int{&ls.lf, &ls.cr} {
+		switch {
+		case *p >= n:
+			*p -= n
+		case *p >= 0:
+			*p = -2
 		}
 	}
-	return len(s)
 }
 
 // ref locates a string in the parser's arena until the arena becomes the
 // Robots' single backing string.
-type ref struct{ off, n int32 }
+type ref struct{ off, n uint32 }
+
+// agentRef is one product token of a User-agent line.
+type agentRef struct {
+	name, key ref // as written, and lower case ("*" for the global agent)
+}
 
 type rawGroup struct {
-	agents     []ref // product tokens as written; "*" for the global group
-	keys       []ref // lower-case product tokens, "*" included
-	start, end int   // its rules are parser.rules[start:end]
-	line       int
-	delay      time.Duration
-	hasDelay   bool
+	agents    int // p.agents[agents:agentsEnd] are the group's
+	agentsEnd int
+	rules     int // p.rules[rules:rulesEnd] are the group's
+	rulesEnd  int
+	line      int
+	delay     time.Duration
+	hasDelay  bool
 }
 
 type parser struct {
 	arena    []byte // every kept string, concatenated
-	rules    []rule // pat not yet set
-	pats     []ref  // pattern of rules[i]
+	rules    []rule
+	agents   []agentRef
 	groups   []rawGroup
 	inGroup  bool // a User-agent line has been seen
 	sawRule  bool // an Allow or Disallow line followed the last User-agent line
@@ -94,7 +135,7 @@ type parser struct {
 func (p *parser) keep(s string) ref {
 	off := len(p.arena)
 	p.arena = append(p.arena, s...)
-	return ref{int32(off), int32(len(s))}
+	return ref{uint32(off), uint32(len(s))}
 }
 
 func isSpace(c byte) bool {
@@ -241,34 +282,38 @@ func (p *parser) current() *rawGroup {
 
 func (p *parser) userAgent(value string, num int) {
 	if !p.inGroup || p.sawRule {
-		p.groups = append(p.groups, rawGroup{start: len(p.rules), end: len(p.rules), line: num})
+		p.groups = append(p.groups, rawGroup{
+			agents: len(p.agents), agentsEnd: len(p.agents),
+			rules: len(p.rules), rulesEnd: len(p.rules),
+			line: num,
+		})
 		p.inGroup, p.sawRule = true, false
 	}
 	g := &p.groups[len(p.groups)-1]
 	// Like Google's reference, "* anything" is the global agent too.
 	if value != "" && value[0] == '*' && (len(value) == 1 || isSpace(value[1])) {
 		r := p.keep("*")
-		g.agents = append(g.agents, r)
-		g.keys = append(g.keys, r)
+		p.agents = append(p.agents, agentRef{r, r})
+		g.agentsEnd = len(p.agents)
 		return
 	}
 	token := productToken(value)
 	if token == "" {
 		return // names no agent, but still opens a group
 	}
-	r := p.keep(token)
-	g.agents = append(g.agents, r)
-	lower := r
+	name := p.keep(token)
+	key := name
 	for i := 0; i < len(token); i++ {
 		if 'A' <= token[i] && token[i] <= 'Z' {
-			lower = ref{int32(len(p.arena)), int32(len(token))}
+			key = ref{uint32(len(p.arena)), uint32(len(token))}
 			for j := 0; j < len(token); j++ {
 				p.arena = append(p.arena, toLower(token[j]))
 			}
 			break
 		}
 	}
-	g.keys = append(g.keys, lower)
+	p.agents = append(p.agents, agentRef{name, key})
+	g.agentsEnd = len(p.agents)
 }
 
 func (p *parser) rule(allow bool, value string, num int) {
@@ -287,7 +332,7 @@ func (p *parser) rule(allow bool, value string, num int) {
 			p.addRule(true, value[:i+1], "$", num)
 		}
 	}
-	g.end = len(p.rules)
+	g.rulesEnd = len(p.rules)
 }
 
 // addRule adds the rule whose pattern is value+suffix; suffix is "" or the
@@ -298,13 +343,17 @@ func (p *parser) addRule(allow bool, value, suffix string, num int) {
 	p.arena = append(p.arena, suffix...)
 	pat := p.arena[off:]
 	r := rule{
-		prio:  int32(len(value) + len(suffix)),
-		line:  int32(num),
-		lit:   int32(len(pat)),
-		allow: allow,
+		off:  uint32(off),
+		line: int32(num),
+		n:    uint16(len(pat)),
+		lit:  uint16(len(pat)),
+		prio: uint16(len(value) + len(suffix)),
+	}
+	if allow {
+		r.flags |= flagAllow
 	}
 	if pat[len(pat)-1] == '$' {
-		r.anchor = true
+		r.flags |= flagAnchor
 		r.lit--
 	} else {
 		for r.lit > 0 && pat[r.lit-1] == '*' {
@@ -312,15 +361,14 @@ func (p *parser) addRule(allow bool, value, suffix string, num int) {
 		}
 	}
 	switch {
-	case slices.Contains(pat[:r.lit], '*'):
+	case bytes.IndexByte(pat[:r.lit], '*') >= 0:
 		r.kind = kindWild
-	case r.anchor:
+	case r.flags&flagAnchor != 0:
 		r.kind = kindExact
 	default:
 		r.kind = kindPrefix
 	}
 	p.rules = append(p.rules, r)
-	p.pats = append(p.pats, ref{int32(off), int32(len(pat))})
 }
 
 // parseDelay accepts a non-negative decimal number of seconds ("10",
@@ -367,71 +415,209 @@ func isAbsoluteURL(v string) bool {
 	return c != '/' && c != '?' && c != '#' && !isSpace(c)
 }
 
-// compareRules orders rules by precedence, then so that duplicates are
-// adjacent and the first of them is the earliest line.
-func compareRules(a, b *rule) int {
-	if c := precedes(a, b); c != 0 {
-		return c
-	}
-	if c := strings.Compare(a.pat, b.pat); c != 0 {
-		return c
-	}
-	return int(a.line - b.line)
-}
-
 // finish builds the Robots: one backing string for every kept value, rules
-// sorted and deduplicated per group, groups merged per product token.
+// in precedence order and deduplicated per group, groups merged per product
+// token.
 func (p *parser) finish() *Robots {
 	text := string(p.arena)
 	str := func(r ref) string { return text[r.off : r.off+r.n] }
 
-	for i := range p.rules {
-		p.rules[i].pat = str(p.pats[i])
-	}
-	rules := make([]rule, 0, len(p.rules))
-	groups := make([]Group, len(p.groups))
-	sets := make([][]rule, len(p.groups))
-	robots := &Robots{groups: make([]*Group, len(p.groups))}
-	type entry struct {
-		key, agent string // lower-case and as written
-		g          int
-	}
-	var entries []entry
-	nagents := 0
-	for i := range p.groups {
-		nagents += len(p.groups[i].agents)
-	}
-	agents := make([]string, 0, nagents)
-	for i := range p.groups {
-		rg := &p.groups[i]
-		own := p.rules[rg.start:rg.end]
-		slices.SortFunc(own, func(a, b rule) int { return compareRules(&a, &b) })
-		start := len(rules)
-		for j := range own {
-			if n := len(rules); n > start && rules[n-1].allow == own[j].allow && rules[n-1].pat == own[j].pat {
-				continue
+	robots := &Robots{}
+	if len(p.groups) > 0 {
+		rules := p.sortRules(text)
+		groups := make([]Group, len(p.groups))
+		sets := make([][]rule, len(p.groups))
+		agents := make([]string, len(p.agents))
+		for i, a := range p.agents {
+			agents[i] = str(a.name)
+		}
+		robots.groups = make([]*Group, len(p.groups))
+		for i := range p.groups {
+			rg := &p.groups[i]
+			sets[i] = rules[rg.rules:rg.rulesEnd:rg.rulesEnd]
+			groups[i] = Group{
+				text:     text,
+				agents:   agents[rg.agents:rg.agentsEnd:rg.agentsEnd],
+				sets:     sets[i : i+1 : i+1],
+				delay:    rg.delay,
+				hasDelay: rg.hasDelay,
+				line:     rg.line,
 			}
-			rules = append(rules, own[j])
+			robots.groups[i] = &groups[i]
 		}
-		sets[i] = rules[start:len(rules):len(rules)]
-		first := len(agents)
-		for _, a := range rg.agents {
-			agents = append(agents, str(a))
-		}
-		g := &groups[i]
-		*g = Group{
-			agents:   agents[first:len(agents):len(agents)],
-			sets:     sets[i : i+1 : i+1],
-			delay:    rg.delay,
-			hasDelay: rg.hasDelay,
-			line:     rg.line,
-		}
-		robots.groups[i] = g
-		for j, k := range rg.keys {
-			entries = append(entries, entry{str(k), str(rg.agents[j]), i})
+		p.mergeGroups(robots, groups, text)
+	}
+	if len(p.sitemaps) > 0 {
+		robots.sitemaps = make([]string, len(p.sitemaps))
+		for i, r := range p.sitemaps {
+			robots.sitemaps[i] = str(r)
 		}
 	}
+	if p.hasHost {
+		robots.host = str(p.host)
+	}
+	return robots
+}
 
+// sortRules puts each group's rules in precedence order, drops duplicates
+// (same kind and pattern) and returns the rules, with each group's range
+// in p.groups updated. Sorting packed keys rather than rules keeps this a
+// small part of Parse.
+func (p *parser) sortRules(text string) []rule {
+	out := make([]rule, 0, len(p.rules))
+	var keys, hashes []uint64
+	var dups []bool
+	var scratch sortScratch
+	for gi := range p.groups {
+		rg := &p.groups[gi]
+		own := p.rules[rg.rules:rg.rulesEnd]
+		start := len(out)
+		keys = keys[:0]
+		for i := range own {
+			// Precedence first (longer, then Allow), then file order.
+			k := uint64(math.MaxUint16-own[i].prio)<<48 | uint64(i)
+			if !own[i].allow() {
+				k |= 1 << 47
+			}
+			keys = append(keys, k)
+		}
+		sortKeys(keys, &scratch)
+		// Rules of equal precedence are adjacent: drop repeated patterns
+		// among them, keeping the earliest line.
+		for lo := 0; lo < len(keys); {
+			hi := lo + 1
+			for hi < len(keys) && keys[hi]>>47 == keys[lo]>>47 {
+				hi++
+			}
+			run := keys[lo:hi]
+			if len(run) <= 16 {
+				runStart := len(out)
+				for _, k := range run {
+					r := own[k&(1<<47-1)]
+					pat := text[r.off : r.off+uint32(r.n)]
+					dup := false
+					for j := runStart; j < len(out) && !dup; j++ {
+						dup = text[out[j].off:out[j].off+uint32(out[j].n)] == pat
+					}
+					if !dup {
+						out = append(out, r)
+					}
+				}
+			} else {
+				dups = markDuplicates(dups, run, own, text, &hashes)
+				for j, k := range run {
+					if !dups[j] {
+						out = append(out, own[k&(1<<47-1)])
+					}
+				}
+			}
+			lo = hi
+		}
+		rg.rules, rg.rulesEnd = start, len(out)
+	}
+	return out
+}
+
+// sortScratch is memory reused by sortKeys.
+type sortScratch struct {
+	tmp    []uint64
+	counts []int
+}
+
+// sortKeys sorts rule keys: precedence in the top 17 bits, the index of
+// the rule below. Large groups, whose precedences span a small range, are
+// counting-sorted in linear time; that sort is stable, so the order is the
+// same.
+func sortKeys(keys []uint64, sc *sortScratch) {
+	if len(keys) <= 64 {
+		slices.Sort(keys)
+		return
+	}
+	lo, hi := keys[0]>>47, keys[0]>>47
+	for _, k := range keys {
+		lo, hi = min(lo, k>>47), max(hi, k>>47)
+	}
+	span := int(hi - lo + 1)
+	if span > 8*len(keys) {
+		slices.Sort(keys)
+		return
+	}
+	counts := slices.Grow(sc.counts[:0], span+1)[:span+1]
+	clear(counts)
+	for _, k := range keys {
+		counts[k>>47-lo+1]++
+	}
+	for i := 1; i < len(counts); i++ {
+		counts[i] += counts[i-1]
+	}
+	tmp := slices.Grow(sc.tmp[:0], len(keys))[:len(keys)]
+	for _, k := range keys {
+		tmp[counts[k>>47-lo]] = k
+		counts[k>>47-lo]++
+	}
+	copy(keys, tmp)
+	sc.tmp, sc.counts = tmp, counts
+}
+
+// markDuplicates sets dups[j] if the pattern of run[j] (keys into own)
+// repeats that of an earlier element of run. It sorts hashes rather than
+// filling a map: long runs of equal precedence are common in big files.
+func markDuplicates(dups []bool, run []uint64, own []rule, text string, hashes *[]uint64) []bool {
+	const idxBits = 20 // a run is shorter than MaxSize/8 rules
+	pat := func(j uint64) string {
+		r := &own[run[j]&(1<<47-1)]
+		return text[r.off : r.off+uint32(r.n)]
+	}
+	hs := (*hashes)[:0]
+	for j := range run {
+		h := uint64(14695981039346656037) // FNV-1a
+		for _, c := range []byte(pat(uint64(j))) {
+			h = (h ^ uint64(c)) * 1099511628211
+		}
+		hs = append(hs, h&^(1<<idxBits-1)|uint64(j))
+	}
+	slices.Sort(hs)
+	dups = slices.Grow(dups[:0], len(run))[:len(run)]
+	clear(dups)
+	for a := 0; a < len(hs); {
+		b := a + 1
+		for b < len(hs) && hs[b]>>idxBits == hs[a]>>idxBits {
+			b++
+		}
+		// hs[a:b] share a hash, in index order: mark repeats of earlier ones.
+		for x := a + 1; x < b; x++ {
+			jx := hs[x] & (1<<idxBits - 1)
+			for y := a; y < x; y++ {
+				jy := hs[y] & (1<<idxBits - 1)
+				if !dups[jy] && pat(jx) == pat(jy) {
+					dups[jx] = true
+					break
+				}
+			}
+		}
+		a = b
+	}
+	*hashes = hs
+	return dups
+}
+
+// mergeGroups fills robots.byAgent and robots.star: for each product token,
+// its group, or the groups naming it merged into one. Memory stays linear in
+// the input: a merged group refers to the rule lists of its groups.
+func (p *parser) mergeGroups(robots *Robots, groups []Group, text string) {
+	type entry struct {
+		key  string
+		name int // index into p.agents
+		g    int
+	}
+	entries := make([]entry, 0, len(p.agents))
+	for gi := range p.groups {
+		rg := &p.groups[gi]
+		for ai := rg.agents; ai < rg.agentsEnd; ai++ {
+			k := p.agents[ai].key
+			entries = append(entries, entry{text[k.off : k.off+k.n], ai, gi})
+		}
+	}
 	slices.SortStableFunc(entries, func(a, b entry) int { return strings.Compare(a.key, b.key) })
 	for len(entries) > 0 {
 		n := 1
@@ -440,14 +626,13 @@ func (p *parser) finish() *Robots {
 		}
 		run := entries[:n]
 		entries = entries[n:]
-		var g *Group
-		if run[0].g == run[n-1].g {
-			g = &groups[run[0].g] // every occurrence is in one group
-		} else {
-			g = &Group{agents: []string{run[0].agent}, line: groups[run[0].g].line}
+		g := &groups[run[0].g]
+		if run[n-1].g != run[0].g {
+			name := p.agents[run[0].name].name
+			g = &Group{text: text, agents: []string{text[name.off : name.off+name.n]}, line: g.line}
 			for j, e := range run {
 				if j > 0 && e.g == run[j-1].g {
-					continue
+					continue // the token appears twice in one group
 				}
 				src := &groups[e.g]
 				g.sets = append(g.sets, src.sets[0])
@@ -465,15 +650,4 @@ func (p *parser) finish() *Robots {
 		}
 		robots.byAgent[run[0].key] = g
 	}
-
-	if len(p.sitemaps) > 0 {
-		robots.sitemaps = make([]string, len(p.sitemaps))
-		for i, r := range p.sitemaps {
-			robots.sitemaps[i] = str(r)
-		}
-	}
-	if p.hasHost {
-		robots.host = str(p.host)
-	}
-	return robots
 }

@@ -1,6 +1,7 @@
 package robots
 
 import (
+	"slices"
 	"strings"
 	"time"
 )
@@ -24,6 +25,7 @@ type Robots struct {
 // file, or several groups with the same product token merged. It is
 // immutable and safe for concurrent use. A nil *Group allows everything.
 type Group struct {
+	text     string // backs every rule's pattern
 	agents   []string
 	sets     [][]rule // one rule list per merged group, each in precedence order
 	delay    time.Duration
@@ -55,8 +57,9 @@ func AllowAll() *Robots { return &Robots{} }
 // or a network error (RFC 9309 §2.3.1.4).
 func DisallowAll() *Robots {
 	g := &Group{
+		text:   "/",
 		agents: []string{"*"},
-		sets:   [][]rule{{{pat: "/", prio: 1, kind: kindPrefix, lit: 1}}},
+		sets:   [][]rule{{{n: 1, lit: 1, prio: 1, kind: kindPrefix}}},
 	}
 	return &Robots{groups: []*Group{g}, star: g}
 }
@@ -174,11 +177,20 @@ func (g *Group) Rules() []Rule {
 		all = append(all, set...)
 	}
 	if len(g.sets) > 1 {
-		sortRules(all)
+		// Each set is in precedence order; merge them stably.
+		slices.SortStableFunc(all, func(a, b rule) int {
+			if beats(&a, &b) {
+				return -1
+			}
+			if beats(&b, &a) {
+				return 1
+			}
+			return 0
+		})
 	}
 	out := make([]Rule, len(all))
 	for i := range all {
-		out[i] = all[i].export()
+		out[i] = all[i].export(g.text)
 	}
 	return out
 }
@@ -191,7 +203,7 @@ func (g *Group) Allowed(pathQuery string) bool {
 		return true
 	}
 	r := g.decide(pathQuery)
-	return r == nil || r.allow
+	return r == nil || r.allow()
 }
 
 // Match reports the rule that decides pathQuery (as for Allowed): ok is
@@ -205,5 +217,5 @@ func (g *Group) Match(pathQuery string) (rule Rule, ok bool) {
 	if r == nil {
 		return Rule{}, false
 	}
-	return r.export(), true
+	return r.export(g.text), true
 }
