@@ -1,0 +1,664 @@
+package frontier
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"net/url"
+	"slices"
+	"strings"
+
+	"golang.org/x/net/idna"
+)
+
+// Reasons Canonical rejects a URL. Errors returned by Canonical, CanonicalRef
+// and Frontier.Add wrap one of these; test with errors.Is.
+var (
+	// ErrRelative: the URL has no scheme (or a base URL is not absolute).
+	ErrRelative = errors.New("frontier: URL is not absolute")
+	// ErrScheme: the scheme is not http or https (mailto:, javascript:, ftp:...).
+	ErrScheme = errors.New("frontier: scheme is not http or https")
+	// ErrHost: the host is missing or not a valid host name or IP literal,
+	// including IDNA (UTS #46) failures.
+	ErrHost = errors.New("frontier: invalid host")
+	// ErrPort: the port is not a decimal number in 0–65535.
+	ErrPort = errors.New("frontier: invalid port")
+	// ErrTooLong: the URL, before or after canonicalisation, is longer than
+	// the Canonicalizer's MaxLength.
+	ErrTooLong = errors.New("frontier: URL too long")
+)
+
+// DefaultMaxLength is the longest URL, in bytes, a zero Canonicalizer
+// accepts. Longer URLs are almost always session-id or calendar traps.
+const DefaultMaxLength = 8 << 10
+
+// Canonicalizer turns URLs into the canonical form the Frontier deduplicates
+// on. The zero value applies the default rules listed on Canonical; the
+// fields add optional rules. A Canonicalizer is safe for concurrent use as
+// long as its fields are not modified.
+type Canonicalizer struct {
+	// SortQuery sorts query parameters by name. The sort is stable, so
+	// repeated parameters keep their relative order (a=2&a=1 stays distinct
+	// from a=1&a=2, as servers may treat it). Empty parameters ("a&&b") are
+	// dropped when SortQuery or StripParam is set.
+	SortQuery bool
+
+	// StripParam, if non-nil, reports whether the query parameter with the
+	// given name (percent-encoding already normalised, case preserved) is
+	// removed. TrackingParam is a ready-made choice.
+	StripParam func(name string) bool
+
+	// MaxLength is the longest URL accepted, in bytes, both as given and
+	// once canonical. Zero means DefaultMaxLength; negative means no limit.
+	MaxLength int
+}
+
+// Canonical returns the canonical form of the absolute URL raw using the
+// default rules (a zero Canonicalizer):
+//
+//   - leading and trailing spaces and control characters are trimmed, and
+//     tabs and newlines removed, as browsers do with href attributes;
+//   - only http and https are accepted, the scheme is lower-cased;
+//   - the host is lower-cased, an internationalised host is converted to
+//     punycode (IDNA UTS #46 non-transitional, without STD3 or hyphen checks,
+//     like browsers), IPv6 literals are put in RFC 5952 form;
+//   - the default port (80 for http, 443 for https) and an empty port are
+//     dropped, leading zeros of the port removed;
+//   - percent-encoding is normalised: escapes of unreserved characters
+//     (A–Z a–z 0–9 - . _ ~) are decoded, other escapes get upper-case hex,
+//     and bytes that cannot appear in a URL (spaces, controls, non-ASCII,
+//     " < > \ ^ ` { | } and a % not starting an escape) are escaped;
+//     nothing else is decoded, so %2F stays %2F and %26 stays %26;
+//   - dot segments are resolved (RFC 3986 §5.2.4), an empty path becomes "/";
+//   - the fragment and an empty query ("?" alone) are dropped;
+//   - query parameter order is kept.
+//
+// Empty userinfo ("http://@host/") is dropped; other userinfo is kept,
+// percent-normalised. The trailing dot of a fully qualified host name is
+// kept: "a.example." and "a.example" are distinct hosts to HTTP.
+//
+// Errors wrap ErrRelative, ErrScheme, ErrHost, ErrPort or ErrTooLong.
+// A URL already in canonical form is returned as is, without allocating.
+func Canonical(raw string) (string, error) {
+	var c Canonicalizer
+	return c.Canonical(raw)
+}
+
+// CanonicalRef resolves ref against base (RFC 3986 §5.2) and returns the
+// canonical form of the result, like Canonicalizer.CanonicalRef with the
+// default rules.
+func CanonicalRef(base *url.URL, ref string) (string, error) {
+	var c Canonicalizer
+	return c.CanonicalRef(base, ref)
+}
+
+// Canonical returns the canonical form of the absolute URL raw: the rules
+// of the package-level Canonical plus the ones c's fields enable.
+func (c *Canonicalizer) Canonical(raw string) (string, error) {
+	s, _, err := c.canonical(raw)
+	return s, err
+}
+
+// CanonicalRef resolves the reference ref (as found in an href) against
+// base, the URL of the document it was found in, and returns the canonical
+// form of the result. An absolute ref is canonicalised as is; a nil base
+// makes CanonicalRef equivalent to Canonical. base must be absolute and
+// hierarchical (have a scheme and a host) for a relative ref to resolve;
+// otherwise the error wraps ErrRelative.
+func (c *Canonicalizer) CanonicalRef(base *url.URL, ref string) (string, error) {
+	ref = trimControlSpace(ref)
+	if strings.ContainsAny(ref, "\t\n\r") {
+		ref = removeTabNewline(ref)
+	}
+	if base == nil || schemeEnd(ref) >= 0 {
+		return c.Canonical(ref)
+	}
+	if base.Scheme == "" || base.Host == "" || base.Opaque != "" {
+		return "", fmt.Errorf("%w: base %q cannot resolve a relative reference", ErrRelative, base.Redacted())
+	}
+	if strings.HasPrefix(ref, "//") {
+		return c.Canonical(base.Scheme + ":" + ref)
+	}
+	origin := base.Scheme + "://" + base.Host
+	if base.User != nil {
+		origin = base.Scheme + "://" + base.User.String() + "@" + base.Host
+	}
+	path := base.EscapedPath()
+	switch {
+	case strings.HasPrefix(ref, "/"):
+		return c.Canonical(origin + ref)
+	case ref == "" || ref[0] == '#':
+		if base.RawQuery != "" {
+			return c.Canonical(origin + path + "?" + base.RawQuery)
+		}
+		return c.Canonical(origin + path)
+	case ref[0] == '?':
+		return c.Canonical(origin + path + ref)
+	default:
+		// Merge (RFC 3986 §5.2.3): everything up to the last slash of the
+		// base path, or "/" when the base path is empty.
+		dir := "/"
+		if i := strings.LastIndexByte(path, '/'); i >= 0 {
+			dir = path[:i+1]
+		}
+		return c.Canonical(origin + dir + ref)
+	}
+}
+
+// hostSpan locates the authority's host within a canonical URL, so the
+// Frontier can take the politeness key and the scope host as substrings
+// without parsing again.
+type hostSpan struct {
+	start   int // first byte of the host (after "scheme://" and userinfo)
+	nameEnd int // end of the host name, before ":port"
+	end     int // end of host[:port]
+}
+
+func (c *Canonicalizer) maxLength() int {
+	switch {
+	case c.MaxLength == 0:
+		return DefaultMaxLength
+	case c.MaxLength < 0:
+		return int(^uint(0) >> 1)
+	}
+	return c.MaxLength
+}
+
+// canonical builds the canonical form into a stack buffer and returns raw
+// itself when nothing changed, so already-canonical URLs (the common case
+// for links a resolver produced) cost no allocation.
+func (c *Canonicalizer) canonical(raw string) (string, hostSpan, error) {
+	var sp hostSpan
+	max := c.maxLength()
+	raw = trimControlSpace(raw)
+	if len(raw) > max {
+		return "", sp, fmt.Errorf("%w: %d bytes", ErrTooLong, len(raw))
+	}
+	if strings.ContainsAny(raw, "\t\n\r") {
+		raw = removeTabNewline(raw)
+	}
+
+	i := schemeEnd(raw)
+	if i < 0 {
+		return "", sp, ErrRelative
+	}
+	var https bool
+	switch scheme := raw[:i]; {
+	case strings.EqualFold(scheme, "http"):
+	case strings.EqualFold(scheme, "https"):
+		https = true
+	default:
+		return "", sp, fmt.Errorf("%w: %q", ErrScheme, strings.ToLower(scheme))
+	}
+	rest := raw[i+1:]
+	if !strings.HasPrefix(rest, "//") {
+		return "", sp, fmt.Errorf("%w: no authority (want %s://host/...)", ErrHost, raw[:i])
+	}
+	rest = rest[2:]
+	authEnd := strings.IndexAny(rest, "/?#")
+	if authEnd < 0 {
+		authEnd = len(rest)
+	}
+	auth, rest := rest[:authEnd], rest[authEnd:]
+
+	var arr [256]byte
+	buf := arr[:0]
+	if https {
+		buf = append(buf, "https://"...)
+	} else {
+		buf = append(buf, "http://"...)
+	}
+
+	// Userinfo ends at the last '@': earlier ones belong to it (and get
+	// escaped).
+	if at := strings.LastIndexByte(auth, '@'); at >= 0 {
+		if at > 0 {
+			buf = appendEscaped(buf, auth[:at], userinfoMode)
+			buf = append(buf, '@')
+		}
+		auth = auth[at+1:]
+	}
+
+	host, port, hasPort, err := splitHostPort(auth)
+	if err != nil {
+		return "", sp, err
+	}
+	sp.start = len(buf)
+	if buf, err = appendHost(buf, host); err != nil {
+		return "", sp, err
+	}
+	sp.nameEnd = len(buf)
+	if hasPort {
+		if buf, err = appendPort(buf, port, https); err != nil {
+			return "", sp, err
+		}
+	}
+	sp.end = len(buf)
+
+	path, query, hasQuery := rest, "", false
+	if j := strings.IndexAny(rest, "?#"); j >= 0 {
+		path = rest[:j]
+		if rest[j] == '?' {
+			query, hasQuery = rest[j+1:], true
+			if k := strings.IndexByte(query, '#'); k >= 0 {
+				query = query[:k]
+			}
+		}
+	}
+
+	pathStart := len(buf)
+	if path == "" {
+		buf = append(buf, '/')
+	} else {
+		buf = appendEscaped(buf, path, pathMode)
+		if hasDotSegment(buf[pathStart:]) {
+			buf = buf[:pathStart+len(removeDotSegments(buf[pathStart:]))]
+		}
+	}
+
+	if hasQuery && query != "" {
+		q := len(buf)
+		buf = append(buf, '?')
+		buf = appendEscaped(buf, query, queryMode)
+		if c.SortQuery || c.StripParam != nil {
+			buf = c.rewriteQuery(buf, q+1)
+		}
+		if len(buf) == q+1 {
+			buf = buf[:q]
+		}
+	}
+
+	if len(buf) > max {
+		return "", sp, fmt.Errorf("%w: %d bytes once canonical", ErrTooLong, len(buf))
+	}
+	if string(buf) == raw {
+		return raw, sp, nil
+	}
+	return string(buf), sp, nil
+}
+
+// schemeEnd returns the index of the colon ending s's scheme
+// (RFC 3986: ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ) ":"), or -1 if s
+// has none and is therefore a relative reference.
+func schemeEnd(s string) int {
+	for i := 0; i < len(s); i++ {
+		switch b := s[i]; {
+		case 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z':
+		case '0' <= b && b <= '9' || b == '+' || b == '-' || b == '.':
+			if i == 0 {
+				return -1
+			}
+		case b == ':':
+			if i == 0 {
+				return -1
+			}
+			return i
+		default:
+			return -1
+		}
+	}
+	return -1
+}
+
+// trimControlSpace removes leading and trailing C0 controls and spaces,
+// as the WHATWG URL parser does.
+func trimControlSpace(s string) string {
+	for len(s) > 0 && s[0] <= ' ' {
+		s = s[1:]
+	}
+	for len(s) > 0 && s[len(s)-1] <= ' ' {
+		s = s[:len(s)-1]
+	}
+	return s
+}
+
+// removeTabNewline drops tabs, CRs and LFs anywhere in s: an href split
+// over lines means the URL without the line breaks.
+func removeTabNewline(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '\t' || r == '\n' || r == '\r' {
+			return -1
+		}
+		return r
+	}, s)
+}
+
+func splitHostPort(auth string) (host, port string, hasPort bool, err error) {
+	if strings.HasPrefix(auth, "[") {
+		end := strings.IndexByte(auth, ']')
+		if end < 0 {
+			return "", "", false, fmt.Errorf("%w: unclosed IPv6 literal %q", ErrHost, auth)
+		}
+		host, rest := auth[:end+1], auth[end+1:]
+		switch {
+		case rest == "":
+			return host, "", false, nil
+		case rest[0] == ':':
+			return host, rest[1:], true, nil
+		}
+		return "", "", false, fmt.Errorf("%w: %q after IPv6 literal", ErrHost, rest)
+	}
+	if i := strings.LastIndexByte(auth, ':'); i >= 0 {
+		return auth[:i], auth[i+1:], true, nil
+	}
+	return auth, "", false, nil
+}
+
+// lookupProfile is UTS #46 as browsers apply it (WHATWG URL "domain to
+// ASCII"): non-transitional, Bidi and joiner checks on, STD3 rules and
+// hyphen checks off, so real-world names such as "r3---sn-x.example" and
+// "a_b.example" pass. idna.Lookup would reject both.
+var lookupProfile = idna.New(
+	idna.MapForLookup(),
+	idna.BidiRule(),
+	idna.Transitional(false),
+	idna.StrictDomainName(false),
+	idna.CheckHyphens(false),
+)
+
+func appendHost(buf []byte, host string) ([]byte, error) {
+	if host == "" {
+		return buf, fmt.Errorf("%w: empty host", ErrHost)
+	}
+	if host[0] == '[' {
+		addr, err := netip.ParseAddr(host[1 : len(host)-1])
+		if err != nil || !addr.Is6() || addr.Zone() != "" {
+			return buf, fmt.Errorf("%w: bad IPv6 literal %q", ErrHost, host)
+		}
+		buf = append(buf, '[')
+		buf = addr.AppendTo(buf)
+		return append(buf, ']'), nil
+	}
+	if asciiHost(host) {
+		for i := 0; i < len(host); i++ {
+			b := host[i]
+			if 'A' <= b && b <= 'Z' {
+				b += 'a' - 'A'
+			}
+			buf = append(buf, b)
+		}
+		return buf, nil
+	}
+	h := host
+	if strings.IndexByte(h, '%') >= 0 {
+		u, err := url.PathUnescape(h)
+		if err != nil {
+			return buf, fmt.Errorf("%w: bad escape in %q", ErrHost, host)
+		}
+		h = u
+	}
+	a, err := lookupProfile.ToASCII(h)
+	if err != nil {
+		return buf, fmt.Errorf("%w: %q: %v", ErrHost, host, err)
+	}
+	if !validHostName(a) {
+		return buf, fmt.Errorf("%w: %q", ErrHost, host)
+	}
+	return append(buf, a...), nil
+}
+
+// asciiHost reports whether host consists of letters, digits, '-', '.' and
+// '_' only and has no punycode ("xn--") label, so that lower-casing it is
+// all UTS #46 would do.
+func asciiHost(host string) bool {
+	labelStart := true
+	for i := 0; i < len(host); i++ {
+		b := host[i]
+		switch {
+		case 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9' || b == '-' || b == '_':
+			if labelStart && (b == 'x' || b == 'X') && len(host)-i >= 4 &&
+				(host[i+1] == 'n' || host[i+1] == 'N') && host[i+2] == '-' && host[i+3] == '-' {
+				return false // punycode label: needs validation
+			}
+			labelStart = false
+		case b == '.':
+			labelStart = true
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// validHostName reports whether the ASCII form of a host name uses only
+// the characters hosts may use in URLs (forbidden code points such as '*'
+// or '!' pass UTS #46 once STD3 rules are off).
+func validHostName(h string) bool {
+	if h == "" {
+		return false
+	}
+	for i := 0; i < len(h); i++ {
+		b := h[i]
+		if !('a' <= b && b <= 'z' || '0' <= b && b <= '9' || b == '-' || b == '.' || b == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+func appendPort(buf []byte, port string, https bool) ([]byte, error) {
+	if port == "" {
+		return buf, nil
+	}
+	for i := 0; i < len(port); i++ {
+		if port[i] < '0' || port[i] > '9' {
+			return buf, fmt.Errorf("%w: %q", ErrPort, port)
+		}
+	}
+	for len(port) > 1 && port[0] == '0' {
+		port = port[1:]
+	}
+	if len(port) > 5 {
+		return buf, fmt.Errorf("%w: %s out of range", ErrPort, port)
+	}
+	n := 0
+	for i := 0; i < len(port); i++ {
+		n = n*10 + int(port[i]-'0')
+	}
+	switch {
+	case n > 65535:
+		return buf, fmt.Errorf("%w: %d out of range", ErrPort, n)
+	case https && n == 443, !https && n == 80:
+		return buf, nil
+	}
+	buf = append(buf, ':')
+	return append(buf, port...), nil
+}
+
+type escapeMode uint8
+
+const (
+	pathMode escapeMode = iota
+	queryMode
+	userinfoMode
+)
+
+// mustEscape reports whether byte b is escaped wherever it appears: bytes
+// no URL may contain (RFC 3986 §2) that browsers nonetheless send escaped.
+// Anything else is kept as written, because servers may distinguish, say,
+// "a=1;b" from "a=1%3Bb".
+func mustEscape(b byte) bool {
+	if b <= ' ' || b >= 0x7F {
+		return true
+	}
+	switch b {
+	case '"', '<', '>', '\\', '^', '`', '{', '|', '}':
+		return true
+	}
+	return false
+}
+
+func unreserved(b byte) bool {
+	return 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9' ||
+		b == '-' || b == '.' || b == '_' || b == '~'
+}
+
+func unhex(b byte) (byte, bool) {
+	switch {
+	case '0' <= b && b <= '9':
+		return b - '0', true
+	case 'a' <= b && b <= 'f':
+		return b - 'a' + 10, true
+	case 'A' <= b && b <= 'F':
+		return b - 'A' + 10, true
+	}
+	return 0, false
+}
+
+const upperHex = "0123456789ABCDEF"
+
+// appendEscaped appends s to buf with percent-encoding normalised.
+func appendEscaped(buf []byte, s string, mode escapeMode) []byte {
+	for i := 0; i < len(s); i++ {
+		b := s[i]
+		if b == '%' {
+			if i+2 < len(s) {
+				hi, ok1 := unhex(s[i+1])
+				lo, ok2 := unhex(s[i+2])
+				if ok1 && ok2 {
+					if v := hi<<4 | lo; unreserved(v) {
+						buf = append(buf, v)
+					} else {
+						buf = append(buf, '%', upperHex[hi], upperHex[lo])
+					}
+					i += 2
+					continue
+				}
+			}
+			buf = append(buf, "%25"...)
+			continue
+		}
+		if mustEscape(b) || mode == userinfoMode && b == '@' {
+			buf = append(buf, '%', upperHex[b>>4], upperHex[b&15])
+			continue
+		}
+		buf = append(buf, b)
+	}
+	return buf
+}
+
+// hasDotSegment reports whether path has a "." or ".." segment.
+func hasDotSegment(path []byte) bool {
+	for i := 0; i < len(path); i++ {
+		if path[i] != '.' || i > 0 && path[i-1] != '/' {
+			continue
+		}
+		j := i + 1
+		if j < len(path) && path[j] == '.' {
+			j++
+		}
+		if j == len(path) || path[j] == '/' {
+			return true
+		}
+	}
+	return false
+}
+
+// removeDotSegments implements RFC 3986 §5.2.4 in place on path, which
+// starts with '/', and returns the shortened path.
+func removeDotSegments(path []byte) []byte {
+	w := 0 // path[:w] is the output so far
+	for r := 0; r < len(path); {
+		next := r + 1
+		for next < len(path) && path[next] != '/' {
+			next++
+		}
+		seg := path[r+1 : next]
+		last := next == len(path)
+		switch {
+		case len(seg) == 1 && seg[0] == '.':
+			if last {
+				path[w] = '/'
+				w++
+			}
+		case len(seg) == 2 && seg[0] == '.' && seg[1] == '.':
+			for w > 0 && path[w-1] != '/' {
+				w--
+			}
+			if w > 0 {
+				w-- // the slash before the removed segment
+			}
+			if last {
+				path[w] = '/'
+				w++
+			}
+		default:
+			w += copy(path[w:], path[r:next])
+		}
+		r = next
+	}
+	if w == 0 {
+		path[0] = '/'
+		w = 1
+	}
+	return path[:w]
+}
+
+// rewriteQuery drops stripped and empty parameters from buf[start:] and
+// sorts the rest if asked. The query is copied to a string first: sorted
+// parameters cannot be rearranged in place, and StripParam gets its names
+// as substrings of that one copy instead of one allocation each.
+func (c *Canonicalizer) rewriteQuery(buf []byte, start int) []byte {
+	q := string(buf[start:])
+	type param struct{ all, name string }
+	var parr [32]param
+	ps := parr[:0]
+	for rest := q; rest != ""; {
+		p := rest
+		if i := strings.IndexByte(rest, '&'); i >= 0 {
+			p, rest = rest[:i], rest[i+1:]
+		} else {
+			rest = ""
+		}
+		if p == "" {
+			continue
+		}
+		name := p
+		if i := strings.IndexByte(p, '='); i >= 0 {
+			name = p[:i]
+		}
+		if c.StripParam == nil || !c.StripParam(name) {
+			ps = append(ps, param{p, name})
+		}
+	}
+	if c.SortQuery {
+		slices.SortStableFunc(ps, func(a, b param) int { return strings.Compare(a.name, b.name) })
+	}
+	buf = buf[:start]
+	for i, p := range ps {
+		if i > 0 {
+			buf = append(buf, '&')
+		}
+		buf = append(buf, p.all...)
+	}
+	return buf
+}
+
+// TrackingParam reports whether name is a well-known click-tracking query
+// parameter (utm_*, gclid, fbclid, msclkid, mc_cid, _ga, ...), compared
+// case-insensitively. It is meant for Canonicalizer.StripParam.
+func TrackingParam(name string) bool {
+	if len(name) >= 4 && strings.EqualFold(name[:4], "utm_") {
+		return true
+	}
+	var arr [16]byte
+	if len(name) > len(arr) {
+		return false
+	}
+	low := arr[:len(name)]
+	for i := 0; i < len(name); i++ {
+		b := name[i]
+		if 'A' <= b && b <= 'Z' {
+			b += 'a' - 'A'
+		}
+		low[i] = b
+	}
+	switch string(low) {
+	case "gclid", "gclsrc", "dclid", "gbraid", "wbraid", "fbclid", "msclkid",
+		"yclid", "twclid", "ttclid", "igshid", "li_fat_id", "mc_cid", "mc_eid",
+		"_ga", "_gl", "_hsenc", "_hsmi", "mkt_tok", "oly_anon_id", "oly_enc_id",
+		"rb_clickid", "s_cid", "vero_id", "wickedid":
+		return true
+	}
+	return false
+}

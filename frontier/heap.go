@@ -1,0 +1,89 @@
+package frontier
+
+import "time"
+
+// readyHeap is a binary min-heap of hosts with queued items and a free
+// slot, ordered by the time each may next be fetched and, among equal
+// times, by when it was (re)scheduled, so hosts ready at once are served
+// round-robin. Entries hold the key fields inline to keep comparisons in
+// cache; each host records its index for O(log n) updates.
+type readyHeap []heapEntry
+
+type heapEntry struct {
+	at  time.Time
+	seq uint64
+	h   *host
+}
+
+func (q readyHeap) less(i, j int) bool {
+	if c := q[i].at.Compare(q[j].at); c != 0 {
+		return c < 0
+	}
+	return q[i].seq < q[j].seq
+}
+
+func (q readyHeap) swap(i, j int) {
+	q[i], q[j] = q[j], q[i]
+	q[i].h.index = int32(i)
+	q[j].h.index = int32(j)
+}
+
+func (q *readyHeap) push(e heapEntry) {
+	e.h.index = int32(len(*q))
+	*q = append(*q, e)
+	q.up(len(*q) - 1)
+}
+
+// remove takes entry i out of the heap.
+func (q *readyHeap) remove(i int) {
+	old := *q
+	n := len(old) - 1
+	old[i].h.index = -1
+	if i != n {
+		old[i] = old[n]
+		old[i].h.index = int32(i)
+	}
+	old[n] = heapEntry{}
+	*q = old[:n]
+	if i != n {
+		q.fix(i)
+	}
+}
+
+// fix restores heap order after entry i changed.
+func (q readyHeap) fix(i int) {
+	if !q.down(i) {
+		q.up(i)
+	}
+}
+
+func (q readyHeap) up(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !q.less(i, p) {
+			break
+		}
+		q.swap(i, p)
+		i = p
+	}
+}
+
+func (q readyHeap) down(i0 int) bool {
+	i := i0
+	for {
+		l := 2*i + 1
+		if l >= len(q) {
+			break
+		}
+		m := l
+		if r := l + 1; r < len(q) && q.less(r, l) {
+			m = r
+		}
+		if !q.less(m, i) {
+			break
+		}
+		q.swap(i, m)
+		i = m
+	}
+	return i > i0
+}
