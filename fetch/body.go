@@ -85,14 +85,17 @@ func (l *lazyReader) Read(p []byte) (int, error) {
 		return 0, l.err
 	}
 	if l.dec == nil {
-		l.dec, l.err = l.open(l.src)
-		if l.err != nil {
+		dec, err := l.open(l.src)
+		if err != nil {
+			// open may return a typed nil reader with its error.
+			l.err = err
 			if l.err == io.EOF {
 				// An empty compressed body is an empty body.
 				return 0, io.EOF
 			}
 			return 0, l.err
 		}
+		l.dec = dec
 	}
 	return l.dec.Read(p)
 }

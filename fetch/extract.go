@@ -116,8 +116,8 @@ func (r *Registry) Extractors(mediaType string) []Extractor {
 }
 
 // Extract runs every extractor for p's media type and returns their links
-// merged: each URL once, in order of first appearance, not followable only
-// if no occurrence was followable. Links that robots directives forbid
+// merged: each URL once, in order of first appearance, followable if any
+// occurrence was. Links that robots directives forbid
 // following are dropped unless p.Policy.ReturnNofollow is set. Redirects and
 // Filtered pages yield nothing.
 //
@@ -172,8 +172,9 @@ func relForbidsFollow(rel string) bool {
 	return false
 }
 
-// mergeLinks removes duplicate URLs in place, keeping the first occurrence;
-// a URL stays followable if any occurrence was.
+// mergeLinks removes duplicate URLs in place, keeping the position of the
+// first occurrence and the first followable occurrence's details: a URL is
+// followable if any occurrence was.
 func mergeLinks(links []Link) []Link {
 	if len(links) < 2 {
 		return links
@@ -182,7 +183,11 @@ func mergeLinks(links []Link) []Link {
 	out := links[:0]
 	for _, l := range links {
 		if i, ok := seen[l.URL]; ok {
-			out[i].Nofollow = out[i].Nofollow && l.Nofollow
+			if out[i].Nofollow && !l.Nofollow {
+				// The followable occurrence speaks for the URL, so that
+				// its rel does not mark the merged link again.
+				out[i] = l
+			}
 			continue
 		}
 		seen[l.URL] = len(out)
@@ -365,6 +370,9 @@ func nodeText(n *html.Node, max int) string {
 				}
 				if space && count > 0 {
 					b.WriteByte(' ')
+					if count++; count >= max {
+						break
+					}
 				}
 				space = false
 				b.WriteRune(r)
@@ -390,7 +398,7 @@ func nodeText(n *html.Node, max int) string {
 	if b.Len() == 0 {
 		return boundText(alt, max)
 	}
-	return b.String()
+	return strings.TrimRight(b.String(), " ")
 }
 
 // boundText collapses whitespace and keeps at most max runes.

@@ -461,6 +461,13 @@ func matchMediaType(pattern, mt string) bool {
 	return false
 }
 
+// CloseIdleConnections closes the keep-alive connections the Fetcher holds,
+// for a crawler that is shutting down or pausing.
+func (f *Fetcher) CloseIdleConnections() {
+	f.init()
+	f.client.CloseIdleConnections()
+}
+
 // Follow fetches req and, while the answer is a redirect, the next hop,
 // up to MaxRedirects hops and stopping at loops. Before each hop it calls
 // check (if non-nil) with the next request: this is where a caller puts
