@@ -95,7 +95,9 @@ func matchWild(p, pat string, anchor bool) bool {
 func (g *Group) decide(pathQuery string) *rule {
 	pq := pathQuery
 	slash := false
-	if len(pq) == 0 || pq[0] != '/' {
+	if len(pq) == 0 || pq[0] != '/' || len(pq) > 1 && pq[1] == '/' {
+		// Not a plain path: an absolute URL, a network-path reference
+		// ("//host/path", RFC 3986 §4.2) or a bare query.
 		pq, slash = splitPathQuery(pq)
 	}
 	var buf [2048]byte

@@ -121,15 +121,18 @@ type rawGroup struct {
 }
 
 type parser struct {
-	arena    []byte // every kept string, concatenated
-	rules    []rule
-	agents   []agentRef
-	groups   []rawGroup
-	inGroup  bool // a User-agent line has been seen
-	sawRule  bool // an Allow or Disallow line followed the last User-agent line
-	sitemaps []ref
-	host     ref
-	hasHost  bool
+	arena   []byte // every kept string, concatenated
+	rules   []rule
+	agents  []agentRef
+	groups  []rawGroup
+	inGroup bool // a User-agent line has been seen
+	// sawMember is set when a group member line (Allow, Disallow,
+	// Crawl-delay or an unknown record) follows the last User-agent line:
+	// the next User-agent line then starts a new group.
+	sawMember bool
+	sitemaps  []ref
+	host      ref
+	hasHost   bool
 }
 
 func (p *parser) keep(s string) ref {
@@ -263,13 +266,20 @@ func (p *parser) parseLine(line string, num int) {
 			p.sitemaps = append(p.sitemaps, p.keep(value))
 		}
 	case keyCrawlDelay:
-		if g := p.current(); g != nil && !g.hasDelay {
-			g.delay, g.hasDelay = parseDelay(value)
+		if g := p.current(); g != nil {
+			p.sawMember = true
+			if !g.hasDelay {
+				g.delay, g.hasDelay = parseDelay(value)
+			}
 		}
 	case keyHost:
 		if !p.hasHost && value != "" {
 			p.host, p.hasHost = p.keep(value), true
 		}
+	default:
+		// Google's reference reads unknown records (Request-rate, Noindex,
+		// Clean-param...) as members of the group they follow.
+		p.sawMember = p.sawMember || p.inGroup
 	}
 }
 
@@ -281,13 +291,13 @@ func (p *parser) current() *rawGroup {
 }
 
 func (p *parser) userAgent(value string, num int) {
-	if !p.inGroup || p.sawRule {
+	if !p.inGroup || p.sawMember {
 		p.groups = append(p.groups, rawGroup{
 			agents: len(p.agents), agentsEnd: len(p.agents),
 			rules: len(p.rules), rulesEnd: len(p.rules),
 			line: num,
 		})
-		p.inGroup, p.sawRule = true, false
+		p.inGroup, p.sawMember = true, false
 	}
 	g := &p.groups[len(p.groups)-1]
 	// Like Google's reference, "* anything" is the global agent too.
@@ -321,7 +331,7 @@ func (p *parser) rule(allow bool, value string, num int) {
 	if g == nil {
 		return // rules before the first User-agent line belong to no group
 	}
-	p.sawRule = true
+	p.sawMember = true
 	if value == "" {
 		return // an empty pattern matches nothing
 	}

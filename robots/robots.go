@@ -196,8 +196,10 @@ func (g *Group) Rules() []Rule {
 }
 
 // Allowed reports whether pathQuery may be fetched. PathQuery is the path,
-// parameters and query of a URL ("/a/b;p?q"); an absolute URL is reduced to
-// those. It never allocates for inputs shorter than a few KiB.
+// parameters and query of a URL ("/a/b;p?q"); a fragment is ignored, and
+// an absolute URL or a network-path reference ("//host/a") is reduced to
+// its path and query. Allowed does not allocate unless pathQuery needs
+// percent-encoding normalisation and is longer than 2 KiB.
 func (g *Group) Allowed(pathQuery string) bool {
 	if g == nil {
 		return true
