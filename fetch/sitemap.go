@@ -315,6 +315,10 @@ func (p *sitemapParser) parseText(in *bufio.Reader) error {
 			}
 		}
 		if err == io.EOF {
+			if !sawURL {
+				p.stats.Format = ""
+				return fmt.Errorf("%w: no URLs", ErrNotSitemap)
+			}
 			return nil
 		}
 		if err != nil {

@@ -221,6 +221,10 @@ func (w *SitemapWalker) fetchFollowing(ctx context.Context, rawURL string, maxBy
 			body.Close()
 		}
 		next, err := page.RedirectRequest(w.MaxRedirects)
+		if errors.Is(err, ErrRedirectLoop) {
+			st.Loops++
+			return nil, nil, nil
+		}
 		if err != nil {
 			return nil, nil, err
 		}
