@@ -215,10 +215,10 @@ func TestWalkSkipsBadDocuments(t *testing.T) {
 	u := func(p string) string { return srv.URL + p }
 	var logs bytes.Buffer
 	site.docs = map[string]sitemapDoc{
-		"/image.xml":  {contentType: "image/png", body: []byte(urlset(u("/never")))},
-		"/error.xml":  {contentType: "text/html", body: []byte("<!DOCTYPE html><html><body><h1>Sitemap moved</h1><a href='/x'>x</a></body></html>")},
-		"/soft.xml":   {contentType: "text/html", status: 500, body: []byte("oops")},
-		"/broken.xml": xmlDoc(`<urlset><url><loc>` + u("/kept/1") + `</loc></url><url><loc>` + u("/kept/2") + `</loc></url><url><loc>http`),
+		"/image.xml":       {contentType: "image/png", body: []byte(urlset(u("/never")))},
+		"/error.xml":       {contentType: "text/html", body: []byte("<!DOCTYPE html><html><body><h1>Sitemap moved</h1><a href='/x'>x</a></body></html>")},
+		"/soft.xml":        {contentType: "text/html", status: 500, body: []byte("oops")},
+		"/broken.xml":      xmlDoc(`<urlset><url><loc>` + u("/kept/1") + `</loc></url><url><loc>` + u("/kept/2") + `</loc></url><url><loc>http`),
 		"/html-as-xml.xml": {contentType: "application/xml", body: []byte(`<html><body>Not here</body></html>`)},
 		"/other-dir/s.xml": xmlDoc(urlset(u("/other-dir/ok"), u("/elsewhere"), "http://foreign.example/x")),
 		"/tiny.xml":        xmlDoc(urlset(u("/t/1"), u("/t/2"), u("/t/3"))),
