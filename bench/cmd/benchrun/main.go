@@ -1,0 +1,96 @@
+// Command benchrun compares crawlers on the synthetic web of
+// internal/testweb: for each workload it serves the web from loopback (one
+// address in 127.0.0.0/8 per host), runs heed's crawl command, colly and
+// gocrawl as separate processes, alternating, measures each process's wall
+// time, CPU time and peak RSS, judges each crawl from the server's request
+// log, and prints a markdown table of the medians with ratios against
+// gocrawl.
+//
+// Run it from the bench module:
+//
+//	go -C bench run ./cmd/benchrun                      # all workloads, 3 runs each
+//	go -C bench run ./cmd/benchrun -workloads b -runs 1 # smoke test
+//
+// Heed is skipped, with a note in the table, while ../cmd/crawl does not
+// exist or does not build.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/heedcrawl/heed/bench/harness"
+)
+
+func main() {
+	workloads := flag.String("workloads", "a,b,c,d", "comma-separated workloads: "+workloadList())
+	crawlers := flag.String("crawlers", strings.Join(harness.CrawlerNames, ","), "comma-separated crawlers")
+	runs := flag.Int("runs", 3, "runs of each crawler per workload (alternating); 1 for a smoke test")
+	port := flag.Int("port", 8080, "port of every host's listener on its 127.0.x.y address; 0 picks free ports")
+	timeout := flag.Duration("timeout", 10*time.Minute, "stop a crawler run after this long")
+	repo := flag.String("repo", "..", "heed checkout (for cmd/crawl), relative to the bench module")
+	out := flag.String("out", "", "also write the markdown table to this file")
+	flag.Parse()
+
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+
+	var plan harness.Plan
+	for _, name := range strings.Split(*workloads, ",") {
+		w, ok := harness.WorkloadByName(strings.TrimSpace(name))
+		if !ok {
+			fmt.Fprintf(os.Stderr, "benchrun: unknown workload %q (known: %s)\n", name, workloadList())
+			os.Exit(2)
+		}
+		plan.Workloads = append(plan.Workloads, w)
+	}
+	scratch, err := os.MkdirTemp("", "benchrun-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "benchrun:", err)
+		os.Exit(1)
+	}
+	defer os.RemoveAll(scratch)
+
+	log.Info("building crawlers")
+	built, skipped := harness.BuildCrawlers(ctx, strings.Split(*crawlers, ","), ".", *repo, scratch)
+	for name, err := range skipped {
+		log.Warn("crawler skipped", "crawler", name, "reason", err)
+	}
+	if len(built) == 0 {
+		fmt.Fprintln(os.Stderr, "benchrun: no crawler to run")
+		os.Exit(1)
+	}
+	plan.Crawlers, plan.Runs, plan.Port, plan.Timeout, plan.Scratch, plan.Logger = built, *runs, *port, *timeout, scratch, log
+
+	ms, err := harness.Run(ctx, plan)
+	var b strings.Builder
+	fmt.Fprintf(&b, "Machine: %d CPUs (runtime.NumCPU), %s %s/%s; medians of %d run(s); command: `%s`\n\n",
+		runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH, *runs, strings.Join(append([]string{"go -C bench run ./cmd/benchrun"}, os.Args[1:]...), " "))
+	b.WriteString(harness.Table(harness.Summarize(ms), plan.Workloads, skipped))
+	fmt.Print(b.String())
+	if *out != "" {
+		if werr := os.WriteFile(*out, []byte(b.String()), 0o644); werr != nil {
+			fmt.Fprintln(os.Stderr, "benchrun:", werr)
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "benchrun:", err)
+		os.Exit(1)
+	}
+}
+
+func workloadList() string {
+	var names []string
+	for _, w := range harness.Workloads {
+		names = append(names, w.Name+" ("+w.Title+")")
+	}
+	return strings.Join(names, "; ")
+}

@@ -1,0 +1,267 @@
+// Package harness runs crawlers as separate processes against a
+// testweb.Loopback web, measures each process (wall time, CPU time, peak
+// RSS), judges each crawl from the server's request log, and prints the
+// medians side by side as a markdown table.
+package harness
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/heedcrawl/heed/internal/testweb"
+)
+
+// Agent and UserAgent identify every crawler the harness runs.
+const (
+	Agent     = "heedbench"
+	UserAgent = "heedbench/1.0 (+http://127.0.0.1/; crawler comparison)"
+)
+
+// Workload is one synthetic web and the delay the crawlers are told.
+type Workload struct {
+	Name   string
+	Title  string
+	Config testweb.Config
+	// Delay is each crawler's minimum delay per host; equal to the web's
+	// Crawl-delay where it has one.
+	Delay time.Duration
+}
+
+// Workloads are the four workloads of the comparison.
+var Workloads = []Workload{
+	{Name: "a", Title: "throughput: 200 hosts × 50 pages, no delay",
+		Config: testweb.Config{Hosts: 200, PagesPerHost: 50, Seed: 1}},
+	{Name: "b", Title: "politeness: 20 hosts × 20 pages, Crawl-delay 0.2 s",
+		Config: testweb.Config{Hosts: 20, PagesPerHost: 20, CrawlDelay: 200 * time.Millisecond, Seed: 2},
+		Delay:  200 * time.Millisecond},
+	{Name: "c", Title: "scale: 2,000 hosts × 20 pages, no delay",
+		Config: testweb.Config{Hosts: 2000, PagesPerHost: 20, Seed: 3}},
+	{Name: "d", Title: "slow servers: 200 hosts × 20 pages, 300 ms latency per response",
+		Config: testweb.Config{Hosts: 200, PagesPerHost: 20, Latency: 300 * time.Millisecond, Seed: 4}},
+}
+
+// WorkloadByName returns the named workload of Workloads.
+func WorkloadByName(name string) (Workload, bool) {
+	for _, w := range Workloads {
+		if w.Name == name {
+			return w, true
+		}
+	}
+	return Workload{}, false
+}
+
+// Crawler is a crawler binary and how to call it.
+type Crawler struct {
+	Name string
+	Path string
+	// Args returns the arguments for a workload, given the seeds file and a
+	// scratch directory for the crawler's output.
+	Args func(w Workload, seedsFile, scratch string) []string
+}
+
+// Measurement is one run of one crawler on one workload.
+type Measurement struct {
+	Crawler  string
+	Workload string
+	Run      int
+	Wall     time.Duration // process start to exit
+	CPU      time.Duration // user + system time of the process
+	MaxRSS   int64         // peak resident set size, bytes
+	Report   *testweb.Report
+	Err      error  // the process failed or timed out
+	Stderr   string // the tail of the process's standard error
+}
+
+// PagesPerSecond is distinct reachable pages fetched per wall second.
+func (m Measurement) PagesPerSecond() float64 {
+	if m.Wall <= 0 || m.Report == nil {
+		return 0
+	}
+	return float64(m.Report.ReachableFetched) / m.Wall.Seconds()
+}
+
+// CPUPerPage is CPU time per distinct reachable page fetched.
+func (m Measurement) CPUPerPage() time.Duration {
+	if m.Report == nil || m.Report.ReachableFetched == 0 {
+		return 0
+	}
+	return m.CPU / time.Duration(m.Report.ReachableFetched)
+}
+
+// Plan is what Run does.
+type Plan struct {
+	Workloads []Workload
+	Crawlers  []Crawler
+	Runs      int           // runs of each crawler per workload, alternating
+	Port      int           // port of every host's listener; 0 picks free ports
+	Timeout   time.Duration // per crawler run; the process is stopped after it
+	Scratch   string        // directory for seeds and crawler output
+	Logger    *slog.Logger  // progress; nil discards
+}
+
+// Run executes the plan: for each workload it starts the web, then runs the
+// crawlers one after another, rotating their order each round, and returns
+// every measurement. A crawler that fails is recorded with its error and
+// the plan goes on.
+func Run(ctx context.Context, p Plan) ([]Measurement, error) {
+	log := p.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if p.Runs < 1 {
+		return nil, errors.New("harness: Runs must be at least 1")
+	}
+	var out []Measurement
+	for _, w := range p.Workloads {
+		if err := raiseFileLimit(uint64(w.Config.Hosts)*4 + 4096); err != nil {
+			log.Warn("file descriptor limit", "err", err)
+		}
+		web, err := testweb.ListenLoopback(w.Config, p.Port, log)
+		if err != nil {
+			return out, fmt.Errorf("harness: workload %s: %w", w.Name, err)
+		}
+		ms, err := runWorkload(ctx, p, w, web, log)
+		out = append(out, ms...)
+		if cerr := web.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+func runWorkload(ctx context.Context, p Plan, w Workload, web *testweb.Loopback, log *slog.Logger) ([]Measurement, error) {
+	truth, err := web.Web.Truth(testweb.TruthOptions{})
+	if err != nil {
+		return nil, err
+	}
+	seedsFile := filepath.Join(p.Scratch, "seeds-"+w.Name+".txt")
+	if err := os.WriteFile(seedsFile, []byte(strings.Join(web.Web.Seeds(), "\n")+"\n"), 0o644); err != nil {
+		return nil, fmt.Errorf("harness: %w", err)
+	}
+	log.Info("workload", "name", w.Name, "title", w.Title, "reachable", len(truth.Reachable),
+		"sitemap-only", len(truth.SitemapOnly), "ideal", truth.IdealMakespan(w.Delay))
+	var out []Measurement
+	for run := range p.Runs {
+		for i := range p.Crawlers {
+			c := p.Crawlers[(i+run)%len(p.Crawlers)]
+			if err := ctx.Err(); err != nil {
+				return out, err
+			}
+			web.Log.Reset()
+			m := measure(ctx, p, c, w, seedsFile)
+			m.Run = run + 1
+			m.Report = truth.Analyze(web.Log.Entries(), testweb.AnalyzeOptions{MinDelay: w.Delay})
+			out = append(out, m)
+			args := []any{"workload", w.Name, "run", m.Run, "crawler", c.Name, "wall", m.Wall.Round(time.Millisecond),
+				"cpu", m.CPU.Round(time.Millisecond), "rss_mb", m.MaxRSS >> 20,
+				"pages_per_s", int(m.PagesPerSecond()), "coverage", fmt.Sprintf("%.3f", m.Report.Coverage)}
+			if m.Err != nil {
+				log.Warn("crawler failed", append(args, "err", m.Err, "stderr", m.Stderr)...)
+			} else {
+				log.Info("crawler done", args...)
+			}
+		}
+	}
+	return out, nil
+}
+
+func measure(ctx context.Context, p Plan, c Crawler, w Workload, seedsFile string) Measurement {
+	m := Measurement{Crawler: c.Name, Workload: w.Name}
+	scratch, err := os.MkdirTemp(p.Scratch, c.Name+"-")
+	if err != nil {
+		m.Err = err
+		return m
+	}
+	defer os.RemoveAll(scratch)
+	if p.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, p.Timeout)
+		defer cancel()
+	}
+	cmd := exec.CommandContext(ctx, c.Path, c.Args(w, seedsFile, scratch)...)
+	// Ask for a graceful stop first; kill if it does not come.
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.WaitDelay = 10 * time.Second
+	stderr := &tailBuffer{max: 4 << 10}
+	cmd.Stdout = io.Discard
+	cmd.Stderr = stderr
+	start := time.Now()
+	err = cmd.Run()
+	m.Wall = time.Since(start)
+	if ctx.Err() != nil {
+		err = fmt.Errorf("stopped after %v: %w", p.Timeout, ctx.Err())
+	}
+	m.Err = err
+	m.Stderr = stderr.String()
+	if ps := cmd.ProcessState; ps != nil {
+		m.CPU = ps.UserTime() + ps.SystemTime()
+		if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
+			m.MaxRSS = maxRSSBytes(ru)
+		}
+	}
+	return m
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	max int
+	buf bytes.Buffer
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.buf.Write(p)
+	if extra := t.buf.Len() - t.max; extra > 0 {
+		t.buf.Next(extra)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string { return strings.TrimSpace(t.buf.String()) }
+
+// raiseFileLimit makes sure this process (and so its children) may open at
+// least n files: every host is a listener, and crawlers open a connection
+// per host. Go already raises the soft limit to the hard one at start-up.
+func raiseFileLimit(n uint64) error {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		return err
+	}
+	if lim.Cur >= n {
+		return nil
+	}
+	want := lim
+	want.Cur = n
+	want.Max = max(lim.Max, n)
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &want); err != nil {
+		want.Cur = lim.Max
+		want.Max = lim.Max
+		if err2 := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &want); err2 != nil {
+			return fmt.Errorf("open-file limit is %d, need %d: %w", lim.Cur, n, err)
+		}
+		return fmt.Errorf("open-file limit raised only to %d, need %d: %w", lim.Max, n, err)
+	}
+	return nil
+}
+
+// maxRSSBytes converts getrusage's ru_maxrss, kilobytes on Linux and bytes
+// on Darwin.
+func maxRSSBytes(ru *syscall.Rusage) int64 {
+	if runtime.GOOS == "darwin" {
+		return int64(ru.Maxrss)
+	}
+	return int64(ru.Maxrss) * 1024
+}
