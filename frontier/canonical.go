@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/net/idna"
 )
@@ -107,7 +108,7 @@ func (c *Canonicalizer) Canonical(raw string) (string, error) {
 // otherwise the error wraps ErrRelative.
 func (c *Canonicalizer) CanonicalRef(base *url.URL, ref string) (string, error) {
 	ref = trimControlSpace(ref)
-	if strings.ContainsAny(ref, "\t\n\r") {
+	if hasTabNewline(ref) {
 		ref = removeTabNewline(ref)
 	}
 	if base == nil || schemeEnd(ref) >= 0 {
@@ -174,7 +175,7 @@ func (c *Canonicalizer) canonical(raw string) (string, hostSpan, error) {
 	if len(raw) > max {
 		return "", sp, fmt.Errorf("%w: %d bytes", ErrTooLong, len(raw))
 	}
-	if strings.ContainsAny(raw, "\t\n\r") {
+	if hasTabNewline(raw) {
 		raw = removeTabNewline(raw)
 	}
 
@@ -195,9 +196,9 @@ func (c *Canonicalizer) canonical(raw string) (string, hostSpan, error) {
 		return "", sp, fmt.Errorf("%w: no authority (want %s://host/...)", ErrHost, raw[:i])
 	}
 	rest = rest[2:]
-	authEnd := strings.IndexAny(rest, "/?#")
-	if authEnd < 0 {
-		authEnd = len(rest)
+	authEnd := 0
+	for authEnd < len(rest) && rest[authEnd] != '/' && rest[authEnd] != '?' && rest[authEnd] != '#' {
+		authEnd++
 	}
 	auth, rest := rest[:authEnd], rest[authEnd:]
 
@@ -236,13 +237,16 @@ func (c *Canonicalizer) canonical(raw string) (string, hostSpan, error) {
 	sp.end = len(buf)
 
 	path, query, hasQuery := rest, "", false
-	if j := strings.IndexAny(rest, "?#"); j >= 0 {
-		path = rest[:j]
-		if rest[j] == '?' {
-			query, hasQuery = rest[j+1:], true
-			if k := strings.IndexByte(query, '#'); k >= 0 {
-				query = query[:k]
+	for j := 0; j < len(rest); j++ {
+		if c := rest[j]; c == '?' || c == '#' {
+			path = rest[:j]
+			if c == '?' {
+				query, hasQuery = rest[j+1:], true
+				if k := strings.IndexByte(query, '#'); k >= 0 {
+					query = query[:k]
+				}
 			}
+			break
 		}
 	}
 
@@ -310,6 +314,15 @@ func trimControlSpace(s string) string {
 		s = s[:len(s)-1]
 	}
 	return s
+}
+
+func hasTabNewline(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c == '\t' || c == '\n' || c == '\r' {
+			return true
+		}
+	}
+	return false
 }
 
 // removeTabNewline drops tabs, CRs and LFs anywhere in s: an href split
@@ -387,12 +400,20 @@ func appendHost(buf []byte, host string) ([]byte, error) {
 		}
 		h = u
 	}
+	if !utf8.ValidString(h) {
+		return buf, fmt.Errorf("%w: %q is not UTF-8", ErrHost, host)
+	}
 	a, err := lookupProfile.ToASCII(h)
 	if err != nil {
 		return buf, fmt.Errorf("%w: %q: %v", ErrHost, host, err)
 	}
 	if !validHostName(a) {
 		return buf, fmt.Errorf("%w: %q", ErrHost, host)
+	}
+	// The result must be its own canonical form, or a URL would dedup
+	// differently the second time round; UTS #46 has corner cases.
+	if again, err := lookupProfile.ToASCII(a); err != nil || again != a {
+		return buf, fmt.Errorf("%w: %q has no stable ASCII form", ErrHost, host)
 	}
 	return append(buf, a...), nil
 }
@@ -473,20 +494,27 @@ const (
 	userinfoMode
 )
 
-// mustEscape reports whether byte b is escaped wherever it appears: bytes
-// no URL may contain (RFC 3986 §2) that browsers nonetheless send escaped.
-// Anything else is kept as written, because servers may distinguish, say,
-// "a=1;b" from "a=1%3Bb".
-func mustEscape(b byte) bool {
-	if b <= ' ' || b >= 0x7F {
-		return true
+// Classes of bytes in paths, queries and userinfo.
+const (
+	bytePlain   = iota // kept as written
+	bytePercent        // '%': an escape to normalise, or a stray '%'
+	byteEscape         // escaped wherever it appears
+)
+
+// byteClass classifies every byte. Escaped are the bytes no URL may
+// contain (RFC 3986 §2) that browsers send escaped: controls, space,
+// non-ASCII and " < > \ ^ ` { | }. Anything else is kept as written,
+// because servers may distinguish, say, "a=1;b" from "a=1%3Bb". It is a
+// read-only table.
+var byteClass = func() (t [256]uint8) {
+	for b := range 256 {
+		if b <= ' ' || b >= 0x7F || strings.IndexByte(`"<>\^`+"`{|}", byte(b)) >= 0 {
+			t[b] = byteEscape
+		}
 	}
-	switch b {
-	case '"', '<', '>', '\\', '^', '`', '{', '|', '}':
-		return true
-	}
-	return false
-}
+	t['%'] = bytePercent
+	return t
+}()
 
 func unreserved(b byte) bool {
 	return 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9' ||
@@ -507,11 +535,19 @@ func unhex(b byte) (byte, bool) {
 
 const upperHex = "0123456789ABCDEF"
 
-// appendEscaped appends s to buf with percent-encoding normalised.
+// appendEscaped appends s to buf with percent-encoding normalised. Runs
+// of plain bytes are copied whole.
 func appendEscaped(buf []byte, s string, mode escapeMode) []byte {
+	start := 0
 	for i := 0; i < len(s); i++ {
 		b := s[i]
-		if b == '%' {
+		class := byteClass[b]
+		if class == bytePlain && (b != '@' || mode != userinfoMode) {
+			continue
+		}
+		buf = append(buf, s[start:i]...)
+		start = i + 1
+		if class == bytePercent {
 			if i+2 < len(s) {
 				hi, ok1 := unhex(s[i+1])
 				lo, ok2 := unhex(s[i+2])
@@ -522,19 +558,16 @@ func appendEscaped(buf []byte, s string, mode escapeMode) []byte {
 						buf = append(buf, '%', upperHex[hi], upperHex[lo])
 					}
 					i += 2
+					start = i + 1
 					continue
 				}
 			}
 			buf = append(buf, "%25"...)
 			continue
 		}
-		if mustEscape(b) || mode == userinfoMode && b == '@' {
-			buf = append(buf, '%', upperHex[b>>4], upperHex[b&15])
-			continue
-		}
-		buf = append(buf, b)
+		buf = append(buf, '%', upperHex[b>>4], upperHex[b&15])
 	}
-	return buf
+	return append(buf, s[start:]...)
 }
 
 // hasDotSegment reports whether path has a "." or ".." segment.

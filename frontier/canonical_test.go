@@ -54,7 +54,7 @@ func TestCanonical(t *testing.T) {
 		{"http://a/b/%2e/c", "http://a/b/c"},
 		{"http://a/b/.%2E/c", "http://a/c"},
 		{"http://a/b?x=/../y", "http://a/b?x=/../y"}, // not in the query
-		{"http://a//b", "http://a//b"},                // empty segments kept
+		{"http://a//b", "http://a//b"},               // empty segments kept
 		// Percent-encoding.
 		{"http://a/%7euser", "http://a/~user"},
 		{"http://a/%7Euser", "http://a/~user"},
@@ -145,9 +145,11 @@ func TestCanonicalRejects(t *testing.T) {
 		{"http://[::1]x/", frontier.ErrHost},
 		{"http://[1.2.3.4]/", frontier.ErrHost},
 		{"http://[fe80::1%25eth0]/", frontier.ErrHost},
-		{"http://xn--a.example/", frontier.ErrHost},  // invalid punycode
+		{"http://xn--a.example/", frontier.ErrHost},   // invalid punycode
 		{"http://xn--abc.example/", frontier.ErrHost}, // ASCII-only punycode
 		{"http://%zz.example/", frontier.ErrHost},
+		{"http://0\xbc0/", frontier.ErrHost}, // not UTF-8
+		{"http://%C3.example/", frontier.ErrHost},
 		{"http://example.com:http/", frontier.ErrPort},
 		{"http://example.com:-1/", frontier.ErrPort},
 		{"http://example.com:65536/", frontier.ErrPort},

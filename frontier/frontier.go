@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/netip"
 	"net/url"
 	"strings"
@@ -146,7 +147,7 @@ type Config struct {
 	// the Frontier's lock held, possibly concurrently.
 	InScope func(u *url.URL) bool
 	// MaxDepth rejects items deeper than this; 0 means no limit. (Depth is
-	// limited to 16,777,215 regardless.)
+	// limited to 1,048,575 regardless.)
 	MaxDepth int
 	// MaxPages caps the number of page items scheduled (accepted by Add or
 	// AddSeed) over the crawl; 0 means no limit. It counts scheduled items,
@@ -179,6 +180,8 @@ type Frontier struct {
 	maxPerHost int
 	perHost    int
 
+	epoch time.Time // heap times are nanoseconds since, monotonic if the clock is
+
 	mu         sync.Mutex
 	hosts      map[string]*host
 	ready      readyHeap
@@ -191,16 +194,17 @@ type Frontier struct {
 	waiters    int           // Next calls blocked
 	wake       chan struct{} // closed to wake them
 	timer      <-chan time.Time
-	timerAt    time.Time
+	timerAt    int64
 
 	waitHook func() // tests: called each time a Next call is about to block
 }
 
-// host is the scheduling state of one politeness key.
+// host is the scheduling state of one politeness key, 32 bytes. A Defer
+// time needs no field: it only matters while the key waits on the heap,
+// and the heap entry holds it.
 type host struct {
 	key       string
-	notBefore time.Time // set by Defer
-	scheduled int       // page items ever scheduled, for MaxPagesPerHost
+	scheduled int32 // page items ever scheduled, for MaxPagesPerHost
 	queued    int32
 	inflight  int32
 	index     int32 // in the ready-heap, or -1
@@ -238,7 +242,15 @@ func New(cfg Config) *Frontier {
 	if f.perHost <= 0 {
 		f.perHost = 1
 	}
+	f.epoch = f.clock.Now()
 	return f
+}
+
+// nanos converts t to heap time. Sub uses the monotonic readings when
+// both times have them, so wall-clock steps do not reorder hosts; times
+// beyond ±292 years saturate, and the zero time means "long ago".
+func (f *Frontier) nanos(t time.Time) int64 {
+	return int64(t.Sub(f.epoch))
 }
 
 // AddSeed schedules rawURL at depth 0 and adds its host (or registrable
@@ -316,7 +328,7 @@ func (f *Frontier) add(ctx context.Context, it Item, seed bool) error {
 		if f.maxPages > 0 && f.scheduled >= f.maxPages {
 			return ErrLimit
 		}
-		if h != nil && f.maxPerHost > 0 && h.scheduled >= f.maxPerHost {
+		if h != nil && f.maxPerHost > 0 && int(h.scheduled) >= f.maxPerHost {
 			return ErrHostLimit
 		}
 	}
@@ -343,7 +355,7 @@ func (f *Frontier) add(ctx context.Context, it Item, seed bool) error {
 		f.scheduled++
 	}
 	if h.index < 0 && int(h.inflight) < f.perHost {
-		f.schedule(h)
+		f.schedule(h, math.MinInt64)
 	}
 	return nil
 }
@@ -403,8 +415,8 @@ func (f *Frontier) Next(ctx context.Context) (*Item, error) {
 		var timer <-chan time.Time
 		if len(f.ready) > 0 {
 			at := f.ready[0].at
-			if f.timer == nil || at.Before(f.timerAt) {
-				f.timer = f.clock.After(at.Sub(f.clock.Now()))
+			if f.timer == nil || at < f.timerAt {
+				f.timer = f.clock.After(time.Duration(at - f.nanos(f.clock.Now())))
 				f.timerAt = at
 			}
 			timer = f.timer
@@ -440,17 +452,17 @@ func (f *Frontier) Next(ctx context.Context) (*Item, error) {
 // nextLocked hands out the first item of the earliest-ready key if that key
 // is ready now. It returns nil, nil if none is.
 func (f *Frontier) nextLocked() (*Item, error) {
-	now := f.clock.Now()
+	now := f.nanos(f.clock.Now())
 	for len(f.ready) > 0 {
 		top := &f.ready[0]
-		if top.at.After(now) {
+		if top.at > now {
 			return nil, nil
 		}
 		h := top.h
 		// The pacer may have pushed the key back since it was scheduled
 		// (a 429, a Retry-After): ask again before handing it out.
 		if f.pacer != nil {
-			if r := f.pacer.ReadyAt(h.key); r.After(now) {
+			if r := f.nanos(f.pacer.ReadyAt(h.key)); r > now {
 				top.at = r
 				f.ready.fix(0)
 				continue
@@ -486,23 +498,20 @@ func (f *Frontier) nextLocked() (*Item, error) {
 	return nil, nil
 }
 
-// readyAt is when h may next be fetched: after its Defer time and when the
-// pacer allows.
-func (f *Frontier) readyAt(h *host) time.Time {
-	at := h.notBefore
-	if f.pacer != nil {
-		if r := f.pacer.ReadyAt(h.key); r.After(at) {
-			at = r
-		}
+// readyAt is when h may next be fetched by the pacer, in heap time.
+func (f *Frontier) readyAt(h *host) int64 {
+	if f.pacer == nil {
+		return math.MinInt64
 	}
-	return at
+	return f.nanos(f.pacer.ReadyAt(h.key))
 }
 
 // schedule puts h, which has queued items and a free slot, on the
-// ready-heap, waking blocked Next calls if it is now the earliest.
-func (f *Frontier) schedule(h *host) {
+// ready-heap, not before notBefore (heap time), waking blocked Next calls
+// if it is now the earliest.
+func (f *Frontier) schedule(h *host, notBefore int64) {
 	f.seq++
-	f.ready.push(heapEntry{at: f.readyAt(h), seq: f.seq, h: h})
+	f.ready.push(heapEntry{at: max(f.readyAt(h), notBefore), seq: f.seq, h: h})
 	if h.index == 0 {
 		f.broadcast()
 	}
@@ -535,13 +544,14 @@ func (f *Frontier) lease(it *Item) (*host, error) {
 	return h, nil
 }
 
-// release frees one in-flight slot of h.
-func (f *Frontier) release(h *host) {
+// release frees one in-flight slot of h; if h has queued items it goes
+// back on the heap, not before notBefore (heap time).
+func (f *Frontier) release(h *host, notBefore int64) {
 	h.inflight--
 	f.inflight--
 	switch {
 	case h.queued > 0 && h.index < 0:
-		f.schedule(h)
+		f.schedule(h, notBefore)
 	case h.queued == 0 && h.inflight == 0:
 		f.evictIdle(h)
 	}
@@ -562,7 +572,7 @@ func (f *Frontier) Done(it *Item) error {
 	if err != nil {
 		return err
 	}
-	f.release(h)
+	f.release(h, math.MinInt64)
 	return nil
 }
 
@@ -582,20 +592,18 @@ func (f *Frontier) Defer(it *Item, until time.Time) error {
 	back.Key = h.key
 	back.host = nil
 	if err := f.store.PushFront(back); err != nil {
-		f.release(h)
+		f.release(h, math.MinInt64)
 		return fmt.Errorf("%w: %w", ErrStore, err)
 	}
 	h.queued++
 	f.queued++
-	if until.After(h.notBefore) {
-		h.notBefore = until
-	}
-	if h.index >= 0 && f.ready[h.index].at.Before(h.notBefore) {
+	notBefore := f.nanos(until)
+	if h.index >= 0 && f.ready[h.index].at < notBefore {
 		// PerHost > 1: the key is still on the heap with a free slot.
-		f.ready[h.index].at = h.notBefore
+		f.ready[h.index].at = notBefore
 		f.ready.fix(int(h.index))
 	}
-	f.release(h)
+	f.release(h, notBefore)
 	return nil
 }
 

@@ -1,7 +1,5 @@
 package frontier
 
-import "time"
-
 // readyHeap is a binary min-heap of hosts with queued items and a free
 // slot, ordered by the time each may next be fetched and, among equal
 // times, by when it was (re)scheduled, so hosts ready at once are served
@@ -10,14 +8,14 @@ import "time"
 type readyHeap []heapEntry
 
 type heapEntry struct {
-	at  time.Time
+	at  int64 // nanoseconds since the Frontier's epoch (see Frontier.nanos)
 	seq uint64
 	h   *host
 }
 
 func (q readyHeap) less(i, j int) bool {
-	if c := q[i].at.Compare(q[j].at); c != 0 {
-		return c < 0
+	if q[i].at != q[j].at {
+		return q[i].at < q[j].at
 	}
 	return q[i].seq < q[j].seq
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"math"
+	"slices"
 	"time"
 )
 
@@ -36,18 +37,22 @@ type Store interface {
 // ErrStore wraps an error returned by the Store.
 var ErrStore = errors.New("frontier: store")
 
-// maxStoredDepth is the largest Item.Depth MemoryStore can hold (24 bits);
-// the Frontier rejects deeper items with ErrDepth.
-const maxStoredDepth = 1<<24 - 1
+// maxStoredDepth is the largest Item.Depth MemoryStore can hold (20
+// bits); the Frontier rejects deeper items with ErrDepth.
+const maxStoredDepth = 1<<20 - 1
 
 // MemoryStore is a Store in memory. The zero value is ready to use; set
 // ExactSeen before first use.
 //
-// Memory: a queued item costs a 48-byte record plus ring-buffer slack
-// (capacity grows by 1.5×) on top of its URL string; the referrer string is
-// shared with the parent item's URL. A seen URL costs one 8-byte hash in a
-// Go map (about 10–20 bytes with the map's slack), and the string is not
-// kept once the item is popped. BenchmarkMemoryPerURL measures the total.
+// Memory: a queued item costs a 40-byte record plus ring-buffer slack
+// (capacity grows by 1.25×) on top of its URL string; the
+// referrer string is shared with the parent item's URL. To fit, the record
+// keeps Lastmod to the second (dates before 1970 or after 2106 are
+// dropped) and Priority to 0.001 within [0, 1], and holds depths up to
+// 1,048,575 and four kinds. A seen URL costs one 8-byte hash in an
+// open-addressing table (10–20 bytes with its slack); the string is not
+// kept once the item is popped. A host with queued items costs about 100 bytes more.
+// BenchmarkMemoryPerURL measures the totals.
 //
 // The seen-set holds 64-bit hashes (hash/maphash, with a seed chosen per
 // store) rather than strings. Two distinct URLs collide with probability
@@ -65,19 +70,23 @@ type MemoryStore struct {
 
 	init   bool
 	seed   maphash.Seed
-	hashes map[uint64]struct{}
+	hashes *hashSet
 	exact  map[string]struct{}
 	queues map[string]*ring
 }
 
-// record is a queued Item without its Key (the queue's name), with time
-// and small fields packed: 48 bytes.
+// record is a queued Item without its Key (the queue's name) and with its
+// small fields packed into 8 bytes, 40 bytes in all.
 type record struct {
-	url, ref  string
-	lastmod   int64 // Lastmod as Unix nanoseconds; 0 when zero
-	priority  float32
-	depthKind uint32 // depth<<8 | kind
+	url, ref string
+	lastmod  uint32 // Unix seconds; 0 when Lastmod is zero
+	meta     uint32 // depth (20 bits) | kind (2 bits) | priority×1000 (10 bits)
 }
+
+const (
+	depthBits = 20
+	kindBits  = 2
+)
 
 func (s *MemoryStore) lazyInit() {
 	if s.init {
@@ -89,7 +98,7 @@ func (s *MemoryStore) lazyInit() {
 	if s.ExactSeen {
 		s.exact = make(map[string]struct{})
 	} else {
-		s.hashes = make(map[uint64]struct{})
+		s.hashes = new(hashSet)
 	}
 }
 
@@ -103,12 +112,7 @@ func (s *MemoryStore) MarkSeen(url string) (bool, error) {
 		s.exact[url] = struct{}{}
 		return true, nil
 	}
-	h := maphash.String(s.seed, url)
-	if _, ok := s.hashes[h]; ok {
-		return false, nil
-	}
-	s.hashes[h] = struct{}{}
-	return true, nil
+	return s.hashes.add(maphash.String(s.seed, url)), nil
 }
 
 // Push implements Store.
@@ -147,12 +151,12 @@ func (s *MemoryStore) Pop(key string) (Item, bool, error) {
 		URL:      r.url,
 		Key:      key,
 		Referrer: r.ref,
-		Depth:    int(r.depthKind >> 8),
-		Kind:     Kind(r.depthKind & 0xff),
-		Priority: r.priority,
+		Depth:    int(r.meta & (1<<depthBits - 1)),
+		Kind:     Kind(r.meta >> depthBits & (1<<kindBits - 1)),
+		Priority: float32(r.meta>>(depthBits+kindBits)) / 1000,
 	}
 	if r.lastmod != 0 {
-		it.Lastmod = time.Unix(0, r.lastmod).UTC()
+		it.Lastmod = time.Unix(int64(r.lastmod), 0).UTC()
 	}
 	return it, true, nil
 }
@@ -175,32 +179,35 @@ func (s *MemoryStore) queue(key string) *ring {
 	return q
 }
 
-// unixNanoRange is the span of times UnixNano represents (years 1678–2262).
-var (
-	minNanoTime = time.Unix(0, math.MinInt64)
-	maxNanoTime = time.Unix(0, math.MaxInt64)
-)
-
 func (s *MemoryStore) toRecord(it Item) (record, error) {
 	if it.Depth < 0 || it.Depth > maxStoredDepth {
 		return record{}, fmt.Errorf("frontier: memory store: depth %d out of range", it.Depth)
 	}
-	r := record{
-		url:       it.URL,
-		ref:       it.Referrer,
-		priority:  it.Priority,
-		depthKind: uint32(it.Depth)<<8 | uint32(it.Kind),
+	if it.Kind >= 1<<kindBits {
+		return record{}, fmt.Errorf("frontier: memory store: cannot hold %v", it.Kind)
 	}
-	// Sitemap dates outside 1678–2262 are nonsense; they are dropped
-	// rather than stored wrong.
-	if !it.Lastmod.IsZero() && it.Lastmod.After(minNanoTime) && it.Lastmod.Before(maxNanoTime) {
-		r.lastmod = it.Lastmod.UnixNano()
+	prio := math.Round(float64(it.Priority) * 1000)
+	switch {
+	case !(prio >= 0): // negative or NaN
+		prio = 0
+	case prio > 1000:
+		prio = 1000
+	}
+	r := record{
+		url:  it.URL,
+		ref:  it.Referrer,
+		meta: uint32(it.Depth) | uint32(it.Kind)<<depthBits | uint32(prio)<<(depthBits+kindBits),
+	}
+	if sec := it.Lastmod.Unix(); !it.Lastmod.IsZero() && sec > 0 && sec <= math.MaxUint32 {
+		r.lastmod = uint32(sec)
 	}
 	return r, nil
 }
 
-// ring is a FIFO queue with cheap PushFront. Capacity grows by 1.5× so the
-// slack of a large queue stays near a third of its records.
+// ring is a FIFO queue with cheap PushFront. Capacity grows by 1.25× (at
+// least one record), so a queue's slack stays under a quarter of its
+// records — most queues are short, and doubling would waste up to half.
+// Buffers use their whole allocation size class.
 type ring struct {
 	buf     []record
 	head, n int32
@@ -208,19 +215,12 @@ type ring struct {
 
 func (q *ring) grow() {
 	c := len(q.buf)
-	switch {
-	case c == 0:
-		c = 1
-	case c < 4:
-		c *= 2
-	default:
-		c += c / 2
-	}
-	q.resize(c)
+	q.resize(c + max(c/4, 1))
 }
 
 func (q *ring) resize(c int) {
-	buf := make([]record, c)
+	buf := slices.Grow([]record(nil), c)
+	buf = buf[:cap(buf)]
 	for i := int32(0); i < q.n; i++ {
 		buf[i] = q.buf[(q.head+i)%int32(len(q.buf))]
 	}
