@@ -1,0 +1,52 @@
+// Package ratelimit paces a crawler's requests per politeness key, so that
+// every site sees at most one request per delay, however many workers the
+// crawler runs.
+//
+// A HostLimiter keeps one golang.org/x/time/rate token bucket (burst 1) per
+// key. The delay between the starts of two requests to one key is
+//
+//	min(MaxDelay, max(MinDelay, Crawl-delay, AdaptiveFactor×response time, back-off))
+//
+// so a site can slow the crawler down through robots.txt or by failing, but
+// never speed it up beyond what the user configured, and a site asking for an
+// absurd Crawl-delay is crawled at MaxDelay instead (the clamp is logged).
+//
+// # Back-off
+//
+// Observe feeds each response back into the limiter. A 429 or 503 with a
+// Retry-After header (seconds or an HTTP date, capped by MaxRetryAfter) pauses
+// the key until then. A 429 or 503 without it, any other 5xx, a timeout or a
+// network error doubles the key's delay (at least 1 s, plus jitter, up to
+// MaxDelay); each success halves the extra delay until it is gone. Back-off
+// is per key, never per URL: a failing host slows down as a whole.
+//
+// # Working with a scheduler
+//
+// A scheduler that must never park a worker on one host while another is
+// ready asks ReadyAt for the earliest time a request to a key may start and
+// hands the key out only when that time has come. The worker then calls
+// Wait, which returns at once because the key is ready, makes its request,
+// reports it with Observe and releases its in-flight slot with Done:
+//
+//	key, _ := lim.Key(ctx, u)
+//	if err := lim.Wait(ctx, key); err != nil { ... } // takes the token and a slot
+//	resp, err := client.Do(req)
+//	lim.Observe(key, status, header, rtt, err)
+//	lim.Done(key)
+//	next := lim.ReadyAt(key) // already reflects the token just taken
+//
+// Wait also works on its own, blocking until the key is ready, which is how
+// the robots gate paces its robots.txt fetches (HostLimiter satisfies
+// robots.Pacer).
+//
+// # Politeness keys
+//
+// Key maps a URL to its politeness key: its host (the default), its
+// registrable domain (eTLD+1 from the public suffix list, so a.example.com
+// and b.example.com share one budget), or its resolved IP address (so many
+// virtual hosts on one server share one). Keys of idle hosts are forgotten
+// after IdleTimeout, so memory stays proportional to the hosts being crawled.
+//
+// All time comes from Config.Clock, so tests drive the limiter with a fake
+// clock and never sleep.
+package ratelimit
