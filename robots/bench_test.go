@@ -102,7 +102,10 @@ func loadMatchCases(b *testing.B) (all, short []matchCase) {
 				t = nil
 			}
 			for _, u := range f.urls {
-				pq, slash := splitPathQuery(u)
+				pq, slash := u, false
+				if len(u) == 0 || u[0] != '/' {
+					pq, slash = splitPathQuery(u)
+				}
 				if slash {
 					pq = "/" + pq
 				}

@@ -95,10 +95,8 @@ func matchWild(p, pat string, anchor bool) bool {
 func (g *Group) decide(pathQuery string) *rule {
 	pq := pathQuery
 	slash := false
-	if len(pq) == 0 || pq[0] != '/' || len(pq) > 1 && pq[1] == '/' {
-		// Not a plain path: an absolute URL, a network-path reference
-		// ("//host/path", RFC 3986 §4.2) or a bare query.
-		pq, slash = splitPathQuery(pq)
+	if len(pq) == 0 || pq[0] != '/' {
+		pq, slash = splitPathQuery(pq) // an absolute URL, or a bare query
 	}
 	var buf [2048]byte
 	p := pq
@@ -136,16 +134,16 @@ func isRobotsTxt(p string) bool {
 	return strings.HasPrefix(p, name) && (len(p) == len(name) || p[len(name)] == '?')
 }
 
-// splitPathQuery returns the path, parameters and query of url as
-// Google's reference does (GetPathParamsQuery): scheme, authority and
-// fragment removed. If slash is true, the result must be read with a '/'
-// before it (url had a query but no path); for a URL without path or
-// query it returns "/".
+// splitPathQuery returns the path, parameters and query of url, which
+// does not begin with '/', as Google's reference does (GetPathParamsQuery):
+// scheme, authority and fragment removed. If slash is true, the result must
+// be read with a '/' before it (url had a query but no path); for a URL
+// without path or query it returns "/". Unlike Google's, it is never given
+// "//host/path": a string that begins with '/' is a path, because a path
+// like "//a" (from https://example.com//a) is far more common in a crawler
+// than a network-path reference.
 func splitPathQuery(url string) (pq string, slash bool) {
-	start := 0
-	if len(url) >= 2 && url[0] == '/' && url[1] == '/' {
-		start = 2 // network-path reference: an authority follows
-	}
+	const start = 0
 	early := indexPathStart(url, start)
 	from := start
 	if proto := strings.Index(url[start:], "://"); proto >= 0 {

@@ -67,7 +67,8 @@ func DisallowAll() *Robots {
 // Allowed reports whether agent may fetch url. Agent is a product token
 // such as "FooBot"; anything after its leading run of letters, '-' and '_'
 // is ignored, so "FooBot/1.2" counts as "FooBot". Url is an absolute URL or
-// a path with optional query ("/path?query"); its fragment is ignored.
+// a path with optional query ("/path?query"); its fragment is ignored. A
+// url that begins with '/' is a path, even "//a/b".
 // It is Group(agent).Allowed applied to the path and query of url.
 func (r *Robots) Allowed(agent, url string) bool {
 	return r.Group(agent).Allowed(url)
@@ -197,8 +198,7 @@ func (g *Group) Rules() []Rule {
 
 // Allowed reports whether pathQuery may be fetched. PathQuery is the path,
 // parameters and query of a URL ("/a/b;p?q"); a fragment is ignored, and
-// an absolute URL or a network-path reference ("//host/a") is reduced to
-// its path and query. Allowed does not allocate unless pathQuery needs
+// an absolute URL is reduced to its path and query. Allowed does not allocate unless pathQuery needs
 // percent-encoding normalisation and is longer than 2 KiB.
 func (g *Group) Allowed(pathQuery string) bool {
 	if g == nil {

@@ -416,7 +416,8 @@ func TestMatching(t *testing.T) {
 			{"x", "https://h.example", false}, // path "/"
 			{"x", "https://h.example/#x", false},
 			{"x", "https://h.example?q", true}, // "/?q"
-			{"x", "//h.example/a?b", false},
+			{"x", "//h.example/a?b", true},     // a path, not a network-path reference
+			{"x", "https://h.example//a?b", true},
 			{"x", "", false},
 		})
 	})
@@ -676,7 +677,6 @@ func TestSplitPathQuery(t *testing.T) {
 		"a/b":                              "/b",
 		"example.com?a":                    "/?a",
 		"example.com/a;b#c":                "/a;b",
-		"//a/b/c":                          "/b/c",
 		"http://h.example#x/y":             "/",
 		"https://h.example:443?q#f":        "/?q",
 	} {
