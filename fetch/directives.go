@@ -159,6 +159,7 @@ func containsFold(list []string, s string) bool {
 
 // walkElements calls fn for every element node under n, in document order,
 // without recursion so that hostile nesting depth cannot exhaust the stack.
+// The content of <template> elements is inert in a browser and is skipped.
 func walkElements(n *html.Node, fn func(*html.Node)) {
 	stack := []*html.Node{n}
 	for len(stack) > 0 {
@@ -166,6 +167,9 @@ func walkElements(n *html.Node, fn func(*html.Node)) {
 		stack = stack[:len(stack)-1]
 		if n.Type == html.ElementNode {
 			fn(n)
+			if n.Data == "template" {
+				continue
+			}
 		}
 		// Push children last-first so they pop in document order.
 		for c := n.LastChild; c != nil; c = c.PrevSibling {

@@ -64,6 +64,7 @@ func TestHTMLExtractorSources(t *testing.T) {
   <iframe src="/frame-inline"></iframe>
   <frameset><frame src="/frame"></frameset>
   <a href="/abs#again">Duplicate of absolute</a>
+  <template><a href="/inert">Inert template content</a></template>
 </body></html>`)
 
 	links, err := fetch.HTMLExtractor{}.Extract(context.Background(), p)

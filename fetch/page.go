@@ -136,7 +136,7 @@ func (p *Page) Directives() Directives {
 // (compared after normalising scheme and host case, default ports and
 // empty paths; callers that canonicalise further should check again).
 func (p *Page) RedirectRequest(maxRedirects int) (Request, error) {
-	if p.Redirect == nil {
+	if p.Redirect == nil || p.URL == nil {
 		return Request{}, ErrNotRedirect
 	}
 	if maxRedirects <= 0 {

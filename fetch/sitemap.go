@@ -136,7 +136,9 @@ func ParseSitemap(r io.Reader, base *url.URL, opts SitemapOptions, yield func(Si
 	}
 	p.scope = newSitemapScope(base, opts.RobotsURL)
 	err := p.parse(r)
-	p.stats.Bytes = p.in.n
+	if p.in != nil {
+		p.stats.Bytes = p.in.n
+	}
 	if errors.Is(err, ErrSitemapTooLarge) {
 		p.stats.Truncated = true
 	}

@@ -313,6 +313,7 @@ func TestSitemapBadInput(t *testing.T) {
 		{"empty", nil, fetch.ErrNotSitemap, 0},
 		{"whitespace", []byte("  \n\t "), fetch.ErrNotSitemap, 0},
 		{"corrupt gzip", append(gz(t, []byte(`<urlset><url><loc>http://e.com/1</loc></url></urlset>`))[:20], 0xff, 0xff, 0xff), fetch.ErrMalformedSitemap, 0},
+		{"gzip header only", []byte("\x1f\x8b0"), fetch.ErrMalformedSitemap, 0},
 		{"deep nesting", []byte(`<urlset>` + strings.Repeat("<a>", 1000)), fetch.ErrMalformedSitemap, 0},
 		{"giant text node", []byte(`<urlset><url><loc>http://e.com/1</loc></url><url><loc>http://e.com/` + strings.Repeat("x", 5<<20) + `</loc></url></urlset>`), fetch.ErrMalformedSitemap, 1},
 	}
