@@ -9,10 +9,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -108,6 +106,10 @@ type Plan struct {
 	Timeout   time.Duration // per crawler run; the process is stopped after it
 	Scratch   string        // directory for seeds and crawler output
 	Logger    *slog.Logger  // progress; nil discards
+	// Spawner starts the crawler processes. Without one they are started
+	// by this process, and their peak RSS is never below this process's
+	// own peak (see StartSpawner).
+	Spawner *Spawner
 }
 
 // Run executes the plan: for each workload it starts the web, then runs the
@@ -187,31 +189,19 @@ func measure(ctx context.Context, p Plan, c Crawler, w Workload, seedsFile strin
 		return m
 	}
 	defer os.RemoveAll(scratch)
-	if p.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, p.Timeout)
-		defer cancel()
-	}
-	cmd := exec.CommandContext(ctx, c.Path, c.Args(w, seedsFile, scratch)...)
-	// Ask for a graceful stop first; kill if it does not come.
-	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
-	cmd.WaitDelay = 10 * time.Second
-	stderr := &tailBuffer{max: 4 << 10}
-	cmd.Stdout = io.Discard
-	cmd.Stderr = stderr
-	start := time.Now()
-	err = cmd.Run()
-	m.Wall = time.Since(start)
-	if ctx.Err() != nil {
-		err = fmt.Errorf("stopped after %v: %w", p.Timeout, ctx.Err())
-	}
-	m.Err = err
-	m.Stderr = stderr.String()
-	if ps := cmd.ProcessState; ps != nil {
-		m.CPU = ps.UserTime() + ps.SystemTime()
-		if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
-			m.MaxRSS = maxRSSBytes(ru)
+	req := spawnRequest{Path: c.Path, Args: c.Args(w, seedsFile, scratch), Timeout: p.Timeout}
+	var res spawnResult
+	if p.Spawner != nil {
+		if res, err = p.Spawner.run(ctx, req); err != nil {
+			m.Err = err
+			return m
 		}
+	} else {
+		res = runChild(req)
+	}
+	m.Wall, m.CPU, m.MaxRSS, m.Stderr = res.Wall, res.CPU, res.MaxRSS, res.Stderr
+	if res.Err != "" {
+		m.Err = errors.New(res.Err)
 	}
 	return m
 }

@@ -21,8 +21,13 @@ func TestRunSmoke(t *testing.T) {
 	if len(skipped) != 0 || len(crawlers) != 2 {
 		t.Fatalf("built %d crawlers, skipped %v", len(crawlers), skipped)
 	}
+	spawner, err := StartSpawner()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer spawner.Close()
 	tiny := Workload{Name: "t", Title: "tiny", Config: testweb.Config{Hosts: 5, PagesPerHost: 10, Seed: 1}}
-	ms, err := Run(ctx, Plan{Workloads: []Workload{tiny}, Crawlers: crawlers, Runs: 1, Port: 0, Timeout: 2 * time.Minute, Scratch: dir})
+	ms, err := Run(ctx, Plan{Workloads: []Workload{tiny}, Crawlers: crawlers, Runs: 1, Port: 0, Timeout: 2 * time.Minute, Scratch: dir, Spawner: spawner})
 	if err != nil {
 		t.Fatal(err)
 	}

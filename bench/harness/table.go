@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -119,6 +120,11 @@ func Table(sums []Summary, workloads []Workload, skipped map[string]error) strin
 		for _, name := range CrawlerNames {
 			if err, ok := skipped[name]; ok {
 				msg, _, _ := strings.Cut(err.Error(), "\n")
+				for _, reason := range []error{ErrNoCrawlCommand, ErrCrawlDoesNotBuild} {
+					if errors.Is(err, reason) {
+						msg = reason.Error()
+					}
+				}
 				fmt.Fprintf(&b, "| %s | %s |%s\n", name, msg, strings.Repeat(" |", 15))
 				continue
 			}

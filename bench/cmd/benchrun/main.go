@@ -30,6 +30,22 @@ import (
 )
 
 func main() {
+	if harness.ServeSpawnerIfRequested() {
+		return
+	}
+	os.Exit(run())
+}
+
+func run() int {
+	// Start the spawner while this process is small: crawlers it starts
+	// report their own peak RSS, not ours.
+	spawner, err := harness.StartSpawner()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "benchrun:", err)
+		return 1
+	}
+	defer spawner.Close()
+
 	workloads := flag.String("workloads", "a,b,c,d", "comma-separated workloads: "+workloadList())
 	crawlers := flag.String("crawlers", strings.Join(harness.CrawlerNames, ","), "comma-separated crawlers")
 	runs := flag.Int("runs", 3, "runs of each crawler per workload (alternating); 1 for a smoke test")
@@ -48,14 +64,14 @@ func main() {
 		w, ok := harness.WorkloadByName(strings.TrimSpace(name))
 		if !ok {
 			fmt.Fprintf(os.Stderr, "benchrun: unknown workload %q (known: %s)\n", name, workloadList())
-			os.Exit(2)
+			return 2
 		}
 		plan.Workloads = append(plan.Workloads, w)
 	}
 	scratch, err := os.MkdirTemp("", "benchrun-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "benchrun:", err)
-		os.Exit(1)
+		return 1
 	}
 	defer os.RemoveAll(scratch)
 
@@ -66,14 +82,16 @@ func main() {
 	}
 	if len(built) == 0 {
 		fmt.Fprintln(os.Stderr, "benchrun: no crawler to run")
-		os.Exit(1)
+		return 1
 	}
 	plan.Crawlers, plan.Runs, plan.Port, plan.Timeout, plan.Scratch, plan.Logger = built, *runs, *port, *timeout, scratch, log
+	plan.Spawner = spawner
 
 	ms, err := harness.Run(ctx, plan)
 	var b strings.Builder
 	fmt.Fprintf(&b, "Machine: %d CPUs (runtime.NumCPU), %s %s/%s; medians of %d run(s); command: `%s`\n\n",
-		runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH, *runs, strings.Join(append([]string{"go -C bench run ./cmd/benchrun"}, os.Args[1:]...), " "))
+		runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH, *runs,
+		strings.Join(append([]string{"go -C bench run ./cmd/benchrun"}, os.Args[1:]...), " "))
 	b.WriteString(harness.Table(harness.Summarize(ms), plan.Workloads, skipped))
 	fmt.Print(b.String())
 	if *out != "" {
@@ -83,8 +101,9 @@ func main() {
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "benchrun:", err)
-		os.Exit(1)
+		return 1
 	}
+	return 0
 }
 
 func workloadList() string {

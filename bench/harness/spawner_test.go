@@ -1,0 +1,77 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"runtime"
+	"testing"
+	"time"
+)
+
+func TestMain(m *testing.M) {
+	if ServeSpawnerIfRequested() {
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// A child started by this (grown) process inherits our peak RSS as its
+// ru_maxrss on Linux; started by the spawner it reports its own.
+func TestSpawnerReportsTheChildsOwnPeakRSS(t *testing.T) {
+	trueBin, err := exec.LookPath("true")
+	if err != nil {
+		t.Skip("no true(1):", err)
+	}
+	s, err := StartSpawner()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := s.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
+	ballast := make([]byte, 128<<20)
+	for i := 0; i < len(ballast); i += 4096 {
+		ballast[i] = 1
+	}
+	direct := runChild(spawnRequest{Path: trueBin})
+	spawned, err := s.run(context.Background(), spawnRequest{Path: trueBin})
+	runtime.KeepAlive(ballast)
+	if err != nil || spawned.Err != "" {
+		t.Fatalf("run: %v, %s", err, spawned.Err)
+	}
+	t.Logf("peak RSS of true(1): %d MB started directly, %d MB through the spawner", direct.MaxRSS>>20, spawned.MaxRSS>>20)
+	if spawned.MaxRSS <= 0 || spawned.MaxRSS >= 64<<20 {
+		t.Errorf("through the spawner true(1) peaked at %d MB; the spawner leaks its parent's size", spawned.MaxRSS>>20)
+	}
+}
+
+func TestSpawnerStopsWithContext(t *testing.T) {
+	sleepBin, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skip("no sleep(1):", err)
+	}
+	s, err := StartSpawner()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err = s.run(ctx, spawnRequest{Path: sleepBin, Args: []string{"60"}})
+	if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 30*time.Second {
+		t.Errorf("run = %v after %v; want DeadlineExceeded at once", err, time.Since(start))
+	}
+	if _, err := s.run(context.Background(), spawnRequest{Path: sleepBin, Args: []string{"0"}}); !errors.Is(err, errSpawnerGone) {
+		t.Errorf("run after kill = %v, want errSpawnerGone", err)
+	}
+	// A child that outlives its timeout is interrupted.
+	res := runChild(spawnRequest{Path: sleepBin, Args: []string{"60"}, Timeout: 100 * time.Millisecond})
+	if res.Err == "" || res.Wall > 30*time.Second {
+		t.Errorf("timed-out child: err %q after %v", res.Err, res.Wall)
+	}
+}
