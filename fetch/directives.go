@@ -157,23 +157,28 @@ func containsFold(list []string, s string) bool {
 	return false
 }
 
-// walkElements calls fn for every element node under n, in document order,
-// without recursion so that hostile nesting depth cannot exhaust the stack.
+// walkElements calls fn for every element node under n, in document order.
+// It follows the tree's sibling and parent pointers instead of recursing or
+// keeping a stack, so hostile nesting depth costs neither stack nor memory.
 // The content of <template> elements is inert in a browser and is skipped.
 func walkElements(n *html.Node, fn func(*html.Node)) {
-	stack := []*html.Node{n}
-	for len(stack) > 0 {
-		n := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if n.Type == html.ElementNode {
-			fn(n)
-			if n.Data == "template" {
-				continue
-			}
+	c := n
+	for {
+		descend := true
+		if c.Type == html.ElementNode {
+			fn(c)
+			descend = c.Data != "template"
 		}
-		// Push children last-first so they pop in document order.
-		for c := n.LastChild; c != nil; c = c.PrevSibling {
-			stack = append(stack, c)
+		if descend && c.FirstChild != nil {
+			c = c.FirstChild
+			continue
 		}
+		for c != n && c.NextSibling == nil {
+			c = c.Parent
+		}
+		if c == n {
+			return
+		}
+		c = c.NextSibling
 	}
 }

@@ -224,7 +224,7 @@ func (e HTMLExtractor) Extract(ctx context.Context, p *Page) ([]Link, error) {
 		maxText = DefaultMaxLinkText
 	}
 	var (
-		raw      []Link // URL still unresolved
+		raw      = make([]Link, 0, 64) // URL still unresolved
 		baseHref string
 		haveBase bool
 	)
@@ -350,17 +350,17 @@ func followableLinkRel(rel string) bool {
 // once max runes are gathered; script and style content is skipped. Without
 // text it falls back to the alt text of an image inside.
 func nodeText(n *html.Node, max int) string {
+	// Most anchors hold one text node: no traversal, no builder.
+	if c := n.FirstChild; c != nil && c.NextSibling == nil && c.Type == html.TextNode {
+		return boundText(c.Data, max)
+	}
 	var b strings.Builder
 	count := 0
 	space := false
 	alt := ""
-	stack := []*html.Node{}
-	for c := n.LastChild; c != nil; c = c.PrevSibling {
-		stack = append(stack, c)
-	}
-	for len(stack) > 0 && count < max {
-		c := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
+	c := n.FirstChild
+	for c != nil && count < max {
+		descend := false
 		switch c.Type {
 		case html.TextNode:
 			for _, r := range c.Data {
@@ -383,17 +383,28 @@ func nodeText(n *html.Node, max int) string {
 		case html.ElementNode:
 			switch c.Data {
 			case "script", "style", "template":
-				continue
 			case "br", "p", "div", "li", "td", "th", "tr", "h1", "h2", "h3", "h4", "h5", "h6":
 				space = true // block boundaries separate words when rendered
-			}
-			if c.Data == "img" && alt == "" {
-				alt, _ = attr(c, "alt")
-			}
-			for cc := c.LastChild; cc != nil; cc = cc.PrevSibling {
-				stack = append(stack, cc)
+				descend = true
+			case "img":
+				if alt == "" {
+					alt, _ = attr(c, "alt")
+				}
+			default:
+				descend = true
 			}
 		}
+		if descend && c.FirstChild != nil {
+			c = c.FirstChild
+			continue
+		}
+		for c != n && c.NextSibling == nil {
+			c = c.Parent
+		}
+		if c == n {
+			break
+		}
+		c = c.NextSibling
 	}
 	if b.Len() == 0 {
 		return boundText(alt, max)
@@ -403,7 +414,9 @@ func nodeText(n *html.Node, max int) string {
 
 // boundText collapses whitespace and keeps at most max runes.
 func boundText(s string, max int) string {
-	s = strings.Join(strings.Fields(s), " ")
+	if !cleanText(s) {
+		s = strings.Join(strings.Fields(s), " ")
+	}
 	if utf8.RuneCountInString(s) <= max {
 		return s
 	}
@@ -413,6 +426,26 @@ func boundText(s string, max int) string {
 		i += size
 	}
 	return strings.TrimSpace(s[:i])
+}
+
+// cleanText reports whether s is ASCII-spaced text without leading,
+// trailing or repeated whitespace, so collapsing it would change nothing.
+func cleanText(s string) bool {
+	prevSpace := true
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == ' ':
+			if prevSpace {
+				return false
+			}
+			prevSpace = true
+		case c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v' || c >= 0x80:
+			return false // may be whitespace; let strings.Fields decide
+		default:
+			prevSpace = false
+		}
+	}
+	return !prevSpace || s == ""
 }
 
 // selectorExtractor is the Extractor SelectorExtractor builds.

@@ -392,7 +392,7 @@ func makeBombs(t *testing.T) []bomb {
 	zw.Close()
 	out = append(out, bomb{"gzip", bytes.Repeat(member.Bytes(), 1024), 1 << 30})
 
-	const n = 64 // MiB, for the codings without multi-member streams
+	const n = 16 // MiB, for the codings without multi-member streams
 	var zl, raw, br bytes.Buffer
 	zlw, _ := zlib.NewWriterLevel(&zl, zlib.BestSpeed)
 	fw, _ := flate.NewWriter(&raw, flate.BestSpeed)
