@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -17,6 +18,7 @@ var CrawlerNames = []string{"heed", "colly", "gocrawl"}
 var (
 	ErrNoCrawlCommand    = errors.New("pending: crawl command (cmd/crawl does not exist yet)")
 	ErrCrawlDoesNotBuild = errors.New("pending: crawl command (cmd/crawl does not build yet)")
+	ErrNotRequested      = errors.New("not run (left out of -crawlers)")
 )
 
 // BuildCrawlers builds the named crawlers into dir: colly and gocrawl from
@@ -25,6 +27,11 @@ var (
 // reason returned in skipped, so the comparison runs with the others.
 func BuildCrawlers(ctx context.Context, names []string, benchDir, repoDir, dir string) (crawlers []Crawler, skipped map[string]error) {
 	skipped = make(map[string]error)
+	for _, name := range CrawlerNames {
+		if !slices.Contains(names, name) {
+			skipped[name] = ErrNotRequested
+		}
+	}
 	for _, name := range names {
 		var pkgDir, pkg string
 		var args func(Workload, string, string) []string

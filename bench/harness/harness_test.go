@@ -18,7 +18,7 @@ func TestRunSmoke(t *testing.T) {
 	defer cancel()
 	dir := t.TempDir()
 	crawlers, skipped := BuildCrawlers(ctx, []string{"colly", "gocrawl"}, "..", "../..", dir)
-	if len(skipped) != 0 || len(crawlers) != 2 {
+	if len(skipped) != 1 || !errors.Is(skipped["heed"], ErrNotRequested) || len(crawlers) != 2 {
 		t.Fatalf("built %d crawlers, skipped %v", len(crawlers), skipped)
 	}
 	spawner, err := StartSpawner()

@@ -120,7 +120,7 @@ func Table(sums []Summary, workloads []Workload, skipped map[string]error) strin
 		for _, name := range CrawlerNames {
 			if err, ok := skipped[name]; ok {
 				msg, _, _ := strings.Cut(err.Error(), "\n")
-				for _, reason := range []error{ErrNoCrawlCommand, ErrCrawlDoesNotBuild} {
+				for _, reason := range []error{ErrNoCrawlCommand, ErrCrawlDoesNotBuild, ErrNotRequested} {
 					if errors.Is(err, reason) {
 						msg = reason.Error()
 					}
