@@ -68,7 +68,7 @@ func benchHTMLPage(b *testing.B, body []byte) *fetch.Page {
 	return &fetch.Page{URL: u, ContentType: "text/html", Body: body}
 }
 
-// BenchmarkExtract measures link extraction on a generated 140 KB article
+// BenchmarkExtract measures link extraction on a generated 70 KB article
 // page: parse+extract is the crawler's cost per page; extract-only reuses the
 // parsed document; goquery-find is the usual goquery approach (one Find per
 // page, attribute, resolve) for comparison.
