@@ -23,7 +23,7 @@ func Example() {
 	}
 
 	u, _ := url.Parse("https://WWW.Example.com/page")
-	key, _ := lim.Key(ctx, u)
+	key := lim.Key(u)                     // also the frontier's and the robots gate's key function
 	lim.SetCrawlDelay(key, 5*time.Second) // from the host's robots.txt
 
 	if err := lim.Wait(ctx, key); err != nil { // ready: returns at once

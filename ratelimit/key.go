@@ -4,8 +4,10 @@ import (
 	"container/list"
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -19,16 +21,20 @@ type KeyMode uint8
 
 // Politeness key modes.
 const (
-	// KeyHost keys by host name, lower-cased and in punycode, without the
-	// port: http://a and https://a:8443 share one budget (one server).
+	// KeyHost keys by host and port, as url.URL.Host spells them once
+	// canonical: host name lower-cased and in punycode, the scheme's
+	// default port dropped, IPv6 literals in brackets. It is the
+	// frontier's default key, so the two agree even if only one is told.
+	// http://a and https://a share one budget; http://a:8080 has its own.
 	KeyHost KeyMode = iota
 	// KeyDomain keys by registrable domain (eTLD+1 from the public suffix
 	// list): a.example.com and b.example.com share one budget, while
 	// a.github.io and b.github.io do not. IP addresses and hosts that are
-	// public suffixes themselves fall back to the host.
+	// public suffixes themselves fall back to the host name.
 	KeyDomain
 	// KeyIP keys by the host's resolved IP address, so virtual hosts on one
-	// server share one budget. Resolutions are cached for ResolveTTL.
+	// server share one budget. Resolutions, and failures, are cached for
+	// ResolveTTL; a host that cannot be resolved is keyed by its name.
 	KeyIP
 )
 
@@ -58,6 +64,7 @@ type keyer struct {
 	mode     KeyMode
 	resolver Resolver
 	ttl      time.Duration
+	timeout  time.Duration
 	clock    Clock
 
 	mu  sync.Mutex
@@ -70,38 +77,57 @@ type resolved struct {
 	expires  time.Time
 }
 
-func newKeyer(mode KeyMode, r Resolver, ttl time.Duration, clock Clock) (*keyer, error) {
+func newKeyer(mode KeyMode, r Resolver, ttl, timeout time.Duration, clock Clock) (*keyer, error) {
 	if mode > KeyIP {
 		return nil, fmt.Errorf("%w: unknown %v", ErrInvalidConfig, mode)
 	}
 	if r == nil {
 		r = net.DefaultResolver
 	}
-	return &keyer{mode: mode, resolver: r, ttl: ttl, clock: clock}, nil
+	return &keyer{mode: mode, resolver: r, ttl: ttl, timeout: timeout, clock: clock}, nil
 }
 
-// Key returns the politeness key of u under the configured KeyMode. It fails
-// with ErrNoHost for a URL without a host and, in KeyIP mode, with the
-// resolver's error (wrapped) when the host cannot be resolved; only KeyIP
-// mode blocks, and only on a cache miss.
-func (l *HostLimiter) Key(ctx context.Context, u *url.URL) (string, error) {
+// Key returns the politeness key of u under the configured KeyMode, or ""
+// for a URL without a host. Its signature is the frontier's and the robots
+// gate's key function, so a crawler passes lim.Key to both and every part
+// paces under one key. Only KeyIP mode can block, on a cache miss, for at
+// most ResolveTimeout.
+func (l *HostLimiter) Key(u *url.URL) string {
 	host := hostKey(u.Hostname())
 	if host == "" {
-		return "", fmt.Errorf("%w: %q", ErrNoHost, u.Redacted())
+		return ""
 	}
 	switch l.keys.mode {
 	case KeyDomain:
 		if net.ParseIP(host) != nil {
-			return host, nil
+			return host
 		}
 		if d, err := publicsuffix.EffectiveTLDPlusOne(strings.TrimSuffix(host, ".")); err == nil {
-			return d, nil
+			return d
 		}
-		return host, nil
+		return host
 	case KeyIP:
-		return l.keys.resolve(ctx, host)
+		return l.keys.resolve(host, l.log)
 	}
-	return host, nil
+	port := u.Port()
+	if port != "" {
+		p, err := strconv.ParseUint(port, 10, 16)
+		switch {
+		case err != nil || p == 0:
+			port = "" // not a port; the fetch will fail on it anyway
+		case p == 80 && strings.EqualFold(u.Scheme, "http"), p == 443 && strings.EqualFold(u.Scheme, "https"):
+			port = ""
+		default:
+			port = strconv.FormatUint(p, 10)
+		}
+	}
+	if strings.IndexByte(host, ':') >= 0 {
+		host = "[" + host + "]"
+	}
+	if port == "" {
+		return host
+	}
+	return host + ":" + port
 }
 
 // hostKey lower-cases host and folds an internationalised name to punycode,
@@ -119,9 +145,12 @@ func hostKey(host string) string {
 	return host
 }
 
-func (k *keyer) resolve(ctx context.Context, host string) (string, error) {
+// resolve returns host's address, from the cache if it is fresh. A failed
+// lookup is cached too, as the host name itself, so that a dead host does
+// not cost a lookup per link.
+func (k *keyer) resolve(host string, log *slog.Logger) string {
 	if ip := net.ParseIP(host); ip != nil {
-		return ip.String(), nil
+		return ip.String()
 	}
 	now := k.clock.Now()
 	k.mu.Lock()
@@ -130,24 +159,27 @@ func (k *keyer) resolve(ctx context.Context, host string) (string, error) {
 		if now.Before(r.expires) {
 			k.lru.MoveToFront(e)
 			k.mu.Unlock()
-			return r.ip, nil
+			return r.ip
 		}
 	}
 	k.mu.Unlock()
 
 	// Resolve without the lock: a slow DNS server must not stall every
-	// other key. Two concurrent misses for one host resolve twice, which is
-	// harmless.
+	// other key. Concurrent misses for one host are merged by net.Resolver.
+	ctx, cancel := context.WithTimeout(context.Background(), k.timeout)
 	addrs, err := k.resolver.LookupIPAddr(ctx, host)
-	if err != nil {
-		return "", fmt.Errorf("ratelimit: resolve %q: %w", host, err)
+	cancel()
+	key := host
+	switch {
+	case err != nil:
+		log.Debug("ratelimit: resolving failed, keying by name", "host", host, "err", err)
+	case len(addrs) == 0:
+		log.Debug("ratelimit: no addresses, keying by name", "host", host)
+	default:
+		// The resolver orders addresses by preference (RFC 6724); the
+		// first is the one a dialer tries first.
+		key = addrs[0].IP.String()
 	}
-	if len(addrs) == 0 {
-		return "", fmt.Errorf("ratelimit: resolve %q: no addresses", host)
-	}
-	// The resolver orders addresses by preference (RFC 6724); the first is
-	// the one a dialer tries first.
-	ip := addrs[0].IP.String()
 
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -156,15 +188,15 @@ func (k *keyer) resolve(ctx context.Context, host string) (string, error) {
 	}
 	if e, ok := k.ips[host]; ok {
 		r := e.Value.(*resolved)
-		r.ip, r.expires = ip, now.Add(k.ttl)
+		r.ip, r.expires = key, now.Add(k.ttl)
 		k.lru.MoveToFront(e)
-		return ip, nil
+		return key
 	}
-	k.ips[host] = k.lru.PushFront(&resolved{host: host, ip: ip, expires: now.Add(k.ttl)})
+	k.ips[host] = k.lru.PushFront(&resolved{host: host, ip: key, expires: now.Add(k.ttl)})
 	for len(k.ips) > resolveCacheSize {
 		e := k.lru.Back()
 		k.lru.Remove(e)
 		delete(k.ips, e.Value.(*resolved).host)
 	}
-	return ip, nil
+	return key
 }

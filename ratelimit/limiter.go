@@ -17,13 +17,14 @@ import (
 
 // Defaults used for zero Config fields.
 const (
-	DefaultMinDelay      = time.Second
-	DefaultMaxDelay      = 60 * time.Second
-	DefaultConcurrency   = 1
-	DefaultMaxRetryAfter = time.Hour
-	DefaultJitter        = 0.1
-	DefaultIdleTimeout   = 5 * time.Minute
-	DefaultResolveTTL    = 5 * time.Minute
+	DefaultMinDelay       = time.Second
+	DefaultMaxDelay       = 60 * time.Second
+	DefaultConcurrency    = 1
+	DefaultMaxRetryAfter  = time.Hour
+	DefaultJitter         = 0.1
+	DefaultIdleTimeout    = 5 * time.Minute
+	DefaultResolveTTL     = 5 * time.Minute
+	DefaultResolveTimeout = 5 * time.Second
 )
 
 // NoMinDelay is a Config.MinDelay that asks for no minimum delay at all, so
@@ -41,11 +42,8 @@ const fullRecheck = 100 * time.Millisecond
 // evictScan bounds the idle keys examined per call, keeping eviction O(1).
 const evictScan = 8
 
-// Errors returned by New and Key.
-var (
-	ErrInvalidConfig = errors.New("ratelimit: invalid config")
-	ErrNoHost        = errors.New("ratelimit: URL has no host")
-)
+// ErrInvalidConfig is returned, wrapped, by New for an inconsistent Config.
+var ErrInvalidConfig = errors.New("ratelimit: invalid config")
 
 // Clock is the source of time. *fakeclock.Clock satisfies it; nil means real
 // time.
@@ -99,6 +97,10 @@ type Config struct {
 	// ResolveTTL is how long KeyIP caches a resolved address. Zero means
 	// DefaultResolveTTL.
 	ResolveTTL time.Duration
+
+	// ResolveTimeout bounds one KeyIP lookup. Zero means
+	// DefaultResolveTimeout.
+	ResolveTimeout time.Duration
 
 	// IdleTimeout is how long a key must be idle (no request in flight, no
 	// pause, bucket full) before its state is forgotten. Zero means
@@ -231,8 +233,8 @@ func New(cfg Config) (*HostLimiter, error) {
 	case l.jitter < 0:
 		l.jitter = 0
 	}
-	if l.maxDelay < 0 || l.maxRetryAfter < 0 || l.idleTimeout < 0 || cfg.ResolveTTL < 0 {
-		return nil, fmt.Errorf("%w: negative MaxDelay, MaxRetryAfter, IdleTimeout or ResolveTTL", ErrInvalidConfig)
+	if l.maxDelay < 0 || l.maxRetryAfter < 0 || l.idleTimeout < 0 || cfg.ResolveTTL < 0 || cfg.ResolveTimeout < 0 {
+		return nil, fmt.Errorf("%w: negative MaxDelay, MaxRetryAfter, IdleTimeout, ResolveTTL or ResolveTimeout", ErrInvalidConfig)
 	}
 	if l.minDelay > l.maxDelay {
 		return nil, fmt.Errorf("%w: MinDelay %v exceeds MaxDelay %v", ErrInvalidConfig, l.minDelay, l.maxDelay)
@@ -246,7 +248,8 @@ func New(cfg Config) (*HostLimiter, error) {
 	if l.log == nil {
 		l.log = slog.New(slog.DiscardHandler)
 	}
-	keys, err := newKeyer(cfg.Key, cfg.Resolver, orDefault(cfg.ResolveTTL, DefaultResolveTTL), l.clock)
+	keys, err := newKeyer(cfg.Key, cfg.Resolver, orDefault(cfg.ResolveTTL, DefaultResolveTTL),
+		orDefault(cfg.ResolveTimeout, DefaultResolveTimeout), l.clock)
 	if err != nil {
 		return nil, err
 	}

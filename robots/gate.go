@@ -83,11 +83,12 @@ type GateConfig struct {
 	// Pacer, if set, paces robots.txt fetches; see Pacer and PaceObserver.
 	Pacer Pacer
 
-	// Key returns the Pacer's key for a robots.txt URL. Pass the method
-	// value of the limiter's key function, (*ratelimit.HostLimiter).Key, so
-	// the gate and the crawler agree. Nil means the URL's host name,
-	// lower-cased and in punycode, without port.
-	Key func(ctx context.Context, u *url.URL) (string, error)
+	// Key returns the Pacer's key for a robots.txt URL. Pass the same key
+	// function the frontier and the limiter use (a *ratelimit.HostLimiter's
+	// Key method value), so that a robots.txt fetch is paced under its
+	// host's key. Nil means u.Host: the host, lower-cased and in punycode,
+	// with any non-default port, which is also the frontier's default.
+	Key func(u *url.URL) string
 
 	// Clock supplies time. Nil means real time.
 	Clock Clock
@@ -253,7 +254,7 @@ type Gate struct {
 	userAgent   string
 	pacer       Pacer
 	observer    PaceObserver
-	key         func(ctx context.Context, u *url.URL) (string, error)
+	key         func(u *url.URL) string
 	clock       Clock
 	log         *slog.Logger
 	cacheSize   int

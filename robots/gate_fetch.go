@@ -23,14 +23,9 @@ func (g *Gate) fetch(ctx context.Context, auth string, prev *Entry) (*Entry, err
 		return nil, fmt.Errorf("robots: %s: %w", robotsURL, err)
 	}
 
-	key, err := g.pacerKey(ctx, u)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("robots: fetch %s: %w", robotsURL, ctx.Err())
-		}
-		// The key function resolves the host in some modes: a failure
-		// there is a DNS failure, which makes robots.txt unreachable.
-		return g.failed(auth, robotsURL, prev, 0, nil, err), nil
+	key := u.Host
+	if g.key != nil {
+		key = g.key(u)
 	}
 	if g.pacer != nil {
 		if err := g.pacer.Wait(ctx, key); err != nil {
@@ -74,13 +69,6 @@ func (g *Gate) fetch(ctx context.Context, auth string, prev *Entry) (*Entry, err
 	e.Status = status
 	g.log.Debug("robots: fetched", "url", robotsURL, "outcome", e.Outcome, "status", status, "expires", e.Expires)
 	return e, nil
-}
-
-func (g *Gate) pacerKey(ctx context.Context, u *url.URL) (string, error) {
-	if g.key != nil {
-		return g.key(ctx, u)
-	}
-	return u.Hostname(), nil
 }
 
 // get requests robotsURL and reads at most MaxSize+1 bytes of a 2xx body,
