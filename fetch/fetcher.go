@@ -138,8 +138,8 @@ type Fetcher struct {
 	// downloaded; bytes past it are not read and the Page is marked
 	// Truncated. Zero means DefaultMaxBodySize.
 	MaxBodySize int64
-	// MaxRedirects bounds redirect chains for Follow and the sitemap walker
-	// helpers that consult it; zero means DefaultMaxRedirects.
+	// MaxRedirects bounds the redirect chains Follow walks; zero means
+	// DefaultMaxRedirects.
 	MaxRedirects int
 
 	// Accept, if non-nil, is asked about every non-redirect response once
