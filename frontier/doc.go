@@ -60,11 +60,14 @@
 // The Store interface holds what grows with the crawl, the seen-set and the
 // queues; the Frontier keeps only per-key scheduling state (the heap,
 // in-flight counts, limits, timers), which grows with the number of active
-// hosts. MemoryStore is the in-memory Store: about 48 bytes per queued URL
-// plus buffer slack and a 64-bit hash per seen URL, well under 120 bytes
-// per queued URL beyond the URL string itself (see BENCHMARKS.md). Its
-// seen-set stores hashes, so two URLs may collide (probability about
-// n²/2⁶⁵ for n URLs); MemoryStore.ExactSeen trades memory for exactness.
+// hosts. MemoryStore is the in-memory Store: a 40-byte record per queued
+// URL plus buffer slack and a 64-bit hash per seen URL. With a million
+// URLs queued at 10 to 1,000 per host, the Frontier and MemoryStore
+// together use 58–76 bytes per URL beyond the URL string itself; each host
+// with queued items adds about 230 bytes, which dominates when hosts have
+// one or two URLs each (see BENCHMARKS.md). The seen-set stores hashes, so
+// two URLs may collide (probability about n²/2⁶⁵ for n URLs);
+// MemoryStore.ExactSeen trades memory for exactness.
 // Because the scheduler only pushes, pops and marks through Store, an
 // on-disk (pebble) or Redis store can follow without scheduler changes.
 //

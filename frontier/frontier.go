@@ -136,7 +136,8 @@ type Config struct {
 	Pacer Pacer
 	// Key returns the politeness key for a canonical URL; nil means the
 	// URL's host[:port] (u.Host; default ports are already dropped). Items
-	// with the same key share a queue and a pace.
+	// with the same key share a queue and a pace. It is called without the
+	// Frontier's lock held, possibly concurrently.
 	Key func(u *url.URL) string
 	// Canonicalizer sets the canonicalisation options Add applies.
 	Canonicalizer Canonicalizer

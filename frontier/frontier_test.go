@@ -97,6 +97,19 @@ func nextAsync(fr *frontier.Frontier) (<-chan result, <-chan struct{}) {
 	return res, blocked
 }
 
+// waitBlocked waits until the Next call behind res blocks; it fails the
+// test if that Next returns instead.
+func waitBlocked(t *testing.T, res <-chan result, blocked <-chan struct{}) {
+	t.Helper()
+	select {
+	case <-blocked:
+	case r := <-res:
+		t.Fatalf("Next returned %v, %v instead of blocking", r.it, r.err)
+	case <-time.After(watchdog):
+		t.Fatal("Next neither blocked nor returned")
+	}
+}
+
 func wantURL(t *testing.T, r result, want string) *frontier.Item {
 	t.Helper()
 	if r.err != nil {
@@ -173,7 +186,7 @@ func TestNextSkipsWaitingHost(t *testing.T) {
 	}
 	// b is busy now, a not ready: Next waits for a exactly.
 	res, blocked := nextAsync(fr)
-	<-blocked
+	waitBlocked(t, res, blocked)
 	if at, ok := clk.NextDeadline(); !ok || !at.Equal(t0.Add(10*time.Second)) {
 		t.Fatalf("Next waits for %v, %v; want %v", at, ok, t0.Add(10*time.Second))
 	}
@@ -186,6 +199,43 @@ func TestNextSkipsWaitingHost(t *testing.T) {
 	done(t, fr, b2)
 }
 
+// Workers holding hosts while they fetch those hosts' robots.txt do not
+// keep other workers from other hosts, and the deferred items come back
+// first, each at its own host's time.
+func TestRobotsFetchesDoNotBlockEachOther(t *testing.T) {
+	clk := fakeclock.New(t0)
+	fr := frontier.New(frontier.Config{Clock: clk, Scope: frontier.ScopeAny})
+	for _, h := range []string{"a", "b", "c"} {
+		mustAdd(t, fr, frontier.Item{URL: "http://" + h + "/1"})
+		mustAdd(t, fr, frontier.Item{URL: "http://" + h + "/2"})
+	}
+	// Three workers each take a host and start on its robots.txt.
+	a1, b1, c1 := next(t, fr), next(t, fr), next(t, fr)
+	if a1.Key != "a" || b1.Key != "b" || c1.Key != "c" {
+		t.Fatalf("got keys %s %s %s", a1.Key, b1.Key, c1.Key)
+	}
+	// b's robots.txt arrives first; b may be fetched again in 2 s, a in 1 s.
+	if err := fr.Defer(b1, t0.Add(2*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if err := fr.Defer(a1, t0.Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	res, blocked := nextAsync(fr)
+	waitBlocked(t, res, blocked)
+	clk.Advance(time.Second)
+	a1 = wantURL(t, <-res, "http://a/1")
+	res, blocked = nextAsync(fr)
+	waitBlocked(t, res, blocked)
+	clk.Advance(time.Second)
+	b1 = wantURL(t, <-res, "http://b/1")
+	// Each host's second item follows its first.
+	for _, it := range []*frontier.Item{c1, a1, b1} {
+		done(t, fr, it)
+		done(t, fr, wantURL(t, result{next(t, fr), nil}, it.URL[:len(it.URL)-1]+"2"))
+	}
+}
+
 func TestNextWakesExactlyAtReadyAt(t *testing.T) {
 	clk := fakeclock.New(t0)
 	p := &fakePacer{}
@@ -194,7 +244,7 @@ func TestNextWakesExactlyAtReadyAt(t *testing.T) {
 	mustAdd(t, fr, frontier.Item{URL: "http://a/1"})
 
 	res, blocked := nextAsync(fr)
-	<-blocked
+	waitBlocked(t, res, blocked)
 	clk.BlockUntil(1)
 	clk.Advance(10*time.Second - time.Nanosecond)
 	select {
@@ -220,7 +270,7 @@ func TestAddWakesWaiter(t *testing.T) {
 	fr := frontier.New(frontier.Config{Clock: clk, Pacer: p, Scope: frontier.ScopeAny})
 	mustAdd(t, fr, frontier.Item{URL: "http://a/1"})
 	res, blocked := nextAsync(fr)
-	<-blocked
+	waitBlocked(t, res, blocked)
 	mustAdd(t, fr, frontier.Item{URL: "http://b/1"})
 	wantURL(t, <-res, "http://b/1")
 	if !clk.Now().Equal(t0) {
@@ -238,9 +288,9 @@ func TestEarlierHostRearmsTimer(t *testing.T) {
 	fr := frontier.New(frontier.Config{Clock: clk, Pacer: p, Scope: frontier.ScopeAny})
 	mustAdd(t, fr, frontier.Item{URL: "http://a/1"})
 	res, blocked := nextAsync(fr)
-	<-blocked
+	waitBlocked(t, res, blocked)
 	mustAdd(t, fr, frontier.Item{URL: "http://b/1"})
-	<-blocked // woken by Add, waiting again
+	waitBlocked(t, res, blocked) // woken by Add, waiting again
 	clk.BlockUntil(2)
 	if at, _ := clk.NextDeadline(); !at.Equal(t0.Add(5 * time.Second)) {
 		t.Fatalf("earliest timer at %v, want %v", at, t0.Add(5*time.Second))
@@ -258,7 +308,7 @@ func TestPacerRecheckedOnPop(t *testing.T) {
 	mustAdd(t, fr, frontier.Item{URL: "http://a/1"})
 	p.set("a", t0.Add(5*time.Second)) // e.g. a 429 seen by another worker
 	res, blocked := nextAsync(fr)
-	<-blocked
+	waitBlocked(t, res, blocked)
 	if at, ok := clk.NextDeadline(); !ok || !at.Equal(t0.Add(5*time.Second)) {
 		t.Fatalf("Next waits for %v, %v; want %v", at, ok, t0.Add(5*time.Second))
 	}
@@ -290,7 +340,7 @@ func TestDefer(t *testing.T) {
 	done(t, fr, wantURL(t, result{next(t, fr), nil}, "http://b/1"))
 
 	res, blocked := nextAsync(fr)
-	<-blocked
+	waitBlocked(t, res, blocked)
 	if at, ok := clk.NextDeadline(); !ok || !at.Equal(t0.Add(30*time.Second)) {
 		t.Fatalf("Next waits for %v, %v; want %v", at, ok, t0.Add(30*time.Second))
 	}
@@ -318,7 +368,7 @@ func TestDeferAndPacer(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, blocked := nextAsync(fr)
-	<-blocked
+	waitBlocked(t, res, blocked)
 	if at, _ := clk.NextDeadline(); !at.Equal(t0.Add(20 * time.Second)) {
 		t.Fatalf("Next waits for %v, want %v", at, t0.Add(20*time.Second))
 	}
@@ -336,7 +386,7 @@ func TestPerHost(t *testing.T) {
 		t.Fatalf("got %s, %s", a1.URL, a2.URL)
 	}
 	res, blocked := nextAsync(fr)
-	<-blocked // two in flight: a is busy
+	waitBlocked(t, res, blocked) // two in flight: a is busy
 	if s := fr.Stats(); s.InFlight != 2 || s.Queued != 1 {
 		t.Errorf("Stats = %+v", s)
 	}
@@ -354,7 +404,7 @@ func TestExhaustedOnlyWhenNothingInFlight(t *testing.T) {
 	// The queue is empty but page is in flight: Next waits, and gets the
 	// link page adds (on another host: a is busy until page is done).
 	res, blocked := nextAsync(fr)
-	<-blocked
+	waitBlocked(t, res, blocked)
 	mustAdd(t, fr, page.Child("http://b/child"))
 	child := wantURL(t, <-res, "http://b/child")
 	if child.Depth != 1 || child.Referrer != "http://a/" {
@@ -366,7 +416,7 @@ func TestExhaustedOnlyWhenNothingInFlight(t *testing.T) {
 	var rs []<-chan result
 	for range 2 {
 		res, blocked := nextAsync(fr)
-		<-blocked
+		waitBlocked(t, res, blocked)
 		rs = append(rs, res)
 	}
 	done(t, fr, child)
@@ -393,14 +443,18 @@ func TestCloseAndCancelUnblock(t *testing.T) {
 		_, err := fr.Next(ctx)
 		ctxRes <- err
 	}()
-	<-blocked
+	select {
+	case <-blocked:
+	case err := <-ctxRes:
+		t.Fatalf("Next returned %v instead of blocking", err)
+	}
 	cancel()
 	if err := <-ctxRes; !errors.Is(err, context.Canceled) {
 		t.Errorf("Next after cancel = %v, want context.Canceled", err)
 	}
 
 	res, blocked2 := nextAsync(fr)
-	<-blocked2
+	waitBlocked(t, res, blocked2)
 	fr.Close()
 	if r := <-res; !errors.Is(r.err, frontier.ErrClosed) {
 		t.Errorf("Next after Close = %v, want ErrClosed", r.err)
@@ -682,54 +736,38 @@ func TestPacedHostsKeepWorkersBusy(t *testing.T) {
 		fmt.Sscanf(key, "h%d", &h)
 		return time.Duration(h+1) * time.Second
 	}
-	got := 0
-	for got < hosts*3 {
-		// Everything ready now must come out without the clock moving.
-		ctx, cancel := context.WithCancel(context.Background())
-		blocked := make(chan struct{}, 1)
-		frontier.SetWaitHook(fr, func() {
+	for range hosts * 3 {
+		// Whatever is ready must come out without the clock moving; if
+		// Next blocks, the clock jumps to the earliest pending timer (a
+		// stale one may come first), and the item handed out must have
+		// become ready exactly then.
+		res, blocked := nextAsync(fr)
+		var r result
+		advanced := false
+		for r.it == nil && r.err == nil {
 			select {
-			case blocked <- struct{}{}:
-			default:
+			case r = <-res:
+			case <-blocked:
+				at, ok := clk.NextDeadline()
+				if !ok {
+					t.Fatal("Next blocked with no timer")
+				}
+				clk.Set(at)
+				advanced = true
 			}
-		})
-		res := make(chan result, 1)
-		go func() {
-			it, err := fr.Next(ctx)
-			res <- result{it, err}
-		}()
-		select {
-		case r := <-res:
-			cancel()
-			if r.err != nil {
-				t.Fatal(r.err)
-			}
-			if at := p.ReadyAt(r.it.Key); at.After(clk.Now()) {
-				t.Fatalf("%s handed out at %v, ready at %v", r.it.URL, clk.Now(), at)
-			}
-			p.set(r.it.Key, clk.Now().Add(gap(r.it.Key)))
-			done(t, fr, r.it)
-			got++
-		case <-blocked:
-			// Nothing ready: the clock may advance to the next deadline,
-			// which must be the earliest pacer time among queued hosts.
-			at, ok := clk.NextDeadline()
-			if !ok {
-				t.Fatal("Next blocked with no timer")
-			}
-			clk.Set(at)
-			r := <-res
-			cancel()
-			if r.err != nil {
-				t.Fatal(r.err)
-			}
-			if ready := p.ReadyAt(r.it.Key); !ready.Equal(clk.Now()) {
-				t.Fatalf("woke at %v for %s ready at %v", clk.Now(), r.it.Key, ready)
-			}
-			p.set(r.it.Key, clk.Now().Add(gap(r.it.Key)))
-			done(t, fr, r.it)
-			got++
 		}
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		ready := p.ReadyAt(r.it.Key)
+		if ready.After(clk.Now()) {
+			t.Fatalf("%s handed out at %v, ready at %v", r.it.URL, clk.Now(), ready)
+		}
+		if advanced && !ready.Equal(clk.Now()) {
+			t.Fatalf("%s handed out at %v, ready since %v: a worker idled", r.it.URL, clk.Now(), ready)
+		}
+		p.set(r.it.Key, clk.Now().Add(gap(r.it.Key)))
+		done(t, fr, r.it)
 	}
 	// h0 is fetched at 0,1,2 s; the slowest host h4 at 0,5,10 s.
 	if want := t0.Add(10 * time.Second); !clk.Now().Equal(want) {
