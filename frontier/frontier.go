@@ -302,10 +302,11 @@ func (f *Frontier) add(ctx context.Context, it Item, seed bool) error {
 		if !seed && !f.inScope(u) {
 			return ErrScope
 		}
-	case f.scope == ScopeSeedHosts:
-		name = canon[sp.start:sp.nameEnd]
+	case f.scope == ScopeAny:
 	case f.scope == ScopeSeedDomains:
 		name = registrableDomain(canon[sp.start:sp.nameEnd])
+	default: // ScopeSeedHosts, and values this version does not know
+		name = canon[sp.start:sp.nameEnd]
 	}
 	it.URL = canon
 	it.host = nil

@@ -586,6 +586,13 @@ func TestScope(t *testing.T) {
 			out: []string{"http://other.co.uk/", "http://co.uk/", "http://127.0.0.2/", "http://example.com/"},
 		},
 		{
+			name:  "unknown mode acts as seed hosts",
+			cfg:   frontier.Config{Scope: frontier.Scope(99)},
+			seeds: []string{"http://a/"},
+			in:    []string{"http://a/x"},
+			out:   []string{"http://b/"},
+		},
+		{
 			name:  "any",
 			cfg:   frontier.Config{Scope: frontier.ScopeAny},
 			seeds: []string{"http://a/"},
