@@ -2,6 +2,7 @@ package robots
 
 import (
 	"bytes"
+	"hash/maphash"
 	"math"
 	"slices"
 	"strconv"
@@ -41,8 +42,9 @@ func Parse(body []byte) *Robots {
 		s = s[1:]
 	}
 	var p parser
-	p.arena = make([]byte, 0, len(s)/2+16)
-	var lines lineSplitter
+	p.arena = make([]byte, 0, len(s)+16) // patterns grow only when %-encoded
+	p.rules = make([]rule, 0, len(s)/32)
+	lines := lineSplitter{lf: -2, cr: -2}
 	line := 0
 	for {
 		end := lines.next(s)
@@ -65,13 +67,10 @@ func Parse(body []byte) *Robots {
 // line, so a file with only CR line ends is not rescanned for LF per line.
 type lineSplitter struct {
 	lf, cr int // offsets of the next LF and CR; -1 none left, -2 unknown
-	init   bool
 }
 
+// next returns the length of the first line of s, the rest of the input.
 func (ls *lineSplitter) next(s string) int {
-	if !ls.init {
-		ls.lf, ls.cr, ls.init = -2, -2, true
-	}
 	if ls.lf == -2 {
 		ls.lf = strings.IndexByte(s, '\n')
 	}
@@ -579,11 +578,9 @@ func markDuplicates(dups []bool, run []uint64, own []rule, text string, hashes *
 		return text[r.off : r.off+uint32(r.n)]
 	}
 	hs := (*hashes)[:0]
+	seed := maphash.MakeSeed() // equal patterns hash alike whatever the seed
 	for j := range run {
-		h := uint64(14695981039346656037) // FNV-1a
-		for _, c := range []byte(pat(uint64(j))) {
-			h = (h ^ uint64(c)) * 1099511628211
-		}
+		h := maphash.String(seed, pat(uint64(j)))
 		hs = append(hs, h&^(1<<idxBits-1)|uint64(j))
 	}
 	slices.Sort(hs)

@@ -139,7 +139,9 @@ func (r *Robots) Groups() []*Group {
 }
 
 // Agents returns the product tokens of the group's User-agent lines ("*"
-// for the global group), in file order.
+// for the global group), in file order. For a Group of Robots.Group that
+// merges several groups of the file, it is the one token they share, as
+// first written.
 func (g *Group) Agents() []string {
 	if g == nil {
 		return nil
