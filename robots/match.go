@@ -90,6 +90,10 @@ func matchWild(p, pat string, anchor bool) bool {
 	return pat == "" || strings.Contains(p[pos:], pat)
 }
 
+// stackPath is how long a normalised path may be to be built on the stack;
+// longer ones borrow a buffer from the Robots' pool.
+const stackPath = 2048
+
 // decide returns the rule that decides pathQuery, or nil if none matches
 // (or pathQuery is /robots.txt).
 func (g *Group) decide(pathQuery string) *rule {
@@ -98,18 +102,35 @@ func (g *Group) decide(pathQuery string) *rule {
 	if len(pq) == 0 || pq[0] != '/' {
 		pq, slash = splitPathQuery(pq) // an absolute URL, or a bare query
 	}
-	var buf [2048]byte
-	p := pq
-	if slash || needsEscape(pq) {
+	if !slash && !needsEscape(pq) {
+		return g.best(pq)
+	}
+	// Normalise: at most 3 bytes per input byte, and a leading '/'.
+	if 3*len(pq)+1 <= stackPath || g.buffers == nil {
+		var buf [stackPath]byte
 		b := buf[:0]
 		if slash {
 			b = append(b, '/')
 		}
 		b = appendEscapedPath(b, pq)
-		// b lives on the stack unless it outgrew buf; p does not outlive
-		// this call.
-		p = unsafe.String(unsafe.SliceData(b), len(b))
+		// b is on the stack unless it outgrew buf; the string does not
+		// outlive this call.
+		return g.best(unsafe.String(unsafe.SliceData(b), len(b)))
 	}
+	pb := g.buffers.Get().(*[]byte)
+	b := (*pb)[:0]
+	if slash {
+		b = append(b, '/')
+	}
+	b = appendEscapedPath(b, pq)
+	r := g.best(unsafe.String(unsafe.SliceData(b), len(b)))
+	*pb = b[:0]
+	g.buffers.Put(pb)
+	return r
+}
+
+// best returns the rule that decides the normalised path p.
+func (g *Group) best(p string) *rule {
 	if isRobotsTxt(p) {
 		return nil
 	}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unsafe"
 )
@@ -433,6 +434,7 @@ func (p *parser) finish() *Robots {
 
 	robots := &Robots{}
 	if len(p.groups) > 0 {
+		buffers := &sync.Pool{New: func() any { b := make([]byte, 0, 4*stackPath); return &b }}
 		rules := p.sortRules(text)
 		groups := make([]Group, len(p.groups))
 		sets := make([][]rule, len(p.groups))
@@ -446,6 +448,7 @@ func (p *parser) finish() *Robots {
 			sets[i] = rules[rg.rules:rg.rulesEnd:rg.rulesEnd]
 			groups[i] = Group{
 				text:     text,
+				buffers:  buffers,
 				agents:   agents[rg.agents:rg.agentsEnd:rg.agentsEnd],
 				sets:     sets[i : i+1 : i+1],
 				delay:    rg.delay,
@@ -454,7 +457,7 @@ func (p *parser) finish() *Robots {
 			}
 			robots.groups[i] = &groups[i]
 		}
-		p.mergeGroups(robots, groups, text)
+		p.mergeGroups(robots, groups, text, buffers)
 	}
 	if len(p.sitemaps) > 0 {
 		robots.sitemaps = make([]string, len(p.sitemaps))
@@ -611,7 +614,7 @@ func markDuplicates(dups []bool, run []uint64, own []rule, text string, hashes *
 // mergeGroups fills robots.byAgent and robots.star: for each product token,
 // its group, or the groups naming it merged into one. Memory stays linear in
 // the input: a merged group refers to the rule lists of its groups.
-func (p *parser) mergeGroups(robots *Robots, groups []Group, text string) {
+func (p *parser) mergeGroups(robots *Robots, groups []Group, text string, buffers *sync.Pool) {
 	type entry struct {
 		key  string
 		name int // index into p.agents
@@ -636,7 +639,7 @@ func (p *parser) mergeGroups(robots *Robots, groups []Group, text string) {
 		g := &groups[run[0].g]
 		if run[n-1].g != run[0].g {
 			name := p.agents[run[0].name].name
-			g = &Group{text: text, agents: []string{text[name.off : name.off+name.n]}, line: g.line}
+			g = &Group{text: text, buffers: buffers, agents: []string{text[name.off : name.off+name.n]}, line: g.line}
 			for j, e := range run {
 				if j > 0 && e.g == run[j-1].g {
 					continue // the token appears twice in one group

@@ -3,6 +3,7 @@ package robots
 import (
 	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -25,7 +26,8 @@ type Robots struct {
 // file, or several groups with the same product token merged. It is
 // immutable and safe for concurrent use. A nil *Group allows everything.
 type Group struct {
-	text     string // backs every rule's pattern
+	text     string     // backs every rule's pattern
+	buffers  *sync.Pool // of *[]byte, for normalising long paths; shared by a Robots' groups
 	agents   []string
 	sets     [][]rule // one rule list per merged group, each in precedence order
 	delay    time.Duration
