@@ -792,3 +792,70 @@ func TestConcurrentUse(t *testing.T) {
 		t.Error(e)
 	}
 }
+
+// Long runs of rules of one length are deduplicated by hashing, short ones
+// pairwise; both keep the earliest line.
+func TestDuplicateRules(t *testing.T) {
+	for _, n := range []int{5, 40, 300} {
+		var sb strings.Builder
+		sb.WriteString("User-agent: *\n")
+		for i := range n {
+			fmt.Fprintf(&sb, "Disallow: /%03d\n", i%(n/2+1)) // every pattern twice, but the last
+			fmt.Fprintf(&sb, "Allow: /%03d\n", i%3)
+		}
+		r := Parse([]byte(sb.String()))
+		rules := r.Group("x").Rules()
+		seen := map[Rule]bool{}
+		disallows := 0
+		for _, rule := range rules {
+			k := Rule{Allow: rule.Allow, Pattern: rule.Pattern}
+			if seen[k] {
+				t.Errorf("n=%d: duplicate %+v", n, rule)
+			}
+			seen[k] = true
+			if !rule.Allow {
+				disallows++
+				var want int
+				fmt.Sscanf(rule.Pattern, "/%d", &want)
+				if rule.Line != 2+2*want {
+					t.Errorf("n=%d: %+v kept, want the first, on line %d", n, rule, 2+2*want)
+				}
+			}
+		}
+		if disallows != n/2+1 {
+			t.Errorf("n=%d: %d Disallow rules left, want %d", n, disallows, n/2+1)
+		}
+		if len(rules)-disallows != 3 {
+			t.Errorf("n=%d: %d Allow rules left, want 3", n, len(rules)-disallows)
+		}
+	}
+}
+
+// Rules of very different lengths take the comparison sort, rules of few
+// lengths the counting sort; both give precedence order.
+func TestRuleOrderManyRules(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, maxLen := range []int{8, 5000} {
+		var sb strings.Builder
+		sb.WriteString("User-agent: *\n")
+		for range 200 {
+			kind := []string{"Allow", "Disallow"}[rng.IntN(2)]
+			fmt.Fprintf(&sb, "%s: /%s\n", kind, strings.Repeat("a", rng.IntN(maxLen)))
+		}
+		rules := Parse([]byte(sb.String())).Group("x").Rules()
+		for i := 1; i < len(rules); i++ {
+			a, b := rules[i-1], rules[i]
+			if len(a.Pattern) < len(b.Pattern) || len(a.Pattern) == len(b.Pattern) && (!a.Allow && b.Allow || a.Allow == b.Allow && a.Line > b.Line) {
+				t.Fatalf("maxLen %d: %+v before %+v", maxLen, a, b)
+			}
+		}
+	}
+}
+
+func TestLongAgentToken(t *testing.T) {
+	long := strings.Repeat("VeryLongBot", 10)
+	r := Parse([]byte("User-agent: " + long + "\nDisallow: /\n"))
+	if r.Allowed(long+"/1.0", "/x") || r.Allowed(strings.ToLower(long), "/x") || !r.Allowed("VeryLongBot", "/x") {
+		t.Error("long product tokens are not matched exactly and case-insensitively")
+	}
+}
