@@ -464,10 +464,15 @@ func (f *Frontier) nextLocked() (*Item, error) {
 		// The pacer may have pushed the key back since it was scheduled
 		// (a 429, a Retry-After): ask again before handing it out.
 		if f.pacer != nil {
+			// A pacer answers "now" for a ready key by reading its own
+			// clock, after ours: compare against a fresh reading, or a
+			// ready key would look a few nanoseconds early forever.
 			if r := f.nanos(f.pacer.ReadyAt(h.key)); r > now {
-				top.at = r
-				f.ready.fix(0)
-				continue
+				if now = f.nanos(f.clock.Now()); r > now {
+					top.at = r
+					f.ready.fix(0)
+					continue
+				}
 			}
 		}
 		it, ok, err := f.store.Pop(h.key)

@@ -781,3 +781,25 @@ func TestPacedHostsKeepWorkersBusy(t *testing.T) {
 		t.Errorf("crawl ended at %v, want %v", clk.Now(), want)
 	}
 }
+
+// nowPacer says every key is ready at its own reading of the real clock, as
+// ratelimit.HostLimiter does for a key with a token in its bucket. That
+// reading is always a little after the Frontier's, which must not make a
+// ready key look forever early.
+type nowPacer struct{}
+
+func (nowPacer) ReadyAt(string) time.Time { return time.Now() }
+
+func TestPacerAnsweringNowOnRealClock(t *testing.T) {
+	fr := frontier.New(frontier.Config{Pacer: nowPacer{}, Scope: frontier.ScopeAny})
+	mustAdd(t, fr, frontier.Item{URL: "http://a/1"})
+	ctx, cancel := context.WithTimeout(context.Background(), watchdog)
+	defer cancel()
+	it, err := fr.Next(ctx)
+	if err != nil {
+		t.Fatalf("Next: %v (a ready key was never handed out)", err)
+	}
+	if it.URL != "http://a/1" {
+		t.Fatalf("Next = %q", it.URL)
+	}
+}
