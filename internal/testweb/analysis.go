@@ -105,8 +105,11 @@ func (t *Truth) Analyze(entries []Entry, opts AnalyzeOptions) *Report {
 			robotsSeen[key] = true
 			continue
 		}
-		isSitemap := ok && h != nil && h.hasSitemaps() &&
-			(target == sitemapIndexPath || target == sitemapGzipPath || target == sitemapTextPath)
+		// A host whose robots.txt names no sitemap may still be asked for
+		// the conventional /sitemap.xml once: a probe, not a page.
+		isSitemap := ok && h != nil && (h.hasSitemaps() &&
+			(target == sitemapIndexPath || target == sitemapGzipPath || target == sitemapTextPath) ||
+			!h.hasSitemaps() && target == defaultSitemapPath)
 		if isSitemap {
 			r.SitemapRequests++
 		} else {
@@ -118,7 +121,7 @@ func (t *Truth) Analyze(entries []Entry, opts AnalyzeOptions) *Report {
 			r.DistinctPages++
 		}
 		seen[key] = true
-		if e.Status == http.StatusNotFound {
+		if e.Status == http.StatusNotFound && !isSitemap {
 			r.NotFound = append(r.NotFound, e.URL())
 		}
 		if h == nil || !ok {

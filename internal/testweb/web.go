@@ -19,6 +19,7 @@ const (
 	sitemapIndexPath   = "/sitemap_index.xml"
 	sitemapGzipPath    = "/sitemaps/pages.xml.gz"
 	sitemapTextPath    = "/sitemaps/more.txt"
+	defaultSitemapPath = "/sitemap.xml" // probed by crawlers when robots.txt names no sitemap
 	trapPrefix         = "/cal/"
 	trapEntry          = "/cal/2025/01"
 	defaultBodyBytes   = 1024
