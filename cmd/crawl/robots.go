@@ -1,0 +1,216 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/heedcrawl/heed/crawler"
+	"github.com/heedcrawl/heed/robots"
+)
+
+// runRobots implements "crawl robots URL|FILE [agent] [path ...]": it shows
+// how heed reads a robots.txt for an agent — the group chosen, its rules,
+// Crawl-delay, sitemaps and the verdict for each path.
+func runRobots(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("crawl robots", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	ua := fs.String("ua", "", "User-Agent header for the fetch (default built from the agent)")
+	timeout := fs.Duration("timeout", 30*time.Second, "timeout for fetching robots.txt")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, `Usage: crawl robots [flags] URL|FILE [agent] [path ...]
+
+Shows how heed reads a robots.txt for agent (default "heed"): the outcome of
+the fetch, the groups chosen, their rules in precedence order, Crawl-delay,
+sitemaps, and the verdict with the deciding rule for each path (the URL's own
+path when none is given). URL is any URL of the site; FILE a robots.txt on disk.
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() < 1 {
+		fs.Usage()
+		return 2
+	}
+	target := fs.Arg(0)
+	agent := crawler.DefaultAgent
+	if fs.NArg() >= 2 {
+		agent = fs.Arg(1)
+	}
+	paths := fs.Args()[min(2, fs.NArg()):]
+
+	var (
+		rb      *robots.Robots
+		source  string
+		outcome string
+	)
+	if st, err := os.Stat(target); err == nil && !st.IsDir() {
+		body, err := os.ReadFile(target)
+		if err != nil {
+			fmt.Fprintf(stderr, "crawl robots: %v\n", err)
+			return 2
+		}
+		rb, source, outcome = robots.Parse(body), target, fmt.Sprintf("read from file (%d bytes)", len(body))
+		if len(paths) == 0 {
+			paths = []string{"/"}
+		}
+	} else {
+		u, err := url.Parse(target)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			fmt.Fprintf(stderr, "crawl robots: %q is neither a readable file nor an http(s) URL\n", target)
+			return 2
+		}
+		c, err := crawler.New(crawler.WithAgent(agentToken(agent)), crawler.WithUserAgent(*ua))
+		if err != nil {
+			fmt.Fprintf(stderr, "crawl robots: %v\n", err)
+			return 2
+		}
+		gate, err := robots.NewGate(robots.GateConfig{
+			Client:    &http.Client{},
+			Agent:     c.Agent(),
+			UserAgent: c.UserAgent(),
+			Timeout:   *timeout,
+		})
+		if err != nil {
+			fmt.Fprintf(stderr, "crawl robots: %v\n", err)
+			return 1
+		}
+		e, err := gate.Entry(ctx, u)
+		if err != nil {
+			fmt.Fprintf(stderr, "crawl robots: %v\n", err)
+			return 1
+		}
+		rb, source = e.Robots, e.URL
+		outcome = fmt.Sprintf("%s (status %d)", e.Outcome, e.Status)
+		if e.Err != nil {
+			outcome += ": " + e.Err.Error()
+		}
+		switch e.Outcome {
+		case robots.OutcomeUnavailable:
+			outcome += " — no robots.txt: everything allowed"
+		case robots.OutcomeUnreachable:
+			outcome += " — unreachable: everything disallowed until it can be fetched"
+		}
+		if len(paths) == 0 {
+			paths = []string{gatePath(u)}
+		}
+	}
+	printRobots(stdout, source, outcome, rb, agent, paths)
+	return 0
+}
+
+// agentToken returns the product token of agent ("FooBot/1.2" → "FooBot").
+func agentToken(agent string) string {
+	end := 0
+	for end < len(agent) {
+		c := agent[end]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c == '-') {
+			break
+		}
+		end++
+	}
+	if end == 0 {
+		return crawler.DefaultAgent
+	}
+	return agent[:end]
+}
+
+func gatePath(u *url.URL) string {
+	p := u.EscapedPath()
+	if p == "" {
+		p = "/"
+	}
+	if u.RawQuery != "" {
+		p += "?" + u.RawQuery
+	}
+	return p
+}
+
+func printRobots(w io.Writer, source, outcome string, rb *robots.Robots, agent string, paths []string) {
+	fmt.Fprintf(w, "robots.txt: %s\n", source)
+	fmt.Fprintf(w, "outcome:    %s\n", outcome)
+	fmt.Fprintf(w, "agent:      %s\n", agent)
+	g := rb.Group(agent)
+	if g == nil {
+		fmt.Fprintln(w, "group:      none applies (no group names this agent and there is no \"*\" group): everything allowed")
+	} else {
+		var lines []string
+		for _, og := range rb.Groups() {
+			if groupMatches(og, agent, g) {
+				lines = append(lines, fmt.Sprintf("line %d (%s)", og.Line(), strings.Join(og.Agents(), ", ")))
+			}
+		}
+		fmt.Fprintf(w, "group:      %s\n", strings.Join(lines, "; "))
+		rules := g.Rules()
+		fmt.Fprintf(w, "rules:      %d, longest match wins, Allow wins ties\n", len(rules))
+		for _, r := range rules {
+			fmt.Fprintf(w, "  line %-5d %-9s %s\n", r.Line, verb(r.Allow)+":", r.Pattern)
+		}
+	}
+	if d, ok := rb.CrawlDelay(agent); ok {
+		fmt.Fprintf(w, "crawl-delay: %v\n", d)
+	} else {
+		fmt.Fprintln(w, "crawl-delay: none")
+	}
+	if h := rb.Host(); h != "" {
+		fmt.Fprintf(w, "host:       %s\n", h)
+	}
+	sm := rb.Sitemaps()
+	fmt.Fprintf(w, "sitemaps:   %d\n", len(sm))
+	for _, s := range sm {
+		fmt.Fprintf(w, "  %s\n", s)
+	}
+	fmt.Fprintln(w, "verdicts:")
+	for _, p := range paths {
+		rule, ok := g.Match(p)
+		allowed := rb.Allowed(agent, p)
+		why := "no rule matches"
+		if ok {
+			why = fmt.Sprintf("line %d %s: %s", rule.Line, verb(rule.Allow), rule.Pattern)
+		}
+		if p == "/robots.txt" {
+			why = "robots.txt itself is always allowed"
+		}
+		fmt.Fprintf(w, "  %-9s %s  (%s)\n", map[bool]string{true: "allowed", false: "DISALLOWED"}[allowed], p, why)
+	}
+}
+
+// groupMatches reports whether og is one of the groups merged into chosen
+// for agent: it names agent's token, or it is a "*" group and no group names
+// the agent.
+func groupMatches(og *robots.Group, agent string, chosen *robots.Group) bool {
+	token := strings.ToLower(agentToken(agent))
+	chosenSpecific := false
+	for _, a := range chosen.Agents() {
+		if strings.ToLower(a) == token {
+			chosenSpecific = true
+		}
+	}
+	for _, a := range og.Agents() {
+		if chosenSpecific && strings.ToLower(a) == token || !chosenSpecific && a == "*" {
+			return true
+		}
+	}
+	return false
+}
+
+func verb(allow bool) string {
+	if allow {
+		return "Allow"
+	}
+	return "Disallow"
+}

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net/url"
+	"strings"
+)
+
+// seedProblem is a seeds-file line that was skipped, with the reason.
+type seedProblem struct {
+	Line   int
+	Text   string
+	Reason string
+}
+
+func (p seedProblem) String() string {
+	return fmt.Sprintf("line %d: %s: %q", p.Line, p.Reason, p.Text)
+}
+
+// maxSeedLine bounds one line of a seeds file; a longer line is reported and skipped
+// rather than ending the read.
+const maxSeedLine = 64 << 10
+
+// readSeeds reads one URL per line. Blank lines and '#' comments (whole-line or
+// trailing after whitespace) are ignored; lines that are not absolute http(s) URLs are
+// returned as problems with their line numbers so the caller can report them and go on.
+func readSeeds(r io.Reader) (seeds []string, problems []seedProblem, err error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	for n := 1; ; n++ {
+		line, tooLong, rerr := readLine(br)
+		if rerr != nil && rerr != io.EOF {
+			return seeds, problems, fmt.Errorf("reading seeds: line %d: %w", n, rerr)
+		}
+		if tooLong {
+			problems = append(problems, seedProblem{Line: n, Text: line[:80] + "…", Reason: "line longer than 64 KiB"})
+		} else if s := seedText(line); s != "" {
+			if reason := checkSeed(s); reason != "" {
+				problems = append(problems, seedProblem{Line: n, Text: s, Reason: reason})
+			} else {
+				seeds = append(seeds, s)
+			}
+		}
+		if rerr == io.EOF {
+			return seeds, problems, nil
+		}
+	}
+}
+
+// readLine returns the next line without its terminator. It never holds more than
+// maxSeedLine bytes of one line; the excess is discarded and tooLong set.
+func readLine(br *bufio.Reader) (line string, tooLong bool, err error) {
+	var b strings.Builder
+	for {
+		chunk, isPrefix, rerr := br.ReadLine()
+		if rerr != nil {
+			if b.Len() > 0 || tooLong {
+				return b.String(), tooLong, nil
+			}
+			return "", false, rerr
+		}
+		if !tooLong {
+			if b.Len()+len(chunk) > maxSeedLine {
+				tooLong = true
+			}
+			b.Write(chunk)
+		}
+		if !isPrefix {
+			return b.String(), tooLong, nil
+		}
+	}
+}
+
+// seedText strips comments, a BOM and surrounding space from one line.
+func seedText(line string) string {
+	line = strings.TrimPrefix(line, "\ufeff")
+	line = strings.TrimSpace(line)
+	if strings.HasPrefix(line, "#") {
+		return ""
+	}
+	if i := strings.Index(line, " #"); i >= 0 {
+		line = line[:i]
+	}
+	if i := strings.Index(line, "\t#"); i >= 0 {
+		line = line[:i]
+	}
+	return strings.TrimSpace(line)
+}
+
+// checkSeed returns why s cannot be a seed, or "" when it can.
+func checkSeed(s string) string {
+	if strings.ContainsAny(s, " \t") {
+		return "more than one field (one URL per line)"
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return "not a URL"
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "http", "https":
+	case "":
+		return "not an absolute URL (want http:// or https://)"
+	default:
+		return "scheme " + u.Scheme + " is not crawlable (want http or https)"
+	}
+	if u.Host == "" {
+		return "no host"
+	}
+	return ""
+}

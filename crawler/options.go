@@ -1,0 +1,445 @@
+package crawler
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/heedcrawl/heed/fetch"
+	"github.com/heedcrawl/heed/frontier"
+	"github.com/heedcrawl/heed/ratelimit"
+)
+
+// Defaults of a Crawler made by New with no options. They are polite: one
+// request at a time per host, at least a second apart, robots.txt always
+// obeyed.
+const (
+	DefaultAgent       = "heed"
+	DefaultWorkers     = 512
+	DefaultPerHost     = 1
+	DefaultMinDelay    = time.Second
+	DefaultMaxDelay    = 60 * time.Second
+	DefaultGracePeriod = 10 * time.Second
+	DefaultRobotsCache = 100_000
+	DefaultPageRetries = 2
+)
+
+// ErrInvalidOption is wrapped by the errors New returns for bad options.
+var ErrInvalidOption = errors.New("crawler: invalid option")
+
+// Clock is the time source of a crawl: pacing, scheduling and the robots.txt
+// cache all read it. internal/fakeclock satisfies it; nil means real time.
+type Clock interface {
+	Now() time.Time
+	After(d time.Duration) <-chan time.Time
+}
+
+// Option configures a Crawler; pass options to New.
+type Option func(*config) error
+
+type config struct {
+	agent          string
+	userAgent      string
+	workers        int
+	perHost        int
+	minDelay       time.Duration
+	maxDelay       time.Duration
+	keyMode        ratelimit.KeyMode
+	scope          frontier.Scope
+	scopeFunc      func(*url.URL) bool
+	maxDepth       int
+	maxPages       int
+	maxPagesHost   int
+	connectTimeout time.Duration
+	headerTimeout  time.Duration
+	timeout        time.Duration
+	bodyLimit      int64
+	sitemaps       bool
+	respectNofollw bool
+	client         *http.Client
+	transport      http.RoundTripper
+	logger         *slog.Logger
+	clock          Clock
+	grace          time.Duration
+	robotsCache    int
+	pageRetries    int
+	robotsWait     time.Duration
+	maxRedirects   int
+	canonicalizer  frontier.Canonicalizer
+	adaptive       float64
+	extractors     map[string][]fetch.Extractor // media type → extractors that replace the defaults
+	extraExtract   []registration               // added to the defaults, in order
+}
+
+type registration struct {
+	mediaType string
+	e         fetch.Extractor
+}
+
+func defaultConfig() config {
+	return config{
+		agent:          DefaultAgent,
+		workers:        DefaultWorkers,
+		perHost:        DefaultPerHost,
+		minDelay:       DefaultMinDelay,
+		maxDelay:       DefaultMaxDelay,
+		grace:          DefaultGracePeriod,
+		robotsCache:    DefaultRobotsCache,
+		pageRetries:    DefaultPageRetries,
+		maxRedirects:   fetch.DefaultMaxRedirects,
+		sitemaps:       true,
+		canonicalizer:  frontier.Canonicalizer{SortQuery: true},
+		respectNofollw: true,
+	}
+}
+
+func invalid(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrInvalidOption, fmt.Sprintf(format, args...))
+}
+
+// WithAgent sets the product token robots.txt groups and agent-scoped
+// directives are matched against ("heed" by default). It must be a robots.txt
+// product token: letters, '_' and '-' only.
+func WithAgent(token string) Option {
+	return func(c *config) error {
+		if token == "" {
+			return invalid("agent token is empty")
+		}
+		for _, r := range token {
+			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r == '_' || r == '-') {
+				return invalid("agent token %q: only letters, '_' and '-' may appear in a product token", token)
+			}
+		}
+		c.agent = token
+		return nil
+	}
+}
+
+// WithUserAgent sets the full User-Agent header. By default it is built from
+// the agent token, heed's version and a contact URL.
+func WithUserAgent(ua string) Option {
+	return func(c *config) error {
+		c.userAgent = ua
+		return nil
+	}
+}
+
+// WithWorkers sets how many fetches may be in flight at once across all hosts
+// (DefaultWorkers). Workers are cheap goroutines; the per-host limits, not
+// this number, keep a crawl polite.
+func WithWorkers(n int) Option {
+	return func(c *config) error {
+		if n < 1 {
+			return invalid("workers must be at least 1, got %d", n)
+		}
+		c.workers = n
+		return nil
+	}
+}
+
+// WithPerHost sets how many requests may be in flight to one host at once
+// (DefaultPerHost).
+func WithPerHost(n int) Option {
+	return func(c *config) error {
+		if n < 1 {
+			return invalid("per-host concurrency must be at least 1, got %d", n)
+		}
+		c.perHost = n
+		return nil
+	}
+}
+
+// WithDelay sets the minimum delay between the starts of two requests to one
+// host (DefaultMinDelay). Zero is allowed: then only robots.txt Crawl-delay
+// and back-off pace a host. A site's Crawl-delay can lengthen the delay,
+// never shorten it.
+func WithDelay(d time.Duration) Option {
+	return func(c *config) error {
+		if d < 0 {
+			return invalid("delay must not be negative, got %v", d)
+		}
+		c.minDelay = d
+		return nil
+	}
+}
+
+// WithMaxDelay caps any delay a site asks for through Crawl-delay or that
+// back-off reaches (DefaultMaxDelay); a host asking for more is crawled at the
+// cap, and the clamp is logged.
+func WithMaxDelay(d time.Duration) Option {
+	return func(c *config) error {
+		if d <= 0 {
+			return invalid("max delay must be positive, got %v", d)
+		}
+		c.maxDelay = d
+		return nil
+	}
+}
+
+// WithAdaptiveDelay keeps each host's delay at least factor times its
+// observed response time, so slow servers get room (off by default).
+func WithAdaptiveDelay(factor float64) Option {
+	return func(c *config) error {
+		if factor < 0 {
+			return invalid("adaptive factor must not be negative, got %v", factor)
+		}
+		c.adaptive = factor
+		return nil
+	}
+}
+
+// WithPolitenessKey chooses what shares one delay and one concurrency limit:
+// the host (default), the registrable domain, or the resolved IP address.
+func WithPolitenessKey(mode ratelimit.KeyMode) Option {
+	return func(c *config) error {
+		c.keyMode = mode
+		return nil
+	}
+}
+
+// WithScope chooses which links are followed, relative to the seeds: the seed
+// hosts (default), their registrable domains, or any host.
+func WithScope(s frontier.Scope) Option {
+	return func(c *config) error {
+		if s > frontier.ScopeAny {
+			return invalid("unknown scope %d", s)
+		}
+		c.scope = s
+		return nil
+	}
+}
+
+// WithScopeFunc replaces the scope rule: a link is followed when in returns
+// true. Seeds are always in scope.
+func WithScopeFunc(in func(u *url.URL) bool) Option {
+	return func(c *config) error {
+		c.scopeFunc = in
+		return nil
+	}
+}
+
+// WithMaxDepth bounds how many links from a seed are followed; 0 means no
+// limit (the default). Pages listed in sitemaps count as depth 0.
+func WithMaxDepth(n int) Option {
+	return func(c *config) error {
+		if n < 0 {
+			return invalid("max depth must not be negative, got %d", n)
+		}
+		c.maxDepth = n
+		return nil
+	}
+}
+
+// WithMaxPages bounds the pages scheduled in the whole crawl; 0 means no limit.
+func WithMaxPages(n int) Option {
+	return func(c *config) error {
+		if n < 0 {
+			return invalid("max pages must not be negative, got %d", n)
+		}
+		c.maxPages = n
+		return nil
+	}
+}
+
+// WithMaxPagesPerHost bounds the pages scheduled per host; 0 means no limit.
+func WithMaxPagesPerHost(n int) Option {
+	return func(c *config) error {
+		if n < 0 {
+			return invalid("max pages per host must not be negative, got %d", n)
+		}
+		c.maxPagesHost = n
+		return nil
+	}
+}
+
+// WithTimeouts sets the connect, response-header and whole-fetch timeouts
+// (10 s, 15 s and 60 s by default). Zero keeps a default.
+func WithTimeouts(connect, header, total time.Duration) Option {
+	return func(c *config) error {
+		if connect < 0 || header < 0 || total < 0 {
+			return invalid("timeouts must not be negative")
+		}
+		c.connectTimeout, c.headerTimeout, c.timeout = connect, header, total
+		return nil
+	}
+}
+
+// WithBodyLimit sets the largest body downloaded per page (10 MiB by
+// default); the rest is not downloaded and the page is marked truncated.
+func WithBodyLimit(n int64) Option {
+	return func(c *config) error {
+		if n <= 0 {
+			return invalid("body limit must be positive, got %d", n)
+		}
+		c.bodyLimit = n
+		return nil
+	}
+}
+
+// WithSitemaps turns sitemap discovery on (the default) or off. When on, the
+// Sitemap: lines of every robots.txt fetched in scope (or /sitemap.xml when a
+// robots.txt names none) are read and the pages they list crawled.
+func WithSitemaps(on bool) Option {
+	return func(c *config) error {
+		c.sitemaps = on
+		return nil
+	}
+}
+
+// WithRespectNofollow decides whether rel="nofollow" links, nofollow robots
+// <meta> tags and X-Robots-Tag headers stop links being followed (they do
+// by default).
+func WithRespectNofollow(on bool) Option {
+	return func(c *config) error {
+		c.respectNofollw = on
+		return nil
+	}
+}
+
+// WithHTTPClient makes the crawler use client for every request, robots.txt
+// included. Its redirect policy is overridden: heed never follows redirects
+// inline, it schedules their targets.
+func WithHTTPClient(client *http.Client) Option {
+	return func(c *config) error {
+		if client == nil {
+			return invalid("nil HTTP client")
+		}
+		c.client = client
+		return nil
+	}
+}
+
+// WithTransport makes the crawler's HTTP client use rt.
+func WithTransport(rt http.RoundTripper) Option {
+	return func(c *config) error {
+		if rt == nil {
+			return invalid("nil transport")
+		}
+		c.transport = rt
+		return nil
+	}
+}
+
+// WithLogger sends the crawler's log records to l; by default they are
+// discarded.
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) error {
+		c.logger = l
+		return nil
+	}
+}
+
+// WithClock sets the time source (tests use a fake clock).
+func WithClock(clk Clock) Option {
+	return func(c *config) error {
+		c.clock = clk
+		return nil
+	}
+}
+
+// WithGracePeriod sets how long in-flight fetches may go on after the crawl's
+// context is cancelled (DefaultGracePeriod).
+func WithGracePeriod(d time.Duration) Option {
+	return func(c *config) error {
+		if d < 0 {
+			return invalid("grace period must not be negative, got %v", d)
+		}
+		c.grace = d
+		return nil
+	}
+}
+
+// WithRobotsCacheSize bounds how many authorities' robots.txt are cached
+// (DefaultRobotsCache), so memory stays bounded on crawls of many hosts.
+func WithRobotsCacheSize(n int) Option {
+	return func(c *config) error {
+		if n < 1 {
+			return invalid("robots cache size must be at least 1, got %d", n)
+		}
+		c.robotsCache = n
+		return nil
+	}
+}
+
+// WithRetries sets how often a page that failed with a timeout, a connection
+// error, 429 or 5xx is tried again, after its host's back-off
+// (DefaultPageRetries).
+func WithRetries(n int) Option {
+	return func(c *config) error {
+		if n < 0 {
+			return invalid("retries must not be negative, got %d", n)
+		}
+		c.pageRetries = n
+		return nil
+	}
+}
+
+// WithRobotsWait sets how long a URL may wait for its host's robots.txt to
+// become reachable again. An unreachable robots.txt (5xx, 429, timeouts,
+// network errors) means complete disallow (RFC 9309 §2.3.1.4); the gate
+// retries it with back-off. By default (0) such URLs are skipped at once,
+// counted in Stats.Errors["robots-unavailable"] and reported to
+// OnDisallowed, so one failing host does not hold a crawl open.
+func WithRobotsWait(d time.Duration) Option {
+	return func(c *config) error {
+		if d < 0 {
+			return invalid("robots wait must not be negative, got %v", d)
+		}
+		c.robotsWait = d
+		return nil
+	}
+}
+
+// WithMaxRedirects bounds redirect chains (10 by default).
+func WithMaxRedirects(n int) Option {
+	return func(c *config) error {
+		if n < 0 {
+			return invalid("max redirects must not be negative, got %d", n)
+		}
+		c.maxRedirects = n
+		return nil
+	}
+}
+
+// WithCanonicalizer sets the URL canonicalisation options. By default the
+// crawler sorts query parameters (SortQuery), since servers that give
+// "?a=1&b=2" and "?b=2&a=1" different content are rare and fetching both is
+// the commonest duplicate; pass a zero Canonicalizer to keep their order.
+func WithCanonicalizer(cz frontier.Canonicalizer) Option {
+	return func(c *config) error {
+		c.canonicalizer = cz
+		return nil
+	}
+}
+
+// WithExtractor adds e to the extractors run on pages of mediaType
+// ("application/json", "text/*", "*/*"), after the default HTML extractor
+// for HTML. Links of all extractors of a page are merged.
+func WithExtractor(mediaType string, e fetch.Extractor) Option {
+	return func(c *config) error {
+		if e == nil || mediaType == "" {
+			return invalid("extractor needs a media type and a non-nil extractor")
+		}
+		c.extraExtract = append(c.extraExtract, registration{mediaType, e})
+		return nil
+	}
+}
+
+// WithExtractors replaces the extractors of mediaType with es; with none, no
+// links are extracted from such pages. WithExtractors("text/html", mine)
+// replaces the default HTML extractor.
+func WithExtractors(mediaType string, es ...fetch.Extractor) Option {
+	return func(c *config) error {
+		if mediaType == "" {
+			return invalid("extractors need a media type")
+		}
+		if c.extractors == nil {
+			c.extractors = map[string][]fetch.Extractor{}
+		}
+		c.extractors[mediaType] = es
+		return nil
+	}
+}

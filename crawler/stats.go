@@ -1,0 +1,180 @@
+package crawler
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"net"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/heedcrawl/heed/fetch"
+	"github.com/heedcrawl/heed/frontier"
+)
+
+// Stats is a snapshot of a crawl's counters. Crawler.Stats returns one at any
+// time, live during Run and final after it.
+type Stats struct {
+	// Started is when Run began; Elapsed how long it has run (or ran).
+	Started time.Time
+	Elapsed time.Duration
+
+	// Pages is the number of responses received for pages (any status);
+	// Bytes the body bytes read off the wire for them.
+	Pages int64
+	Bytes int64
+	// Statuses counts responses by HTTP status code.
+	Statuses map[int]int64
+	// Errors counts failed fetches and other problems by kind: "timeout",
+	// "dns", "connection", "tls", "redirect", "encoding", "handler-panic",
+	// "extract", "robots-unavailable", "other".
+	Errors map[string]int64
+	// Retries counts pages scheduled again after a failure.
+	Retries int64
+
+	// Disallowed counts URLs robots.txt did not let us fetch.
+	Disallowed int64
+	// RobotsOutcomes counts robots.txt fetches by outcome.
+	RobotsOutcomes map[string]int64
+	// Skipped counts URLs not scheduled, by reason: "seen", "scope",
+	// "depth", "max-pages", "max-pages-per-host", "invalid", "filter",
+	// "redirects".
+	Skipped map[string]int64
+	// Nofollow counts pages whose links were not followed because of a
+	// nofollow directive; Noindex the pages that asked not to be indexed.
+	Nofollow int64
+	Noindex  int64
+
+	// Sitemaps counts sitemap documents read; SitemapURLs the page URLs
+	// they listed.
+	Sitemaps    int64
+	SitemapURLs int64
+
+	// Queued is the number of URLs waiting; InFlight the number being
+	// worked on; Hosts the hosts with queued or in-flight work.
+	Queued   int
+	InFlight int
+	Hosts    int
+}
+
+// stats holds the live counters behind Stats. One mutex is enough: it is
+// taken a handful of times per fetched page, next to a network round trip.
+type stats struct {
+	mu       sync.Mutex
+	started  time.Time
+	ended    time.Time
+	s        Stats
+	frontier *frontier.Frontier
+}
+
+func newStats(now time.Time) *stats {
+	return &stats{started: now, s: Stats{
+		Statuses:       map[int]int64{},
+		Errors:         map[string]int64{},
+		RobotsOutcomes: map[string]int64{},
+		Skipped:        map[string]int64{},
+	}}
+}
+
+func (st *stats) update(f func(s *Stats)) {
+	st.mu.Lock()
+	f(&st.s)
+	st.mu.Unlock()
+}
+
+func (st *stats) page(status int, bytes int64) {
+	st.update(func(s *Stats) {
+		s.Pages++
+		s.Bytes += bytes
+		s.Statuses[status]++
+	})
+}
+
+func (st *stats) errorKind(kind string) { st.update(func(s *Stats) { s.Errors[kind]++ }) }
+func (st *stats) skipped(reason string) { st.update(func(s *Stats) { s.Skipped[reason]++ }) }
+
+func (st *stats) snapshot(now time.Time) Stats {
+	st.mu.Lock()
+	out := st.s
+	out.Statuses = maps.Clone(st.s.Statuses)
+	out.Errors = maps.Clone(st.s.Errors)
+	out.RobotsOutcomes = maps.Clone(st.s.RobotsOutcomes)
+	out.Skipped = maps.Clone(st.s.Skipped)
+	out.Started = st.started
+	end := now
+	if !st.ended.IsZero() {
+		end = st.ended
+	}
+	out.Elapsed = end.Sub(st.started)
+	fr := st.frontier
+	st.mu.Unlock()
+	if fr != nil {
+		fs := fr.Stats()
+		out.Queued, out.InFlight, out.Hosts = fs.Queued, fs.InFlight, fs.Hosts
+	}
+	return out
+}
+
+// ErrorCount is the total of Errors.
+func (s Stats) ErrorCount() int64 {
+	var n int64
+	for _, v := range s.Errors {
+		n += v
+	}
+	return n
+}
+
+// StatusCodes returns the status codes seen, in increasing order.
+func (s Stats) StatusCodes() []int {
+	codes := make([]int, 0, len(s.Statuses))
+	for c := range s.Statuses {
+		codes = append(codes, c)
+	}
+	sort.Ints(codes)
+	return codes
+}
+
+// errorKindOf sorts a fetch error into the kinds Stats.Errors counts.
+func errorKindOf(err error) string {
+	var dnsErr *net.DNSError
+	var netErr net.Error
+	switch {
+	case errors.Is(err, fetch.ErrTimeout), errors.Is(err, fetch.ErrHeaderTimeout), errors.Is(err, context.DeadlineExceeded):
+		return "timeout"
+	case errors.As(err, &dnsErr):
+		return "dns"
+	case errors.Is(err, fetch.ErrContentEncoding):
+		return "encoding"
+	case errors.Is(err, fetch.ErrTooManyRedirects), errors.Is(err, fetch.ErrRedirectLoop):
+		return "redirect"
+	case errors.As(err, &netErr) && netErr.Timeout():
+		return "timeout"
+	case isTLS(err):
+		return "tls"
+	case errors.As(err, new(*net.OpError)):
+		return "connection"
+	default:
+		return "other"
+	}
+}
+
+// skipReason names why the frontier refused a URL, for Stats.Skipped.
+func skipReason(err error) string {
+	switch {
+	case errors.Is(err, frontier.ErrSeen):
+		return "seen"
+	case errors.Is(err, frontier.ErrScope):
+		return "scope"
+	case errors.Is(err, frontier.ErrDepth):
+		return "depth"
+	case errors.Is(err, frontier.ErrLimit):
+		return "max-pages"
+	case errors.Is(err, frontier.ErrHostLimit):
+		return "max-pages-per-host"
+	case errors.Is(err, frontier.ErrClosed):
+		return "stopped"
+	default:
+		return "invalid"
+	}
+}
