@@ -387,7 +387,8 @@ func (l *HostLimiter) Done(key string) {
 // it. A delay above MaxDelay is capped, and the clamp logged. Setting the
 // value the key already has is cheap and does nothing, so a crawler may call
 // SetCrawlDelay every time it consults robots.txt, which also restores the
-// delay after an idle key was forgotten.
+// delay after an idle key was forgotten. Under KeyDomain and KeyIP several
+// hosts share a key; the Crawl-delay set last wins.
 func (l *HostLimiter) SetCrawlDelay(key string, d time.Duration) {
 	d = max(d, 0)
 	now := l.clock.Now()

@@ -247,6 +247,24 @@ type Verdict struct {
 // stead. The fetch is paced like any page request through the Pacer, so a
 // robots.txt request counts against the host's politeness budget.
 //
+// In a crawler the gate sits between the frontier and the rate limiter, all
+// three keyed by one function (the limiter's Key method). For each item the
+// frontier hands out:
+//
+//	v, err := gate.Check(ctx, u)
+//	key := lim.Key(u)
+//	lim.SetCrawlDelay(key, v.Entry.CrawlDelay) // cheap; restores a forgotten key
+//	switch {
+//	case !v.Allowed && !v.RetryAt.IsZero():
+//		fr.Defer(it, v.RetryAt) // robots.txt unreachable: put aside, not dropped
+//	case !v.Allowed:
+//		fr.Done(it) // disallowed by the site's rules
+//	case v.Fetched:
+//		fr.Defer(it, lim.ReadyAt(key)) // robots.txt took the host's token
+//	default:
+//		// lim.Wait (at once), fetch, lim.Observe, lim.Done, fr.Done
+//	}
+//
 // A Gate is safe for concurrent use. Create one with NewGate.
 type Gate struct {
 	client      *http.Client
