@@ -11,6 +11,12 @@
 // never speed it up beyond what the user configured, and a site asking for an
 // absurd Crawl-delay is crawled at MaxDelay instead (the clamp is logged).
 //
+// With one request in flight per key (the default), Observe restarts the
+// delay when a response arrives: the next request starts at least the delay
+// after the previous answer, so however late the server saw the previous
+// request, it never sees two closer than the delay. With more in flight,
+// the delay separates request starts.
+//
 // # Back-off
 //
 // Observe feeds each response back into the limiter. A 429 or 503 with a

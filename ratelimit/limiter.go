@@ -465,6 +465,16 @@ func (l *HostLimiter) Observe(key string, status int, header http.Header, rtt ti
 			}
 		}
 	}
+	if l.concurrency == 1 && h.bucket != nil {
+		// One request at a time: count the delay from the end of this
+		// request, not its start. The server saw the request some time
+		// after we took its token (dialling, scheduling, a slow send); the
+		// next request must not reach it sooner than the delay after that,
+		// and the answer arriving is the latest the server can have seen it.
+		h.lastStart = now
+		h.bucket = rate.NewLimiter(rate.Every(h.delay), 1)
+		h.bucket.ReserveN(now, 1)
+	}
 	l.update(h)
 }
 

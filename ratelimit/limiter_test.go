@@ -284,12 +284,20 @@ func TestBackoffJitterStaysInBounds(t *testing.T) {
 }
 
 func TestBackoffAppliesFromTheLastStart(t *testing.T) {
+	// One request at a time: the doubled delay runs from the failed answer.
 	l, clock := newLimiter(t, ratelimit.Config{})
 	take(t, l, clock, "h")
 	clock.Advance(500 * time.Millisecond)
 	l.Observe("h", 500, nil, 0, nil)
-	// The next start is due a full doubled delay after the last one, not
-	// after the half-refilled token finishes at the new rate.
+	wantReady(t, l, "h", t0.Add(2500*time.Millisecond))
+
+	// Several in flight: the next start is due a full doubled delay after
+	// the last one, not after the half-refilled token finishes at the new
+	// rate.
+	l, clock = newLimiter(t, ratelimit.Config{Concurrency: 2})
+	take(t, l, clock, "h")
+	clock.Advance(500 * time.Millisecond)
+	l.Observe("h", 500, nil, 0, nil)
 	wantReady(t, l, "h", t0.Add(2*time.Second))
 }
 
@@ -579,4 +587,27 @@ func TestIPKeys(t *testing.T) {
 	if res.calls != 5 {
 		t.Fatalf("resolver called %d times, want 5 (failure cached)", res.calls)
 	}
+}
+
+// With one request in flight per key, the delay runs from the answer, so a
+// request the server saw late is still followed by a full delay.
+func TestDelayRunsFromTheAnswer(t *testing.T) {
+	l, clock := newLimiter(t, ratelimit.Config{MinDelay: time.Second})
+	if err := l.Wait(context.Background(), "h"); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(300 * time.Millisecond) // the response takes 300 ms
+	l.Observe("h", 200, nil, 300*time.Millisecond, nil)
+	l.Done("h")
+	wantReady(t, l, "h", t0.Add(1300*time.Millisecond))
+
+	// With several requests in flight, the delay separates starts.
+	l2, clock2 := newLimiter(t, ratelimit.Config{MinDelay: time.Second, Concurrency: 2})
+	if err := l2.Wait(context.Background(), "h"); err != nil {
+		t.Fatal(err)
+	}
+	clock2.Advance(300 * time.Millisecond)
+	l2.Observe("h", 200, nil, 300*time.Millisecond, nil)
+	l2.Done("h")
+	wantReady(t, l2, "h", t0.Add(time.Second))
 }

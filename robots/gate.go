@@ -366,8 +366,15 @@ func gateCheckRedirect(req *http.Request, via []*http.Request) error {
 	if s := req.URL.Scheme; s != "http" && s != "https" {
 		return ErrRedirectScheme
 	}
+	if hop, ok := req.Context().Value(gateHopKey{}).(func(*http.Request) error); ok {
+		return hop(req)
+	}
 	return nil
 }
+
+// gateHopKey marks the context value holding the function that paces each
+// redirect hop of a robots.txt fetch (see Gate.fetch).
+type gateHopKey struct{}
 
 // Check reports whether the gate's agent may fetch u, fetching the
 // authority's robots.txt first if the gate holds no fresh copy. It fails

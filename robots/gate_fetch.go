@@ -27,23 +27,48 @@ func (g *Gate) fetch(ctx context.Context, auth string, prev *Entry) (*Entry, err
 	if g.key != nil {
 		key = g.key(u)
 	}
+	start := g.clock.Now()
+	// held is the pacer key whose slot this fetch holds: a redirect hop is
+	// a request like any other, paced under its own host's key after the
+	// previous hop has been reported and released.
+	held := ""
 	if g.pacer != nil {
 		if err := g.pacer.Wait(ctx, key); err != nil {
 			return nil, fmt.Errorf("robots: fetch %s: pacer: %w", robotsURL, err)
 		}
-		defer g.pacer.Done(key)
+		held = key
+		defer func() {
+			if held != "" {
+				g.pacer.Done(held)
+			}
+		}()
+		ctx = context.WithValue(ctx, gateHopKey{}, func(next *http.Request) error {
+			if g.observer != nil && next.Response != nil {
+				g.observer.Observe(held, next.Response.StatusCode, next.Response.Header, g.clock.Now().Sub(start), nil)
+			}
+			g.pacer.Done(held)
+			held = ""
+			nextKey := next.URL.Host
+			if g.key != nil {
+				nextKey = g.key(next.URL)
+			}
+			if err := g.pacer.Wait(next.Context(), nextKey); err != nil {
+				return err
+			}
+			held, start = nextKey, g.clock.Now()
+			return nil
+		})
 	}
 
-	start := g.clock.Now()
-	status, header, body, last, err := g.get(ctx, robotsURL)
+	status, header, body, _, err := g.get(ctx, robotsURL)
 	if ctx.Err() != nil {
 		return nil, fmt.Errorf("robots: fetch %s: %w", robotsURL, ctx.Err())
 	}
-	// The pacer learns how its host answered, not how a host that
-	// robots.txt redirected to did, nor that the redirects ran out.
-	if g.observer != nil && last != nil && last.Host == u.Host &&
+	// The pacer learns how the last host asked answered, unless the
+	// redirects ran out (no request was made for the refused hop).
+	if g.observer != nil && held != "" &&
 		!errors.Is(err, ErrTooManyRedirects) && !errors.Is(err, ErrRedirectScheme) {
-		g.observer.Observe(key, status, header, g.clock.Now().Sub(start), err)
+		g.observer.Observe(held, status, header, g.clock.Now().Sub(start), err)
 	}
 
 	now := g.clock.Now()

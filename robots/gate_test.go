@@ -658,7 +658,10 @@ func TestGatePacesFetches(t *testing.T) {
 	}
 }
 
-func TestGateObservesOnlyItsOwnHost(t *testing.T) {
+// Each redirect hop of a robots.txt fetch is a request to its own host:
+// paced under that host's key and reported to it, so another host's 503
+// slows that host, not this one.
+func TestGatePacesAndObservesEachHop(t *testing.T) {
 	cdn := newGateSite(t, gateStatus(503))
 	s := newGateSite(t, gateRedirector(cdn.srv.URL+"/robots.txt"))
 	p := &gateRecordingPacer{}
@@ -666,8 +669,13 @@ func TestGateObservesOnlyItsOwnHost(t *testing.T) {
 	if v := gateCheck(t, g, s.url(t, "/")); v.Allowed {
 		t.Fatalf("verdict %+v", v)
 	}
-	if len(p.observed) != 0 {
-		t.Fatalf("observed %v: another host's 503 must not slow this one", p.observed)
+	own, other := s.url(t, "/").Host, cdn.url(t, "/").Host
+	want := []string{"wait " + own, "observe " + own, "done " + own, "wait " + other, "observe " + other, "done " + other}
+	if fmt.Sprint(p.calls) != fmt.Sprint(want) {
+		t.Fatalf("pacer calls\n%q\nwant\n%q", p.calls, want)
+	}
+	if fmt.Sprint(p.observed) != "[301 503]" {
+		t.Fatalf("observed %v, want the 301 for this host and the 503 for the other", p.observed)
 	}
 }
 
