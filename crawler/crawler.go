@@ -256,7 +256,7 @@ func (c *Crawler) Run(ctx context.Context, seeds ...string) error {
 
 	var wg sync.WaitGroup
 	for range c.cfg.workers {
-		wg.Go(func() { r.work(work) })
+		wg.Go(func() { r.work(work, ctx.Done()) })
 	}
 	wg.Wait()
 	close(stopWatch)
@@ -440,9 +440,12 @@ func (r *run) newGate(key func(*url.URL) string) (*robots.Gate, error) {
 }
 
 // work is one worker's loop: take a ready item, process it, repeat until
-// the frontier is exhausted or closed.
-func (r *run) work(ctx context.Context) {
-	for {
+// the frontier is exhausted or closed, or stop closes. Run closes the
+// frontier when its context ends, but from another goroutine: checking stop
+// here keeps a worker that finishes a page just after cancellation from
+// taking one more.
+func (r *run) work(ctx context.Context, stop <-chan struct{}) {
+	for !closed(stop) {
 		it, err := r.fr.Next(ctx)
 		if err != nil {
 			if !errors.Is(err, frontier.ErrExhausted) && !errors.Is(err, frontier.ErrClosed) && ctx.Err() == nil {
@@ -450,7 +453,20 @@ func (r *run) work(ctx context.Context) {
 			}
 			return
 		}
+		if closed(stop) {
+			r.deferItem(it, r.now()) // not started: leave it queued
+			return
+		}
 		r.process(ctx, it)
+	}
+}
+
+func closed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
 	}
 }
 
