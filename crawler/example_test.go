@@ -1,0 +1,78 @@
+package crawler_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/heedcrawl/heed/crawler"
+)
+
+// A crawl of a small site: collect every page's title, and the URLs
+// robots.txt kept the crawler away from.
+func Example() {
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		pages := map[string]string{
+			"/":      `<title>Home</title><a href="/about">About</a> <a href="/private/admin">Admin</a>`,
+			"/about": `<title>About us</title><a href="/">Home</a> <a href="/team">Team</a>`,
+			"/team":  `<title>The team</title>`,
+		}
+		if r.URL.Path == "/robots.txt" {
+			fmt.Fprint(w, "User-agent: *\nDisallow: /private/\n")
+			return
+		}
+		body, ok := pages[r.URL.Path]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, body)
+	}))
+	defer site.Close()
+
+	// A loopback test site may be crawled without pause; the default
+	// delay is one second between requests to a host.
+	c, err := crawler.New(crawler.WithDelay(0), crawler.WithSitemaps(false))
+	if err != nil {
+		log.Fatal(err)
+	}
+	// Handlers of different pages run concurrently.
+	var mu sync.Mutex
+	var lines []string
+	c.OnPage(func(ctx context.Context, p *crawler.Page) {
+		title := ""
+		if doc, err := p.Document(); err == nil {
+			title = strings.TrimSpace(doc.Find("title").Text())
+		}
+		mu.Lock()
+		lines = append(lines, fmt.Sprintf("%d %-7s %q", p.Status, p.URL.Path, title))
+		mu.Unlock()
+	})
+	c.OnDisallowed(func(ctx context.Context, u *url.URL, why crawler.DisallowReason) {
+		mu.Lock()
+		lines = append(lines, fmt.Sprintf("robots.txt: %s (%s)", u.Path, why))
+		mu.Unlock()
+	})
+	if err := c.Run(context.Background(), site.URL+"/"); err != nil {
+		log.Fatal(err)
+	}
+	slices.Sort(lines)
+	for _, l := range lines {
+		fmt.Println(l)
+	}
+	st := c.Stats()
+	fmt.Printf("%d pages, %d disallowed\n", st.Pages, st.Disallowed)
+	// Output:
+	// 200 /       "Home"
+	// 200 /about  "About us"
+	// 200 /team   "The team"
+	// robots.txt: /private/admin (rules)
+	// 3 pages, 1 disallowed
+}
