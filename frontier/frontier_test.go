@@ -803,3 +803,41 @@ func TestPacerAnsweringNowOnRealClock(t *testing.T) {
 		t.Fatalf("Next = %q", it.URL)
 	}
 }
+
+func TestAffinityKeepsAReadyKeyForARun(t *testing.T) {
+	clk := fakeclock.New(t0)
+	p := &fakePacer{}
+	fr := frontier.New(frontier.Config{Clock: clk, Pacer: p, Scope: frontier.ScopeAny, Affinity: 2})
+	for _, u := range []string{"http://a/1", "http://b/1", "http://a/2", "http://b/2", "http://a/3", "http://a/4", "http://b/3"} {
+		mustAdd(t, fr, frontier.Item{URL: u})
+	}
+	var got []string
+	for range 7 {
+		it := next(t, fr)
+		got = append(got, it.URL)
+		if err := fr.Done(it); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// a runs 1 + Affinity items, then b does, then a again.
+	want := "[http://a/1 http://a/2 http://a/3 http://b/1 http://b/2 http://b/3 http://a/4]"
+	if fmt.Sprint(got) != want {
+		t.Fatalf("order %v\nwant  %s", got, want)
+	}
+
+	// A key the pacer holds back is not kept at the front.
+	mustAdd(t, fr, frontier.Item{URL: "http://c/1"})
+	mustAdd(t, fr, frontier.Item{URL: "http://c/2"})
+	mustAdd(t, fr, frontier.Item{URL: "http://d/1"})
+	it := next(t, fr)
+	if it.URL != "http://c/1" {
+		t.Fatalf("Next = %s", it.URL)
+	}
+	p.set("c", t0.Add(time.Second))
+	if err := fr.Done(it); err != nil {
+		t.Fatal(err)
+	}
+	if it := next(t, fr); it.URL != "http://d/1" {
+		t.Fatalf("Next = %s, want http://d/1 while c waits", it.URL)
+	}
+}
