@@ -366,7 +366,14 @@ func (c *Crawler) newRun() (*run, error) {
 	r.client = cfg.client
 	if r.client == nil {
 		if r.fetcher.Transport == nil {
-			r.fetcher.Transport = r.fetcher.CrawlTransport()
+			tr := r.fetcher.CrawlTransport()
+			// Hosts are fetched in runs (frontier Affinity), so the
+			// connections worth keeping are about one per worker; a
+			// finished host's idle connection is the least recently
+			// used and goes first. Without a cap a crawl of many hosts
+			// keeps one open per host it ever visited.
+			tr.MaxIdleConns = 2 * cfg.workers
+			r.fetcher.Transport = tr
 		}
 		r.client = &http.Client{Transport: r.fetcher.Transport}
 	}
@@ -388,6 +395,7 @@ func (c *Crawler) newRun() (*run, error) {
 		MaxPages:        cfg.maxPages,
 		MaxPagesPerHost: cfg.maxPagesHost,
 		PerHost:         cfg.perHost,
+		Affinity:        hostRun,
 	}
 	if cfg.clock != nil {
 		fcfg.Clock = cfg.clock
@@ -438,6 +446,11 @@ func (r *run) newGate(key func(*url.URL) string) (*robots.Gate, error) {
 	}
 	return g, nil
 }
+
+// hostRun is how many pages of a host that may be fetched again at once are
+// fetched in a row, over one warm connection, before other ready hosts get
+// their turn (frontier.Config.Affinity).
+const hostRun = 64
 
 // work is one worker's loop: take a ready item, process it, repeat until
 // the frontier is exhausted or closed, or stop closes. Run closes the
@@ -530,10 +543,13 @@ func (r *run) robotsAllow(ctx context.Context, it *frontier.Item, u *url.URL) bo
 	if v.Fetched {
 		r.robotsFetched(ctx, u, e)
 		if v.Allowed {
-			// This worker's slot went to robots.txt; the page waits
-			// its turn.
-			r.deferItem(it, r.lim.ReadyAt(it.Key))
-			return false
+			// This worker's slot went to robots.txt; unless the host
+			// may be fetched again at once, the page waits its turn.
+			if at := r.lim.ReadyAt(it.Key); at.After(r.now()) {
+				r.deferItem(it, at)
+				return false
+			}
+			return true
 		}
 	}
 	if v.Allowed {

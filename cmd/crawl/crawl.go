@@ -39,6 +39,7 @@ type flags struct {
 	grace                    time.Duration
 	progress                 string
 	verbose                  bool
+	cpuProfile, memProfile   string
 	sortQuery, stripTracking bool
 	maxRedirects             int
 	robotsWait               time.Duration
@@ -53,7 +54,7 @@ var flagGroups = []struct {
 	{"Politeness", []string{"delay", "max-delay", "per-host", "key", "retries", "robots-wait"}},
 	{"Scope and limits", []string{"scope", "max-depth", "max-pages", "max-pages-per-host", "sitemaps", "nofollow", "max-redirects", "sort-query", "strip-tracking"}},
 	{"Throughput and timeouts", []string{"workers", "connect-timeout", "header-timeout", "timeout", "max-body", "grace"}},
-	{"Output", []string{"o", "body", "log", "progress", "v"}},
+	{"Output", []string{"o", "body", "log", "progress", "v", "cpuprofile", "memprofile"}},
 }
 
 func newFlagSet(f *flags, stderr io.Writer) *flag.FlagSet {
@@ -88,6 +89,8 @@ func newFlagSet(f *flags, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&f.logFile, "log", "", "write robots.txt decisions, skips and errors as JSON to `FILE`")
 	fs.StringVar(&f.progress, "progress", "auto", "live progress line on stderr: auto (when a terminal), on, off")
 	fs.BoolVar(&f.verbose, "v", false, "log to stderr as well")
+	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the crawl to `FILE` (go tool pprof)")
+	fs.StringVar(&f.memProfile, "memprofile", "", "write a heap profile taken at the end of the crawl to `FILE`")
 	fs.Usage = func() { usage(fs, stderr) }
 	return fs
 }
@@ -275,7 +278,15 @@ func runCrawl(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if showProgress {
 		progressWG.Go(func() { progress(c, stderr, progressDone) })
 	}
+	stopProfiles, err := startProfiles(f.cpuProfile, f.memProfile)
+	if err != nil {
+		fmt.Fprintf(stderr, "crawl: %v\n", err)
+		return 2
+	}
 	runErr := c.Run(ctx, seeds...)
+	if err := stopProfiles(); err != nil {
+		fmt.Fprintf(stderr, "crawl: %v\n", err)
+	}
 	close(progressDone)
 	progressWG.Wait()
 	if err := rec.flush(); err != nil {
