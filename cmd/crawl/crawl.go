@@ -233,9 +233,15 @@ func runCrawl(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 			return 2
 		}
 		defer lf.Close()
-		logW = lf
+		bw := bufio.NewWriterSize(lf, 64<<10)
+		defer bw.Flush() // before Close: defers run last-in first-out
+		logW = bw
 	}
-	var handler slog.Handler = slog.NewJSONHandler(logW, &slog.HandlerOptions{Level: slog.LevelDebug})
+	// Without -log, records are dropped before they are formatted.
+	var handler slog.Handler = slog.DiscardHandler
+	if f.logFile != "" {
+		handler = slog.NewJSONHandler(logW, &slog.HandlerOptions{Level: slog.LevelDebug})
+	}
 	if f.verbose {
 		handler = teeHandler{handler, slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo})}
 	}
