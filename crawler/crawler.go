@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -198,6 +199,9 @@ func (c *Crawler) Run(ctx context.Context, seeds ...string) error {
 		return ErrRunning
 	}
 	defer c.running.Store(false)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 
 	r, err := c.newRun()
 	if err != nil {
@@ -774,6 +778,16 @@ func (r *run) extract(ctx context.Context, it *frontier.Item, p *fetch.Page) []L
 	for _, l := range links {
 		if l.Nofollow {
 			continue
+		}
+		if !strings.Contains(l.URL, "://") {
+			// A custom extractor may return a link as written on the
+			// page; resolve it as a browser would.
+			ref, err := url.Parse(l.URL)
+			if err != nil {
+				r.stats.skipped("invalid")
+				continue
+			}
+			l.URL = p.URL.ResolveReference(ref).String()
 		}
 		kept = append(kept, l)
 		r.add(ctx, it.Child(l.URL), p.URL, true)

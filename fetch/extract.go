@@ -38,6 +38,8 @@ type Link struct {
 
 // Extractor finds links in a fetched page. The crawler calls it for every
 // page whose content type it is registered for, and enqueues the links.
+// Links should be absolute; the crawler resolves a relative one against the
+// page's URL, as a browser would.
 type Extractor interface {
 	Extract(ctx context.Context, p *Page) ([]Link, error)
 }

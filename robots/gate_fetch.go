@@ -92,7 +92,7 @@ func (g *Gate) fetch(ctx context.Context, auth string, prev *Entry) (*Entry, err
 		e = g.failed(auth, robotsURL, prev, status, header, nil)
 	}
 	e.Status = status
-	g.log.Debug("robots: fetched", "url", robotsURL, "outcome", e.Outcome, "status", status, "expires", e.Expires)
+	g.log.Debug("robots: fetched", "url", robotsURL, "outcome", e.Outcome.String(), "status", status, "expires", e.Expires)
 	return e, nil
 }
 
@@ -196,7 +196,7 @@ func (g *Gate) failed(auth, robotsURL string, prev *Entry, status int, header ht
 		g.setRobots(e, DisallowAll())
 	}
 	g.log.Info("robots: robots.txt unreachable", "url", robotsURL, "status", status, "err", err,
-		"outcome", e.Outcome, "failures", e.Failures, "retry_at", e.Expires)
+		"outcome", e.Outcome.String(), "failures", e.Failures, "retry_at", e.Expires)
 	return e
 }
 

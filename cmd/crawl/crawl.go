@@ -61,7 +61,7 @@ func newFlagSet(f *flags, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("crawl", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&f.agent, "agent", crawler.DefaultAgent, "product `NAME` robots.txt groups and agent-scoped directives are matched against")
-	fs.StringVar(&f.ua, "ua", "", "full User-Agent `STRING` (default \"NAME/0.1 (+https://github.com/heedcrawl/heed)\")")
+	fs.StringVar(&f.ua, "ua", "", "full User-Agent `STRING` (default \"heed/0.1 (+https://github.com/heedcrawl/heed)\", or \"NAME (heed/0.1; +https://github.com/heedcrawl/heed)\" with -agent NAME)")
 	fs.DurationVar(&f.delay, "delay", crawler.DefaultMinDelay, "minimum `DURATION` between requests to one host (0s allowed; robots.txt Crawl-delay can only lengthen it)")
 	fs.DurationVar(&f.maxDelay, "max-delay", crawler.DefaultMaxDelay, "cap on any Crawl-delay or back-off `DURATION`")
 	fs.IntVar(&f.perHost, "per-host", crawler.DefaultPerHost, "requests in flight per host at once")

@@ -90,7 +90,7 @@ func TestRobotsCommandOnFile(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	for _, want := range []string{"DISALLOWED /private/x", "allowed   /private/ok", "allowed   /public", "line 1 (*)", "https://example.com/sitemap.xml", "crawl-delay: none"} {
+	for _, want := range []string{"DISALLOWED /private/x", "allowed    /private/ok", "allowed    /public", "line 1 (*)", "https://example.com/sitemap.xml", "crawl-delay: none"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output does not contain %q:\n%s", want, out)
 		}

@@ -185,7 +185,7 @@ func printRobots(w io.Writer, source, outcome string, rb *robots.Robots, agent s
 		if p == "/robots.txt" {
 			why = "robots.txt itself is always allowed"
 		}
-		fmt.Fprintf(w, "  %-9s %s  (%s)\n", map[bool]string{true: "allowed", false: "DISALLOWED"}[allowed], p, why)
+		fmt.Fprintf(w, "  %-10s %s  (%s)\n", map[bool]string{true: "allowed", false: "DISALLOWED"}[allowed], p, why)
 	}
 }
 
