@@ -51,8 +51,10 @@ func interruptible(parent context.Context, stderr io.Writer, quit func()) (conte
 		case <-done:
 			return
 		}
-		fmt.Fprintln(stderr, "\ncrawl: interrupted: finishing fetches in flight (interrupt again to quit at once)")
+		// Cancel first: once the message is out, the crawl takes no more
+		// work.
 		cancel()
+		fmt.Fprintln(stderr, "\ncrawl: interrupted: finishing fetches in flight (interrupt again to quit at once)")
 		select {
 		case <-sigs:
 			fmt.Fprintln(stderr, "crawl: interrupted twice: quitting")
