@@ -1,0 +1,399 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// site is a loopback web site for the command's tests: robots.txt
+// disallows /private/, pages are served by path, and every request is
+// logged.
+type site struct {
+	*httptest.Server
+	mu    sync.Mutex
+	log   []string
+	pages map[string]http.HandlerFunc
+}
+
+func newSite(t *testing.T, pages map[string]http.HandlerFunc) *site {
+	t.Helper()
+	s := &site{pages: pages}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		s.log = append(s.log, r.URL.RequestURI())
+		s.mu.Unlock()
+		if r.URL.Path == "/robots.txt" {
+			fmt.Fprint(w, "User-agent: *\nDisallow: /private/\n")
+			return
+		}
+		h, ok := s.pages[r.URL.Path]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		h(w, r)
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+func (s *site) requested(target string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, t := range s.log {
+		if t == target {
+			n++
+		}
+	}
+	return n
+}
+
+func page(body string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, body)
+	}
+}
+
+// blockingPage answers only after release closes (or the client leaves),
+// and closes entered when the request arrives.
+func blockingPage(entered, release chan struct{}, body string) http.HandlerFunc {
+	var once sync.Once
+	return func(w http.ResponseWriter, r *http.Request) {
+		once.Do(func() { close(entered) })
+		select {
+		case <-release:
+			page(body)(w, r)
+		case <-r.Context().Done():
+		}
+	}
+}
+
+// watchWriter is a concurrency-safe buffer that closes a channel once its
+// content contains a given text.
+type watchWriter struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	want string
+	seen chan struct{}
+}
+
+func newWatchWriter(want string) *watchWriter {
+	return &watchWriter{want: want, seen: make(chan struct{})}
+}
+
+func (w *watchWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n, err := w.buf.Write(p)
+	if w.want != "" && strings.Contains(w.buf.String(), w.want) {
+		close(w.seen)
+		w.want = ""
+	}
+	return n, err
+}
+
+func (w *watchWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
+// waitOrFail waits for ch; the limit only keeps a broken command from
+// hanging the test run.
+func waitOrFail(t *testing.T, ch <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("timed out waiting for %s", what)
+	}
+}
+
+// readRecords parses JSON Lines output, failing on any line that is not a
+// record.
+func readRecords(t *testing.T, out []byte) map[string]record {
+	t.Helper()
+	recs := map[string]record{}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(nil, 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		var rec record
+		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
+			t.Fatalf("output line %d is not a JSON record: %v: %q", n, err, sc.Text())
+		}
+		recs[rec.URL] = rec
+	}
+	return recs
+}
+
+// buildCrawl builds the command into a temporary directory, skipping the
+// test when that is not possible here.
+func buildCrawl(t *testing.T) string {
+	t.Helper()
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
+	}
+	bin := filepath.Join(t.TempDir(), "crawl")
+	out, err := exec.Command(goTool, "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		t.Skipf("cannot build the crawl command: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func writeSeeds(t *testing.T, seeds ...string) string {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), "seeds.txt")
+	if err := os.WriteFile(f, []byte(strings.Join(seeds, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// TestInterrupt runs the built command against a site whose second page
+// answers only when the test says so, and interrupts it while that page is
+// in flight.
+func TestInterrupt(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("os.Interrupt cannot be sent to a process on Windows")
+	}
+	bin := buildCrawl(t)
+
+	t.Run("once: in-flight fetch finishes, output and summary written", func(t *testing.T) {
+		entered, release := make(chan struct{}), make(chan struct{})
+		s := newSite(t, map[string]http.HandlerFunc{
+			"/":     page(`<title>Home</title><a href="/slow">slow</a>`),
+			"/slow": blockingPage(entered, release, `<title>Slow</title><a href="/next">next</a>`),
+			"/next": page(`<title>Next</title>`),
+		})
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, bin, "-delay", "0s", "-sitemaps=false", "-grace", "30s", "-progress", "off", writeSeeds(t, s.URL+"/"))
+		var stdout bytes.Buffer
+		stderr := newWatchWriter("interrupted")
+		cmd.Stdout, cmd.Stderr = &stdout, stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		waitOrFail(t, entered, "the fetch of /slow")
+		if err := cmd.Process.Signal(os.Interrupt); err != nil {
+			t.Fatal(err)
+		}
+		// Let /slow answer only once the command has taken the interrupt,
+		// so the page is one in flight at cancellation.
+		waitOrFail(t, stderr.seen, "the command to report the interrupt")
+		close(release)
+		err := cmd.Wait()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 130 {
+			t.Fatalf("exit: %v, want status 130; stderr:\n%s", err, stderr)
+		}
+		recs := readRecords(t, stdout.Bytes())
+		for _, p := range []string{"/", "/slow"} {
+			rec, ok := recs[s.URL+p]
+			if !ok || rec.Status != http.StatusOK {
+				t.Errorf("no record with status 200 for %s in the output:\n%s", p, stdout.String())
+			}
+		}
+		if recs[s.URL+"/slow"].Title != "Slow" {
+			t.Errorf("record of the in-flight page: %+v", recs[s.URL+"/slow"])
+		}
+		if n := s.requested("/next"); n != 0 {
+			t.Errorf("/next requested %d times after the interrupt", n)
+		}
+		if !strings.Contains(stderr.String(), "crawl: 2 pages") {
+			t.Errorf("no summary of 2 pages on stderr:\n%s", stderr)
+		}
+	})
+
+	t.Run("twice: quits at once with what was fetched", func(t *testing.T) {
+		entered, release := make(chan struct{}), make(chan struct{})
+		defer close(release)
+		s := newSite(t, map[string]http.HandlerFunc{
+			"/":      page(`<title>Home</title><a href="/stall">stall</a>`),
+			"/stall": blockingPage(entered, release, `<title>Never</title>`),
+		})
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		// With a long grace period only the second interrupt ends the
+		// command before the guard deadline.
+		cmd := exec.CommandContext(ctx, bin, "-delay", "0s", "-sitemaps=false", "-grace", "10m", "-progress", "off", writeSeeds(t, s.URL+"/"))
+		var stdout bytes.Buffer
+		stderr := newWatchWriter("interrupted")
+		cmd.Stdout, cmd.Stderr = &stdout, stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		waitOrFail(t, entered, "the fetch of /stall")
+		if err := cmd.Process.Signal(os.Interrupt); err != nil {
+			t.Fatal(err)
+		}
+		waitOrFail(t, stderr.seen, "the command to report the first interrupt")
+		if err := cmd.Process.Signal(os.Interrupt); err != nil {
+			t.Fatal(err)
+		}
+		err := cmd.Wait()
+		if ctx.Err() != nil {
+			t.Fatalf("the second interrupt did not end the command: %v; stderr:\n%s", err, stderr)
+		}
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 130 {
+			t.Fatalf("exit: %v, want status 130; stderr:\n%s", err, stderr)
+		}
+		if !strings.Contains(stderr.String(), "interrupted twice") {
+			t.Errorf("stderr does not say it quit on the second interrupt:\n%s", stderr)
+		}
+		recs := readRecords(t, stdout.Bytes())
+		if _, ok := recs[s.URL+"/"]; !ok {
+			t.Errorf("the page fetched before the interrupts is not in the output:\n%s", stdout.String())
+		}
+	})
+}
+
+func TestProgressOn(t *testing.T) {
+	entered, release := make(chan struct{}), make(chan struct{})
+	s := newSite(t, map[string]http.HandlerFunc{
+		"/":     page(`<a href="/slow">slow</a>`),
+		"/slow": blockingPage(entered, release, `done`),
+	})
+	// The progress line is written once a second; /slow keeps the crawl
+	// going until one has been.
+	stderr := newWatchWriter("queue ")
+	var stdout bytes.Buffer
+	done := make(chan int)
+	go func() {
+		done <- run(context.Background(), []string{"-delay", "0s", "-sitemaps=false", "-progress", "on", "-"}, strings.NewReader(s.URL+"/\n"), &stdout, stderr)
+	}()
+	waitOrFail(t, entered, "the fetch of /slow")
+	select {
+	case <-stderr.seen:
+	case <-time.After(30 * time.Second):
+		t.Error("no progress line on stderr within 30s")
+	}
+	close(release)
+	if code := <-done; code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
+	}
+	out := stderr.String()
+	for _, want := range []string{"pages", "/s", "queue", "hosts", "errors"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("progress line lacks %q:\n%q", want, out)
+		}
+	}
+	if !strings.Contains(out, "crawl: 2 pages") {
+		t.Errorf("no summary after the progress line:\n%q", out)
+	}
+
+	// Off, or auto with a stderr that is not a terminal: no progress line.
+	for _, mode := range []string{"off", "auto"} {
+		var errb bytes.Buffer
+		code := run(context.Background(), []string{"-delay", "0s", "-sitemaps=false", "-progress", mode, "-"}, strings.NewReader(s.URL+"/\n"), &bytes.Buffer{}, &errb)
+		if code != 0 || strings.Contains(errb.String(), "\r") {
+			t.Errorf("-progress %s: exit %d, stderr %q; want 0 and no progress line", mode, code, errb.String())
+		}
+	}
+}
+
+func TestOutputRecordsAndBody(t *testing.T) {
+	home := `<html><head><title>Home  page</title></head><body><a href="/a">a</a><a href="/private/x">x</a></body></html>`
+	a := `<html><head><title>A</title><meta name="robots" content="noindex"></head><body>é</body></html>`
+	s := newSite(t, map[string]http.HandlerFunc{"/": page(home), "/a": page(a)})
+	for _, withBody := range []bool{false, true} {
+		args := []string{"-delay", "0s", "-sitemaps=false", "-progress", "off"}
+		if withBody {
+			args = append(args, "-body")
+		}
+		code, out, stderr := runCmd(t, s.URL+"/\n", append(args, "-")...)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		recs := readRecords(t, []byte(out))
+		if len(recs) != 2 {
+			t.Fatalf("%d records, want 2 (/ and /a):\n%s", len(recs), out)
+		}
+		r, ra := recs[s.URL+"/"], recs[s.URL+"/a"]
+		if r.Status != 200 || r.Title != "Home page" || r.Links != 2 || r.Depth != 0 || r.ContentType != "text/html" || r.Bytes != len(home) {
+			t.Errorf("record of /: %+v", r)
+		}
+		if ra.Depth != 1 || ra.Referrer != s.URL+"/" || !ra.Noindex || ra.Nofollow {
+			t.Errorf("record of /a: %+v", ra)
+		}
+		if !withBody {
+			if r.Body != nil || strings.Contains(out, `"body"`) {
+				t.Errorf("body written without -body:\n%s", out)
+			}
+			continue
+		}
+		if r.Body == nil || *r.Body != home || ra.Body == nil || *ra.Body != a {
+			t.Errorf("-body: bodies %v, %v; want the pages as served", r.Body, ra.Body)
+		}
+	}
+}
+
+func TestLogFileHasDisallowedDecisions(t *testing.T) {
+	s := newSite(t, map[string]http.HandlerFunc{
+		"/": page(`<a href="/private/x">x</a><a href="/open">open</a>`),
+	})
+	logFile := filepath.Join(t.TempDir(), "decisions.jsonl")
+	code, _, stderr := runCmd(t, s.URL+"/\n", "-delay", "0s", "-sitemaps=false", "-log", logFile, "-")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if n := s.requested("/private/x"); n != 0 {
+		t.Errorf("/private/x requested %d times", n)
+	}
+	data, err := os.ReadFile(logFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found bool
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		var entry map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &entry); err != nil {
+			t.Fatalf("log line is not JSON: %v: %q", err, sc.Text())
+		}
+		if entry["msg"] == "disallowed by robots.txt" && entry["url"] == s.URL+"/private/x" && entry["reason"] == "rules" {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("the -log file has no disallowed decision for /private/x:\n%s", data)
+	}
+}
+
+func TestSeedsFromStdin(t *testing.T) {
+	s := newSite(t, map[string]http.HandlerFunc{
+		"/":      page(`<title>Home</title>`),
+		"/other": page(`<title>Other</title>`),
+	})
+	stdin := "# seeds on standard input\n" + s.URL + "/\n\nnot a url\n" + s.URL + "/other  # second\n"
+	code, out, stderr := runCmd(t, stdin, "-delay", "0s", "-sitemaps=false", "-")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	recs := readRecords(t, []byte(out))
+	if recs[s.URL+"/"].Title != "Home" || recs[s.URL+"/other"].Title != "Other" {
+		t.Errorf("records %v, want both seeds from standard input crawled", recs)
+	}
+	if !strings.Contains(stderr, "-: skipped line 4") {
+		t.Errorf("stderr does not report the bad line 4 of standard input:\n%s", stderr)
+	}
+}
