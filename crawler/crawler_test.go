@@ -830,3 +830,175 @@ func TestStats(t *testing.T) {
 		t.Error("/private/x requested")
 	}
 }
+
+// TestPerHostConcurrency: WithPerHost(2) lets two requests to a host run at
+// once, never three. The pages answer only once two are in flight.
+func TestPerHostConcurrency(t *testing.T) {
+	var mu sync.Mutex
+	inFlight, peak := 0, 0
+	two := make(chan struct{})
+	var twoOnce sync.Once
+	routes := map[string]http.HandlerFunc{}
+	var links []string
+	for i := range 6 {
+		p := fmt.Sprintf("/p%d", i)
+		links = append(links, p)
+		routes[p] = func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			inFlight++
+			peak = max(peak, inFlight)
+			if inFlight == 2 {
+				twoOnce.Do(func() { close(two) })
+			}
+			mu.Unlock()
+			select {
+			case <-two:
+			case <-time.After(10 * time.Second):
+				t.Errorf("%s: a second request never joined this one", r.URL.Path)
+			}
+			mu.Lock()
+			inFlight--
+			mu.Unlock()
+			htmlPage(r.URL.Path)(w, r)
+		}
+	}
+	routes["/"] = htmlPage("home", links...)
+	s := newSite(t, defaultRobots, routes)
+	c := newCrawler(t, crawler.WithPerHost(2))
+	runCrawl(t, c, s.URL+"/")
+	if peak != 2 {
+		t.Errorf("at most %d requests in flight to the host, want 2", peak)
+	}
+	if st := c.Stats(); st.Pages != 7 {
+		t.Errorf("Pages = %d, want 7", st.Pages)
+	}
+}
+
+func TestHeaderTimeout(t *testing.T) {
+	stop := make(chan struct{})
+	s := newSite(t, defaultRobots, map[string]http.HandlerFunc{
+		"/":   htmlPage("home", "/hang", "/ok"),
+		"/ok": htmlPage("ok"),
+		"/hang": func(w http.ResponseWriter, r *http.Request) {
+			select {
+			case <-r.Context().Done():
+			case <-stop:
+			}
+		},
+	})
+	defer close(stop)
+	c := newCrawler(t, crawler.WithTimeouts(0, 200*time.Millisecond, 0), crawler.WithRetries(0))
+	errs := recordErrors(c)
+	pages := recordPages(c)
+	runCrawl(t, c, s.URL+"/")
+	if es := errs.find("/hang"); len(es) != 1 {
+		t.Errorf("OnError for /hang: %v, want one timeout", es)
+	}
+	if n := c.Stats().Errors["timeout"]; n != 1 {
+		t.Errorf("Stats.Errors[timeout] = %d, want 1", n)
+	}
+	if pages.get("/ok") == nil || pages.get("/hang") != nil {
+		t.Errorf("pages %q, want /ok and not /hang", pages.targets())
+	}
+}
+
+// TestRobotsWait: with WithRobotsWait, URLs of a host whose robots.txt is
+// unreachable wait for it to come back instead of being skipped.
+func TestRobotsWait(t *testing.T) {
+	var robotsCalls atomic.Int64
+	s := newSite(t, "", map[string]http.HandlerFunc{
+		"/robots.txt": func(w http.ResponseWriter, r *http.Request) {
+			if robotsCalls.Add(1) == 1 {
+				http.Error(w, "busy", http.StatusServiceUnavailable)
+				return
+			}
+			fmt.Fprint(w, defaultRobots)
+		},
+		"/": htmlPage("home", "/private/x"),
+	})
+	c := newCrawler(t, crawler.WithRobotsWait(5*time.Second))
+	pages := recordPages(c)
+	var mu sync.Mutex
+	var reasons []crawler.DisallowReason
+	c.OnDisallowed(func(ctx context.Context, u *url.URL, why crawler.DisallowReason) {
+		mu.Lock()
+		reasons = append(reasons, why)
+		mu.Unlock()
+	})
+	runCrawl(t, c, s.URL+"/")
+	if robotsCalls.Load() != 2 {
+		t.Errorf("robots.txt requested %d times, want 2 (503, then 200)", robotsCalls.Load())
+	}
+	if pages.get("/") == nil {
+		t.Error("the seed was skipped instead of waiting for robots.txt to come back")
+	}
+	if !reflect.DeepEqual(reasons, []crawler.DisallowReason{crawler.DisallowedByRules}) {
+		t.Errorf("OnDisallowed reasons %v, want only /private/x by rules", reasons)
+	}
+	st := c.Stats()
+	if st.Errors["robots-unavailable"] != 0 || st.RobotsOutcomes["unreachable"] != 1 || st.RobotsOutcomes["ok"] != 1 {
+		t.Errorf("Stats: Errors %v, RobotsOutcomes %v; want no robots-unavailable skip, unreachable 1, ok 1", st.Errors, st.RobotsOutcomes)
+	}
+}
+
+// TestHTTPClientAndUserAgent: every request, robots.txt included, goes
+// through the caller's client and carries the User-Agent.
+func TestHTTPClientAndUserAgent(t *testing.T) {
+	var mu sync.Mutex
+	agents := map[string]string{}
+	s := newSite(t, "", map[string]http.HandlerFunc{
+		"/robots.txt": func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			agents["/robots.txt"] = r.UserAgent()
+			mu.Unlock()
+			fmt.Fprint(w, "User-agent: mybot\nDisallow: /mine/\n\nUser-agent: *\nDisallow: /\n")
+		},
+		"/": func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			agents["/"] = r.UserAgent()
+			mu.Unlock()
+			htmlPage("home", "/mine/x", "/go")(w, r)
+		},
+		"/go": redirectTo(http.StatusFound, "/"),
+	})
+	var through atomic.Int64
+	client := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		through.Add(1)
+		return http.DefaultTransport.RoundTrip(r)
+	})}
+	const ua = "MyBot/2.0 (+https://example.com/bot)"
+	c := newCrawler(t, crawler.WithHTTPClient(client), crawler.WithAgent("MyBot"), crawler.WithUserAgent(ua))
+	runCrawl(t, c, s.URL+"/")
+	for _, p := range []string{"/robots.txt", "/"} {
+		if agents[p] != ua {
+			t.Errorf("User-Agent of %s = %q, want %q", p, agents[p], ua)
+		}
+	}
+	// robots.txt, / and /go: the redirect is not followed inline, and
+	// /mine/x is for mybot's group only (matched by the agent token).
+	if n := len(s.targets()); through.Load() != int64(n) || n != 3 {
+		t.Errorf("%d requests through the client, %d at the server (%q); want 3 each", through.Load(), n, s.targets())
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+func TestMaxDepth(t *testing.T) {
+	s := newSite(t, defaultRobots, map[string]http.HandlerFunc{
+		"/":  htmlPage("0", "/1"),
+		"/1": htmlPage("1", "/2"),
+		"/2": htmlPage("2", "/3"),
+		"/3": htmlPage("3"),
+	})
+	c := newCrawler(t, crawler.WithMaxDepth(2))
+	pages := recordPages(c)
+	runCrawl(t, c, s.URL+"/")
+	if got := pages.targets(); !reflect.DeepEqual(got, []string{"/", "/1", "/2"}) {
+		t.Errorf("fetched %q with max depth 2, want /, /1, /2", got)
+	}
+	if n := c.Stats().Skipped["depth"]; n != 1 {
+		t.Errorf("Stats.Skipped[depth] = %d, want 1", n)
+	}
+}
