@@ -296,6 +296,9 @@ type run struct {
 	mu        sync.Mutex
 	attempts  map[string]attempt
 	sitemapOf map[string]bool // authorities whose sitemaps were scheduled
+	// robotsCounted is, per authority, the robots.txt entry last counted
+	// in Stats: every caller that waited for one fetch gets the same entry.
+	robotsCounted map[string]*robots.Entry
 }
 
 type attempt struct {
@@ -615,6 +618,16 @@ func (r *run) disallowed(ctx context.Context, it *frontier.Item, u *url.URL, why
 func (r *run) robotsFetched(ctx context.Context, u *url.URL, e *robots.Entry) {
 	if e == nil {
 		return
+	}
+	r.mu.Lock()
+	if r.robotsCounted == nil {
+		r.robotsCounted = map[string]*robots.Entry{}
+	}
+	counted := r.robotsCounted[e.Authority] == e
+	r.robotsCounted[e.Authority] = e
+	r.mu.Unlock()
+	if counted {
+		return // a concurrent caller's fetch, already counted by it
 	}
 	r.stats.update(func(s *Stats) { s.RobotsOutcomes[e.Outcome.String()]++ })
 	r.log.Debug("crawler: robots.txt", "authority", e.Authority, "outcome", e.Outcome.String(), "status", e.Status)

@@ -1002,3 +1002,16 @@ func TestMaxDepth(t *testing.T) {
 		t.Errorf("Stats.Skipped[depth] = %d, want 1", n)
 	}
 }
+
+// TestRobotsOutcomesCountFetches: with several workers on one host, all
+// wait for the same robots.txt fetch; Stats counts the fetch once.
+func TestRobotsOutcomesCountFetches(t *testing.T) {
+	s := newSite(t, defaultRobots, map[string]http.HandlerFunc{
+		"/a": htmlPage("a"), "/b": htmlPage("b"), "/c": htmlPage("c"), "/d": htmlPage("d"),
+	})
+	c := newCrawler(t, crawler.WithPerHost(4))
+	runCrawl(t, c, s.URL+"/a", s.URL+"/b", s.URL+"/c", s.URL+"/d")
+	if got, fetched := c.Stats().RobotsOutcomes, s.count("/robots.txt"); !reflect.DeepEqual(got, map[string]int64{"ok": int64(fetched)}) {
+		t.Errorf("Stats.RobotsOutcomes = %v after %d robots.txt fetches", got, fetched)
+	}
+}
