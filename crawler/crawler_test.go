@@ -1015,3 +1015,20 @@ func TestRobotsOutcomesCountFetches(t *testing.T) {
 		t.Errorf("Stats.RobotsOutcomes = %v after %d robots.txt fetches", got, fetched)
 	}
 }
+
+func TestRunWithEndedContext(t *testing.T) {
+	s := newSite(t, defaultRobots, map[string]http.HandlerFunc{"/": htmlPage("home")})
+	c := newCrawler(t)
+	errs := recordErrors(c)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := c.Run(ctx, s.URL+"/"); !errors.Is(err, context.Canceled) {
+		t.Errorf("Run with a cancelled context = %v, want context.Canceled", err)
+	}
+	if got := s.targets(); len(got) != 0 {
+		t.Errorf("requests %q after Run with a cancelled context", got)
+	}
+	if got := errs.all(); len(got) != 0 {
+		t.Errorf("OnError got %v; the seeds are not at fault", got)
+	}
+}
