@@ -428,7 +428,7 @@ func (r *run) newGate(key func(*url.URL) string) (*robots.Gate, error) {
 		Client:    r.client,
 		Agent:     cfg.agent,
 		UserAgent: cfg.userAgent,
-		Pacer:     r.lim,
+		Pacer:     robotsPacer{r.lim},
 		CacheSize: cfg.robotsCache,
 		Timeout:   cfg.timeout,
 		Logger:    cfg.logger,
@@ -452,6 +452,23 @@ func (r *run) newGate(key func(*url.URL) string) (*robots.Gate, error) {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidOption, err)
 	}
 	return g, nil
+}
+
+// robotsPacer paces the gate's robots.txt fetches with the host limiter and
+// reports their answers to it, except failures. An unreachable robots.txt
+// disallows the host's every page and the gate retries it on its own
+// back-off; pausing the host's pages as well would only keep URLs that will
+// be refused waiting in the queue, holding a crawl open.
+type robotsPacer struct{ lim *ratelimit.HostLimiter }
+
+func (p robotsPacer) Wait(ctx context.Context, key string) error { return p.lim.Wait(ctx, key) }
+func (p robotsPacer) Done(key string)                            { p.lim.Done(key) }
+
+func (p robotsPacer) Observe(key string, status int, header http.Header, rtt time.Duration, err error) {
+	if err != nil || status == http.StatusTooManyRequests || status >= 500 {
+		return
+	}
+	p.lim.Observe(key, status, header, rtt, err)
 }
 
 // hostRun is how many pages of a host that may be fetched again at once are
@@ -817,7 +834,7 @@ func (r *run) add(ctx context.Context, it frontier.Item, from *url.URL, filter b
 			return fmt.Errorf("%w: %w", frontier.ErrRelative, err)
 		}
 		for _, f := range r.filters {
-			ok := true
+			ok := false // a filter that panics keeps the link out
 			r.safely(ctx, it.URL, func() { ok = f(u, from, it.Depth) })
 			if !ok {
 				r.stats.skipped("filter")
