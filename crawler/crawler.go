@@ -258,11 +258,9 @@ func (c *Crawler) Run(ctx context.Context, seeds ...string) error {
 		}
 	})
 
-	var wg sync.WaitGroup
-	for range c.cfg.workers {
-		wg.Go(func() { r.work(work, ctx.Done()) })
-	}
-	wg.Wait()
+	r.pool = workerPool{max: int32(c.cfg.workers), run: func() { r.work(work, ctx.Done()) }}
+	r.pool.start(min(c.cfg.workers, initialWorkers))
+	r.pool.wg.Wait()
 	close(stopWatch)
 	watch.Wait()
 	if err := ctx.Err(); err != nil {
@@ -284,6 +282,7 @@ type run struct {
 	client  *http.Client
 	reg     *fetch.Registry
 	stats   *stats
+	pool    workerPool
 
 	onPage       []func(context.Context, *Page)
 	onError      []func(context.Context, string, error)
@@ -483,7 +482,11 @@ const hostRun = 64
 // taking one more.
 func (r *run) work(ctx context.Context, stop <-chan struct{}) {
 	for !closed(stop) {
+		r.pool.idle.Add(1)
 		it, err := r.fr.Next(ctx)
+		if r.pool.idle.Add(-1) == 0 && err == nil {
+			r.pool.grow() // no worker is left waiting for the next item
+		}
 		if err != nil {
 			if !errors.Is(err, frontier.ErrExhausted) && !errors.Is(err, frontier.ErrClosed) && ctx.Err() == nil {
 				r.log.Error("crawler: frontier failed", "err", err)
@@ -495,6 +498,44 @@ func (r *run) work(ctx context.Context, stop <-chan struct{}) {
 			return
 		}
 		r.process(ctx, it)
+	}
+}
+
+// initialWorkers is how many workers a crawl starts with; more are started,
+// up to WithWorkers, whenever every worker is busy.
+const initialWorkers = 8
+
+// workerPool starts workers as work demands them, up to max. Idle workers
+// cost memory and garbage-collector time (their stacks are scanned every
+// cycle), and a crawl limited by per-host pacing or by CPU needs far fewer
+// than one limited by slow servers, so the pool grows only while every
+// worker is busy: it settles at about one idle worker.
+type workerPool struct {
+	max   int32
+	run   func()
+	total atomic.Int32
+	idle  atomic.Int32 // workers waiting in Frontier.Next
+	wg    sync.WaitGroup
+}
+
+func (p *workerPool) start(n int) {
+	for range n {
+		p.grow()
+	}
+}
+
+// grow starts one more worker unless max are running. A running worker
+// calls it, so the WaitGroup's count is above zero while Run waits.
+func (p *workerPool) grow() {
+	for {
+		n := p.total.Load()
+		if n >= p.max {
+			return
+		}
+		if p.total.CompareAndSwap(n, n+1) {
+			p.wg.Go(p.run)
+			return
+		}
 	}
 }
 
