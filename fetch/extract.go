@@ -455,6 +455,9 @@ type selectorExtractor struct {
 	sel cascadia.Selector
 }
 
+// baseHrefSelector is compiled once; goquery's Find would compile it per page.
+var baseHrefSelector = cascadia.MustCompile("base[href]")
+
 // SelectorExtractor returns an Extractor that takes links from the elements
 // matching a CSS selector, for instance "a.next, .product a" to follow only
 // pagination and product links. For each matching element it uses its href
@@ -479,7 +482,7 @@ func (s selectorExtractor) Extract(ctx context.Context, p *Page) ([]Link, error)
 		return nil, err
 	}
 	baseHref := ""
-	if b := doc.Find("base[href]").First(); b.Length() > 0 {
+	if b := doc.FindMatcher(baseHrefSelector).First(); b.Length() > 0 {
 		baseHref, _ = b.Attr("href")
 	}
 	base := documentBase(p.URL, baseHref)

@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/andybalholm/cascadia"
 	"github.com/heedcrawl/heed/crawler"
 	"github.com/heedcrawl/heed/frontier"
 	"github.com/heedcrawl/heed/ratelimit"
@@ -342,6 +343,9 @@ func loadSeeds(name string, stdin io.Reader, stderr io.Writer) ([]string, int) {
 	return seeds, 0
 }
 
+// titleSelector is compiled once; goquery's Find would compile it per page.
+var titleSelector = cascadia.MustCompile("title")
+
 // record is one line of the JSON Lines output; the README documents it.
 type record struct {
 	URL         string    `json:"url"`
@@ -420,7 +424,7 @@ func (r *recorder) page(_ context.Context, p *crawler.Page) {
 	rec.Noindex, rec.Nofollow = d.Noindex, d.Nofollow
 	if p.IsHTML() && len(p.Body) > 0 {
 		if doc, err := p.Document(); err == nil {
-			rec.Title = strings.Join(strings.Fields(doc.Find("title").First().Text()), " ")
+			rec.Title = strings.Join(strings.Fields(doc.FindMatcher(titleSelector).First().Text()), " ")
 		}
 	}
 	if r.body {
