@@ -174,6 +174,46 @@ func (c *Crawler) Enqueue(ctx context.Context, rawURL string, from *Page) error 
 	return r.add(ctx, it, fromURL, true)
 }
 
+// HostInfo is what a running crawl knows about one host: how it reads its
+// robots.txt and how fast it may fetch from it.
+type HostInfo struct {
+	// Key is the politeness key the host is paced under (see
+	// WithPolitenessKey).
+	Key string
+	// Robots is the host's robots.txt entry (outcome, rules for our agent,
+	// Crawl-delay, sitemaps, when it was fetched and expires), or nil if
+	// it has not been fetched or has left the cache.
+	Robots *robots.Entry
+	// Pace is the host's effective delay and why (minimum delay,
+	// Crawl-delay, back-off, adaptive), any Retry-After pause, and its
+	// requests in flight.
+	Pace ratelimit.HostStatus
+}
+
+// Host reports what the running crawl knows about the host of rawURL,
+// without fetching anything. It returns ErrNotRunning outside Run.
+func (c *Crawler) Host(rawURL string) (HostInfo, error) {
+	r := c.cur.Load()
+	if r == nil {
+		return HostInfo{}, ErrNotRunning
+	}
+	canon, err := r.cfg.canonicalizer.Canonical(rawURL)
+	if err != nil {
+		return HostInfo{}, err
+	}
+	u, err := url.Parse(canon)
+	if err != nil {
+		return HostInfo{}, err
+	}
+	info := HostInfo{Key: u.Host}
+	if r.cfg.keyMode != ratelimit.KeyHost {
+		info.Key = r.lim.Key(u)
+	}
+	info.Robots, _ = r.gate.Cached(u)
+	info.Pace = r.lim.Status(info.Key)
+	return info, nil
+}
+
 // Stats returns the crawl's counters: live during Run, final after it.
 func (c *Crawler) Stats() Stats {
 	if r := c.cur.Load(); r != nil {
@@ -292,12 +332,16 @@ type run struct {
 	// attempts counts, per canonical URL handed back for another try, the
 	// tries so far: page retries after failures, robots checks of hosts
 	// whose robots.txt is unavailable, and redirect hops leading to it.
-	mu        sync.Mutex
-	attempts  map[string]attempt
-	sitemapOf map[string]bool // authorities whose sitemaps were scheduled
-	// robotsCounted is, per authority, the robots.txt entry last counted
-	// in Stats: every caller that waited for one fetch gets the same entry.
-	robotsCounted map[string]*robots.Entry
+	mu          sync.Mutex
+	attempts    map[string]attempt
+	authorities map[string]authority
+}
+
+// authority is what a run remembers of each authority whose robots.txt it
+// fetched: small, since the gate's cache is bounded and this map is not.
+type authority struct {
+	counted  time.Time // CheckedAt of the robots.txt entry last counted in Stats
+	sitemaps bool      // its sitemaps were scheduled
 }
 
 type attempt struct {
@@ -323,7 +367,7 @@ func (c *Crawler) newRun() (*run, error) {
 		onDisallowed: append([]func(context.Context, *url.URL, DisallowReason){}, c.onDisallowed...),
 		filters:      append([]func(*url.URL, *url.URL, int) bool{}, c.filters...),
 		attempts:     map[string]attempt{},
-		sitemapOf:    map[string]bool{},
+		authorities:  map[string]authority{},
 	}
 	c.mu.Unlock()
 
@@ -677,26 +721,30 @@ func (r *run) robotsFetched(ctx context.Context, u *url.URL, e *robots.Entry) {
 	if e == nil {
 		return
 	}
+	// Every caller that waited for one fetch gets the same entry: count it
+	// once.
 	r.mu.Lock()
-	if r.robotsCounted == nil {
-		r.robotsCounted = map[string]*robots.Entry{}
+	a := r.authorities[e.Authority]
+	counted := a.counted.Equal(e.CheckedAt)
+	a.counted = e.CheckedAt
+	scheduleSitemaps := !a.sitemaps && r.cfg.sitemaps && e.Outcome != robots.OutcomeUnreachable
+	if scheduleSitemaps {
+		a.sitemaps = true
 	}
-	counted := r.robotsCounted[e.Authority] == e
-	r.robotsCounted[e.Authority] = e
+	r.authorities[e.Authority] = a
 	r.mu.Unlock()
 	if counted {
-		return // a concurrent caller's fetch, already counted by it
-	}
-	r.stats.update(func(s *Stats) { s.RobotsOutcomes[e.Outcome.String()]++ })
-	r.log.Debug("crawler: robots.txt", "authority", e.Authority, "outcome", e.Outcome.String(), "status", e.Status)
-	if !r.cfg.sitemaps || e.Outcome == robots.OutcomeUnreachable {
 		return
 	}
-	r.mu.Lock()
-	done := r.sitemapOf[e.Authority]
-	r.sitemapOf[e.Authority] = true
-	r.mu.Unlock()
-	if done {
+	r.stats.update(func(s *Stats) {
+		s.RobotsOutcomes[e.Outcome.String()]++
+		if e.HasCrawlDelay && e.CrawlDelay > 0 {
+			s.CrawlDelayHosts++
+			s.MaxCrawlDelay = max(s.MaxCrawlDelay, min(e.CrawlDelay, r.cfg.maxDelay))
+		}
+	})
+	r.log.Debug("crawler: robots.txt", "authority", e.Authority, "outcome", e.Outcome.String(), "status", e.Status)
+	if !scheduleSitemaps {
 		return
 	}
 	base := &url.URL{Scheme: u.Scheme, Host: u.Host, Path: "/"}

@@ -20,6 +20,7 @@ import (
 	"github.com/heedcrawl/heed/crawler"
 	"github.com/heedcrawl/heed/fetch"
 	"github.com/heedcrawl/heed/frontier"
+	"github.com/heedcrawl/heed/robots"
 )
 
 func TestRunReturnsWhenFrontierExhausted(t *testing.T) {
@@ -1030,5 +1031,49 @@ func TestRunWithEndedContext(t *testing.T) {
 	}
 	if got := errs.all(); len(got) != 0 {
 		t.Errorf("OnError got %v; the seeds are not at fault", got)
+	}
+}
+
+func TestHostInfoAndDelayStats(t *testing.T) {
+	s := newSite(t, "User-agent: *\nCrawl-delay: 0.05\nDisallow: /private/\n", map[string]http.HandlerFunc{
+		"/":  htmlPage("home", "/a"),
+		"/a": htmlPage("a"),
+	})
+	c := newCrawler(t)
+	if _, err := c.Host(s.URL + "/"); !errors.Is(err, crawler.ErrNotRunning) {
+		t.Fatalf("Host outside Run: %v, want ErrNotRunning", err)
+	}
+	var mu sync.Mutex
+	var info crawler.HostInfo
+	var live crawler.Stats
+	c.OnPage(func(ctx context.Context, p *crawler.Page) {
+		if p.URL.Path != "/a" {
+			return
+		}
+		got, err := c.Host(p.URL.String())
+		if err != nil {
+			t.Errorf("Host: %v", err)
+		}
+		mu.Lock()
+		info, live = got, c.Stats()
+		mu.Unlock()
+	})
+	runCrawl(t, c, s.URL+"/")
+	mu.Lock()
+	defer mu.Unlock()
+	if info.Robots == nil || info.Robots.Outcome != robots.OutcomeOK || !info.Robots.HasCrawlDelay {
+		t.Fatalf("HostInfo.Robots = %+v, want the fetched robots.txt with its Crawl-delay", info.Robots)
+	}
+	if info.Pace.CrawlDelay != 50*time.Millisecond || info.Pace.Delay < 50*time.Millisecond {
+		t.Errorf("HostInfo.Pace = %+v, want the 50 ms Crawl-delay in force", info.Pace)
+	}
+	if info.Key == "" {
+		t.Error("HostInfo.Key is empty")
+	}
+	if live.HostsActive != 1 || live.Hosts != 1 || live.HostsWaiting != 0 {
+		t.Errorf("live Stats: %d hosts, %d active, %d waiting; want the one host active", live.Hosts, live.HostsActive, live.HostsWaiting)
+	}
+	if st := c.Stats(); st.CrawlDelayHosts != 1 || st.MaxCrawlDelay != 50*time.Millisecond {
+		t.Errorf("Stats: CrawlDelayHosts %d, MaxCrawlDelay %v; want 1 and 50ms", st.CrawlDelayHosts, st.MaxCrawlDelay)
 	}
 }

@@ -51,11 +51,22 @@ type Stats struct {
 	Sitemaps    int64
 	SitemapURLs int64
 
+	// CrawlDelayHosts counts the hosts whose robots.txt set a Crawl-delay
+	// for us; MaxCrawlDelay is the longest of those delays as applied
+	// (after WithMaxDelay's cap). Crawler.Host tells one host's effective
+	// delay and why.
+	CrawlDelayHosts int64
+	MaxCrawlDelay   time.Duration
+
 	// Queued is the number of URLs waiting; InFlight the number being
-	// worked on; Hosts the hosts with queued or in-flight work.
-	Queued   int
-	InFlight int
-	Hosts    int
+	// worked on; Hosts the hosts with queued or in-flight work, of which
+	// HostsActive have a request in flight and HostsWaiting wait for
+	// their turn (their delay, a back-off, or a free worker).
+	Queued       int
+	InFlight     int
+	Hosts        int
+	HostsActive  int
+	HostsWaiting int
 }
 
 // stats holds the live counters behind Stats. One mutex is enough: it is
@@ -112,6 +123,7 @@ func (st *stats) snapshot(now time.Time) Stats {
 	if fr != nil {
 		fs := fr.Stats()
 		out.Queued, out.InFlight, out.Hosts = fs.Queued, fs.InFlight, fs.Hosts
+		out.HostsActive, out.HostsWaiting = fs.Busy, max(fs.Hosts-fs.Busy, 0)
 	}
 	return out
 }

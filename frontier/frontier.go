@@ -198,6 +198,7 @@ type Frontier struct {
 	seq        uint64
 	queued     int
 	inflight   int
+	busy       int // keys with inflight > 0
 	scheduled  int
 	scopeNames map[string]struct{}
 	closed     bool
@@ -501,6 +502,9 @@ func (f *Frontier) nextLocked() (*Item, error) {
 		h.queued--
 		f.queued--
 		h.inflight++
+		if h.inflight == 1 {
+			f.busy++
+		}
 		f.inflight++
 		if h.queued == 0 || int(h.inflight) >= f.perHost {
 			f.ready.remove(0)
@@ -566,6 +570,9 @@ func (f *Frontier) lease(it *Item) (*host, error) {
 // back on the heap, not before notBefore (heap time).
 func (f *Frontier) release(h *host, notBefore int64) {
 	h.inflight--
+	if h.inflight == 0 {
+		f.busy--
+	}
 	f.inflight--
 	switch {
 	case h.queued > 0 && h.index < 0:
@@ -596,6 +603,9 @@ func (f *Frontier) Done(it *Item) error {
 			// that have waited, for the rest of its run.
 			h.streak++
 			h.inflight--
+			if h.inflight == 0 {
+				f.busy--
+			}
 			f.inflight--
 			f.ready.push(heapEntry{at: math.MinInt64, h: h})
 			f.broadcast()
@@ -654,6 +664,8 @@ type Stats struct {
 	Queued int
 	// InFlight is the number of items handed out and not yet released.
 	InFlight int
+	// Busy is the number of keys with at least one item in flight.
+	Busy int
 	// Hosts is the number of politeness keys with queued or in-flight
 	// items (all keys ever seen when MaxPagesPerHost is set).
 	Hosts int
@@ -666,5 +678,5 @@ type Stats struct {
 func (f *Frontier) Stats() Stats {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return Stats{Queued: f.queued, InFlight: f.inflight, Hosts: len(f.hosts), Scheduled: f.scheduled}
+	return Stats{Queued: f.queued, InFlight: f.inflight, Hosts: len(f.hosts), Busy: f.busy, Scheduled: f.scheduled}
 }

@@ -387,13 +387,16 @@ func TestPerHost(t *testing.T) {
 	}
 	res, blocked := nextAsync(fr)
 	waitBlocked(t, res, blocked) // two in flight: a is busy
-	if s := fr.Stats(); s.InFlight != 2 || s.Queued != 1 {
-		t.Errorf("Stats = %+v", s)
+	if s := fr.Stats(); s.InFlight != 2 || s.Queued != 1 || s.Busy != 1 {
+		t.Errorf("Stats = %+v, want 2 in flight on 1 busy key, 1 queued", s)
 	}
 	done(t, fr, a2)
 	a3 := wantURL(t, <-res, "http://a/3")
 	done(t, fr, a1)
 	done(t, fr, a3)
+	if s := fr.Stats(); s.InFlight != 0 || s.Busy != 0 {
+		t.Errorf("Stats = %+v, want nothing in flight", s)
+	}
 }
 
 func TestExhaustedOnlyWhenNothingInFlight(t *testing.T) {

@@ -400,6 +400,19 @@ func (g *Gate) Entry(ctx context.Context, u *url.URL) (*Entry, error) {
 	return e, err
 }
 
+// Cached returns the entry the gate holds for u's authority, fresh or
+// expired, without fetching anything: for status pages and diagnostics.
+func (g *Gate) Cached(u *url.URL) (*Entry, bool) {
+	auth, err := Authority(u)
+	if err != nil {
+		return nil, false
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	e := g.cachedLocked(auth)
+	return e, e != nil
+}
+
 // Len returns the number of authorities cached.
 func (g *Gate) Len() int {
 	g.mu.Lock()

@@ -784,3 +784,19 @@ func TestOutcomeString(t *testing.T) {
 		}
 	}
 }
+
+func TestGateCachedNeverFetches(t *testing.T) {
+	s := newGateSite(t, gateBody("User-agent: *\nDisallow: /x\n"))
+	g, _ := newGateForTest(t, robots.GateConfig{})
+	u := s.url(t, "/x")
+	if e, ok := g.Cached(u); ok || e != nil {
+		t.Fatalf("Cached before any Check = %v, %v", e, ok)
+	}
+	gateWantHits(t, s, 0)
+	gateCheck(t, g, u)
+	e, ok := g.Cached(u)
+	if !ok || e.Outcome != robots.OutcomeOK || e.Group.Allowed("/x") {
+		t.Fatalf("Cached after Check = %+v, %v", e, ok)
+	}
+	gateWantHits(t, s, 1)
+}

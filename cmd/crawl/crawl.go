@@ -486,8 +486,8 @@ func progress(c *crawler.Crawler, w io.Writer, done <-chan struct{}) {
 		case <-t.C:
 		}
 		s := c.Stats()
-		fmt.Fprintf(w, "\r\033[K%d pages  %d/s  queue %d  hosts %d  in flight %d  disallowed %d  errors %d",
-			s.Pages, s.Pages-lastPages, s.Queued, s.Hosts, s.InFlight, s.Disallowed, s.ErrorCount())
+		fmt.Fprintf(w, "\r\033[K%d pages  %d/s  queue %d  hosts %d active %d waiting  disallowed %d  errors %d",
+			s.Pages, s.Pages-lastPages, s.Queued, s.HostsActive, s.HostsWaiting, s.Disallowed, s.ErrorCount())
 		lastPages = s.Pages
 	}
 }
@@ -515,6 +515,9 @@ func summary(w io.Writer, s crawler.Stats) {
 	}
 	if len(s.Skipped) > 0 {
 		fmt.Fprintf(w, "crawl: skipped %s\n", countList(s.Skipped))
+	}
+	if s.CrawlDelayHosts > 0 {
+		fmt.Fprintf(w, "crawl: robots.txt Crawl-delay on %d hosts (longest applied %v)\n", s.CrawlDelayHosts, s.MaxCrawlDelay)
 	}
 	if s.Sitemaps > 0 {
 		fmt.Fprintf(w, "crawl: %d sitemaps listing %d pages\n", s.Sitemaps, s.SitemapURLs)
