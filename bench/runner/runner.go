@@ -75,7 +75,7 @@ func Colly(ctx context.Context, o Options) (Result, error) {
 	return res, ctx.Err()
 }
 
-// Gocrawl crawls with gocrawl: its robots.txt support (temoto/robotstxt)
+// Gocrawl crawls with gocrawl: its robots.txt support (the temoto robots.txt parser)
 // with Agent as the robots user agent, the delay as CrawlDelay (a larger
 // Crawl-delay in robots.txt wins), links to any host followed, and its
 // default URL normalisation.
