@@ -20,11 +20,22 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 )
 
 func main() {
+	if os.Getenv("GOGC") == "" {
+		// Nearly all a crawl allocates is page garbage that dies within
+		// one fetch; collecting at 200 % heap growth instead of 100 %
+		// cuts the collector's CPU by about a sixth (BENCHMARKS.md). Set
+		// GOGC to choose otherwise.
+		debug.SetGCPercent(gcPercent)
+	}
 	os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
+
+// gcPercent is crawl's garbage-collection target when GOGC is not set.
+const gcPercent = 200
 
 // errUsage marks errors that are the caller's: bad flags or arguments.
 var errUsage = errors.New("usage")
