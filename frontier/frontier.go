@@ -38,6 +38,16 @@ var (
 	// ErrNotInFlight: Done or Defer got an item that Next did not hand out,
 	// or that was already released.
 	ErrNotInFlight = errors.New("frontier: item not in flight")
+	// ErrSitemapLimit: the item's key has had Config.MaxSitemapsPerHost
+	// sitemaps scheduled, or (for a page listed by a sitemap)
+	// Config.MaxSitemapURLsPerHost pages from sitemaps.
+	ErrSitemapLimit = errors.New("frontier: per-host sitemap budget spent")
+	// ErrPathological: the URL's path looks like a crawler trap: too many
+	// segments, or a run of segments repeated (/a/a/a/…, /x/y/x/y/x/y/…).
+	ErrPathological = errors.New("frontier: pathological path")
+	// ErrGivenUp: the item's key was given up (GiveUp) and takes no more
+	// items.
+	ErrGivenUp = errors.New("frontier: host given up")
 )
 
 // Kind says what an Item is fetched for.
@@ -79,8 +89,28 @@ type Item struct {
 	// Priority is a sitemap's <priority> for the URL, zero when absent.
 	Priority float32
 	// Lastmod is a sitemap's <lastmod> for the URL, zero when absent. The
-	// memory store keeps it to the nanosecond, in UTC.
+	// memory store keeps it to the second, in UTC.
 	Lastmod time.Time
+	// FromSitemap marks a page item listed by a sitemap; it counts against
+	// Config.MaxSitemapURLsPerHost.
+	FromSitemap bool
+
+	// What the item has been through. It travels with the item through the
+	// Store (Defer puts it back with its history), so it survives as long
+	// as the item does.
+
+	// Retries is the number of failed tries so far.
+	Retries int
+	// Redirects lists the URLs of the redirect hops that led to this URL,
+	// oldest first; empty unless the item is a redirect target.
+	Redirects []string
+	// SitemapDepth is, for a KindSitemap item, how many sitemap indexes lie
+	// between it and the root sitemap. It bounds nesting without using up
+	// Depth, which counts links followed.
+	SitemapDepth int
+	// BlockedSince is when the item was first refused because its
+	// robots.txt could not be fetched; zero otherwise.
+	BlockedSince time.Time
 
 	host *host // set while the item is handed out by Next
 }
@@ -159,6 +189,24 @@ type Config struct {
 	// politeness key, counted like MaxPages; 0 means no limit. Setting it
 	// makes the Frontier remember every key it saw.
 	MaxPagesPerHost int
+	// MaxSitemapsPerHost caps the sitemap items scheduled per politeness
+	// key, and MaxSitemapURLsPerHost the page items from sitemaps
+	// (Item.FromSitemap); 0 means no limit. A site that generates sitemap
+	// indexes without end is then read only so far. Like MaxPagesPerHost,
+	// setting either makes the Frontier remember every key it saw.
+	MaxSitemapsPerHost    int
+	MaxSitemapURLsPerHost int
+	// MaxPathSegments rejects URLs whose path has more segments than this
+	// with ErrPathological; MaxSegmentRepeats rejects paths in which one
+	// segment, or one run of segments, occurs more than this many times in
+	// a row (/a/a/a/…, /x/y/x/y/x/y/…), the shape of relative-link loops
+	// and of session ids echoed into paths (Heritrix's pathological-path
+	// rule). Zero means DefaultMaxPathSegments and DefaultMaxSegmentRepeats;
+	// a negative value turns the check off. A calendar-like trap
+	// (/cal/2025/01, /cal/2025/02, …) has no repeats: Config.MaxDepth and
+	// the page limits stop it.
+	MaxPathSegments   int
+	MaxSegmentRepeats int
 	// PerHost is the number of items of one key that may be in flight at
 	// once; 0 means 1.
 	PerHost int
@@ -187,6 +235,11 @@ type Frontier struct {
 	maxDepth   int
 	maxPages   int
 	maxPerHost int
+	maxSitemap int
+	maxSmURLs  int
+	maxSegs    int
+	maxRepeats int
+	keepHosts  bool // per-host counts must outlive a key's queue
 	affinity   int32
 	perHost    int
 
@@ -210,17 +263,27 @@ type Frontier struct {
 	waitHook func() // tests: called each time a Next call is about to block
 }
 
-// host is the scheduling state of one politeness key, 32 bytes. A Defer
+// host is the scheduling state of one politeness key, 48 bytes. A Defer
 // time needs no field: it only matters while the key waits on the heap,
 // and the heap entry holds it.
 type host struct {
-	key       string
-	scheduled int32 // page items ever scheduled, for MaxPagesPerHost
-	queued    int32
-	inflight  int32
-	index     int32 // in the ready-heap, or -1
-	streak    int32 // items handed out in a row through Config.Affinity
+	key         string
+	scheduled   int32 // page items ever scheduled, for MaxPagesPerHost
+	queued      int32
+	inflight    int32
+	index       int32 // in the ready-heap, or -1
+	streak      int32 // items handed out in a row through Config.Affinity
+	sitemaps    int32 // sitemap items ever scheduled, for MaxSitemapsPerHost
+	sitemapURLs int32 // page items from sitemaps, for MaxSitemapURLsPerHost
+	givenUp     bool
 }
+
+// Defaults of the pathological-path check (Config.MaxPathSegments and
+// Config.MaxSegmentRepeats).
+const (
+	DefaultMaxPathSegments   = 32
+	DefaultMaxSegmentRepeats = 2
+)
 
 type realClock struct{}
 
@@ -240,6 +303,10 @@ func New(cfg Config) *Frontier {
 		maxDepth:   cfg.MaxDepth,
 		maxPages:   cfg.MaxPages,
 		maxPerHost: cfg.MaxPagesPerHost,
+		maxSitemap: cfg.MaxSitemapsPerHost,
+		maxSmURLs:  cfg.MaxSitemapURLsPerHost,
+		maxSegs:    cfg.MaxPathSegments,
+		maxRepeats: cfg.MaxSegmentRepeats,
 		perHost:    cfg.PerHost,
 		affinity:   int32(min(max(cfg.Affinity, 0), math.MaxInt32)),
 		hosts:      make(map[string]*host),
@@ -255,6 +322,13 @@ func New(cfg Config) *Frontier {
 	if f.perHost <= 0 {
 		f.perHost = 1
 	}
+	if f.maxSegs == 0 {
+		f.maxSegs = DefaultMaxPathSegments
+	}
+	if f.maxRepeats == 0 {
+		f.maxRepeats = DefaultMaxSegmentRepeats
+	}
+	f.keepHosts = f.maxPerHost > 0 || f.maxSitemap > 0 || f.maxSmURLs > 0
 	f.epoch = f.clock.Now()
 	return f
 }
@@ -295,6 +369,9 @@ func (f *Frontier) add(ctx context.Context, it Item, seed bool) error {
 	canon, sp, err := f.canon.canonical(it.URL)
 	if err != nil {
 		return err
+	}
+	if pathological(canon[sp.end:], f.maxSegs, f.maxRepeats) {
+		return ErrPathological
 	}
 	var u *url.URL
 	if f.keyFunc != nil || f.inScope != nil {
@@ -337,6 +414,9 @@ func (f *Frontier) add(ctx context.Context, it Item, seed bool) error {
 		}
 	}
 	h := f.hosts[key]
+	if h != nil && h.givenUp {
+		return ErrGivenUp
+	}
 	counted := it.Kind != KindSitemap
 	if counted {
 		if f.maxPages > 0 && f.scheduled >= f.maxPages {
@@ -345,6 +425,11 @@ func (f *Frontier) add(ctx context.Context, it Item, seed bool) error {
 		if h != nil && f.maxPerHost > 0 && int(h.scheduled) >= f.maxPerHost {
 			return ErrHostLimit
 		}
+		if it.FromSitemap && h != nil && f.maxSmURLs > 0 && int(h.sitemapURLs) >= f.maxSmURLs {
+			return ErrSitemapLimit
+		}
+	} else if h != nil && f.maxSitemap > 0 && int(h.sitemaps) >= f.maxSitemap {
+		return ErrSitemapLimit
 	}
 	isNew, err := f.store.MarkSeen(canon)
 	if err != nil {
@@ -364,7 +449,13 @@ func (f *Frontier) add(ctx context.Context, it Item, seed bool) error {
 	}
 	h.queued++
 	f.queued++
-	if counted {
+	switch {
+	case !counted:
+		h.sitemaps++
+	case it.FromSitemap:
+		h.sitemapURLs++
+		fallthrough
+	default:
 		h.scheduled++
 		f.scheduled++
 	}
@@ -550,7 +641,7 @@ func (f *Frontier) broadcast() {
 // evictIdle forgets h once it has nothing queued or in flight, so memory
 // follows active hosts; with MaxPagesPerHost its count must be kept.
 func (f *Frontier) evictIdle(h *host) {
-	if f.maxPerHost == 0 && h.queued == 0 && h.inflight == 0 && h.index < 0 {
+	if !f.keepHosts && !h.givenUp && h.queued == 0 && h.inflight == 0 && h.index < 0 {
 		delete(f.hosts, h.key)
 	}
 }
@@ -621,13 +712,19 @@ func (f *Frontier) Done(it *Item) error {
 // the key's slot is freed, and the key is not handed out again before until
 // (nor before the Pacer allows). Use it when the worker's slot went to
 // fetching robots.txt, or robots.txt is temporarily unavailable. A
-// deferred item is neither a duplicate nor counted again against limits.
+// deferred item is neither a duplicate nor counted again against limits,
+// and keeps what it has been through (Retries, Redirects, …). An item of a
+// key given up is released instead, and Defer returns ErrGivenUp.
 func (f *Frontier) Defer(it *Item, until time.Time) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	h, err := f.lease(it)
 	if err != nil {
 		return err
+	}
+	if h.givenUp {
+		f.release(h, math.MinInt64)
+		return ErrGivenUp
 	}
 	back := *it
 	back.Key = h.key
@@ -679,4 +776,118 @@ func (f *Frontier) Stats() Stats {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return Stats{Queued: f.queued, InFlight: f.inflight, Hosts: len(f.hosts), Busy: f.busy, Scheduled: f.scheduled}
+}
+
+// AddScope widens the crawl's scope by rawURL's host (or registrable
+// domain, with ScopeSeedDomains) as AddSeed does, without scheduling
+// anything: for a seed's redirect target, which should be crawled like the
+// seed it stands for (http://example.com → https://www.example.com/).
+func (f *Frontier) AddScope(rawURL string) error {
+	if f.inScope != nil || f.scope == ScopeAny {
+		return nil
+	}
+	canon, sp, err := f.canon.canonical(rawURL)
+	if err != nil {
+		return err
+	}
+	name := canon[sp.start:sp.nameEnd]
+	if f.scope == ScopeSeedDomains {
+		name = registrableDomain(name)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.scopeNames[name]; !ok {
+		f.scopeNames[strings.Clone(name)] = struct{}{}
+	}
+	return nil
+}
+
+// LimitReached reports whether Config.MaxPages page items have been
+// scheduled: no page can be added any more, so sitemaps still queued can
+// only list pages that would be refused.
+func (f *Frontier) LimitReached() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.maxPages > 0 && f.scheduled >= f.maxPages
+}
+
+// GiveUp stops crawling key: its queued items are removed and passed to
+// drop (with the Frontier's lock released, in queue order), and Add refuses
+// its URLs from now on with ErrGivenUp. Items of key in flight are released
+// as usual. A crawler gives a host up when it keeps failing, so that one
+// dead server cannot hold a crawl open.
+func (f *Frontier) GiveUp(key string, drop func(Item)) error {
+	f.mu.Lock()
+	h := f.hosts[key]
+	if h == nil {
+		h = &host{key: strings.Clone(key), index: -1}
+		f.hosts[h.key] = h
+	}
+	h.givenUp = true
+	var dropped []Item
+	var err error
+	for h.queued > 0 {
+		it, ok, perr := f.store.Pop(h.key)
+		if perr != nil {
+			err = fmt.Errorf("%w: %w", ErrStore, perr)
+			break
+		}
+		if !ok {
+			f.queued -= int(h.queued)
+			h.queued = 0
+			break
+		}
+		h.queued--
+		f.queued--
+		dropped = append(dropped, it)
+	}
+	if h.queued == 0 && h.index >= 0 {
+		f.ready.remove(int(h.index))
+	}
+	if f.inflight == 0 && len(f.ready) == 0 {
+		f.broadcast()
+	}
+	f.mu.Unlock()
+	if drop != nil {
+		for _, it := range dropped {
+			drop(it)
+		}
+	}
+	return err
+}
+
+// pathological reports whether path (a canonical URL's path and query)
+// has more than maxSegs segments or a run of one to maxSegs/… segments
+// repeated more than maxRepeats times in a row. Negative limits turn
+// their check off.
+func pathological(path string, maxSegs, maxRepeats int) bool {
+	if i := strings.IndexAny(path, "?#"); i >= 0 {
+		path = path[:i]
+	}
+	if maxSegs < 0 && maxRepeats < 0 || len(path) < 2 {
+		return false
+	}
+	segs := strings.Split(strings.TrimSuffix(path[1:], "/"), "/")
+	if maxSegs >= 0 && len(segs) > maxSegs {
+		return true
+	}
+	if maxRepeats < 0 {
+		return false
+	}
+	// A run of n segments starting at i repeated r times in a row: compare
+	// each segment with the one n places before it.
+	for n := 1; n*(maxRepeats+1) <= len(segs); n++ {
+		same := 0 // segments equal to the one n before, in a row
+		for i := n; i < len(segs); i++ {
+			if segs[i] == segs[i-n] {
+				same++
+				if same >= n*maxRepeats {
+					return true
+				}
+			} else {
+				same = 0
+			}
+		}
+	}
+	return false
 }

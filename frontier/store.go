@@ -37,19 +37,21 @@ type Store interface {
 // ErrStore wraps an error returned by the Store.
 var ErrStore = errors.New("frontier: store")
 
-// maxStoredDepth is the largest Item.Depth MemoryStore can hold (20
+// maxStoredDepth is the largest Item.Depth MemoryStore can hold (19
 // bits); the Frontier rejects deeper items with ErrDepth.
-const maxStoredDepth = 1<<20 - 1
+const maxStoredDepth = 1<<depthBits - 1
 
 // MemoryStore is a Store in memory. The zero value is ready to use; set
 // ExactSeen before first use.
 //
-// Memory: a queued item costs a 40-byte record plus ring-buffer slack
+// Memory: a queued item costs a 48-byte record plus ring-buffer slack
 // (capacity grows by 1.25×) on top of its URL string; the
 // referrer string is shared with the parent item's URL. To fit, the record
 // keeps Lastmod to the second (dates before 1970 or after 2106 are
 // dropped) and Priority to 0.001 within [0, 1], and holds depths up to
-// 1,048,575 and four kinds. A seen URL costs one 8-byte hash in an
+// 524,287 and two kinds. What an item has been through (Retries,
+// Redirects, SitemapDepth, BlockedSince) is kept exactly, in a side record
+// allocated only for the few items that have any of it. A seen URL costs one 8-byte hash in an
 // open-addressing table (10–20 bytes with its slack); the string is not
 // kept once the item is popped. A host with queued items costs about 100 bytes more.
 // BenchmarkMemoryPerURL measures the totals.
@@ -76,16 +78,28 @@ type MemoryStore struct {
 }
 
 // record is a queued Item without its Key (the queue's name) and with its
-// small fields packed into 8 bytes, 40 bytes in all.
+// small fields packed into 8 bytes, 48 bytes in all.
 type record struct {
 	url, ref string
 	lastmod  uint32 // Unix seconds; 0 when Lastmod is zero
-	meta     uint32 // depth (20 bits) | kind (2 bits) | priority×1000 (10 bits)
+	meta     uint32 // depth (19 bits) | kind (2 bits) | from sitemap (1 bit) | priority×1000 (10 bits)
+	history  *history
+}
+
+// history is the part of an Item that records what it has been through;
+// most items have none, and then no history is allocated.
+type history struct {
+	retries      int
+	redirects    []string
+	sitemapDepth int
+	blockedSince time.Time
 }
 
 const (
-	depthBits = 20
-	kindBits  = 2
+	depthBits   = 19
+	kindBits    = 2
+	sitemapBit  = 1 << (depthBits + kindBits)
+	prioritySft = depthBits + kindBits + 1
 )
 
 func (s *MemoryStore) lazyInit() {
@@ -148,15 +162,19 @@ func (s *MemoryStore) Pop(key string) (Item, bool, error) {
 		delete(s.queues, key)
 	}
 	it := Item{
-		URL:      r.url,
-		Key:      key,
-		Referrer: r.ref,
-		Depth:    int(r.meta & (1<<depthBits - 1)),
-		Kind:     Kind(r.meta >> depthBits & (1<<kindBits - 1)),
-		Priority: float32(r.meta>>(depthBits+kindBits)) / 1000,
+		URL:         r.url,
+		Key:         key,
+		Referrer:    r.ref,
+		Depth:       int(r.meta & (1<<depthBits - 1)),
+		Kind:        Kind(r.meta >> depthBits & (1<<kindBits - 1)),
+		FromSitemap: r.meta&sitemapBit != 0,
+		Priority:    float32(r.meta>>prioritySft) / 1000,
 	}
 	if r.lastmod != 0 {
 		it.Lastmod = time.Unix(int64(r.lastmod), 0).UTC()
+	}
+	if h := r.history; h != nil {
+		it.Retries, it.Redirects, it.SitemapDepth, it.BlockedSince = h.retries, h.redirects, h.sitemapDepth, h.blockedSince
 	}
 	return it, true, nil
 }
@@ -196,7 +214,13 @@ func (s *MemoryStore) toRecord(it Item) (record, error) {
 	r := record{
 		url:  it.URL,
 		ref:  it.Referrer,
-		meta: uint32(it.Depth) | uint32(it.Kind)<<depthBits | uint32(prio)<<(depthBits+kindBits),
+		meta: uint32(it.Depth) | uint32(it.Kind)<<depthBits | uint32(prio)<<prioritySft,
+	}
+	if it.FromSitemap {
+		r.meta |= sitemapBit
+	}
+	if it.Retries != 0 || len(it.Redirects) > 0 || it.SitemapDepth != 0 || !it.BlockedSince.IsZero() {
+		r.history = &history{retries: it.Retries, redirects: it.Redirects, sitemapDepth: it.SitemapDepth, blockedSince: it.BlockedSince}
 	}
 	if sec := it.Lastmod.Unix(); !it.Lastmod.IsZero() && sec > 0 && sec <= math.MaxUint32 {
 		r.lastmod = uint32(sec)

@@ -3,6 +3,7 @@ package frontier_test
 import (
 	"fmt"
 	"math"
+	"reflect"
 	"testing"
 	"time"
 
@@ -73,11 +74,12 @@ func TestMemoryStoreFields(t *testing.T) {
 	var s frontier.MemoryStore
 	lastmod := time.Date(2024, 2, 29, 23, 59, 58, 999, time.FixedZone("Y", -7200))
 	in := []frontier.Item{
-		{URL: "http://a/1", Key: "k", Referrer: "http://r/", Depth: 1<<20 - 1, Kind: frontier.KindSitemap, Priority: 0.8, Lastmod: lastmod},
+		{URL: "http://a/1", Key: "k", Referrer: "http://r/", Depth: 1<<19 - 1, Kind: frontier.KindSitemap, Priority: 0.8, Lastmod: lastmod,
+			SitemapDepth: 3, Retries: 2, Redirects: []string{"http://a/0", "http://a/00"}, BlockedSince: lastmod},
 		{URL: "http://a/2", Key: "k", Priority: 1.5},                                        // clamped to 1
 		{URL: "http://a/3", Key: "k", Priority: float32(math.NaN())},                        // dropped
 		{URL: "http://a/4", Key: "k", Lastmod: time.Date(1969, 1, 1, 0, 0, 0, 0, time.UTC)}, // dropped
-		{URL: "http://a/5", Key: "k", Priority: 0.123456},
+		{URL: "http://a/5", Key: "k", Priority: 0.123456, FromSitemap: true},
 	}
 	for _, it := range in {
 		if err := s.Push(it); err != nil {
@@ -85,24 +87,25 @@ func TestMemoryStoreFields(t *testing.T) {
 		}
 	}
 	want := []frontier.Item{
-		{URL: "http://a/1", Key: "k", Referrer: "http://r/", Depth: 1<<20 - 1, Kind: frontier.KindSitemap, Priority: 0.8,
-			Lastmod: lastmod.Truncate(time.Second).UTC()},
+		{URL: "http://a/1", Key: "k", Referrer: "http://r/", Depth: 1<<19 - 1, Kind: frontier.KindSitemap, Priority: 0.8,
+			Lastmod: lastmod.Truncate(time.Second).UTC(), SitemapDepth: 3, Retries: 2,
+			Redirects: []string{"http://a/0", "http://a/00"}, BlockedSince: lastmod},
 		{URL: "http://a/2", Key: "k", Priority: 1},
 		{URL: "http://a/3", Key: "k"},
 		{URL: "http://a/4", Key: "k"},
-		{URL: "http://a/5", Key: "k", Priority: 0.123},
+		{URL: "http://a/5", Key: "k", Priority: 0.123, FromSitemap: true},
 	}
 	for _, w := range want {
 		got, ok, err := s.Pop("k")
 		if !ok || err != nil {
 			t.Fatalf("Pop: %v, %v", ok, err)
 		}
-		if got != w {
+		if !reflect.DeepEqual(got, w) {
 			t.Errorf("Pop = %+v\n want %+v", got, w)
 		}
 	}
-	if err := s.Push(frontier.Item{URL: "http://a/deep", Key: "k", Depth: 1 << 20}); err == nil {
-		t.Error("depth 2^20 accepted")
+	if err := s.Push(frontier.Item{URL: "http://a/deep", Key: "k", Depth: 1 << 19}); err == nil {
+		t.Error("depth 2^19 accepted")
 	}
 	if err := s.Push(frontier.Item{URL: "http://a/kind", Key: "k", Kind: 4}); err == nil {
 		t.Error("kind 4 accepted")
