@@ -151,6 +151,7 @@ type HostStatus struct {
 	Backoff     time.Duration // current back-off delay; zero when healthy
 	RTT         time.Duration // smoothed response time (adaptive mode)
 	PausedUntil time.Time     // Retry-After pause; zero when not paused
+	Failures    int           // consecutive failed requests (errors, 429, 5xx)
 	InFlight    int           // requests between Wait and Done
 	Waiting     int           // callers blocked in Wait
 	ReadyAt     time.Time     // as ReadyAt(Key) would report now
@@ -194,6 +195,7 @@ type hostState struct {
 	rtt     time.Duration
 
 	pausedUntil time.Time
+	failures    int // consecutive, reset by a success
 	inFlight    int
 	waiters     int
 	touched     time.Time
@@ -438,6 +440,11 @@ func (l *HostLimiter) Observe(key string, status int, header http.Header, rtt ti
 			h.rtt += (rtt - h.rtt) / 4
 		}
 	}
+	if err != nil || status == http.StatusTooManyRequests || status >= 500 {
+		h.failures++
+	} else {
+		h.failures = 0
+	}
 	switch {
 	case err != nil:
 		l.backOff(h, "error", err.Error())
@@ -607,6 +614,7 @@ func (l *HostLimiter) Status(key string) HostStatus {
 		Capped:     h.capped,
 		CrawlDelay: h.crawl,
 		Backoff:    h.penalty,
+		Failures:   h.failures,
 		RTT:        h.rtt,
 		InFlight:   h.inFlight,
 		Waiting:    h.waiters,

@@ -611,3 +611,31 @@ func TestDelayRunsFromTheAnswer(t *testing.T) {
 	l2.Done("h")
 	wantReady(t, l2, "h", t0.Add(time.Second))
 }
+
+func TestConsecutiveFailures(t *testing.T) {
+	l, _ := newLimiter(t, ratelimit.Config{MinDelay: ratelimit.NoMinDelay})
+	fail := []struct {
+		status int
+		err    error
+	}{{0, errors.New("connection reset")}, {503, nil}, {429, nil}, {500, nil}}
+	for i, f := range fail {
+		l.Observe("k", f.status, nil, time.Millisecond, f.err)
+		if got := l.Status("k").Failures; got != i+1 {
+			t.Fatalf("after %d failures Status.Failures = %d", i+1, got)
+		}
+	}
+	l.Observe("k", 0, nil, 0, context.Canceled) // our doing, not the host's
+	if got := l.Status("k").Failures; got != len(fail) {
+		t.Errorf("a cancelled request changed Failures to %d", got)
+	}
+	l.Observe("k", 404, nil, time.Millisecond, nil)
+	if got := l.Status("k").Failures; got != 0 {
+		t.Errorf("after a success Failures = %d", got)
+	}
+}
+
+func TestRetryAfterCappedByMaxRetryAfter(t *testing.T) {
+	l, clock := newLimiter(t, ratelimit.Config{MinDelay: ratelimit.NoMinDelay, MaxDelay: 5 * time.Second, MaxRetryAfter: 5 * time.Second})
+	l.Observe("k", 429, http.Header{"Retry-After": {"40"}}, time.Millisecond, nil)
+	wantReady(t, l, "k", clock.Now().Add(5*time.Second))
+}
