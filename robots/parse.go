@@ -126,13 +126,17 @@ type parser struct {
 	agents  []agentRef
 	groups  []rawGroup
 	inGroup bool // a User-agent line has been seen
-	// sawMember is set when a group member line (Allow, Disallow,
-	// Crawl-delay or an unknown record) follows the last User-agent line:
-	// the next User-agent line then starts a new group.
-	sawMember bool
-	sitemaps  []ref
-	host      ref
-	hasHost   bool
+	// sawRule is set when an Allow or Disallow line follows the last
+	// User-agent line: the next User-agent line then starts a new group.
+	// Nothing else ends a run of User-agent lines: RFC 9309's grammar has
+	// no other group member, and Google's reference lets Crawl-delay,
+	// Sitemap and unknown records sit between them
+	// (ID_LineSyntax_Groups_OtherRules), so "User-agent: *", "Crawl-delay:
+	// 10", "User-agent: BadBot", "Disallow: /" binds every crawler.
+	sawRule  bool
+	sitemaps []ref
+	host     ref
+	hasHost  bool
 }
 
 func (p *parser) keep(s string) ref {
@@ -266,8 +270,9 @@ func (p *parser) parseLine(line string, num int) {
 			p.sitemaps = append(p.sitemaps, p.keep(value))
 		}
 	case keyCrawlDelay:
+		// It belongs to the group of the User-agent lines above it, and so
+		// to any more User-agent lines that follow it before a rule.
 		if g := p.current(); g != nil {
-			p.sawMember = true
 			if !g.hasDelay {
 				g.delay, g.hasDelay = parseDelay(value)
 			}
@@ -276,10 +281,6 @@ func (p *parser) parseLine(line string, num int) {
 		if !p.hasHost && value != "" {
 			p.host, p.hasHost = p.keep(value), true
 		}
-	default:
-		// Google's reference reads unknown records (Request-rate, Noindex,
-		// Clean-param...) as members of the group they follow.
-		p.sawMember = p.sawMember || p.inGroup
 	}
 }
 
@@ -291,13 +292,13 @@ func (p *parser) current() *rawGroup {
 }
 
 func (p *parser) userAgent(value string, num int) {
-	if !p.inGroup || p.sawMember {
+	if !p.inGroup || p.sawRule {
 		p.groups = append(p.groups, rawGroup{
 			agents: len(p.agents), agentsEnd: len(p.agents),
 			rules: len(p.rules), rulesEnd: len(p.rules),
 			line: num,
 		})
-		p.inGroup, p.sawMember = true, false
+		p.inGroup, p.sawRule = true, false
 	}
 	g := &p.groups[len(p.groups)-1]
 	// Like Google's reference, "* anything" is the global agent too.
@@ -331,7 +332,7 @@ func (p *parser) rule(allow bool, value string, num int) {
 	if g == nil {
 		return // rules before the first User-agent line belong to no group
 	}
-	p.sawMember = true
+	p.sawRule = true
 	if value == "" {
 		return // an empty pattern matches nothing
 	}

@@ -91,6 +91,16 @@ func TestSeedExamples(t *testing.T) {
 			{"ExampleBot/0.1", "/x", false}, {"examplebot", "/x", false}, {"OtherBot", "/x", true},
 		})
 	})
+	t.Run("Crawl-delay example of the syntax reference", func(t *testing.T) {
+		// Meant as two groups, but RFC 9309 §2.2.4 forbids other records to
+		// end a group: Bingbot and * share one, and its first Crawl-delay.
+		r := Parse([]byte("User-agent: Bingbot\nCrawl-delay: 10\nUser-agent: *\nCrawl-delay: 5\n"))
+		for _, agent := range []string{"Bingbot", "otherbot"} {
+			if d, ok := r.CrawlDelay(agent); !ok || d != 10*time.Second {
+				t.Errorf("CrawlDelay(%q) = %v, %v; want 10s", agent, d, ok)
+			}
+		}
+	})
 	t.Run("Google order of precedence for user-agents", func(t *testing.T) {
 		const body = "user-agent: googlebot-news\ndisallow: /1\n\nuser-agent: *\ndisallow: /2\n\nuser-agent: googlebot\ndisallow: /3\n"
 		checkVerdicts(t, body, []verdict{
@@ -142,6 +152,15 @@ func TestGoogleReferenceCases(t *testing.T) {
 			{"BarBot", "http://foo.bar/y/c", true}, {"BarBot", "http://foo.bar/w/a", true}, {"BarBot", "http://foo.bar/z/d", false},
 			{"BazBot", "http://foo.bar/z/d", true},
 			{"FooBot", "http://foo.bar/foo/bar/", false}, {"BarBot", "http://foo.bar/foo/bar/", false}, {"BazBot", "http://foo.bar/foo/bar/", false},
+		})
+	})
+	t.Run("groups are not closed by other records", func(t *testing.T) {
+		// ID_LineSyntax_Groups_OtherRules.
+		checkVerdicts(t, "User-agent: BarBot\nSitemap: https://foo.bar/sitemap\nUser-agent: *\nDisallow: /\n", []verdict{
+			{"FooBot", "http://foo.bar/", false}, {"BarBot", "http://foo.bar/", false},
+		})
+		checkVerdicts(t, "User-agent: FooBot\nInvalid-Unknown-Line: unknown\nUser-agent: *\nDisallow: /\n", []verdict{
+			{"FooBot", "http://foo.bar/", false}, {"BarBot", "http://foo.bar/", false},
 		})
 	})
 	t.Run("key and value case", func(t *testing.T) {
@@ -229,6 +248,90 @@ func TestGoogleReferenceCases(t *testing.T) {
 			{"FooBot", "/bar", false}, {"FooBot", "/fish.php", true}, {"FooBot", "/fishheads/catfish.php?parameters", true}, {"FooBot", "/Fish.PHP", false},
 		})
 	})
+}
+
+// A run of User-agent lines ends only at an Allow or Disallow line (RFC
+// 9309 §2.2's grammar has no other group member; Google's reference agrees,
+// ID_LineSyntax_Groups_OtherRules), so a Crawl-delay, Sitemap or unknown
+// line between User-agent lines leaves them one group, whose Crawl-delay
+// they all share.
+func TestGroupBoundaries(t *testing.T) {
+	type delay struct {
+		agent string
+		d     time.Duration
+		ok    bool
+	}
+	for _, c := range []struct {
+		name   string
+		body   string
+		groups [][]string // Agents of each group of Groups()
+		want   []verdict
+		delays []delay
+	}{
+		{
+			name:   "Crawl-delay between User-agent lines (issue 11)",
+			body:   "User-agent: *\nCrawl-delay: 10\n\nUser-agent: BadBot\nDisallow: /\n",
+			groups: [][]string{{"*", "BadBot"}},
+			want:   []verdict{{"heedbot", "/a", false}, {"BadBot", "/a", false}, {"Googlebot", "/", false}},
+			delays: []delay{{"heedbot", 10 * time.Second, true}, {"BadBot", 10 * time.Second, true}},
+		},
+		{
+			name:   "Google: Sitemap between User-agent lines",
+			body:   "User-agent: BarBot\nSitemap: https://foo.bar/sitemap\nUser-agent: *\nDisallow: /\n",
+			groups: [][]string{{"BarBot", "*"}},
+			want:   []verdict{{"FooBot", "http://foo.bar/", false}, {"BarBot", "http://foo.bar/", false}},
+		},
+		{
+			name:   "Google: unknown line between User-agent lines",
+			body:   "User-agent: FooBot\nInvalid-Unknown-Line: unknown\nUser-agent: *\nDisallow: /\n",
+			groups: [][]string{{"FooBot", "*"}},
+			want:   []verdict{{"FooBot", "http://foo.bar/", false}, {"BarBot", "http://foo.bar/", false}},
+		},
+		{
+			name:   "a Crawl-delay after the rules stays with their group",
+			body:   "User-agent: a\nDisallow: /x\nCrawl-delay: 3\nUser-agent: b\nDisallow: /y\n",
+			groups: [][]string{{"a"}, {"b"}},
+			want:   []verdict{{"a", "/x", false}, {"a", "/y", true}, {"b", "/x", true}, {"b", "/y", false}},
+			delays: []delay{{"a", 3 * time.Second, true}, {"b", 0, false}},
+		},
+		{
+			name:   "a rule-less trailing group shares nothing with the one before",
+			body:   "User-agent: *\nDisallow: /\n\nUser-agent: a\nCrawl-delay: 2\n",
+			groups: [][]string{{"*"}, {"a"}},
+			want:   []verdict{{"a", "/x", true}, {"b", "/x", false}},
+			delays: []delay{{"a", 2 * time.Second, true}, {"b", 0, false}},
+		},
+		{
+			name:   "an empty Disallow is a rule and ends the run",
+			body:   "User-agent: a\nDisallow:\nUser-agent: b\nCrawl-delay: 1\nDisallow: /x\n",
+			groups: [][]string{{"a"}, {"b"}},
+			want:   []verdict{{"a", "/x", true}, {"b", "/x", false}},
+			delays: []delay{{"a", 0, false}, {"b", time.Second, true}},
+		},
+		{
+			name:   "first valid Crawl-delay of the shared group",
+			body:   "User-agent: a\nCrawl-delay: soon\nUser-agent: b\nCrawl-delay: 4\nUser-agent: c\nCrawl-delay: 5\nAllow: /\n",
+			groups: [][]string{{"a", "b", "c"}},
+			delays: []delay{{"a", 4 * time.Second, true}, {"b", 4 * time.Second, true}, {"c", 4 * time.Second, true}, {"d", 0, false}},
+		},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := Parse([]byte(c.body))
+			var got [][]string
+			for _, g := range r.Groups() {
+				got = append(got, g.Agents())
+			}
+			if !slices.EqualFunc(got, c.groups, slices.Equal) {
+				t.Errorf("groups %q, want %q", got, c.groups)
+			}
+			checkVerdicts(t, c.body, c.want)
+			for _, d := range c.delays {
+				if got, ok := r.CrawlDelay(d.agent); got != d.d || ok != d.ok {
+					t.Errorf("CrawlDelay(%q) = %v, %v; want %v, %v", d.agent, got, ok, d.d, d.ok)
+				}
+			}
+		})
+	}
 }
 
 func TestLineEndingsAndBOM(t *testing.T) {
@@ -327,19 +430,13 @@ func TestGroups(t *testing.T) {
 			})
 		}
 	})
-	t.Run("Sitemap, Host, comments and garbage keep User-agent lines together", func(t *testing.T) {
-		for _, mid := range []string{"Sitemap: https://a.example/s.xml", "Host: a.example", "garbage", "# comment", ""} {
-			checkVerdicts(t, "User-agent: a\n"+mid+"\nUser-agent: b\nDisallow: /x\n", []verdict{
-				{"a", "/x", false}, {"b", "/x", false}, {"c", "/x", true},
-			})
-		}
-	})
-	t.Run("Crawl-delay and unknown records are group members", func(t *testing.T) {
-		// As in Google's reference: "User-agent: a" then "Crawl-delay: 1"
-		// is a group of its own, not a header shared with the next group.
-		for _, mid := range []string{"Crawl-delay: 1", "Request-rate: 1/5", "Noindex: /y"} {
+	t.Run("only a rule ends a run of User-agent lines", func(t *testing.T) {
+		for _, mid := range []string{
+			"Sitemap: https://a.example/s.xml", "Host: a.example", "garbage", "# comment", "",
+			"Crawl-delay: 1", "Crawl-delay: bad", "crawl delay: 1", "Request-rate: 1/5", "Noindex: /y", "Invalid-Unknown-Line: unknown",
+		} {
 			checkVerdicts(t, "User-agent: a\n"+mid+"\n\nUser-agent: b\nDisallow: /x\n", []verdict{
-				{"a", "/x", true}, {"b", "/x", false},
+				{"a", "/x", false}, {"b", "/x", false}, {"c", "/x", true},
 			})
 		}
 	})
@@ -545,15 +642,19 @@ func TestCrawlDelay(t *testing.T) {
 			t.Errorf("Crawl-delay: %q → %v, %v; want %v, %v", c.value, got, ok, c.want, c.ok)
 		}
 	}
-	const body = "User-agent: a\nCrawl-delay: 1\n\nUser-agent: *\nCrawl-delay: 2\nDisallow: /x\n\nUser-agent: b\nDisallow: /\ncrawl-delay: bad\nCrawl-delay: 3\nCrawl-delay: 4\n\nUser-agent: b\nCrawl-delay: 5\n\nUser-agent: c\n"
+	const body = "User-agent: a\nDisallow: /a\nCrawl-delay: 1\n\nUser-agent: *\nCrawl-delay: 2\nDisallow: /x\n\nUser-agent: b\nDisallow: /\ncrawl-delay: bad\nCrawl-delay: 3\nCrawl-delay: 4\n\nUser-agent: b\nCrawl-delay: 5\n\nUser-agent: c\nDisallow: /c\n"
 	r := Parse([]byte(body))
 	for agent, want := range map[string]time.Duration{"a": time.Second, "x": 2 * time.Second, "b": 3 * time.Second} {
 		if got, ok := r.CrawlDelay(agent); !ok || got != want {
 			t.Errorf("CrawlDelay(%q) = %v, %v; want %v", agent, got, ok, want)
 		}
 	}
-	if got, ok := r.CrawlDelay("c"); ok {
-		t.Errorf("CrawlDelay(c) = %v; want none (its group has none)", got)
+	// "User-agent: c" joins the second b group, Crawl-delay and all.
+	if got, ok := r.CrawlDelay("c"); !ok || got != 5*time.Second {
+		t.Errorf("CrawlDelay(c) = %v, %v; want 5s (its group shares b's)", got, ok)
+	}
+	if got, ok := Parse([]byte("User-agent: a\nDisallow: /\nUser-agent: b\nAllow: /\nCrawl-delay: 1\n")).CrawlDelay("a"); ok {
+		t.Errorf("CrawlDelay(a) = %v; want none (its group has none)", got)
 	}
 	if got, ok := Parse([]byte("User-agent: a\nCrawl-delay: 1\n")).CrawlDelay("b"); ok {
 		t.Errorf("CrawlDelay(b) = %v; want none (no group applies)", got)

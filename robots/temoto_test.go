@@ -36,6 +36,7 @@ const (
 	depKeys       departure = "misspelt keys ignored"
 	depTokenizer  departure = "whitespace tokenizer"
 	depUserAgent  departure = "user-agent prefix matching"
+	depCrawlDelay departure = "Crawl-delay ends the User-agent lines"
 	depEmptyGroup departure = "rule-less group not a group"
 	depRobotsTxt  departure = "/robots.txt not implied"
 	depIndexHTML  departure = "no index.html rule"
@@ -45,7 +46,7 @@ const (
 )
 
 var departureOrder = []departure{
-	depRejects, depBOM, depLimits, depKeys, depTokenizer, depUserAgent, depEmptyGroup,
+	depRejects, depBOM, depLimits, depKeys, depTokenizer, depUserAgent, depCrawlDelay, depEmptyGroup,
 	depRobotsTxt, depIndexHTML, depEncoding, depWildcards, depPrecedence,
 }
 
@@ -224,35 +225,56 @@ var repairs = []repair{
 		}
 		return p
 	}},
+	{depCrawlDelay, func(p probe) probe {
+		// temoto ends a run of User-agent lines at a Crawl-delay line, heed
+		// only at a rule. A Crawl-delay followed by more User-agent lines
+		// before any rule becomes an unknown record, which neither library
+		// reads as the end of the run and which heed's verdicts never
+		// depend on. (The lines are in the repaired form: "Allow: ",
+		// "Disallow: ", "Crawl-delay: ", "User-agent: ", "X: 1".)
+		lines := splitLines(p.body)
+		var delays []int // Crawl-delay lines of the open run of User-agent lines
+		inRun := false
+		for i, l := range lines {
+			switch {
+			case strings.HasPrefix(l, "User-agent:"):
+				for _, d := range delays {
+					lines[d] = "X: 1"
+				}
+				delays, inRun = delays[:0], true
+			case strings.HasPrefix(l, "Allow:"), strings.HasPrefix(l, "Disallow:"):
+				delays, inRun = delays[:0], false
+			case strings.HasPrefix(l, "Crawl-delay:") && inRun:
+				delays = append(delays, i)
+			}
+		}
+		p.body = strings.Join(lines, "\n")
+		return p
+	}},
 	{depEmptyGroup, func(p probe) probe {
 		// A group whose lines hold no rule and no Crawl-delay is not in
-		// temoto's map: give it an empty Disallow, which heed ignores.
+		// temoto's map: give it an empty Disallow, which heed ignores. Only
+		// the last group can be one, because a User-agent line after a
+		// group without rules joins that group.
 		lines := slices.DeleteFunc(splitLines(p.body), func(l string) bool { return l == "" })
-		var out []string
-		for i := 0; i < len(lines); {
-			if !strings.HasPrefix(lines[i], "User-agent:") {
-				out = append(out, lines[i])
-				i++
-				continue
+		inGroup, sawRule, hasMember := false, false, false
+		for _, l := range lines {
+			switch {
+			case strings.HasPrefix(l, "User-agent:"):
+				if !inGroup || sawRule {
+					sawRule, hasMember = false, false
+				}
+				inGroup = true
+			case strings.HasPrefix(l, "Allow:"), strings.HasPrefix(l, "Disallow:"):
+				sawRule, hasMember = true, true
+			case strings.HasPrefix(l, "Crawl-delay:"):
+				hasMember = true
 			}
-			j := i
-			for j < len(lines) && strings.HasPrefix(lines[j], "User-agent:") {
-				j++
-			}
-			k := j
-			hasRule := false
-			for k < len(lines) && !strings.HasPrefix(lines[k], "User-agent:") {
-				hasRule = hasRule || !strings.HasPrefix(lines[k], "X:")
-				k++
-			}
-			out = append(out, lines[i:j]...)
-			if !hasRule {
-				out = append(out, "Disallow:")
-			}
-			out = append(out, lines[j:k]...)
-			i = k
 		}
-		p.body = strings.Join(out, "\n") + "\n"
+		if inGroup && !hasMember {
+			lines = append(lines, "Disallow:")
+		}
+		p.body = strings.Join(lines, "\n") + "\n"
 		return p
 	}},
 	{"", func(p probe) probe {
@@ -695,8 +717,9 @@ var departureExamples = []departureExample{
 	{depKeys, "User-agent: *\nDissallow: /a\n", "heedbot", "/a", false},
 	{depTokenizer, "User-agent: *\nDisallow: /a#comment\n", "heedbot", "/a", false},
 	{depUserAgent, "User-agent: FooBot\nDisallow: /\n", "FooBot-News", "/a", true},
+	{depCrawlDelay, "User-agent: *\nCrawl-delay: 10\n\nUser-agent: BadBot\nDisallow: /\n", "heedbot", "/a", false},
 	{depEmptyGroup, "User-agent: *\nDisallow: /\n\nUser-agent: FooBot\n", "FooBot", "/a", true},
-	{depEmptyGroup, "User-agent: FooBot\nNoindex: /x\nUser-agent: BarBot\nDisallow: /\n", "FooBot", "/a", true},
+	{depEmptyGroup, "User-agent: *\nDisallow: /\n\nUser-agent: FooBot\nNoindex: /x\nUser-agent: BarBot\n", "FooBot", "/a", true},
 	{depRobotsTxt, "User-agent: *\nDisallow: /\n", "heedbot", "/robots.txt", true},
 	{depIndexHTML, "User-agent: *\nDisallow: /\nAllow: /a/index.html\n", "heedbot", "/a/", true},
 	{depEncoding, "User-agent: *\nDisallow: /caf\u00e9\n", "heedbot", "/caf%C3%A9", false},
