@@ -16,13 +16,15 @@ import (
 
 // Gate defaults, used for zero GateConfig fields.
 const (
-	DefaultGateCacheSize    = 10000
-	DefaultGateTTL          = 24 * time.Hour
-	DefaultGateMinTTL       = time.Minute
-	DefaultGateTimeout      = 30 * time.Second
-	DefaultGateRetryMin     = time.Minute
-	DefaultGateRetryMax     = time.Hour
-	DefaultAssumeAllowAfter = 30 * 24 * time.Hour
+	DefaultGateCacheSize     = 10000
+	DefaultGateCacheBytes    = 64 << 20
+	DefaultGateTTL           = 24 * time.Hour
+	DefaultGateMinTTL        = time.Minute
+	DefaultGateTimeout       = 30 * time.Second
+	DefaultGateHeaderTimeout = 15 * time.Second
+	DefaultGateRetryMin      = time.Minute
+	DefaultGateRetryMax      = time.Hour
+	DefaultAssumeAllowAfter  = 30 * 24 * time.Hour
 )
 
 // MaxRedirects is the number of consecutive redirects the gate follows for
@@ -37,23 +39,50 @@ var (
 	ErrInvalidGateConfig = errors.New("robots: invalid gate config")
 	ErrTooManyRedirects  = errors.New("robots: too many redirects")
 	ErrRedirectScheme    = errors.New("robots: redirect to a URL that is not http or https")
+	// ErrHeaderTimeout: the response headers did not arrive within
+	// GateConfig.HeaderTimeout (the default Get only).
+	ErrHeaderTimeout = errors.New("robots: timeout awaiting response headers")
+	// ErrContentEncoding: the default Get got a body in a coding other
+	// than gzip, or one that does not decode.
+	ErrContentEncoding = errors.New("robots: bad content encoding")
+	// ErrFetchPanicked: the Get function, the Pacer or a key function
+	// panicked while robots.txt was being fetched.
+	ErrFetchPanicked = errors.New("robots: robots.txt fetch panicked")
 )
 
 // Pacer paces the gate's robots.txt fetches like any other request: Wait
 // blocks until a request to key may start and takes a slot for it, Done
 // releases the slot. *ratelimit.HostLimiter satisfies it.
+//
+// The wait is not part of a fetch: GateConfig.Timeout starts when the
+// request is sent, so a host paced seconds apart is never mistaken for an
+// unreachable one.
 type Pacer interface {
 	Wait(ctx context.Context, key string) error
 	Done(key string)
 }
 
-// A PaceObserver is a Pacer that also learns how each robots.txt fetch
-// went, so that a host answering 429 or 503 to its robots.txt slows down
-// for its pages too. The gate uses Observe when its Pacer has it.
-// *ratelimit.HostLimiter implements it.
+// A PaceObserver is a Pacer that also learns how each robots.txt request
+// went: every answer, redirects, 429, 5xx and transport errors included,
+// with its status and header. A host answering 429 or 503 to its
+// robots.txt thus slows down, or pauses for its Retry-After, for its pages
+// too, even while a stale copy of its robots.txt still allows them. The
+// gate uses Observe when its Pacer has it. *ratelimit.HostLimiter
+// implements it.
 type PaceObserver interface {
 	Pacer
 	Observe(key string, status int, header http.Header, rtt time.Duration, err error)
+}
+
+// A ReadyReporter is a Pacer that can tell when key will next let a
+// request start. When its Pacer has ReadyAt, the gate retries an
+// unreachable robots.txt no sooner than that: this is how a Retry-After
+// header is honoured, the PaceObserver having turned it into a pause of
+// the host. The gate does not read Retry-After itself.
+// *ratelimit.HostLimiter implements it.
+type ReadyReporter interface {
+	Pacer
+	ReadyAt(key string) time.Time
 }
 
 // Clock is the gate's source of time. *fakeclock.Clock satisfies it; nil
@@ -66,28 +95,75 @@ type gateRealClock struct{}
 
 func (gateRealClock) Now() time.Time { return time.Now() }
 
+// Response is the answer to one robots.txt request, as GateConfig.Get
+// returns it.
+type Response struct {
+	// Status is the HTTP status code.
+	Status int
+	// Header holds the response headers. The gate reads Location (to
+	// follow redirects) and Cache-Control, and hands it to the
+	// PaceObserver.
+	Header http.Header
+	// Body is the body of a 2xx response, decompressed and, where its
+	// charset is known, decoded to UTF-8: at most MaxSize+1 bytes, so that
+	// Parse can tell a line cut by its limit from a complete one. Bytes
+	// past MaxSize+1 are ignored; a UTF-16 body that starts with a byte
+	// order mark is converted to UTF-8 by the gate.
+	Body []byte
+	// Truncated reports that the body went on past what Body holds. The
+	// gate then drops Body's last line if it does not end in a line break,
+	// when Body is too short for Parse to see the cut itself (a body that
+	// shrank in charset decoding).
+	Truncated bool
+}
+
 // GateConfig configures a Gate. Zero durations and sizes mean the defaults.
 type GateConfig struct {
-	// Client makes the requests. The gate uses a copy with its own
-	// CheckRedirect. Nil means a zero http.Client.
+	// Get makes one GET request for a robots.txt URL and returns the
+	// answer without following redirects: a 3xx comes back as it is, with
+	// its Location header, and the gate follows it. It must bound the body
+	// as Response.Body says and may return a Response together with an
+	// error when the body broke off after the headers. The context it gets
+	// carries the gate's Timeout. Nil means a Get built on Client, which
+	// sends UserAgent and Accept-Encoding: gzip, decodes gzip, and applies
+	// HeaderTimeout.
+	//
+	// A crawler passes its page fetcher here, so that robots.txt travels
+	// the same road as its pages: same transport, address checks,
+	// decompression, charset decoding, header timeout and recording.
+	Get func(ctx context.Context, rawURL string) (*Response, error)
+
+	// Client makes the requests of the default Get. The gate uses a copy
+	// that never follows redirects. Nil means a zero http.Client. Ignored
+	// when Get is set.
 	Client *http.Client
 
 	// Agent is the crawler's product token ("heedbot"), which chooses the
 	// robots.txt group. Required.
 	Agent string
 
-	// UserAgent is the User-Agent header sent ("heedbot/1.0
-	// (+https://example.com/bot)"). Empty means Agent.
+	// UserAgent is the User-Agent header the default Get sends ("heedbot/1.0
+	// (+https://example.com/bot)"). Empty means Agent. Ignored when Get is
+	// set.
 	UserAgent string
 
-	// Pacer, if set, paces robots.txt fetches; see Pacer and PaceObserver.
+	// Host returns the identity of a URL's host and port, as it appears in
+	// a URL: "example.com", "xn--bcher-kva.example:8080", "[::1]:8443",
+	// or "" if u has none. The gate caches robots.txt per scheme + "://" +
+	// Host(u) and fetches it from there. A crawler passes the one function
+	// it identifies hosts with everywhere. Nil means u.Host lower-cased,
+	// with the scheme's default port dropped (see Authority), which is
+	// right for canonical URLs.
+	Host func(u *url.URL) string
+
+	// Pacer, if set, paces robots.txt fetches; see Pacer, PaceObserver and
+	// ReadyReporter.
 	Pacer Pacer
 
 	// Key returns the Pacer's key for a robots.txt URL. Pass the same key
 	// function the frontier and the limiter use (a *ratelimit.HostLimiter's
 	// Key method value), so that a robots.txt fetch is paced under its
-	// host's key. Nil means u.Host: the host, lower-cased and in punycode,
-	// with any non-default port, which is also the frontier's default.
+	// host's key. Nil means u.Host.
 	Key func(u *url.URL) string
 
 	// Clock supplies time. Nil means real time.
@@ -96,14 +172,26 @@ type GateConfig struct {
 	// CacheSize bounds the number of authorities cached.
 	CacheSize int
 
+	// CacheBytes bounds the memory the cached rules hold, approximated by
+	// the size of the robots.txt bodies they were parsed from plus a small
+	// overhead per entry. The least recently used entries go first; the
+	// entry just fetched always stays.
+	CacheBytes int64
+
 	// TTL is how long a fetched robots.txt is used, at most; MinTTL is the
 	// floor below which Cache-Control cannot push it.
 	TTL, MinTTL time.Duration
 
-	// Timeout bounds one robots.txt fetch, redirects and body included,
-	// not counting the wait for the Pacer. A fetch that times out makes
-	// robots.txt unreachable.
+	// Timeout bounds each request of a robots.txt fetch, its body
+	// included; a redirect starts a new request with a new Timeout. The
+	// wait for the Pacer before each request is not counted. A request
+	// that times out makes robots.txt unreachable.
 	Timeout time.Duration
+
+	// HeaderTimeout bounds the wait for response headers in the default
+	// Get, so that a server dripping nothing does not hold its host for
+	// the whole Timeout. With Get set, Get applies its own.
+	HeaderTimeout time.Duration
 
 	// RetryMin and RetryMax bound the back-off between fetches of an
 	// unreachable robots.txt.
@@ -113,8 +201,8 @@ type GateConfig struct {
 	// no copy cached, before the gate allows everything.
 	AssumeAllowAfter time.Duration
 
-	// Logger receives fetch outcomes (Debug) and failures (Info). Nil
-	// discards them.
+	// Logger receives fetch outcomes (Debug), failures (Info) and panics
+	// (Error). Nil discards them.
 	Logger *slog.Logger
 }
 
@@ -160,7 +248,8 @@ func (o Outcome) String() string {
 // Entry is what the gate knows about one authority's robots.txt. Entries
 // are shared by every caller and must not be modified.
 type Entry struct {
-	// Authority is the normalised scheme://host[:port] the entry is for.
+	// Authority is the scheme://host[:port] the entry is for, the host
+	// as GateConfig.Host names it.
 	Authority string
 	// URL is the robots.txt URL fetched (before redirects).
 	URL string
@@ -176,10 +265,11 @@ type Entry struct {
 	HasCrawlDelay bool
 	// Sitemaps lists the file's Sitemap URLs.
 	Sitemaps []string
-	// Status is the HTTP status of the last attempt, after redirects; 0 if
-	// it got no response.
+	// Status is the HTTP status of the last response, after redirects; 0
+	// if the last request got none.
 	Status int
 	// Err is why the last attempt failed (network error, timeout,
+	// ErrHeaderTimeout, ErrContentEncoding, ErrFetchPanicked,
 	// ErrTooManyRedirects, ErrRedirectScheme), or nil.
 	Err error
 	// FetchedAt is when the rules in force were fetched: for OutcomeStale,
@@ -195,17 +285,26 @@ type Entry struct {
 	// UnreachableSince is the time of the first of those failures; zero
 	// when the last attempt succeeded.
 	UnreachableSince time.Time
+
+	// size approximates the memory the entry holds, for CacheBytes.
+	size int64
 }
 
 // Verdict is the gate's answer for one URL.
 type Verdict struct {
 	// Allowed reports whether the URL may be fetched.
 	Allowed bool
-	// Fetched reports that this call waited for a robots.txt fetch (its
-	// own or a concurrent caller's), so the host's Pacer may just have
-	// spent a token on it: a scheduler should ask the pacer again before
+	// Fetched reports that this call fetched robots.txt: of the callers
+	// that asked about an authority while its robots.txt was being
+	// fetched, exactly one, the one that made the requests, sees Fetched.
+	// Count fetches by it. The host's Pacer has just spent a token on
+	// robots.txt, so a scheduler should ask the pacer again before
 	// fetching the URL.
 	Fetched bool
+	// Waited reports that this call waited for another caller's fetch of
+	// robots.txt. The Pacer may have spent a token on it as for Fetched,
+	// but the fetch is the other caller's to count.
+	Waited bool
 	// RetryAt is set when the URL is disallowed only because robots.txt is
 	// unreachable (OutcomeUnreachable): the URL should be put aside until
 	// RetryAt, when robots.txt will be fetched again, not dropped.
@@ -219,47 +318,63 @@ type Verdict struct {
 // (scheme, host and port) as RFC 9309 §2.3–2.4 describes:
 //
 //   - 2xx: the first MaxSize bytes are parsed (the rest is not downloaded)
-//     and the rules for the gate's agent apply (OutcomeOK).
-//   - Redirects are followed, even to other hosts, up to five; the rules
-//     found apply to the original authority. More redirects, a redirect to
-//     a non-HTTP URL, any other 3xx and any 4xx but 429 mean there is no
-//     robots.txt: everything is allowed (OutcomeUnavailable).
+//     and the rules for the gate's agent apply (OutcomeOK). A gzip body is
+//     decompressed and a UTF-16 one with a byte order mark converted.
+//   - Redirects (301, 302, 303, 307, 308) are followed, even to other
+//     hosts, up to five; the rules found apply to the original authority.
+//     More redirects, a redirect to a non-HTTP URL, any other 3xx and any
+//     4xx but 429 mean there is no robots.txt: everything is allowed
+//     (OutcomeUnavailable).
 //   - 429, 5xx, timeouts, DNS and connection errors make robots.txt
 //     unreachable: everything is disallowed (OutcomeUnreachable) until a
 //     retry, scheduled with exponential back-off (RetryMin doubling up to
-//     RetryMax, or later if Retry-After says so). The Verdict says when, so
-//     a crawler can put the URL aside instead of dropping it. If the gate
-//     holds an earlier copy of robots.txt it keeps using it
-//     (OutcomeStale); if robots.txt stays unreachable with no copy for
-//     AssumeAllowAfter (30 days), everything is allowed (OutcomeAssumedAllow)
-//     while retries go on.
+//     RetryMax), and not before the Pacer lets the host be asked again
+//     (see ReadyReporter: that is where a Retry-After takes effect). The
+//     Verdict says when, so a crawler can put the URL aside instead of
+//     dropping it. If the gate holds an earlier copy of robots.txt it
+//     keeps using it (OutcomeStale); if robots.txt stays unreachable with
+//     no copy for AssumeAllowAfter (30 days), everything is allowed
+//     (OutcomeAssumedAllow) while retries go on.
 //   - Results are cached for TTL (24 h, RFC 9309 §2.4), less if the
 //     response's Cache-Control says max-age or no-store/no-cache, but never
 //     less than MinTTL: a robots.txt that forbids caching is fetched again
 //     after MinTTL rather than before every page, which would double the
-//     requests a site receives. The cache is an LRU of CacheSize
-//     authorities; expired entries are refetched lazily, by the next Check.
+//     requests a site receives. The cache is an LRU bounded by CacheSize
+//     authorities and CacheBytes of rules; expired entries are refetched
+//     lazily, by the next Check.
+//
+// Every request of a fetch, each redirect hop included, is paced like a
+// page request through the Pacer under its own host's key, so robots.txt
+// counts against the host's politeness budget, and every answer is
+// reported to the PaceObserver. Timeout applies to each request once it
+// may start, never to the wait for the Pacer.
 //
 // However many goroutines ask about one authority, one fetch is in flight;
 // the others wait for it, each giving up when its own context ends. The
 // fetch runs under the context of the goroutine that started it: if that
 // context ends, nothing is cached and a waiting goroutine fetches in its
-// stead. The fetch is paced like any page request through the Pacer, so a
-// robots.txt request counts against the host's politeness budget.
+// stead. If the fetch panics (in Get, the Pacer or a key function), the
+// panic is logged and the fetch counts as failed with ErrFetchPanicked:
+// robots.txt is unreachable until the next retry and no caller hangs.
 //
-// In a crawler the gate sits between the frontier and the rate limiter, all
-// three keyed by one function (the limiter's Key method). For each item the
-// frontier hands out:
+// The requests go through GateConfig.Get; without one the gate uses its
+// own, built on GateConfig.Client. In a crawler the gate sits between the
+// frontier and the rate limiter, all three keyed by one function (the
+// limiter's Key method), with the crawler's page fetcher as Get. For each
+// item the frontier hands out:
 //
 //	v, err := gate.Check(ctx, u)
 //	key := lim.Key(u)
 //	lim.SetCrawlDelay(key, v.Entry.CrawlDelay) // cheap; restores a forgotten key
+//	if v.Fetched {
+//		stats.robotsFetches++ // once per fetch
+//	}
 //	switch {
 //	case !v.Allowed && !v.RetryAt.IsZero():
 //		fr.Defer(it, v.RetryAt) // robots.txt unreachable: put aside, not dropped
 //	case !v.Allowed:
 //		fr.Done(it) // disallowed by the site's rules
-//	case v.Fetched:
+//	case (v.Fetched || v.Waited) && lim.ReadyAt(key).After(now):
 //		fr.Defer(it, lim.ReadyAt(key)) // robots.txt took the host's token
 //	default:
 //		// lim.Wait (at once), fetch, lim.Observe, lim.Done, fr.Done
@@ -267,17 +382,22 @@ type Verdict struct {
 //
 // A Gate is safe for concurrent use. Create one with NewGate.
 type Gate struct {
+	get         func(ctx context.Context, rawURL string) (*Response, error)
 	client      *http.Client
 	agent       string
 	userAgent   string
+	host        func(u *url.URL) string
 	pacer       Pacer
 	observer    PaceObserver
+	ready       ReadyReporter
 	key         func(u *url.URL) string
 	clock       Clock
 	log         *slog.Logger
 	cacheSize   int
+	cacheBytes  int64
 	ttl, minTTL time.Duration
 	timeout     time.Duration
+	headerWait  time.Duration
 	retryMin    time.Duration
 	retryMax    time.Duration
 	assumeAllow time.Duration
@@ -285,6 +405,7 @@ type Gate struct {
 	mu      sync.Mutex
 	entries map[string]*list.Element // authority → *Entry, in lru
 	lru     list.List                // front is the most recently used
+	bytes   int64                    // sum of the cached entries' size
 	flights map[string]*gateFlight
 }
 
@@ -301,21 +422,25 @@ func NewGate(cfg GateConfig) (*Gate, error) {
 	if strings.TrimSpace(cfg.Agent) == "" {
 		return nil, fmt.Errorf("%w: Agent is required", ErrInvalidGateConfig)
 	}
-	if cfg.CacheSize < 0 || cfg.TTL < 0 || cfg.MinTTL < 0 || cfg.Timeout < 0 ||
-		cfg.RetryMin < 0 || cfg.RetryMax < 0 || cfg.AssumeAllowAfter < 0 {
+	if cfg.CacheSize < 0 || cfg.CacheBytes < 0 || cfg.TTL < 0 || cfg.MinTTL < 0 || cfg.Timeout < 0 ||
+		cfg.HeaderTimeout < 0 || cfg.RetryMin < 0 || cfg.RetryMax < 0 || cfg.AssumeAllowAfter < 0 {
 		return nil, fmt.Errorf("%w: negative size or duration", ErrInvalidGateConfig)
 	}
 	g := &Gate{
+		get:         cfg.Get,
 		agent:       cfg.Agent,
 		userAgent:   cfg.UserAgent,
+		host:        cfg.Host,
 		pacer:       cfg.Pacer,
 		key:         cfg.Key,
 		clock:       cfg.Clock,
 		log:         cfg.Logger,
 		cacheSize:   cfg.CacheSize,
+		cacheBytes:  cfg.CacheBytes,
 		ttl:         gateOr(cfg.TTL, DefaultGateTTL),
 		minTTL:      gateOr(cfg.MinTTL, DefaultGateMinTTL),
 		timeout:     gateOr(cfg.Timeout, DefaultGateTimeout),
+		headerWait:  gateOr(cfg.HeaderTimeout, DefaultGateHeaderTimeout),
 		retryMin:    gateOr(cfg.RetryMin, DefaultGateRetryMin),
 		retryMax:    gateOr(cfg.RetryMax, DefaultGateRetryMax),
 		assumeAllow: gateOr(cfg.AssumeAllowAfter, DefaultAssumeAllowAfter),
@@ -331,8 +456,14 @@ func NewGate(cfg GateConfig) (*Gate, error) {
 	if g.userAgent == "" {
 		g.userAgent = g.agent
 	}
+	if g.host == nil {
+		g.host = defaultHost
+	}
 	if g.cacheSize == 0 {
 		g.cacheSize = DefaultGateCacheSize
+	}
+	if g.cacheBytes == 0 {
+		g.cacheBytes = DefaultGateCacheBytes
 	}
 	if g.clock == nil {
 		g.clock = gateRealClock{}
@@ -343,12 +474,19 @@ func NewGate(cfg GateConfig) (*Gate, error) {
 	if o, ok := g.pacer.(PaceObserver); ok {
 		g.observer = o
 	}
-	var client http.Client
-	if cfg.Client != nil {
-		client = *cfg.Client
+	if r, ok := g.pacer.(ReadyReporter); ok {
+		g.ready = r
 	}
-	client.CheckRedirect = gateCheckRedirect
-	g.client = &client
+	if g.get == nil {
+		var client http.Client
+		if cfg.Client != nil {
+			client = *cfg.Client
+		}
+		// The gate follows redirects itself, pacing each hop.
+		client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+		g.client = &client
+		g.get = g.defaultGet
+	}
 	return g, nil
 }
 
@@ -359,34 +497,22 @@ func gateOr(d, def time.Duration) time.Duration {
 	return d
 }
 
-func gateCheckRedirect(req *http.Request, via []*http.Request) error {
-	if len(via) > MaxRedirects {
-		return ErrTooManyRedirects
-	}
-	if s := req.URL.Scheme; s != "http" && s != "https" {
-		return ErrRedirectScheme
-	}
-	if hop, ok := req.Context().Value(gateHopKey{}).(func(*http.Request) error); ok {
-		return hop(req)
-	}
-	return nil
-}
-
-// gateHopKey marks the context value holding the function that paces each
-// redirect hop of a robots.txt fetch (see Gate.fetch).
-type gateHopKey struct{}
-
 // Check reports whether the gate's agent may fetch u, fetching the
 // authority's robots.txt first if the gate holds no fresh copy. It fails
 // only for a URL that is not absolute http(s) (ErrUnsupportedScheme,
 // ErrNoHost) or when ctx ends while it waits; a robots.txt that cannot be
 // fetched is an outcome, not an error (see Verdict.RetryAt).
 func (g *Gate) Check(ctx context.Context, u *url.URL) (Verdict, error) {
-	e, fetched, err := g.entry(ctx, u)
+	e, how, err := g.entry(ctx, u)
 	if err != nil {
 		return Verdict{}, err
 	}
-	v := Verdict{Allowed: e.Group.Allowed(gatePathQuery(u)), Fetched: fetched, Entry: e}
+	v := Verdict{
+		Allowed: e.Group.Allowed(gatePathQuery(u)),
+		Fetched: how == gateFetched,
+		Waited:  how == gateWaited,
+		Entry:   e,
+	}
 	if !v.Allowed && e.Outcome == OutcomeUnreachable {
 		v.RetryAt = e.Expires
 	}
@@ -403,7 +529,7 @@ func (g *Gate) Entry(ctx context.Context, u *url.URL) (*Entry, error) {
 // Cached returns the entry the gate holds for u's authority, fresh or
 // expired, without fetching anything: for status pages and diagnostics.
 func (g *Gate) Cached(u *url.URL) (*Entry, bool) {
-	auth, err := Authority(u)
+	auth, err := g.authority(u)
 	if err != nil {
 		return nil, false
 	}
@@ -432,32 +558,42 @@ func gatePathQuery(u *url.URL) string {
 	return p
 }
 
-func (g *Gate) entry(ctx context.Context, u *url.URL) (e *Entry, fetched bool, err error) {
-	auth, err := Authority(u)
+// gateHow says how a call to entry came by its entry.
+type gateHow uint8
+
+const (
+	gateCached  gateHow = iota // from the cache
+	gateFetched                // this call fetched it
+	gateWaited                 // another call fetched it while this one waited
+)
+
+func (g *Gate) entry(ctx context.Context, u *url.URL) (*Entry, gateHow, error) {
+	auth, err := g.authority(u)
 	if err != nil {
-		return nil, false, err
+		return nil, gateCached, err
 	}
+	how := gateCached
 	for {
 		if err := ctx.Err(); err != nil {
-			return nil, fetched, fmt.Errorf("robots: gate for %s: %w", auth, err)
+			return nil, how, fmt.Errorf("robots: gate for %s: %w", auth, err)
 		}
 		now := g.clock.Now()
 		g.mu.Lock()
 		prev := g.cachedLocked(auth)
 		if prev != nil && now.Before(prev.Expires) {
 			g.mu.Unlock()
-			return prev, fetched, nil
+			return prev, how, nil
 		}
 		if f := g.flights[auth]; f != nil {
 			g.mu.Unlock()
 			select {
 			case <-ctx.Done():
-				return nil, fetched, fmt.Errorf("robots: waiting for %s/robots.txt: %w", auth, ctx.Err())
+				return nil, gateWaited, fmt.Errorf("robots: waiting for %s/robots.txt: %w", auth, ctx.Err())
 			case <-f.done:
 			}
-			fetched = true
+			how = gateWaited
 			if f.entry != nil {
-				return f.entry, true, nil
+				return f.entry, gateWaited, nil
 			}
 			continue // its fetcher gave up; try again, perhaps fetching
 		}
@@ -465,7 +601,7 @@ func (g *Gate) entry(ctx context.Context, u *url.URL) (e *Entry, fetched bool, e
 		g.flights[auth] = f
 		g.mu.Unlock()
 
-		e, err := g.fetch(ctx, auth, prev)
+		e, err := g.fetchRecovering(ctx, auth, prev)
 
 		g.mu.Lock()
 		delete(g.flights, auth)
@@ -476,46 +612,68 @@ func (g *Gate) entry(ctx context.Context, u *url.URL) (e *Entry, fetched bool, e
 		close(f.done)
 		g.mu.Unlock()
 		if err != nil {
-			return nil, true, err
+			return nil, gateFetched, err
 		}
-		return e, true, nil
+		return e, gateFetched, nil
 	}
 }
 
-// Authority returns the normalised authority of u, the key of the gate's
-// cache: "scheme://host[:port]" with scheme and host lower-cased, an
-// internationalised host name in punycode (IDNA's full mapping is left to
-// the URL canonicaliser upstream; here a name is lower-cased and each
-// non-ASCII label encoded), and the scheme's default port dropped. Only
-// http and https URLs with a host have one.
+// authority returns u's cache key: scheme://Host(u).
+func (g *Gate) authority(u *url.URL) (string, error) {
+	scheme := strings.ToLower(u.Scheme)
+	if scheme != "http" && scheme != "https" {
+		return "", fmt.Errorf("%w: %q", ErrUnsupportedScheme, u.Redacted())
+	}
+	host := g.host(u)
+	if host == "" {
+		return "", fmt.Errorf("%w: %q", ErrNoHost, u.Redacted())
+	}
+	return scheme + "://" + host, nil
+}
+
+// Authority returns the authority a Gate without GateConfig.Host caches
+// u's robots.txt under: "scheme://host[:port]" with scheme and host
+// lower-cased and the scheme's default port dropped ("HTTP://Example.COM:80/a"
+// is "http://example.com"). Host names are taken as they are otherwise:
+// an internationalised name is not converted to punycode, nor mapped as
+// IDNA would, so two spellings of one host are two authorities unless the
+// URLs were canonicalised first or the gate is given a Host function that
+// does it. Only http and https URLs with a host and a valid port have one.
 func Authority(u *url.URL) (string, error) {
 	scheme := strings.ToLower(u.Scheme)
 	if scheme != "http" && scheme != "https" {
 		return "", fmt.Errorf("%w: %q", ErrUnsupportedScheme, u.Redacted())
 	}
-	host, err := gateASCIIHost(u.Hostname())
-	if err != nil {
-		return "", fmt.Errorf("%w: %q: %w", ErrNoHost, u.Redacted(), err)
-	}
+	host := defaultHost(u)
 	if host == "" {
 		return "", fmt.Errorf("%w: %q", ErrNoHost, u.Redacted())
+	}
+	return scheme + "://" + host, nil
+}
+
+// defaultHost is the host identity used when GateConfig.Host is nil:
+// u.Host lower-cased, a port written canonically ("080" is 80) and dropped
+// when it is the scheme's default, "" when the host is missing or the port
+// is not 1–65535.
+func defaultHost(u *url.URL) string {
+	host := strings.ToLower(u.Hostname())
+	if host == "" {
+		return ""
 	}
 	if strings.Contains(host, ":") { // IPv6 literal
 		host = "[" + strings.ReplaceAll(host, "%", "%25") + "]"
 	}
 	port := u.Port()
-	if port != "" {
-		n, err := strconv.ParseUint(port, 10, 16)
-		if err != nil || n == 0 {
-			return "", fmt.Errorf("%w: %q: bad port", ErrNoHost, u.Redacted())
-		}
-		port = strconv.FormatUint(n, 10) // "080" is port 80
-		if scheme == "http" && n == 80 || scheme == "https" && n == 443 {
-			port = ""
-		}
-	}
 	if port == "" {
-		return scheme + "://" + host, nil
+		return host
 	}
-	return scheme + "://" + host + ":" + port, nil
+	n, err := strconv.ParseUint(port, 10, 16)
+	if err != nil || n == 0 {
+		return ""
+	}
+	switch scheme := strings.ToLower(u.Scheme); {
+	case scheme == "http" && n == 80, scheme == "https" && n == 443:
+		return host
+	}
+	return host + ":" + strconv.FormatUint(n, 10)
 }

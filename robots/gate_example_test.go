@@ -49,12 +49,13 @@ func ExampleGate() {
 
 // A robots.txt that cannot be fetched disallows everything for now; the
 // verdict says when to try again, so the URL can be put aside, not dropped.
+// (With a Pacer that reports when the host may be asked again, such as
+// *ratelimit.HostLimiter, a Retry-After the site sends postpones the retry.)
 func ExampleVerdict_retryAt() {
 	var down atomic.Bool
 	down.Store(true)
 	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if down.Load() {
-			w.Header().Set("Retry-After", "300")
 			w.WriteHeader(http.StatusServiceUnavailable)
 			return
 		}
@@ -75,12 +76,12 @@ func ExampleVerdict_retryAt() {
 	fmt.Printf("allowed=%v outcome=%v\n", v.Allowed, v.Entry.Outcome)
 
 	// Output:
-	// allowed=false outcome=unreachable retry in 5m0s
+	// allowed=false outcome=unreachable retry in 1m0s
 	// allowed=true outcome=ok
 }
 
 func ExampleAuthority() {
-	for _, raw := range []string{"HTTP://Example.COM:80/a?b", "https://bücher.example:8443/", "http://[::1]:80/"} {
+	for _, raw := range []string{"HTTP://Example.COM:80/a?b", "https://xn--bcher-kva.example:8443/", "http://[::1]:80/"} {
 		u, _ := url.Parse(raw)
 		a, _ := robots.Authority(u)
 		fmt.Println(a)

@@ -1,139 +1,324 @@
 package robots
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
-// fetch fetches auth's robots.txt and turns the result into an entry; prev
-// is the expired entry, if any, whose copy and failure history carry over.
-// It returns an error only when ctx ended, in which case nothing is learnt
+// fetchRecovering is fetch, with a panic turned into a failed attempt: the
+// single flight must end whatever happens, or every caller waiting for the
+// authority would wait forever. A panic is a bug in Get, the Pacer or a key
+// function, not news about the site; treating robots.txt as unreachable
+// keeps the site's pages out until the next retry, which is the cautious
+// reading, and the panic is logged with its stack for the bug report.
+func (g *Gate) fetchRecovering(ctx context.Context, auth string, prev *Entry) (e *Entry, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			g.log.Error("robots: robots.txt fetch panicked", "authority", auth, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			e = g.failed(auth, auth+"/robots.txt", prev, 0, fmt.Errorf("%w: %v", ErrFetchPanicked, p), time.Time{})
+			err = nil
+		}
+	}()
+	return g.fetch(ctx, auth, prev)
+}
+
+// fetch fetches auth's robots.txt, following redirects, and turns the
+// result into an entry; prev is the expired entry, if any, whose copy and
+// failure history carry over. It returns an error only when ctx ended or
+// the Pacer refused to let a request start, in which case nothing is learnt
 // about the site and nothing must be cached.
 func (g *Gate) fetch(ctx context.Context, auth string, prev *Entry) (*Entry, error) {
 	robotsURL := auth + "/robots.txt"
 	u, err := url.Parse(robotsURL)
-	if err != nil { // Authority built it; cannot happen
+	if err != nil { // a Host function returned something no URL can hold
 		return nil, fmt.Errorf("robots: %s: %w", robotsURL, err)
 	}
 
-	key := u.Host
-	if g.key != nil {
-		key = g.key(u)
-	}
-	start := g.clock.Now()
-	// held is the pacer key whose slot this fetch holds: a redirect hop is
-	// a request like any other, paced under its own host's key after the
-	// previous hop has been reported and released.
-	held := ""
-	if g.pacer != nil {
-		if err := g.pacer.Wait(ctx, key); err != nil {
-			return nil, fmt.Errorf("robots: fetch %s: pacer: %w", robotsURL, err)
+	var (
+		resp  *Response
+		ready time.Time // when the hosts asked may be asked again
+	)
+	for hop := 0; ; hop++ {
+		var at time.Time
+		resp, at, err = g.request(ctx, u)
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("robots: fetch %s: %w", robotsURL, ctx.Err())
 		}
-		held = key
-		defer func() {
-			if held != "" {
-				g.pacer.Done(held)
-			}
-		}()
-		ctx = context.WithValue(ctx, gateHopKey{}, func(next *http.Request) error {
-			if g.observer != nil && next.Response != nil {
-				g.observer.Observe(held, next.Response.StatusCode, next.Response.Header, g.clock.Now().Sub(start), nil)
-			}
-			g.pacer.Done(held)
-			held = ""
-			nextKey := next.URL.Host
-			if g.key != nil {
-				nextKey = g.key(next.URL)
-			}
-			if err := g.pacer.Wait(next.Context(), nextKey); err != nil {
-				return err
-			}
-			held, start = nextKey, g.clock.Now()
-			return nil
-		})
+		var paced *gatePacerError
+		if errors.As(err, &paced) {
+			return nil, paced.err
+		}
+		if at.After(ready) {
+			ready = at
+		}
+		if err != nil || !gateRedirect(resp.Status) {
+			break
+		}
+		next, ok := gateLocation(u, resp.Header)
+		if !ok {
+			break // a 3xx that cannot be followed: as good as none
+		}
+		if next.Scheme != "http" && next.Scheme != "https" {
+			err = fmt.Errorf("%w: %s", ErrRedirectScheme, next.Redacted())
+			break
+		}
+		if hop == MaxRedirects {
+			err = fmt.Errorf("%w: %d", ErrTooManyRedirects, hop)
+			break
+		}
+		u = next
 	}
-
-	status, header, body, _, err := g.get(ctx, robotsURL)
-	if ctx.Err() != nil {
-		return nil, fmt.Errorf("robots: fetch %s: %w", robotsURL, ctx.Err())
-	}
-	// The pacer learns how the last host asked answered, unless the
-	// redirects ran out (no request was made for the refused hop).
-	if g.observer != nil && held != "" &&
-		!errors.Is(err, ErrTooManyRedirects) && !errors.Is(err, ErrRedirectScheme) {
-		g.observer.Observe(held, status, header, g.clock.Now().Sub(start), err)
+	status := 0
+	var header http.Header
+	if resp != nil {
+		status, header = resp.Status, resp.Header
 	}
 
 	now := g.clock.Now()
 	var e *Entry
 	switch {
 	case errors.Is(err, ErrTooManyRedirects) || errors.Is(err, ErrRedirectScheme):
-		e = g.newEntry(auth, robotsURL, OutcomeUnavailable, AllowAll(), now)
+		e = g.newEntry(auth, robotsURL, OutcomeUnavailable, AllowAll(), 0, now)
 		e.Err = err
 		e.Expires = now.Add(g.ttl)
 	case err != nil:
-		e = g.failed(auth, robotsURL, prev, status, header, err)
+		e = g.failed(auth, robotsURL, prev, status, err, ready)
 	case status >= 200 && status <= 299:
-		e = g.newEntry(auth, robotsURL, OutcomeOK, Parse(body), now)
+		body := gateBody(resp)
+		e = g.newEntry(auth, robotsURL, OutcomeOK, Parse(body), len(body), now)
 		e.Expires = now.Add(g.cacheTTL(header))
 	case status >= 300 && status <= 499 && status != http.StatusTooManyRequests:
-		// A 3xx the client did not follow (no Location, 304, 300) is as
-		// good as a missing file, as in Google's crawler.
-		e = g.newEntry(auth, robotsURL, OutcomeUnavailable, AllowAll(), now)
+		// A 3xx not followed (no usable Location, 304, 300) is as good
+		// as a missing file, as in Google's crawler.
+		e = g.newEntry(auth, robotsURL, OutcomeUnavailable, AllowAll(), 0, now)
 		e.Expires = now.Add(g.cacheTTL(header))
 	default: // 429, 5xx, and statuses no server should send
-		e = g.failed(auth, robotsURL, prev, status, header, nil)
+		e = g.failed(auth, robotsURL, prev, status, nil, ready)
 	}
 	e.Status = status
 	g.log.Debug("robots: fetched", "url", robotsURL, "outcome", e.Outcome.String(), "status", status, "expires", e.Expires)
 	return e, nil
 }
 
-// get requests robotsURL and reads at most MaxSize+1 bytes of a 2xx body,
-// so that Parse can tell a line cut by the limit from a complete one. A
-// read error is a fetch error: a robots.txt that breaks off is unreachable.
-// last is the URL of the last request made, after redirects, if known.
-func (g *Gate) get(ctx context.Context, robotsURL string) (status int, header http.Header, body []byte, last *url.URL, err error) {
-	ctx, cancel := context.WithTimeout(ctx, g.timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, robotsURL, nil)
-	if err != nil {
-		return 0, nil, nil, nil, err
+// gatePacerError marks a Pacer's refusal to let a request start: the
+// caller's business (its context, its pacer), not the site's.
+type gatePacerError struct{ err error }
+
+func (e *gatePacerError) Error() string { return e.err.Error() }
+
+// request makes one request for u, under u's own pacer key: it waits for
+// the Pacer, then gives Get Timeout, reports the answer to the
+// PaceObserver whatever it is, and releases the slot. ready is when the
+// Pacer says the key may be asked again, if it can say.
+func (g *Gate) request(ctx context.Context, u *url.URL) (resp *Response, ready time.Time, err error) {
+	key := u.Host
+	if g.key != nil {
+		key = g.key(u)
 	}
-	req.Header.Set("User-Agent", g.userAgent)
-	resp, err := g.client.Do(req)
-	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			last, _ = url.Parse(ue.URL)
+	if g.pacer != nil {
+		if err := g.pacer.Wait(ctx, key); err != nil {
+			return nil, time.Time{}, &gatePacerError{fmt.Errorf("robots: fetch %s: pacer: %w", u, err)}
 		}
-		return 0, nil, nil, last, err
+		defer func() {
+			g.pacer.Done(key)
+			if g.ready != nil {
+				ready = g.ready.ReadyAt(key)
+			}
+		}()
 	}
-	defer resp.Body.Close() // unread bytes past the limit are never downloaded
-	last = resp.Request.URL
-	if resp.StatusCode >= 200 && resp.StatusCode <= 299 {
-		body, err = io.ReadAll(io.LimitReader(resp.Body, MaxSize+1))
-		if err != nil {
-			return resp.StatusCode, resp.Header, nil, last, fmt.Errorf("robots: read %s: %w", robotsURL, err)
+	start := g.clock.Now()
+	rctx, cancel := context.WithTimeout(ctx, g.timeout)
+	resp, err = g.get(rctx, u.String())
+	cancel()
+	if err == nil && resp == nil {
+		err = fmt.Errorf("robots: fetch %s: Get returned no response and no error", u)
+	}
+	if g.observer != nil && ctx.Err() == nil {
+		status, header := 0, http.Header(nil)
+		if resp != nil {
+			status, header = resp.Status, resp.Header
 		}
+		g.observer.Observe(key, status, header, g.clock.Now().Sub(start), err)
 	}
-	return resp.StatusCode, resp.Header, body, last, nil
+	return resp, ready, err
 }
 
-func (g *Gate) newEntry(auth, robotsURL string, o Outcome, r *Robots, now time.Time) *Entry {
+func gateRedirect(status int) bool {
+	switch status {
+	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther,
+		http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+		return true
+	}
+	return false
+}
+
+// gateLocation resolves a redirect's Location against the URL it answered.
+// It reports false when there is none to follow: missing, unparseable, or
+// an http(s) URL without a host.
+func gateLocation(base *url.URL, header http.Header) (*url.URL, bool) {
+	loc := strings.TrimSpace(header.Get("Location"))
+	if loc == "" {
+		return nil, false
+	}
+	next, err := base.Parse(loc)
+	if err != nil {
+		return nil, false
+	}
+	next.Scheme = strings.ToLower(next.Scheme)
+	if (next.Scheme == "http" || next.Scheme == "https") && next.Host == "" {
+		return nil, false
+	}
+	next.Fragment, next.RawFragment = "", ""
+	return next, true
+}
+
+// gateBody returns the text Parse should read from a 2xx response: UTF-16
+// converted, at most MaxSize+1 bytes, and without a last line that was cut
+// where Parse cannot see it.
+func gateBody(resp *Response) []byte {
+	body := gateFromUTF16(resp.Body)
+	if len(body) > MaxSize+1 {
+		return body[:MaxSize+1]
+	}
+	if resp.Truncated && len(body) <= MaxSize {
+		end := bytes.LastIndexAny(body, "\r\n")
+		body = body[:end+1]
+	}
+	return body
+}
+
+// gateFromUTF16 converts a UTF-16 body with a byte order mark to UTF-8.
+// Anything else is returned as it is: Parse reads UTF-8 and skips a UTF-8
+// byte order mark itself.
+func gateFromUTF16(b []byte) []byte {
+	var order func([]byte) uint16
+	switch {
+	case bytes.HasPrefix(b, []byte{0xff, 0xfe}):
+		order = func(p []byte) uint16 { return uint16(p[0]) | uint16(p[1])<<8 }
+	case bytes.HasPrefix(b, []byte{0xfe, 0xff}):
+		order = func(p []byte) uint16 { return uint16(p[0])<<8 | uint16(p[1]) }
+	default:
+		return b
+	}
+	b = b[2:]
+	units := make([]uint16, len(b)/2) // an odd last byte is a cut unit: dropped
+	for i := range units {
+		units[i] = order(b[2*i:])
+	}
+	out := make([]byte, 0, len(units)+len(units)/2)
+	for _, r := range utf16.Decode(units) {
+		out = utf8.AppendRune(out, r)
+	}
+	return out
+}
+
+// defaultGet is the Get of a gate configured without one: a GET through
+// the gate's client that asks for gzip, bounds the wait for headers and
+// reads at most MaxSize+1 decompressed bytes of a 2xx body. A read error is
+// a fetch error: a robots.txt that breaks off is unreachable.
+func (g *Gate) defaultGet(ctx context.Context, rawURL string) (*Response, error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("User-Agent", g.userAgent)
+	// Set explicitly, the transport leaves the body alone, so decoding
+	// happens here, under the size cap, whatever the server sends.
+	req.Header.Set("Accept-Encoding", "gzip")
+	headers := time.AfterFunc(g.headerWait, func() { cancel(ErrHeaderTimeout) })
+	resp, err := g.client.Do(req)
+	headers.Stop()
+	if err != nil {
+		if cause := context.Cause(ctx); errors.Is(cause, ErrHeaderTimeout) {
+			return nil, fmt.Errorf("robots: fetch %s: %w", rawURL, cause)
+		}
+		return nil, err
+	}
+	defer resp.Body.Close() // unread bytes past the limit are never downloaded
+	r := &Response{Status: resp.StatusCode, Header: resp.Header}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return r, nil
+	}
+	body, err := gateDecode(resp.Body, resp.Header.Get("Content-Encoding"))
+	if err == nil {
+		r.Body, err = io.ReadAll(io.LimitReader(body, MaxSize+1))
+		r.Truncated = len(r.Body) > MaxSize
+	}
+	if err != nil {
+		return r, fmt.Errorf("robots: read %s: %w", rawURL, err)
+	}
+	return r, nil
+}
+
+// gateDecode undoes a Content-Encoding of gzip (or none). Servers send
+// gzip unasked, so it is decoded whatever was asked for; any other coding
+// is an error rather than rules read from compressed bytes.
+func gateDecode(r io.Reader, contentEncoding string) (io.Reader, error) {
+	codings := strings.Split(contentEncoding, ",")
+	for i := len(codings) - 1; i >= 0; i-- {
+		switch c := strings.ToLower(strings.TrimSpace(codings[i])); c {
+		case "", "identity":
+		case "gzip", "x-gzip":
+			r = &gateGzipReader{src: r}
+		default:
+			return nil, fmt.Errorf("%w: %q", ErrContentEncoding, c)
+		}
+	}
+	return r, nil
+}
+
+// gateGzipReader opens the gzip stream on first Read, so that an empty
+// body is an empty file rather than an error, and reports a stream that
+// does not decode as ErrContentEncoding.
+type gateGzipReader struct {
+	src io.Reader
+	zr  *gzip.Reader
+}
+
+func (z *gateGzipReader) Read(p []byte) (int, error) {
+	if z.zr == nil {
+		zr, err := gzip.NewReader(z.src)
+		if err == io.EOF {
+			return 0, io.EOF
+		}
+		if err != nil {
+			return 0, fmt.Errorf("%w: %w", ErrContentEncoding, err)
+		}
+		z.zr = zr
+	}
+	n, err := z.zr.Read(p)
+	if err != nil && err != io.EOF && (errors.Is(err, gzip.ErrChecksum) || errors.Is(err, gzip.ErrHeader)) {
+		err = fmt.Errorf("%w: %w", ErrContentEncoding, err)
+	}
+	return n, err
+}
+
+// gateEntryOverhead approximates what an entry holds besides its rules:
+// the Entry, its strings, its cache slots.
+const gateEntryOverhead = 512
+
+func (g *Gate) newEntry(auth, robotsURL string, o Outcome, r *Robots, bodySize int, now time.Time) *Entry {
 	e := &Entry{
 		Authority: auth,
 		URL:       robotsURL,
 		Outcome:   o,
 		FetchedAt: now,
 		CheckedAt: now,
+		size:      gateEntryOverhead + int64(bodySize),
 	}
 	g.setRobots(e, r)
 	return e
@@ -149,8 +334,9 @@ func (g *Gate) setRobots(e *Entry, r *Robots) {
 // failed builds the entry for an unreachable robots.txt: a stale copy if
 // there is one, else disallow-all, or allow-all once it has been
 // unreachable for AssumeAllowAfter; in every case due again after the
-// back-off or Retry-After, whichever is longer.
-func (g *Gate) failed(auth, robotsURL string, prev *Entry, status int, header http.Header, err error) *Entry {
+// back-off, or when the Pacer lets the host be asked again (ready, which
+// holds any Retry-After), whichever is later, within RetryMax.
+func (g *Gate) failed(auth, robotsURL string, prev *Entry, status int, err error, ready time.Time) *Entry {
 	now := g.clock.Now()
 	e := &Entry{
 		Authority:        auth,
@@ -160,6 +346,7 @@ func (g *Gate) failed(auth, robotsURL string, prev *Entry, status int, header ht
 		CheckedAt:        now,
 		Failures:         1,
 		UnreachableSince: now,
+		size:             gateEntryOverhead,
 	}
 	if prev != nil && prev.Failures > 0 {
 		e.Failures = prev.Failures + 1
@@ -174,8 +361,8 @@ func (g *Gate) failed(auth, robotsURL string, prev *Entry, status int, header ht
 		wait *= 2
 	}
 	wait = min(wait, g.retryMax)
-	if ra, ok := gateRetryAfter(header.Get("Retry-After"), now); ok {
-		wait = max(wait, min(ra, g.retryMax))
+	if rest := ready.Sub(now); rest > wait {
+		wait = min(rest, g.retryMax)
 	}
 	e.Expires = now.Add(wait)
 
@@ -185,6 +372,7 @@ func (g *Gate) failed(auth, robotsURL string, prev *Entry, status int, header ht
 		// said was that it has no rules.
 		e.Outcome = OutcomeStale
 		e.FetchedAt = prev.FetchedAt
+		e.size = prev.size
 		g.setRobots(e, prev.Robots)
 	case now.Sub(e.UnreachableSince) >= g.assumeAllow:
 		e.Outcome = OutcomeAssumedAllow
@@ -219,28 +407,4 @@ func (g *Gate) cacheTTL(header http.Header) time.Duration {
 		}
 	}
 	return max(ttl, g.minTTL)
-}
-
-// gateRetryAfter parses a Retry-After value, delay-seconds or an HTTP date,
-// into the delay from now (RFC 9110 §10.2.3).
-func gateRetryAfter(v string, now time.Time) (time.Duration, bool) {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0, false
-	}
-	if v[0] >= '0' && v[0] <= '9' {
-		n, err := strconv.ParseUint(v, 10, 32)
-		if err != nil {
-			if errors.Is(err, strconv.ErrRange) {
-				return time.Duration(1<<32-1) * time.Second, true
-			}
-			return 0, false
-		}
-		return time.Duration(n) * time.Second, true
-	}
-	t, err := http.ParseTime(v)
-	if err != nil {
-		return 0, false
-	}
-	return max(t.Sub(now), 0), true
 }
