@@ -6,6 +6,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"net/url"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -180,4 +181,42 @@ func BenchmarkParseSitemap(b *testing.B) {
 		}
 		b.ReportMetric(float64(urls)/b.Elapsed().Seconds(), "urls/s")
 	})
+}
+
+// manyLinksPage generates a page of about size bytes that is nothing but
+// links, each to a distinct URL: the shape of the 10 MiB, 423,873-link page
+// that once took half a gigabyte to extract.
+func manyLinksPage(size int) []byte {
+	var b bytes.Buffer
+	b.Grow(size + 64)
+	b.WriteString(`<!DOCTYPE html><html><head><title>Links</title></head><body>`)
+	for i := 0; b.Len() < size; i++ {
+		fmt.Fprintf(&b, "<a href=\"/p/%d\">L%d</a>\n", i, i)
+	}
+	b.WriteString(`</body></html>`)
+	return b.Bytes()
+}
+
+// BenchmarkExtractManyLinks extracts a 10 MiB page of about 400,000 links
+// and reports the bytes allocated per byte of body, the figure that must
+// stay small for a crawl to survive such pages several at a time.
+func BenchmarkExtractManyLinks(b *testing.B) {
+	body := manyLinksPage(10 << 20)
+	ctx := context.Background()
+	reg := fetch.NewRegistry()
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	links := 0
+	for b.Loop() {
+		ls, err := reg.Extract(ctx, benchHTMLPage(b, body))
+		if err != nil {
+			b.Fatal(err)
+		}
+		links = len(ls)
+	}
+	runtime.ReadMemStats(&after)
+	b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(b.N)/float64(len(body)), "alloc-B/body-B")
+	b.ReportMetric(float64(links), "links/page")
 }

@@ -20,6 +20,13 @@
 // filter sees the headers before the body and can skip unwanted types
 // without downloading them; no HEAD requests are made.
 //
+// An AddressPolicy keeps a crawl where it belongs: with Fetcher.Addresses
+// set, URLs whose host is a loopback, private, link-local (cloud metadata)
+// or otherwise non-public IP literal are refused before any request, and
+// the default transport resolves names itself and connects only to allowed
+// addresses, checking the address it dials. HostClasses tells a crawler the
+// classes of its seeds, so that it can allow them.
+//
 // # Extraction
 //
 // An Extractor returns the links of a page. A Registry runs the extractors

@@ -152,6 +152,25 @@ type Fetcher struct {
 	// is copied into every Page.
 	Directives DirectivePolicy
 
+	// Addresses, if non-nil, says which IP addresses may be connected to;
+	// nil means any. A URL whose host is an IP literal (or localhost) of a
+	// refused class is refused before any request, whatever the Client or
+	// Transport. The default transport (CrawlTransport) also resolves host
+	// names itself and connects only to allowed addresses, checking the
+	// very address it dials, so a redirect or a DNS answer cannot send a
+	// crawl to a cloud metadata service or into the local network.
+	// Refusals wrap ErrForbiddenAddress; see AddressError. Proxies from the
+	// environment are connected to whatever their address (the names they
+	// are asked for are resolved by them, out of our sight).
+	Addresses *AddressPolicy
+	// Resolver looks up host names for the default transport when
+	// Addresses is set, and for HostClasses; nil means net.DefaultResolver.
+	Resolver Resolver
+
+	// wrapDial, set by tests, wraps the function that finally connects,
+	// so a test can fail if any address but loopback reaches it.
+	wrapDial func(dialFunc) dialFunc
+
 	once   sync.Once
 	client *http.Client
 }
@@ -182,7 +201,8 @@ func (f *Fetcher) init() {
 // connect and TLS handshake timeouts, keep-alive pools sized per host,
 // HTTP/2 where the server offers it, proxies from the environment
 // (HTTP_PROXY, HTTPS_PROXY, NO_PROXY) and no transparent decompression.
-// Callers may adjust it (for instance TLSClientConfig) and set it as
+// With Addresses set, its dialer resolves names through Resolver and
+// connects only to addresses the policy allows. Callers may adjust it (for instance TLSClientConfig) and set it as
 // f.Transport before first use.
 func (f *Fetcher) CrawlTransport() *http.Transport {
 	connect := orDuration(f.ConnectTimeout, DefaultConnectTimeout)
@@ -190,7 +210,7 @@ func (f *Fetcher) CrawlTransport() *http.Transport {
 	if idle <= 0 {
 		idle = DefaultMaxIdleConnsPerHost
 	}
-	return &http.Transport{
+	tr := &http.Transport{
 		Proxy: http.ProxyFromEnvironment,
 		DialContext: (&net.Dialer{
 			Timeout:   connect,
@@ -205,6 +225,12 @@ func (f *Fetcher) CrawlTransport() *http.Transport {
 		ExpectContinueTimeout: time.Second,
 		DisableCompression:    true,
 	}
+	if f.Addresses != nil {
+		d := newGuardedDialer(f, connect)
+		tr.DialContext = d.DialContext
+		tr.Proxy = d.proxy(tr.Proxy)
+	}
+	return tr
 }
 
 func orDuration(d, def time.Duration) time.Duration {
@@ -280,6 +306,11 @@ func (f *Fetcher) Stream(ctx context.Context, req Request) (*Page, io.ReadCloser
 	}
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, nil, fmt.Errorf("%w: %q is not an absolute http(s) URL", ErrInvalidURL, req.URL)
+	}
+	if f.Addresses != nil {
+		if err := f.Addresses.checkHost(u.Hostname()); err != nil {
+			return nil, nil, fmt.Errorf("fetch %s: %w", u, err)
+		}
 	}
 
 	ctx, cancelTotal := context.WithTimeoutCause(ctx, orDuration(f.Timeout, DefaultTimeout), ErrTimeout)
