@@ -3,13 +3,11 @@ package frontier
 import (
 	"errors"
 	"fmt"
-	"net/netip"
 	"net/url"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
-	"golang.org/x/net/idna"
+	"github.com/heedcrawl/heed/internal/hostid"
 )
 
 // Reasons Canonical rejects a URL. Errors returned by Canonical, CanonicalRef
@@ -22,7 +20,7 @@ var (
 	// ErrHost: the host is missing or not a valid host name or IP literal,
 	// including IDNA (UTS #46) failures.
 	ErrHost = errors.New("frontier: invalid host")
-	// ErrPort: the port is not a decimal number in 0–65535.
+	// ErrPort: the port is not a decimal number in 1–65535.
 	ErrPort = errors.New("frontier: invalid port")
 	// ErrTooLong: the URL, before or after canonicalisation, is longer than
 	// the Canonicalizer's MaxLength.
@@ -62,9 +60,10 @@ type Canonicalizer struct {
 //   - only http and https are accepted, the scheme is lower-cased;
 //   - the host is lower-cased, an internationalised host is converted to
 //     punycode (IDNA UTS #46 non-transitional, without STD3 or hyphen checks,
-//     like browsers), IPv6 literals are put in RFC 5952 form;
+//     like browsers), trailing dots are dropped, IPv6 literals are put in
+//     RFC 5952 form;
 //   - the default port (80 for http, 443 for https) and an empty port are
-//     dropped, leading zeros of the port removed;
+//     dropped, leading zeros of the port removed; port 0 is refused;
 //   - percent-encoding is normalised: escapes of unreserved characters
 //     (A–Z a–z 0–9 - . _ ~) are decoded, other escapes get upper-case hex,
 //     and bytes that cannot appear in a URL (spaces, controls, non-ASCII,
@@ -74,9 +73,12 @@ type Canonicalizer struct {
 //   - the fragment and an empty query ("?" alone) are dropped;
 //   - query parameter order is kept.
 //
+// The host is the one every part of heed keys on (the rate limiter, the
+// robots gate, redirect loop detection): "http://A.example.:80/" and
+// "http://a.example/" are one URL, on one host with one politeness budget.
+//
 // Empty userinfo ("http://@host/") is dropped; other userinfo is kept,
-// percent-normalised. The trailing dot of a fully qualified host name is
-// kept: "a.example." and "a.example" are distinct hosts to HTTP.
+// percent-normalised.
 //
 // Errors wrap ErrRelative, ErrScheme, ErrHost, ErrPort or ErrTooLong.
 // A URL already in canonical form is returned as is, without allocating.
@@ -220,19 +222,21 @@ func (c *Canonicalizer) canonical(raw string) (string, hostSpan, error) {
 		auth = auth[at+1:]
 	}
 
-	host, port, hasPort, err := splitHostPort(auth)
+	host, port, err := hostid.SplitHostPort(auth)
 	if err != nil {
-		return "", sp, err
+		return "", sp, hostError(err)
 	}
 	sp.start = len(buf)
-	if buf, err = appendHost(buf, host); err != nil {
-		return "", sp, err
+	if buf, err = hostid.AppendName(buf, host); err != nil {
+		return "", sp, hostError(err)
 	}
 	sp.nameEnd = len(buf)
-	if hasPort {
-		if buf, err = appendPort(buf, port, https); err != nil {
-			return "", sp, err
-		}
+	scheme := "http"
+	if https {
+		scheme = "https"
+	}
+	if buf, err = hostid.AppendPort(buf, scheme, port); err != nil {
+		return "", sp, hostError(err)
 	}
 	sp.end = len(buf)
 
@@ -336,154 +340,20 @@ func removeTabNewline(s string) string {
 	}, s)
 }
 
-func splitHostPort(auth string) (host, port string, hasPort bool, err error) {
-	if strings.HasPrefix(auth, "[") {
-		end := strings.IndexByte(auth, ']')
-		if end < 0 {
-			return "", "", false, fmt.Errorf("%w: unclosed IPv6 literal %q", ErrHost, auth)
-		}
-		host, rest := auth[:end+1], auth[end+1:]
-		switch {
-		case rest == "":
-			return host, "", false, nil
-		case rest[0] == ':':
-			return host, rest[1:], true, nil
-		}
-		return "", "", false, fmt.Errorf("%w: %q after IPv6 literal", ErrHost, rest)
+// hostError restates an error of hostid under the frontier's sentinels.
+func hostError(err error) error {
+	var e *hostid.Error
+	if !errors.As(err, &e) {
+		return fmt.Errorf("%w: %w", ErrHost, err)
 	}
-	if i := strings.LastIndexByte(auth, ':'); i >= 0 {
-		return auth[:i], auth[i+1:], true, nil
+	kind := ErrHost
+	if e.Err == hostid.ErrPort {
+		kind = ErrPort
 	}
-	return auth, "", false, nil
-}
-
-// lookupProfile is UTS #46 as browsers apply it (WHATWG URL "domain to
-// ASCII"): non-transitional, Bidi and joiner checks on, STD3 rules and
-// hyphen checks off, so real-world names such as "r3---sn-x.example" and
-// "a_b.example" pass. idna.Lookup would reject both.
-var lookupProfile = idna.New(
-	idna.MapForLookup(),
-	idna.BidiRule(),
-	idna.Transitional(false),
-	idna.StrictDomainName(false),
-	idna.CheckHyphens(false),
-)
-
-func appendHost(buf []byte, host string) ([]byte, error) {
-	if host == "" {
-		return buf, fmt.Errorf("%w: empty host", ErrHost)
+	if e.Reason == "" {
+		return fmt.Errorf("%w: %q", kind, e.Value)
 	}
-	if host[0] == '[' {
-		addr, err := netip.ParseAddr(host[1 : len(host)-1])
-		if err != nil || !addr.Is6() || addr.Zone() != "" {
-			return buf, fmt.Errorf("%w: bad IPv6 literal %q", ErrHost, host)
-		}
-		buf = append(buf, '[')
-		buf = addr.AppendTo(buf)
-		return append(buf, ']'), nil
-	}
-	if asciiHost(host) {
-		for i := 0; i < len(host); i++ {
-			b := host[i]
-			if 'A' <= b && b <= 'Z' {
-				b += 'a' - 'A'
-			}
-			buf = append(buf, b)
-		}
-		return buf, nil
-	}
-	h := host
-	if strings.IndexByte(h, '%') >= 0 {
-		u, err := url.PathUnescape(h)
-		if err != nil {
-			return buf, fmt.Errorf("%w: bad escape in %q", ErrHost, host)
-		}
-		h = u
-	}
-	if !utf8.ValidString(h) {
-		return buf, fmt.Errorf("%w: %q is not UTF-8", ErrHost, host)
-	}
-	a, err := lookupProfile.ToASCII(h)
-	if err != nil {
-		return buf, fmt.Errorf("%w: %q: %v", ErrHost, host, err)
-	}
-	if !validHostName(a) {
-		return buf, fmt.Errorf("%w: %q", ErrHost, host)
-	}
-	// The result must be its own canonical form, or a URL would dedup
-	// differently the second time round; UTS #46 has corner cases.
-	if again, err := lookupProfile.ToASCII(a); err != nil || again != a {
-		return buf, fmt.Errorf("%w: %q has no stable ASCII form", ErrHost, host)
-	}
-	return append(buf, a...), nil
-}
-
-// asciiHost reports whether host consists of letters, digits, '-', '.' and
-// '_' only and has no punycode ("xn--") label, so that lower-casing it is
-// all UTS #46 would do.
-func asciiHost(host string) bool {
-	labelStart := true
-	for i := 0; i < len(host); i++ {
-		b := host[i]
-		switch {
-		case 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9' || b == '-' || b == '_':
-			if labelStart && (b == 'x' || b == 'X') && len(host)-i >= 4 &&
-				(host[i+1] == 'n' || host[i+1] == 'N') && host[i+2] == '-' && host[i+3] == '-' {
-				return false // punycode label: needs validation
-			}
-			labelStart = false
-		case b == '.':
-			labelStart = true
-		default:
-			return false
-		}
-	}
-	return true
-}
-
-// validHostName reports whether the ASCII form of a host name uses only
-// the characters hosts may use in URLs (forbidden code points such as '*'
-// or '!' pass UTS #46 once STD3 rules are off).
-func validHostName(h string) bool {
-	if h == "" {
-		return false
-	}
-	for i := 0; i < len(h); i++ {
-		b := h[i]
-		if !('a' <= b && b <= 'z' || '0' <= b && b <= '9' || b == '-' || b == '.' || b == '_') {
-			return false
-		}
-	}
-	return true
-}
-
-func appendPort(buf []byte, port string, https bool) ([]byte, error) {
-	if port == "" {
-		return buf, nil
-	}
-	for i := 0; i < len(port); i++ {
-		if port[i] < '0' || port[i] > '9' {
-			return buf, fmt.Errorf("%w: %q", ErrPort, port)
-		}
-	}
-	for len(port) > 1 && port[0] == '0' {
-		port = port[1:]
-	}
-	if len(port) > 5 {
-		return buf, fmt.Errorf("%w: %s out of range", ErrPort, port)
-	}
-	n := 0
-	for i := 0; i < len(port); i++ {
-		n = n*10 + int(port[i]-'0')
-	}
-	switch {
-	case n > 65535:
-		return buf, fmt.Errorf("%w: %d out of range", ErrPort, n)
-	case https && n == 443, !https && n == 80:
-		return buf, nil
-	}
-	buf = append(buf, ':')
-	return append(buf, port...), nil
+	return fmt.Errorf("%w: %q: %s", kind, e.Value, e.Reason)
 }
 
 type escapeMode uint8

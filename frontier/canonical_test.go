@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/heedcrawl/heed/frontier"
+	"github.com/heedcrawl/heed/internal/hostid"
 )
 
 func TestCanonical(t *testing.T) {
@@ -30,7 +31,7 @@ func TestCanonical(t *testing.T) {
 		{"http://example.com:8080/", "http://example.com:8080/"},
 		{"http://example.com:/", "http://example.com/"},
 		{"http://example.com:0080/", "http://example.com/"},
-		{"http://example.com:00/", "http://example.com:0/"},
+		{"http://example.com:08080/", "http://example.com:8080/"},
 		// Fragment and empty query.
 		{"http://example.com/a#frag", "http://example.com/a"},
 		{"http://example.com/a?#frag", "http://example.com/a"},
@@ -97,8 +98,12 @@ func TestCanonical(t *testing.T) {
 		{"http://[::1]/", "http://[::1]/"},
 		{"http://[0:0:0:0:0:0:0:1]:80/", "http://[::1]/"},
 		{"http://[2001:DB8::1]:8080/x", "http://[2001:db8::1]:8080/x"},
-		// Trailing dot kept.
-		{"http://example.com./", "http://example.com./"},
+		// Trailing dots dropped: one host, however spelled.
+		{"http://example.com./", "http://example.com/"},
+		{"http://A.example.:80/", "http://a.example/"},
+		{"http://a.example..:0080/", "http://a.example/"},
+		{"https://bücher.example.:443/", "https://xn--bcher-kva.example/"},
+		{"http://127.0.0.1.:8080/", "http://127.0.0.1:8080/"},
 	}
 	for _, tt := range tests {
 		got, err := frontier.Canonical(tt.in)
@@ -154,6 +159,10 @@ func TestCanonicalRejects(t *testing.T) {
 		{"http://example.com:-1/", frontier.ErrPort},
 		{"http://example.com:65536/", frontier.ErrPort},
 		{"http://example.com:123456/", frontier.ErrPort},
+		{"http://example.com:0/", frontier.ErrPort},
+		{"http://example.com:00/", frontier.ErrPort},
+		{"http://./", frontier.ErrHost},
+		{"http://..:80/", frontier.ErrHost},
 		{"http://example.com/" + strings.Repeat("a", frontier.DefaultMaxLength), frontier.ErrTooLong},
 	}
 	for _, tt := range tests {
@@ -288,6 +297,8 @@ func TestCanonicalSpellings(t *testing.T) {
 		"HTTP://BÜCHER.EXAMPLE:80/a/./~c?x=%2F",
 		"http://xn--bcher-kva.example/a/%7ec?x=%2f",
 		" http://Xn--Bcher-Kva.Example:0080/a/b/c/../../%7E%63?x=%2F# ",
+		"http://bücher.example.:80/a/%7Ec?x=%2F",
+		"http://b%C3%BCcher.example./a/~c?x=%2F",
 	}
 	want := "http://xn--bcher-kva.example/a/~c?x=%2F"
 	for _, s := range spellings {
@@ -347,6 +358,11 @@ func FuzzCanonical(f *testing.F) {
 			}
 			if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" || u.Fragment != "" {
 				t.Fatalf("canonical %q of %q parsed as %#v", got, raw, u)
+			}
+			// The canonical URL's host is the one every other part of
+			// heed keys on.
+			if h, err := hostid.Host(u); err != nil || h != u.Host {
+				t.Fatalf("canonical %q of %q has host %q, hostid says %q, %v", got, raw, u.Host, h, err)
 			}
 		}
 	})

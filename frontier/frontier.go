@@ -5,13 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"net/netip"
 	"net/url"
 	"strings"
 	"sync"
 	"time"
 
-	"golang.org/x/net/publicsuffix"
+	"github.com/heedcrawl/heed/internal/hostid"
 )
 
 // Reasons Add rejects an item, and the Frontier's other sentinel errors.
@@ -467,19 +466,9 @@ func (f *Frontier) add(ctx context.Context, it Item, seed bool) error {
 
 // registrableDomain returns the eTLD+1 of a canonical host name, or the
 // name itself for IP literals and names without one (localhost, co.uk).
+// hostid decides, so that ScopeSeedDomains and ratelimit.KeyDomain agree.
 func registrableDomain(name string) string {
-	name = strings.TrimSuffix(name, ".")
-	if strings.HasPrefix(name, "[") {
-		return name
-	}
-	if _, err := netip.ParseAddr(name); err == nil {
-		return name
-	}
-	d, err := publicsuffix.EffectiveTLDPlusOne(name)
-	if err != nil {
-		return name
-	}
-	return d
+	return hostid.RegistrableDomain(name)
 }
 
 // Next returns an item whose key may be fetched now, blocking until one is
