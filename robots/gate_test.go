@@ -670,6 +670,7 @@ type gateRecordingPacer struct {
 	err      error
 	observed []int
 	headers  []http.Header
+	errs     []error
 }
 
 func (p *gateRecordingPacer) Wait(ctx context.Context, key string) error {
@@ -691,6 +692,7 @@ func (p *gateRecordingPacer) Observe(key string, status int, header http.Header,
 	p.calls = append(p.calls, "observe "+key)
 	p.observed = append(p.observed, status)
 	p.headers = append(p.headers, header)
+	p.errs = append(p.errs, err)
 }
 
 func TestGatePacesFetches(t *testing.T) {

@@ -1,0 +1,395 @@
+package robots_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+	"unicode/utf16"
+
+	"github.com/heedcrawl/heed/robots"
+)
+
+func gzipped(t *testing.T, text string) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	if _, err := zw.Write([]byte(text)); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// gateGzipBody answers with a gzip body whatever the request asked for.
+func gateGzipBody(body []byte) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		w.Header().Set("Content-Encoding", "gzip")
+		w.Write(body)
+	}
+}
+
+func TestGateGzip(t *testing.T) {
+	s := newGateSite(t, gateGzipBody(gzipped(t, "User-agent: *\nDisallow: /private\n")))
+	// A crawler's transport decompresses nothing itself: the gate must.
+	client := &http.Client{Transport: &http.Transport{DisableCompression: true}}
+	g, _ := newGateForTest(t, robots.GateConfig{Client: client})
+	v := gateCheck(t, g, s.url(t, "/private/x"))
+	if v.Allowed || v.Entry.Outcome != robots.OutcomeOK {
+		t.Fatalf("verdict %+v entry %+v: the gzip body's rules must apply", v, v.Entry)
+	}
+}
+
+func TestGateGzipCapIsOnDecodedBytes(t *testing.T) {
+	head := "User-agent: *\nDisallow: /early\n"
+	filler := strings.Repeat("# filler line to push the next rules past the limit\n", 2*robots.MaxSize/52)
+	s := newGateSite(t, gateGzipBody(gzipped(t, head+filler+"Disallow: /late\n")))
+	g, _ := newGateForTest(t, robots.GateConfig{})
+	if v := gateCheck(t, g, s.url(t, "/early")); v.Allowed || v.Entry.Outcome != robots.OutcomeOK {
+		t.Fatalf("/early: %+v", v)
+	}
+	if v := gateCheck(t, g, s.url(t, "/late")); !v.Allowed {
+		t.Fatal("/late is past MaxSize decoded bytes and must not apply")
+	}
+}
+
+func TestGateBadContentEncodingIsUnreachable(t *testing.T) {
+	for name, h := range map[string]http.HandlerFunc{
+		"unsupported": func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Encoding", "br")
+			w.Write([]byte("\x1b\x00"))
+		},
+		"corrupt gzip": gateGzipBody([]byte("this is not gzip at all")),
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := newGateSite(t, h)
+			g, _ := newGateForTest(t, robots.GateConfig{})
+			v := gateCheck(t, g, s.url(t, "/"))
+			if v.Allowed || v.Entry.Outcome != robots.OutcomeUnreachable || !errors.Is(v.Entry.Err, robots.ErrContentEncoding) {
+				t.Fatalf("verdict %+v entry %+v", v, v.Entry)
+			}
+		})
+	}
+}
+
+func utf16LE(text string) []byte {
+	b := []byte{0xff, 0xfe}
+	for _, u := range utf16.Encode([]rune(text)) {
+		b = append(b, byte(u), byte(u>>8))
+	}
+	return b
+}
+
+func TestGateUTF16WithBOM(t *testing.T) {
+	s := newGateSite(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		w.Write(utf16LE("User-agent: *\r\nDisallow: /privé\r\n"))
+	})
+	g, _ := newGateForTest(t, robots.GateConfig{})
+	if v := gateCheck(t, g, s.url(t, "/priv%C3%A9/x")); v.Allowed || v.Entry.Outcome != robots.OutcomeOK {
+		t.Fatalf("verdict %+v: the UTF-16 file's rules must apply", v)
+	}
+	if v := gateCheck(t, g, s.url(t, "/public")); !v.Allowed {
+		t.Fatalf("verdict %+v", v)
+	}
+}
+
+// gateFakeGet is a Get that answers from a table and records the URLs asked.
+type gateFakeGet struct {
+	mu      sync.Mutex
+	asked   []string
+	answers map[string]*robots.Response
+}
+
+func (f *gateFakeGet) get(ctx context.Context, rawURL string) (*robots.Response, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.asked = append(f.asked, rawURL)
+	if r := f.answers[rawURL]; r != nil {
+		return r, nil
+	}
+	return &robots.Response{Status: 404}, nil
+}
+
+func redirectTo(status int, loc string) *robots.Response {
+	return &robots.Response{Status: status, Header: http.Header{"Location": {loc}}}
+}
+
+func TestGateInjectedGetFollowsRedirects(t *testing.T) {
+	f := &gateFakeGet{answers: map[string]*robots.Response{
+		"http://a.example/robots.txt":        redirectTo(301, "/robots-real.txt#frag"),
+		"http://a.example/robots-real.txt":   redirectTo(308, "HTTPS://cdn.example:8443/r.txt"),
+		"https://cdn.example:8443/r.txt":     {Status: 200, Body: []byte("User-agent: *\nDisallow: /x\n")},
+		"http://loop.example/robots.txt":     redirectTo(302, "http://loop.example/robots.txt"),
+		"http://ftp.example/robots.txt":      redirectTo(307, "ftp://ftp.example/robots.txt"),
+		"http://noloc.example/robots.txt":    {Status: 302},
+		"http://choices.example/robots.txt":  redirectTo(300, "http://a.example/robots.txt"),
+		"http://badloc.example/robots.txt":   redirectTo(301, "http://[::1/robots.txt"),
+		"http://hostless.example/robots.txt": redirectTo(301, "http:///robots.txt"),
+	}}
+	g, _ := newGateForTest(t, robots.GateConfig{Get: f.get})
+	check := func(raw string) robots.Verdict {
+		u, _ := url.Parse(raw)
+		return gateCheck(t, g, u)
+	}
+
+	v := check("http://a.example/x")
+	if v.Allowed || v.Entry.Outcome != robots.OutcomeOK || v.Entry.Authority != "http://a.example" || v.Entry.Status != 200 {
+		t.Fatalf("verdict %+v entry %+v: want the CDN's rules for a.example", v, v.Entry)
+	}
+	want := "[http://a.example/robots.txt http://a.example/robots-real.txt https://cdn.example:8443/r.txt]"
+	if fmt.Sprint(f.asked) != want {
+		t.Fatalf("asked %v, want %v", f.asked, want)
+	}
+
+	f.asked = nil
+	if v := check("http://loop.example/"); !v.Allowed || !errors.Is(v.Entry.Err, robots.ErrTooManyRedirects) || len(f.asked) != robots.MaxRedirects+1 {
+		t.Fatalf("loop: verdict %+v entry %+v after %d requests", v, v.Entry, len(f.asked))
+	}
+	if v := check("http://ftp.example/"); !v.Allowed || !errors.Is(v.Entry.Err, robots.ErrRedirectScheme) {
+		t.Fatalf("ftp: entry %+v", v.Entry)
+	}
+	for _, host := range []string{"noloc", "choices", "badloc", "hostless"} {
+		v := check("http://" + host + ".example/")
+		if !v.Allowed || v.Entry.Outcome != robots.OutcomeUnavailable || v.Entry.Status/100 != 3 {
+			t.Errorf("%s: entry %+v, want an unfollowed 3xx: unavailable", host, v.Entry)
+		}
+	}
+}
+
+func TestGateInjectedGetTruncatedBody(t *testing.T) {
+	// A body that shrank in decoding: Truncated says a line was cut.
+	f := &gateFakeGet{answers: map[string]*robots.Response{
+		"http://a.example/robots.txt": {Status: 200, Body: []byte("User-agent: *\nAllow: /\nDisallow: /pri"), Truncated: true},
+	}}
+	g, _ := newGateForTest(t, robots.GateConfig{Get: f.get})
+	u, _ := url.Parse("http://a.example/private")
+	if v := gateCheck(t, g, u); !v.Allowed {
+		t.Fatal("the cut Disallow line applied")
+	}
+}
+
+// gateSlowPacer takes its time before every request but the first: a host
+// paced seconds apart.
+type gateSlowPacer struct {
+	delay time.Duration
+	calls atomic.Int32
+}
+
+func (p *gateSlowPacer) Wait(ctx context.Context, key string) error {
+	if p.calls.Add(1) == 1 {
+		return nil
+	}
+	t := time.NewTimer(p.delay)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (p *gateSlowPacer) Done(key string) {}
+
+// The Timeout is for each request; the pacer's wait before the next
+// redirect hop is not part of it (crawl -delay 1.5s -timeout 1s, robots.txt
+// redirected on the same host, once read the site as unreachable).
+func TestGateTimeoutExcludesPacerWait(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.Handle("/robots.txt", http.RedirectHandler("/robots-real.txt", http.StatusMovedPermanently))
+	mux.HandleFunc("/robots-real.txt", func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("User-agent: *\nDisallow: /x\n"))
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	u, _ := url.Parse(srv.URL + "/x")
+	const timeout = 500 * time.Millisecond
+	p := &gateSlowPacer{delay: 2 * timeout}
+	g, _ := newGateForTest(t, robots.GateConfig{Pacer: p, Timeout: timeout})
+	v := gateCheck(t, g, u)
+	if v.Allowed || v.Entry.Outcome != robots.OutcomeOK || v.Entry.Err != nil {
+		t.Fatalf("verdict %+v entry %+v: the wait for the pacer made robots.txt time out", v, v.Entry)
+	}
+	if n := p.calls.Load(); n != 2 {
+		t.Fatalf("pacer waited %d times, want one per request", n)
+	}
+}
+
+func TestGateHeaderTimeout(t *testing.T) {
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	s := newGateSite(t, func(w http.ResponseWriter, r *http.Request) {
+		select { // headers never come
+		case <-r.Context().Done():
+		case <-release:
+		}
+	})
+	g, _ := newGateForTest(t, robots.GateConfig{HeaderTimeout: 100 * time.Millisecond, Timeout: time.Minute})
+	start := time.Now()
+	v := gateCheck(t, g, s.url(t, "/"))
+	if v.Allowed || v.Entry.Outcome != robots.OutcomeUnreachable || !errors.Is(v.Entry.Err, robots.ErrHeaderTimeout) {
+		t.Fatalf("verdict %+v entry %+v", v, v.Entry)
+	}
+	if d := time.Since(start); d > 30*time.Second {
+		t.Fatalf("took %v: the header timeout did not cut the wait", d)
+	}
+}
+
+func TestGateHeaderTimeoutSparesSlowBody(t *testing.T) {
+	// The header timeout is for headers: a body may take longer.
+	s := newGateSite(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("User-agent: *\n"))
+		w.(http.Flusher).Flush()
+		time.Sleep(300 * time.Millisecond) // a slow server, not synchronisation
+		w.Write([]byte("Disallow: /x\n"))
+	})
+	g, _ := newGateForTest(t, robots.GateConfig{HeaderTimeout: 100 * time.Millisecond})
+	if v := gateCheck(t, g, s.url(t, "/x")); v.Allowed || v.Entry.Outcome != robots.OutcomeOK {
+		t.Fatalf("verdict %+v entry %+v", v, v.Entry)
+	}
+}
+
+func TestGateObservesEveryAnswer(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	refused, _ := url.Parse(srv.URL + "/page")
+	srv.Close()
+	p := &gateRecordingPacer{}
+	g, _ := newGateForTest(t, robots.GateConfig{Pacer: p})
+	gateCheck(t, g, refused)
+	if fmt.Sprint(p.calls) != fmt.Sprint([]string{"wait " + refused.Host, "observe " + refused.Host, "done " + refused.Host}) {
+		t.Fatalf("pacer calls %q: a transport error must be observed too", p.calls)
+	}
+	if p.observed[0] != 0 || p.errs[0] == nil {
+		t.Fatalf("observed status %v err %v, want 0 and the error", p.observed, p.errs)
+	}
+}
+
+func TestGatePanickingGetReleasesWaiters(t *testing.T) {
+	entered, release := make(chan struct{}), make(chan struct{})
+	var calls atomic.Int32
+	get := func(ctx context.Context, rawURL string) (*robots.Response, error) {
+		if calls.Add(1) == 1 {
+			close(entered)
+			<-release
+			panic("bug in Get")
+		}
+		return &robots.Response{Status: 200, Body: []byte("User-agent: *\nDisallow: /x\n")}, nil
+	}
+	g, clock := newGateForTest(t, robots.GateConfig{Get: get})
+	u, _ := url.Parse("http://a.example/x")
+
+	const waiters = 5
+	results := make(chan robots.Verdict, waiters+1)
+	go func() { results <- gateCheck(t, g, u) }()
+	<-entered
+	var started sync.WaitGroup
+	started.Add(waiters)
+	for range waiters {
+		go func() {
+			started.Done()
+			results <- gateCheck(t, g, u)
+		}()
+	}
+	started.Wait()
+	close(release)
+	for range waiters + 1 {
+		v := <-results
+		if v.Allowed || v.Entry.Outcome != robots.OutcomeUnreachable || !errors.Is(v.Entry.Err, robots.ErrFetchPanicked) || v.RetryAt.IsZero() {
+			t.Fatalf("verdict %+v entry %+v", v, v.Entry)
+		}
+	}
+	if n := calls.Load(); n != 1 {
+		t.Fatalf("Get called %d times, want 1", n)
+	}
+	// The next retry fetches again.
+	e, _ := g.Cached(u)
+	clock.Set(e.Expires)
+	if v := gateCheck(t, g, u); v.Allowed || v.Entry.Outcome != robots.OutcomeOK {
+		t.Fatalf("after the retry: %+v", v.Entry)
+	}
+}
+
+func TestGateCacheBytes(t *testing.T) {
+	body := "User-agent: *\nDisallow: /x\n" + strings.Repeat("# padding\n", 1000) // ~10 KB
+	f := &gateFakeGet{answers: map[string]*robots.Response{}}
+	for _, h := range []string{"a", "b", "c"} {
+		f.answers["http://"+h+".example/robots.txt"] = &robots.Response{Status: 200, Body: []byte(body)}
+	}
+	g, _ := newGateForTest(t, robots.GateConfig{Get: f.get, CacheBytes: int64(2*len(body) + 2000)})
+	at := func(h string) *url.URL {
+		u, _ := url.Parse("http://" + h + ".example/x")
+		return u
+	}
+	gateCheck(t, g, at("a"))
+	gateCheck(t, g, at("b"))
+	gateCheck(t, g, at("a")) // a is the most recently used
+	gateCheck(t, g, at("c")) // b no longer fits
+	if n := g.Len(); n != 2 {
+		t.Fatalf("Len = %d, want 2: three bodies do not fit", n)
+	}
+	if _, ok := g.Cached(at("b")); ok {
+		t.Fatal("b, the least recently used, was kept")
+	}
+	if _, ok := g.Cached(at("a")); !ok {
+		t.Fatal("a was evicted")
+	}
+
+	// An entry larger than the whole budget still stays, alone.
+	small, _ := newGateForTest(t, robots.GateConfig{Get: f.get, CacheBytes: 100})
+	gateCheck(t, small, at("a"))
+	gateCheck(t, small, at("b"))
+	if _, ok := small.Cached(at("b")); !ok || small.Len() != 1 {
+		t.Fatalf("Len = %d: want the entry just fetched, alone", small.Len())
+	}
+}
+
+func TestGateHostIdentity(t *testing.T) {
+	f := &gateFakeGet{answers: map[string]*robots.Response{
+		"http://xn--bcher-kva.example/robots.txt": {Status: 200, Body: []byte("User-agent: *\nDisallow: /x\n")},
+	}}
+	var seen []string
+	host := func(u *url.URL) string {
+		seen = append(seen, u.Host)
+		return strings.ReplaceAll(strings.ToLower(u.Host), "bücher", "xn--bcher-kva")
+	}
+	g, _ := newGateForTest(t, robots.GateConfig{Get: f.get, Host: host})
+	for _, raw := range []string{"http://BÜCHER.example/x", "http://xn--bcher-kva.example/x"} {
+		u, _ := url.Parse(raw)
+		v := gateCheck(t, g, u)
+		if v.Allowed || v.Entry.Authority != "http://xn--bcher-kva.example" {
+			t.Fatalf("%s: verdict %+v entry %+v", raw, v, v.Entry)
+		}
+	}
+	if len(f.asked) != 1 || len(seen) != 2 {
+		t.Fatalf("asked %v, Host saw %v: one identity, one fetch", f.asked, seen)
+	}
+	u, _ := url.Parse("http://nohost.example/")
+	empty, _ := newGateForTest(t, robots.GateConfig{Get: f.get, Host: func(*url.URL) string { return "" }})
+	if _, err := empty.Check(context.Background(), u); !errors.Is(err, robots.ErrNoHost) {
+		t.Fatalf("err = %v, want ErrNoHost", err)
+	}
+}
+
+func TestNewGateRejectsNegativeCacheBytesAndHeaderTimeout(t *testing.T) {
+	for _, cfg := range []robots.GateConfig{
+		{Agent: "x", CacheBytes: -1},
+		{Agent: "x", HeaderTimeout: -1},
+	} {
+		if _, err := robots.NewGate(cfg); !errors.Is(err, robots.ErrInvalidGateConfig) {
+			t.Errorf("NewGate(%+v) err = %v", cfg, err)
+		}
+	}
+}
