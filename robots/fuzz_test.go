@@ -15,6 +15,7 @@ var fuzzSeeds = []string{
 	"\xEF\xBB\xBFUser-Agent: FooBot/1.2 # c\r\nDisallow: /a*b$\r\nAllow: /a/index.html\r\n\r\nUser-agent: *\rDisallow: /%7e%2F%E3%83ツ\r",
 	"user agent barbot\ndissallow /x\nCrawl-delay: 0.5\nSitemap: https://s.example/s.xml\nHost: h.example\nUser-agent: barbot\nAllow: /x$y$\n",
 	"Disallow: /before\nuser-agent: * bot\nnoindex: /z\nuser-agent: b\ndisallow: *\n",
+	"User-agent: *\nCrawl-delay: 10\nUser-agent: b\nDisallow: /caf\u00e9\nAllow: /caf*/x\nAllow: /~a\nDisallow: /%7Ea\nAllow: /a%62\nDisallow: /abcd\n",
 }
 
 // dump renders everything a Robots exposes, to compare two parses.
@@ -103,8 +104,12 @@ func dpMatch(p, pat string, anchor bool) bool {
 	return false
 }
 
-// referenceDecision evaluates every rule of g with dpMatch.
-func referenceDecision(g *Group, url string) (allowed bool) {
+// referenceRule returns the rule that decides url by RFC 9309's
+// precedence, worked out here rather than taken from the matcher: every
+// rule of g evaluated with dpMatch, the longest Pattern winning (a
+// Pattern is normalised, so this is the length that is compared), Allow
+// winning ties, and the first in Rules() order winning among equals.
+func referenceRule(g *Group, url string) (best Rule, ok bool) {
 	pq, slash := url, false
 	if len(url) == 0 || url[0] != '/' {
 		pq, slash = splitPathQuery(url)
@@ -115,18 +120,24 @@ func referenceDecision(g *Group, url string) (allowed bool) {
 	}
 	p := string(appendEscapedPath(buf, pq))
 	if isRobotsTxt(p) {
-		return true
+		return Rule{}, false
 	}
-	var best *rule
-	for _, set := range g.sets {
-		for i := range set {
-			r := &set[i]
-			if dpMatch(p, g.text[r.off:r.off+uint32(r.lit)], r.flags&flagAnchor != 0) && (best == nil || beats(r, best)) {
-				best = r
-			}
+	for _, r := range g.Rules() {
+		pat, anchor := strings.CutSuffix(r.Pattern, "$") // any other '$' is %24
+		if !dpMatch(p, pat, anchor) {
+			continue
+		}
+		if !ok || len(r.Pattern) > len(best.Pattern) || len(r.Pattern) == len(best.Pattern) && r.Allow && !best.Allow {
+			best, ok = r, true
 		}
 	}
-	return best == nil || best.allow()
+	return best, ok
+}
+
+// referenceDecision is the verdict of referenceRule.
+func referenceDecision(g *Group, url string) (allowed bool) {
+	r, ok := referenceRule(g, url)
+	return !ok || r.Allow
 }
 
 func FuzzAllowed(f *testing.F) {
@@ -161,8 +172,12 @@ func FuzzAllowed(f *testing.F) {
 			t.Fatalf("Match(%q) = %+v, %v but Allowed = %v", url, rule, ok, allowed)
 		}
 		if g != nil && len(url) <= 1024 {
-			if want := referenceDecision(g, url); want != allowed {
-				t.Fatalf("Allowed(%q, %q) = %v, reference matcher says %v", agent, url, allowed, want)
+			want, wantOK := referenceRule(g, url)
+			if wantOK != ok || want != rule {
+				t.Fatalf("Match(%q) = %+v, %v; reference matcher says %+v, %v", url, rule, ok, want, wantOK)
+			}
+			if allowed != (!wantOK || want.Allow) {
+				t.Fatalf("Allowed(%q, %q) = %v, reference matcher says %v", agent, url, allowed, !wantOK || want.Allow)
 			}
 		}
 	})

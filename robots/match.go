@@ -17,11 +17,12 @@ const (
 // file may hold tens of thousands. Its pattern is text[off:off+n] of the
 // Robots' single backing string.
 type rule struct {
-	off   uint32
-	line  int32
-	n     uint16 // a line is at most maxLineLen bytes, 3 times that escaped
+	off  uint32
+	line int32
+	// n is the length of the normalised pattern, which is also its
+	// precedence. A line is at most maxLineLen bytes, 3 times that escaped.
+	n     uint16
 	lit   uint16 // text[off:off+lit] is what the matcher compares: no trailing '*' or '$'
-	prio  uint16 // length of the pattern as written
 	kind  uint8
 	flags uint8
 }
@@ -39,9 +40,12 @@ func (r *rule) export(text string) Rule {
 }
 
 // beats reports whether r takes precedence over best: longer first, Allow
-// first on a tie (RFC 9309 §2.2.2).
+// first on a tie (RFC 9309 §2.2.2). Length is that of the normalised
+// pattern, the one that is compared, so that two spellings of one rule
+// ("/~a" and "/%7Ea", "/café" and "/caf%C3%A9") weigh the same, and
+// equivalent Allow and Disallow rules tie, which Allow wins.
 func beats(r, best *rule) bool {
-	return r.prio > best.prio || r.prio == best.prio && r.allow() && !best.allow()
+	return r.n > best.n || r.n == best.n && r.allow() && !best.allow()
 }
 
 // match reports whether the normalised path p matches r.

@@ -358,7 +358,6 @@ func (p *parser) addRule(allow bool, value, suffix string, num int) {
 		line: int32(num),
 		n:    uint16(len(pat)),
 		lit:  uint16(len(pat)),
-		prio: uint16(len(value) + len(suffix)),
 	}
 	if allow {
 		r.flags |= flagAllow
@@ -488,7 +487,7 @@ func (p *parser) sortRules(text string) []rule {
 		keys = keys[:0]
 		for i := range own {
 			// Precedence first (longer, then Allow), then file order.
-			k := uint64(math.MaxUint16-own[i].prio)<<48 | uint64(i)
+			k := uint64(math.MaxUint16-own[i].n)<<48 | uint64(i)
 			if !own[i].allow() {
 				k |= 1 << 47
 			}

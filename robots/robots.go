@@ -42,7 +42,8 @@ type Rule struct {
 	// Pattern is the rule's path pattern after percent-encoding
 	// normalisation (RFC 9309 §2.2.2): non-ASCII octets %-encoded,
 	// %-encoded unreserved characters decoded, hex digits upper-case, and a
-	// '$' that is not the end anchor written as %24.
+	// '$' that is not the end anchor written as %24. Its length is the
+	// rule's precedence: the longest matching Pattern decides.
 	Pattern string
 	// Line is the 1-based line number of the rule in the file, 0 for the
 	// rule of DisallowAll.
@@ -61,7 +62,7 @@ func DisallowAll() *Robots {
 	g := &Group{
 		text:   "/",
 		agents: []string{"*"},
-		sets:   [][]rule{{{n: 1, lit: 1, prio: 1, kind: kindPrefix}}},
+		sets:   [][]rule{{{n: 1, lit: 1, kind: kindPrefix}}},
 	}
 	return &Robots{groups: []*Group{g}, star: g}
 }
@@ -168,8 +169,10 @@ func (g *Group) CrawlDelay() (time.Duration, bool) {
 	return g.delay, g.hasDelay
 }
 
-// Rules returns the group's rules in precedence order: longest pattern (as
-// written) first, Allow before Disallow of the same length. Duplicates and
+// Rules returns the group's rules in precedence order: longest Pattern
+// first (its normalised form, so a raw non-ASCII octet counts as the three
+// of its %-encoding and "%7E" as the one of "~"), Allow before Disallow of
+// the same length, then file order. Duplicates and
 // empty patterns, which match nothing, are left out; an Allow ending in
 // /index.htm or /index.html brings an extra Allow of its directory
 // ("/dir/$").

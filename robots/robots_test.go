@@ -540,11 +540,11 @@ func TestMatching(t *testing.T) {
 			{"x", "/$x", false}, {"x", "/$xy", true},
 		})
 	})
-	t.Run("longest pattern as written wins, ties go to Allow", func(t *testing.T) {
+	t.Run("longest normalised pattern wins, ties go to Allow", func(t *testing.T) {
 		checkVerdicts(t, "User-agent: *\nDisallow: /a*\nAllow: /ab\n", []verdict{{"x", "/abc", true}}) // 3 vs 3: Allow
 		checkVerdicts(t, "User-agent: *\nDisallow: /a**\nAllow: /ab\n", []verdict{{"x", "/abc", false}})
 		checkVerdicts(t, "User-agent: *\nDisallow: /ab$\nAllow: /ab\n", []verdict{{"x", "/ab", false}})
-		checkVerdicts(t, "User-agent: *\nAllow: /%61\nDisallow: /ab\n", []verdict{{"x", "/ab", true}}) // 4 vs 3
+		checkVerdicts(t, "User-agent: *\nAllow: /%61\nDisallow: /ab\n", []verdict{{"x", "/ab", false}}) // "/a" vs "/ab"
 		checkVerdicts(t, "User-agent: *\nDisallow: /\nAllow: /\n", []verdict{{"x", "/x", true}})
 	})
 	t.Run("empty patterns match nothing", func(t *testing.T) {
@@ -612,6 +612,113 @@ func TestPercentEncoding(t *testing.T) {
 			t.Errorf("Rules() = %+v, want %+v", got, want)
 		}
 	})
+}
+
+// Precedence is the length of the pattern that is compared, the normalised
+// one (Rule.Pattern), so that two spellings of one rule weigh the same: a
+// raw non-ASCII octet counts as its three-octet escape, an escaped
+// unreserved character as one octet.
+func TestPrecedenceNormalisedLength(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		body  string
+		url   string
+		rule  Rule   // the one Match reports
+		rules []Rule // Rules(), in precedence order
+	}{
+		{
+			name:  "raw UTF-8 counts as escaped",
+			body:  "Disallow: /caf\u00e9\nAllow: /caf*/x\n",
+			url:   "/caf%C3%A9/x",
+			rule:  Rule{false, "/caf%C3%A9", 2},
+			rules: []Rule{{false, "/caf%C3%A9", 2}, {true, "/caf*/x", 3}},
+		},
+		{
+			name: "raw UTF-8 in the URL too",
+			body: "Disallow: /caf\u00e9\nAllow: /caf*/x\n",
+			url:  "https://h.example/caf\u00e9/x",
+			rule: Rule{false, "/caf%C3%A9", 2},
+		},
+		{
+			name:  "the escaped spelling weighs the same",
+			body:  "Disallow: /caf%C3%A9\nAllow: /caf*/x\n",
+			url:   "/caf%C3%A9/x",
+			rule:  Rule{false, "/caf%C3%A9", 2},
+			rules: []Rule{{false, "/caf%C3%A9", 2}, {true, "/caf*/x", 3}},
+		},
+		{
+			name:  "equivalent rules: Allow wins",
+			body:  "Allow: /~a\nDisallow: /%7Ea\n",
+			url:   "/~a",
+			rule:  Rule{true, "/~a", 2},
+			rules: []Rule{{true, "/~a", 2}, {false, "/~a", 3}},
+		},
+		{
+			name:  "equivalent rules the other way round: Allow wins",
+			body:  "Disallow: /~a\nAllow: /%7ea\n",
+			url:   "/%7Ea",
+			rule:  Rule{true, "/~a", 3},
+			rules: []Rule{{true, "/~a", 3}, {false, "/~a", 2}},
+		},
+		{
+			name:  "two spellings of one rule are one rule",
+			body:  "Disallow: /%7Ea\nDisallow: /~a\n",
+			url:   "/~a",
+			rule:  Rule{false, "/~a", 2},
+			rules: []Rule{{false, "/~a", 2}},
+		},
+		{
+			name:  "an escaped unreserved character counts once",
+			body:  "Allow: /a%62\nDisallow: /abcd\n",
+			url:   "/abcd",
+			rule:  Rule{false, "/abcd", 3},
+			rules: []Rule{{false, "/abcd", 3}, {true, "/ab", 2}},
+		},
+		{
+			name: "an escaped unreserved character counts once, shorter URL",
+			body: "Allow: /a%62\nDisallow: /abcd\n",
+			url:  "/abc",
+			rule: Rule{true, "/ab", 2},
+		},
+		{
+			name:  "a literal $ counts as %24",
+			body:  "Disallow: /a$b\nAllow: /a%24\n",
+			url:   "/a$b",
+			rule:  Rule{false, "/a%24b", 2},
+			rules: []Rule{{false, "/a%24b", 2}, {true, "/a%24", 3}},
+		},
+		{
+			name:  "the directory rule of index.html is measured escaped",
+			body:  "Allow: /\u30c4/index.html\nDisallow: /%E3%83%84/\n",
+			url:   "/%E3%83%84/",
+			rule:  Rule{true, "/%E3%83%84/$", 2},
+			rules: []Rule{{true, "/%E3%83%84/index.html", 2}, {true, "/%E3%83%84/$", 2}, {false, "/%E3%83%84/", 3}},
+		},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g := Parse([]byte("User-agent: *\n" + c.body)).Group("x")
+			if rule, ok := g.Match(c.url); !ok || rule != c.rule {
+				t.Errorf("Match(%q) = %+v, %v; want %+v", c.url, rule, ok, c.rule)
+			}
+			if g.Allowed(c.url) != c.rule.Allow {
+				t.Errorf("Allowed(%q) = %v, want %v", c.url, !c.rule.Allow, c.rule.Allow)
+			}
+			if c.rules != nil {
+				if got := g.Rules(); !slices.Equal(got, c.rules) {
+					t.Errorf("Rules() = %+v\nwant %+v", got, c.rules)
+				}
+			}
+			// Match must report the first rule of Rules() that matches.
+			for _, r := range g.Rules() {
+				if single := Parse([]byte("User-agent: *\nDisallow: " + r.Pattern + "\n")); !single.Allowed("x", c.url) {
+					if r != c.rule {
+						t.Errorf("first matching rule of Rules() is %+v, Match says %+v", r, c.rule)
+					}
+					break
+				}
+			}
+		})
+	}
 }
 
 func TestCrawlDelay(t *testing.T) {

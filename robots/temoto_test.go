@@ -725,6 +725,7 @@ var departureExamples = []departureExample{
 	{depEncoding, "User-agent: *\nDisallow: /caf\u00e9\n", "heedbot", "/caf%C3%A9", false},
 	{depWildcards, "User-agent: *\nDisallow: /a*b\n", "heedbot", "/x/a/b", true},
 	{depPrecedence, "User-agent: *\nDisallow: /a\nAllow: /a\n", "heedbot", "/a", true},
+	{depPrecedence, "User-agent: *\nDisallow: /caf\u00e9\nAllow: /caf*/x\n", "heedbot", "/caf\u00e9/x", false},
 }
 
 func TestDepartureExamples(t *testing.T) {
