@@ -336,18 +336,6 @@ func appendEscapedPattern(dst []byte, s string) []byte {
 	return dst
 }
 
-// productToken returns the leading run of [A-Za-z_-] of agent, the part
-// of a user-agent that names a group (RFC 9309 §2.2.1).
-func productToken(agent string) string {
-	for i := 0; i < len(agent); i++ {
-		c := agent[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '-' || c == '_') {
-			return agent[:i]
-		}
-	}
-	return agent
-}
-
 func toLower(c byte) byte {
 	if 'A' <= c && c <= 'Z' {
 		return c + 'a' - 'A'

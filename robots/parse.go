@@ -308,7 +308,7 @@ func (p *parser) userAgent(value string, num int) {
 		g.agentsEnd = len(p.agents)
 		return
 	}
-	token := productToken(value)
+	token := ProductToken(value)
 	if token == "" {
 		return // names no agent, but still opens a group
 	}

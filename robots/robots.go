@@ -50,6 +50,34 @@ type Rule struct {
 	Line int
 }
 
+// ProductToken returns the product token of agent: its leading run of
+// ASCII letters, '-' and '_' (RFC 9309 §2.2.1), the part of a crawler's
+// name that robots.txt groups are matched against, so
+// "FooBot/1.2 (+https://foo.example/bot)" gives "FooBot". It is "" when
+// agent begins with any other character. Case is kept: tokens compare
+// case-insensitively. Parse reads User-agent values the same way, except
+// "*", which names every crawler and is no product token.
+//
+// It is the one definition of a product token for heed: code that names a
+// crawler or reads agent-scoped directives should use it, not a copy.
+func ProductToken(agent string) string {
+	for i := 0; i < len(agent); i++ {
+		c := agent[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '-' || c == '_') {
+			return agent[:i]
+		}
+	}
+	return agent
+}
+
+// ValidProductToken reports whether s is a product token a crawler may
+// name itself by: not empty, and ASCII letters, '-' and '_' only, so that
+// ProductToken(s) == s (RFC 9309 §2.2.1; Google's IsValidUserAgentToObey).
+// "*" is not one: it names every crawler in a robots.txt, but no crawler.
+func ValidProductToken(s string) bool {
+	return s != "" && ProductToken(s) == s
+}
+
 // AllowAll returns a Robots that allows every URL to every agent: the
 // outcome of a robots.txt fetch that ends in a 4xx status (RFC 9309
 // §2.3.1.3).
@@ -67,9 +95,8 @@ func DisallowAll() *Robots {
 	return &Robots{groups: []*Group{g}, star: g}
 }
 
-// Allowed reports whether agent may fetch url. Agent is a product token
-// such as "FooBot"; anything after its leading run of letters, '-' and '_'
-// is ignored, so "FooBot/1.2" counts as "FooBot". Url is an absolute URL or
+// Allowed reports whether agent may fetch url. Only agent's ProductToken
+// counts, so "FooBot/1.2" is "FooBot". Url is an absolute URL or
 // a path with optional query ("/path?query"); its fragment is ignored. A
 // url that begins with '/' is a path, even "//a/b".
 // It is Group(agent).Allowed applied to the path and query of url.
@@ -85,7 +112,7 @@ func (r *Robots) Group(agent string) *Group {
 	if r == nil {
 		return nil
 	}
-	token := productToken(agent)
+	token := ProductToken(agent)
 	if token != "" && len(r.byAgent) > 0 {
 		if g := r.byAgent[token]; g != nil { // token is usually lower case already
 			return g

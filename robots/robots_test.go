@@ -1060,6 +1060,37 @@ func TestRuleOrderManyRules(t *testing.T) {
 	}
 }
 
+func TestProductToken(t *testing.T) {
+	for agent, want := range map[string]string{
+		"FooBot":                                  "FooBot",
+		"FooBot/1.2 (+https://foo.example/bot)":   "FooBot",
+		"Foo_Bar-Baz qux":                         "Foo_Bar-Baz",
+		"Googlebot-Image/1.0":                     "Googlebot-Image",
+		"Mozilla/5.0 (compatible; Googlebot/2.1)": "Mozilla",
+		"bot2":      "bot",
+		"FooBot*":   "FooBot",
+		"":          "",
+		"*":         "",
+		" FooBot":   "",
+		"\u30c4bot": "",
+		"2bot":      "",
+	} {
+		if got := ProductToken(agent); got != want {
+			t.Errorf("ProductToken(%q) = %q, want %q", agent, got, want)
+		}
+	}
+	// Google's ID_VerifyValidUserAgentsToObey, and more.
+	for s, want := range map[string]bool{
+		"Foobot": true, "Foobot-Bar": true, "Foo_Bar": true, "a": true, "-": true,
+		"": false, "\u30c4": false, "Foobot*": false, " Foobot ": false, "Foobot/2.1": false, "Foobot Bar": false,
+		"*": false, "bot2": false, "Foobot\n": false,
+	} {
+		if got := ValidProductToken(s); got != want {
+			t.Errorf("ValidProductToken(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
+
 func TestLongAgentToken(t *testing.T) {
 	long := strings.Repeat("VeryLongBot", 10)
 	r := Parse([]byte("User-agent: " + long + "\nDisallow: /\n"))

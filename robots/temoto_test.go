@@ -213,12 +213,12 @@ var repairs = []repair{
 			if value != "" && value[0] == '*' && (len(value) == 1 || isSpace(value[1])) {
 				return "User-agent: *", true
 			}
-			if t := productToken(value); t != "" {
+			if t := ProductToken(value); t != "" {
 				return "User-agent: " + code(t), true
 			}
 			return "User-agent: 0", true // names nobody
 		})
-		if c, ok := codes[strings.ToLower(productToken(p.agent))]; ok && productToken(p.agent) != "" {
+		if c, ok := codes[strings.ToLower(ProductToken(p.agent))]; ok && ProductToken(p.agent) != "" {
 			p.agent = c
 		} else {
 			p.agent = "uazzzz" // names no group
