@@ -6,14 +6,12 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
 	"net/url"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
-	"golang.org/x/net/idna"
-	"golang.org/x/net/publicsuffix"
+	"github.com/heedcrawl/heed/internal/hostid"
 )
 
 // KeyMode selects what requests share one politeness budget.
@@ -21,20 +19,36 @@ type KeyMode uint8
 
 // Politeness key modes.
 const (
-	// KeyHost keys by host and port, as url.URL.Host spells them once
-	// canonical: host name lower-cased and in punycode, the scheme's
-	// default port dropped, IPv6 literals in brackets. It is the
-	// frontier's default key, so the two agree even if only one is told.
+	// KeyHost keys by host and port exactly as the frontier's canonical
+	// URLs spell them (both take it from one function): host name
+	// lower-cased and in punycode, trailing dots dropped, the scheme's
+	// default port dropped, IPv6 literals in brackets. So the frontier, the
+	// robots gate and the limiter agree even if only one is told, and
+	// "H.example:80", "h.example." and "h.example" are one budget.
 	// http://a and https://a share one budget; http://a:8080 has its own.
 	KeyHost KeyMode = iota
 	// KeyDomain keys by registrable domain (eTLD+1 from the public suffix
-	// list): a.example.com and b.example.com share one budget, while
-	// a.github.io and b.github.io do not. IP addresses and hosts that are
-	// public suffixes themselves fall back to the host name.
+	// list), the same one the frontier's ScopeSeedDomains uses:
+	// a.example.com and b.example.com share one budget, while a.github.io
+	// and b.github.io do not. IP literals (IPv6 in brackets) and hosts that
+	// are public suffixes themselves fall back to the host name.
 	KeyDomain
-	// KeyIP keys by the host's resolved IP address, so virtual hosts on one
-	// server share one budget. Resolutions, and failures, are cached for
-	// ResolveTTL; a host that cannot be resolved is keyed by its name.
+	// KeyIP keys by the host's IP address, so virtual hosts on one server
+	// share one budget. A host name is resolved once, the first time Key
+	// sees it, and that answer is its key for the life of the limiter: a
+	// name whose key changed under a crawl would have its queued URLs under
+	// one key and new ones under another, two budgets for one host. Of
+	// several addresses the lowest is taken (IPv4 before IPv6), so that
+	// names answered in rotating order (round-robin DNS) or served by one
+	// dual-stack machine agree. A name that does not resolve is keyed by
+	// itself, for good as well. IP literals are their own key, without
+	// brackets.
+	//
+	// Memory: up to 65,536 names are remembered. Beyond that the least
+	// recently keyed name whose key holds no pacing state (see
+	// IdleTimeout) is forgotten, and resolved afresh if it comes back; a
+	// name whose key is busy is not, unless names outnumber the bound
+	// twice over. ResolveTTL does not apply.
 	KeyIP
 )
 
@@ -56,27 +70,29 @@ type Resolver interface {
 	LookupIPAddr(ctx context.Context, host string) ([]net.IPAddr, error)
 }
 
-// resolveCacheSize bounds the KeyIP cache; least recently used names go
-// first, so it holds the hosts being crawled.
-const resolveCacheSize = 4096
+// pinnedNames is how many host names KeyIP remembers before it forgets
+// idle ones. A name costs about 200 bytes, so the bound is about 13 MB,
+// and it is far more hosts than a crawl keeps busy at once.
+const pinnedNames = 1 << 16
 
 type keyer struct {
 	mode     KeyMode
 	resolver Resolver
-	ttl      time.Duration
 	timeout  time.Duration
-	clock    Clock
 
-	mu  sync.Mutex
-	ips map[string]*list.Element // of *resolved
-	lru list.List
+	mu    sync.Mutex
+	names map[string]*list.Element // of *pinned
+	lru   list.List                // front is the most recently keyed name
+	max   int                      // pinnedNames; tests lower it
 }
 
-type resolved struct {
-	host, ip string
-	expires  time.Time
+// pinned is the key a host name was given the first time it was seen.
+type pinned struct {
+	name, key string
 }
 
+// newKeyer returns the keyer for mode. The ttl is accepted for the sake of
+// Config.ResolveTTL and ignored: a name keeps its first key (see KeyIP).
 func newKeyer(mode KeyMode, r Resolver, ttl, timeout time.Duration, clock Clock) (*keyer, error) {
 	if mode > KeyIP {
 		return nil, fmt.Errorf("%w: unknown %v", ErrInvalidConfig, mode)
@@ -84,119 +100,134 @@ func newKeyer(mode KeyMode, r Resolver, ttl, timeout time.Duration, clock Clock)
 	if r == nil {
 		r = net.DefaultResolver
 	}
-	return &keyer{mode: mode, resolver: r, ttl: ttl, timeout: timeout, clock: clock}, nil
+	return &keyer{mode: mode, resolver: r, timeout: timeout, max: pinnedNames}, nil
 }
 
 // Key returns the politeness key of u under the configured KeyMode, or ""
-// for a URL without a host. Its signature is the frontier's and the robots
-// gate's key function, so a crawler passes lim.Key to both and every part
-// paces under one key. Only KeyIP mode can block, on a cache miss, for at
-// most ResolveTimeout.
+// for a URL without a valid host (one the frontier would refuse). Its
+// signature is the frontier's and the robots gate's key function, so a
+// crawler passes lim.Key to both and every part paces under one key. Only
+// KeyIP mode can block, the first time it sees a host name, for at most
+// ResolveTimeout.
 func (l *HostLimiter) Key(u *url.URL) string {
-	host := hostKey(u.Hostname())
-	if host == "" {
-		return ""
-	}
 	switch l.keys.mode {
 	case KeyDomain:
-		if net.ParseIP(host) != nil {
-			return host
+		name, err := hostid.Name(u)
+		if err != nil {
+			return ""
 		}
-		if d, err := publicsuffix.EffectiveTLDPlusOne(strings.TrimSuffix(host, ".")); err == nil {
-			return d
-		}
-		return host
+		return hostid.RegistrableDomain(name)
 	case KeyIP:
-		return l.keys.resolve(host, l.log)
-	}
-	port := u.Port()
-	if port != "" {
-		p, err := strconv.ParseUint(port, 10, 16)
-		switch {
-		case err != nil || p == 0:
-			port = "" // not a port; the fetch will fail on it anyway
-		case p == 80 && strings.EqualFold(u.Scheme, "http"), p == 443 && strings.EqualFold(u.Scheme, "https"):
-			port = ""
-		default:
-			port = strconv.FormatUint(p, 10)
+		name, err := hostid.Name(u)
+		if err != nil {
+			return ""
 		}
+		return l.keys.key(name, l)
 	}
-	if strings.IndexByte(host, ':') >= 0 {
-		host = "[" + host + "]"
-	}
-	if port == "" {
-		return host
-	}
-	return host + ":" + port
-}
-
-// hostKey lower-cases host and folds an internationalised name to punycode,
-// so that every spelling of one host is one key.
-func hostKey(host string) string {
-	host = strings.ToLower(host)
-	for i := range len(host) {
-		if host[i] >= 0x80 {
-			if a, err := idna.Lookup.ToASCII(host); err == nil {
-				return a
-			}
-			return host
-		}
+	host, err := hostid.Host(u)
+	if err != nil {
+		return ""
 	}
 	return host
 }
 
-// resolve returns host's address, from the cache if it is fresh. A failed
-// lookup is cached too, as the host name itself, so that a dead host does
-// not cost a lookup per link.
-func (k *keyer) resolve(host string, log *slog.Logger) string {
-	if ip := net.ParseIP(host); ip != nil {
-		return ip.String()
+// hasState reports whether the limiter holds pacing state for key, which
+// it does from the key's first Wait, Observe or SetCrawlDelay until the key
+// has been idle for IdleTimeout.
+func (l *HostLimiter) hasState(key string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_, ok := l.hosts[key]
+	return ok
+}
+
+// key returns the KeyIP key of the canonical host name: the address
+// itself for an IP literal, else the name's first resolution.
+func (k *keyer) key(name string, l *HostLimiter) string {
+	if name[0] == '[' {
+		name = name[1 : len(name)-1]
 	}
-	now := k.clock.Now()
+	if addr, err := netip.ParseAddr(name); err == nil {
+		return addr.Unmap().String() // as a resolved address would be
+	}
 	k.mu.Lock()
-	if e, ok := k.ips[host]; ok {
-		r := e.Value.(*resolved)
-		if now.Before(r.expires) {
-			k.lru.MoveToFront(e)
-			k.mu.Unlock()
-			return r.ip
-		}
+	if e, ok := k.names[name]; ok {
+		k.lru.MoveToFront(e)
+		key := e.Value.(*pinned).key
+		k.mu.Unlock()
+		return key
 	}
 	k.mu.Unlock()
 
 	// Resolve without the lock: a slow DNS server must not stall every
-	// other key. Concurrent misses for one host are merged by net.Resolver.
-	ctx, cancel := context.WithTimeout(context.Background(), k.timeout)
-	addrs, err := k.resolver.LookupIPAddr(ctx, host)
-	cancel()
-	key := host
-	switch {
-	case err != nil:
-		log.Debug("ratelimit: resolving failed, keying by name", "host", host, "err", err)
-	case len(addrs) == 0:
-		log.Debug("ratelimit: no addresses, keying by name", "host", host)
-	default:
-		// The resolver orders addresses by preference (RFC 6724); the
-		// first is the one a dialer tries first.
-		key = addrs[0].IP.String()
-	}
+	// other name. Concurrent first lookups of one name are merged by
+	// net.Resolver; if they answer differently, the first one stored wins.
+	key := k.lookup(name, l.log)
 
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if k.ips == nil {
-		k.ips = make(map[string]*list.Element)
-	}
-	if e, ok := k.ips[host]; ok {
-		r := e.Value.(*resolved)
-		r.ip, r.expires = key, now.Add(k.ttl)
+	if e, ok := k.names[name]; ok {
 		k.lru.MoveToFront(e)
-		return key
+		return e.Value.(*pinned).key
 	}
-	k.ips[host] = k.lru.PushFront(&resolved{host: host, ip: key, expires: now.Add(k.ttl)})
-	for len(k.ips) > resolveCacheSize {
+	if k.names == nil {
+		k.names = make(map[string]*list.Element)
+	}
+	k.names[name] = k.lru.PushFront(&pinned{name: name, key: key})
+	k.forget(l)
+	return key
+}
+
+// lookup resolves name to its lowest address, or name itself if it has
+// none.
+func (k *keyer) lookup(name string, log *slog.Logger) string {
+	ctx, cancel := context.WithTimeout(context.Background(), k.timeout)
+	addrs, err := k.resolver.LookupIPAddr(ctx, name)
+	cancel()
+	var lowest netip.Addr
+	for _, a := range addrs {
+		ip, ok := netip.AddrFromSlice(a.IP)
+		if !ok {
+			continue
+		}
+		// The zone of a link-local answer names our interface, not the
+		// server.
+		ip = ip.Unmap().WithZone("")
+		if !lowest.IsValid() || ip.Less(lowest) {
+			lowest = ip
+		}
+	}
+	switch {
+	case err != nil:
+		log.Debug("ratelimit: resolving failed, keying by name", "host", name, "err", err)
+		return name
+	case !lowest.IsValid():
+		log.Debug("ratelimit: no addresses, keying by name", "host", name)
+		return name
+	}
+	return lowest.String()
+}
+
+// forget drops names beyond k.max, least recently keyed first, skipping
+// (and refreshing) names whose key has pacing state, so that a busy host is
+// not resolved again mid-crawl. Past twice the bound, the coldest name goes
+// regardless: one server with more names than that is better paced as
+// several than allowed to exhaust memory. k.mu must be held; taking l.mu
+// inside it is safe because the limiter never calls the keyer.
+func (k *keyer) forget(l *HostLimiter) {
+	for scanned := 0; len(k.names) > k.max && scanned < evictScan; scanned++ {
+		e := k.lru.Back()
+		p := e.Value.(*pinned)
+		if l.hasState(p.key) {
+			k.lru.MoveToFront(e)
+			continue
+		}
+		k.lru.Remove(e)
+		delete(k.names, p.name)
+	}
+	for len(k.names) > 2*k.max {
 		e := k.lru.Back()
 		k.lru.Remove(e)
-		delete(k.ips, e.Value.(*resolved).host)
+		delete(k.names, e.Value.(*pinned).name)
 	}
-	return key
 }

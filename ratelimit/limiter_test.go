@@ -5,9 +5,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"net"
 	"net/http"
-	"net/url"
 	"runtime"
 	"strings"
 	"sync"
@@ -484,108 +482,6 @@ func TestParseRetryAfter(t *testing.T) {
 		if got != tc.want || ok != tc.ok {
 			t.Errorf("ParseRetryAfter(%q) = %v, %v; want %v, %v", tc.in, got, ok, tc.want, tc.ok)
 		}
-	}
-}
-
-func mustURL(t *testing.T, s string) *url.URL {
-	t.Helper()
-	u, err := url.Parse(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return u
-}
-
-func TestHostAndDomainKeys(t *testing.T) {
-	host, _ := newLimiter(t, ratelimit.Config{})
-	domain, _ := newLimiter(t, ratelimit.Config{Key: ratelimit.KeyDomain})
-	cases := []struct{ url, host, domain string }{
-		{"https://WWW.Example.COM/a", "www.example.com", "example.com"},
-		{"http://www.example.com:80/a", "www.example.com", "example.com"},
-		{"https://www.example.com:443/a", "www.example.com", "example.com"},
-		{"http://www.example.com:443/a", "www.example.com:443", "example.com"},
-		{"http://a.b.example.co.uk:8080/", "a.b.example.co.uk:8080", "example.co.uk"},
-		{"http://a.b.example.co.uk:08080/", "a.b.example.co.uk:8080", "example.co.uk"},
-		{"https://alice.github.io/", "alice.github.io", "alice.github.io"},
-		{"http://bücher.example/", "xn--bcher-kva.example", "xn--bcher-kva.example"},
-		{"http://127.0.0.1:8080/", "127.0.0.1:8080", "127.0.0.1"},
-		{"http://[::1]:8080/", "[::1]:8080", "::1"},
-		{"http://[::1]/", "[::1]", "::1"},
-		{"http://localhost/", "localhost", "localhost"},
-		{"http://github.io/", "github.io", "github.io"},
-		{"/relative", "", ""},
-	}
-	for _, tc := range cases {
-		u := mustURL(t, tc.url)
-		if got := host.Key(u); got != tc.host {
-			t.Errorf("host Key(%s) = %q, want %q", tc.url, got, tc.host)
-		}
-		if got := domain.Key(u); got != tc.domain {
-			t.Errorf("domain Key(%s) = %q, want %q", tc.url, got, tc.domain)
-		}
-	}
-}
-
-func TestHostKeyIsTheCanonicalHost(t *testing.T) {
-	// The frontier keys by u.Host of canonical URLs unless told otherwise;
-	// KeyHost must give the same key for them.
-	l, _ := newLimiter(t, ratelimit.Config{})
-	for _, raw := range []string{"http://example.com/", "https://example.com:8443/x", "http://[2001:db8::1]/", "http://[2001:db8::1]:81/", "http://xn--bcher-kva.example/"} {
-		u := mustURL(t, raw)
-		if got := l.Key(u); got != u.Host {
-			t.Errorf("Key(%s) = %q, want u.Host %q", raw, got, u.Host)
-		}
-	}
-}
-
-type fakeResolver struct {
-	mu    sync.Mutex
-	addrs map[string]string
-	calls int
-}
-
-func (r *fakeResolver) LookupIPAddr(_ context.Context, host string) ([]net.IPAddr, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.calls++
-	ip, ok := r.addrs[host]
-	if !ok {
-		return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
-	}
-	return []net.IPAddr{{IP: net.ParseIP(ip)}}, nil
-}
-
-func TestIPKeys(t *testing.T) {
-	res := &fakeResolver{addrs: map[string]string{"a.example": "192.0.2.1", "b.example": "192.0.2.1", "c.example": "2001:db8::1"}}
-	l, clock := newLimiter(t, ratelimit.Config{Key: ratelimit.KeyIP, Resolver: res, ResolveTTL: time.Minute})
-	key := func(s string) string { return l.Key(mustURL(t, s)) }
-	if a, b := key("http://a.example/"), key("https://B.example:8443/"); a != "192.0.2.1" || b != a {
-		t.Fatalf("keys %q, %q; want both 192.0.2.1", a, b)
-	}
-	if c := key("http://c.example/"); c != "2001:db8::1" {
-		t.Fatalf("key %q", c)
-	}
-	key("http://a.example/x")
-	if res.calls != 3 {
-		t.Fatalf("resolver called %d times, want 3 (cache hit)", res.calls)
-	}
-	clock.Advance(time.Minute)
-	key("http://a.example/")
-	if res.calls != 4 {
-		t.Fatalf("resolver called %d times, want 4 (expired)", res.calls)
-	}
-	if k := key("http://192.0.2.9/"); k != "192.0.2.9" || res.calls != 4 {
-		t.Fatalf("IP literal: key %q, resolver calls %d", k, res.calls)
-	}
-	// A host that does not resolve is keyed by name, and the failure is
-	// cached so that its links do not cost a lookup each.
-	for range 3 {
-		if k := key("http://nowhere.example/"); k != "nowhere.example" {
-			t.Fatalf("unresolvable host keyed %q", k)
-		}
-	}
-	if res.calls != 5 {
-		t.Fatalf("resolver called %d times, want 5 (failure cached)", res.calls)
 	}
 }
 

@@ -13,8 +13,11 @@ const maxRetryAfterSeconds = 1 << 32
 
 // ParseRetryAfter parses a Retry-After header value (RFC 9110 §10.2.3),
 // either delay-seconds ("120") or an HTTP date, into the delay from now. A
-// date in the past gives zero. It reports false for an empty or malformed
-// value.
+// date in the past gives zero. A delay too long to matter saturates: more
+// than 2³² seconds (136 years) gives 2³² seconds, a date beyond a
+// Duration's reach the longest Duration, so a huge value never wraps to a
+// short delay nor is mistaken for no value. It reports false for an empty or
+// malformed value. It is heed's one Retry-After parser.
 func ParseRetryAfter(value string, now time.Time) (time.Duration, bool) {
 	value = strings.TrimSpace(value)
 	if value == "" {
