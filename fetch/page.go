@@ -11,6 +11,8 @@ import (
 	"sync"
 
 	"github.com/PuerkitoBio/goquery"
+
+	"github.com/heedcrawl/heed/internal/hostid"
 )
 
 // Errors about redirect chains, returned by Page.RedirectRequest and
@@ -162,18 +164,21 @@ func (p *Page) RedirectRequest(maxRedirects int) (Request, error) {
 }
 
 // redirectKey is a URL's identity for loop detection: equal keys mean the
-// same resource to any HTTP server.
+// same resource to any HTTP server. The scheme and host are hostid's, the
+// ones the frontier and the limiter key on, so "http://A./x" and
+// "http://a:80/x" are "http://a/x"; the path is compared as written.
 func redirectKey(u *url.URL) string {
-	scheme := strings.ToLower(u.Scheme)
-	host := strings.ToLower(u.Host)
-	if port := u.Port(); (scheme == "http" && port == "80") || (scheme == "https" && port == "443") {
-		host = strings.TrimSuffix(host, ":"+port)
+	origin, err := hostid.Authority(u)
+	if err != nil {
+		// No canonical host, so no fetch either; any stable spelling will
+		// do to stop a loop.
+		origin = strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Host)
 	}
 	path := u.EscapedPath()
 	if path == "" {
 		path = "/"
 	}
-	key := scheme + "://" + host + path
+	key := origin + path
 	if u.RawQuery != "" || u.ForceQuery {
 		key += "?" + u.RawQuery
 	}
