@@ -3,7 +3,6 @@ package fetch
 import (
 	"strings"
 
-	"github.com/PuerkitoBio/goquery"
 	"golang.org/x/net/html"
 )
 
@@ -113,37 +112,6 @@ func parseXRobotsTag(values []string, agents []string) Directives {
 				d.apply(tok)
 			}
 		}
-	}
-	return d
-}
-
-// metaDirectives reads <meta name="robots"> and <meta name="<agent>"> tags
-// anywhere in the document (search engines accept them outside <head> too).
-func metaDirectives(doc *goquery.Document, agents []string) Directives {
-	var d Directives
-	for _, root := range doc.Nodes {
-		walkElements(root, func(n *html.Node) {
-			if n.Data != "meta" {
-				return
-			}
-			name, content := "", ""
-			for _, a := range n.Attr {
-				switch a.Key {
-				case "name":
-					name = strings.ToLower(strings.TrimSpace(a.Val))
-				case "content":
-					content = a.Val
-				}
-			}
-			if name != "robots" && !containsFold(agents, name) {
-				return
-			}
-			for tok := range strings.FieldsFuncSeq(content, func(r rune) bool {
-				return r == ',' || r == ' ' || r == '\t' || r == '\n' || r == '\r'
-			}) {
-				d.apply(tok)
-			}
-		})
 	}
 	return d
 }

@@ -32,8 +32,10 @@
 // An Extractor returns the links of a page. A Registry runs the extractors
 // registered for a page's media type and merges their links; NewRegistry
 // registers HTMLExtractor, which reads a, area, link (alternate, next,
-// prev, canonical), iframe and frame elements through goquery, resolves them
-// against <base href> and drops non-http(s) and fragment-only links.
+// prev, canonical), iframe and frame elements from the markup's tokens (no
+// parse tree, so no nesting depth defeats it), resolves them against
+// <base href> and drops non-http(s) and fragment-only links. Page.Document
+// parses the tree with goquery for handlers and SelectorExtractor.
 // SelectorExtractor builds an extractor from a CSS selector; ExtractorFunc
 // adapts any function.
 //

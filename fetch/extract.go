@@ -206,6 +206,12 @@ func mergeLinks(links []Link) []Link {
 // mailto:, tel:, data:, ...) as well as fragment-only links. Links are
 // marked Nofollow according to the page's directives.
 //
+// It reads the markup's tokens, not a parse tree: there is no nesting
+// limit (the tree parser drops a page nested deeper than 512 elements),
+// and no tree is built unless someone asks for Page.Document. Elements
+// inside <template> are inert and skipped; a <frame> counts only in a
+// <frameset> the parser would accept.
+//
 // The zero value is ready to use.
 type HTMLExtractor struct {
 	// MaxTextLen bounds Link.Text in runes; zero means DefaultMaxLinkText.
@@ -217,59 +223,24 @@ func (e HTMLExtractor) Extract(ctx context.Context, p *Page) ([]Link, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	doc, err := p.Document()
-	if err != nil {
-		return nil, err
-	}
 	maxText := e.MaxTextLen
 	if maxText <= 0 {
 		maxText = DefaultMaxLinkText
 	}
-	var (
-		raw      = make([]Link, 0, 64) // URL still unresolved
-		baseHref string
-		haveBase bool
-	)
-	for _, root := range doc.Nodes {
-		walkElements(root, func(n *html.Node) {
-			switch n.Data {
-			case "a", "area":
-				if href, ok := attr(n, "href"); ok {
-					l := Link{URL: href, Tag: n.Data, Rel: normRel(n)}
-					if n.Data == "a" {
-						l.Text = nodeText(n, maxText)
-					} else {
-						alt, _ := attr(n, "alt")
-						l.Text = boundText(alt, maxText)
-					}
-					raw = append(raw, l)
-				}
-			case "link":
-				if href, ok := attr(n, "href"); ok {
-					if rel := normRel(n); followableLinkRel(rel) {
-						raw = append(raw, Link{URL: href, Tag: "link", Rel: rel})
-					}
-				}
-			case "iframe", "frame":
-				if src, ok := attr(n, "src"); ok {
-					raw = append(raw, Link{URL: src, Tag: n.Data})
-				}
-			case "base":
-				if href, ok := attr(n, "href"); ok && !haveBase {
-					baseHref, haveBase = href, true
-				}
-			}
-		})
-	}
-	base := documentBase(p.URL, baseHref)
-	links := raw[:0]
-	for _, l := range raw {
-		if u, ok := resolveLink(base, l.URL); ok {
-			l.URL = u
-			links = append(links, l)
+	base := documentBase(p.URL, p.outline().baseHref)
+	var links []Link
+	scanLinks(p.Body, maxText, func(r *rawLink) bool {
+		u, ok := resolveLink(base, string(r.href))
+		if !ok {
+			return true
 		}
-	}
-	clear(raw[len(links):])
+		l := Link{URL: u, Tag: r.tag, Rel: normRelBytes(r.rel)}
+		if len(r.text) > 0 {
+			l.Text = string(r.text)
+		}
+		links = append(links, l)
+		return true
+	})
 	markNofollow(p, links)
 	return mergeLinks(links), nil
 }
@@ -326,10 +297,15 @@ func attr(n *html.Node, key string) (string, bool) {
 
 func normRel(n *html.Node) string {
 	rel, _ := attr(n, "rel")
-	if rel == "" {
+	return normRelBytes([]byte(rel))
+}
+
+// normRelBytes lower-cases a rel attribute and collapses its whitespace.
+func normRelBytes(rel []byte) string {
+	if len(rel) == 0 {
 		return ""
 	}
-	return strings.Join(strings.Fields(strings.ToLower(rel)), " ")
+	return strings.Join(strings.Fields(strings.ToLower(string(rel))), " ")
 }
 
 // followableLinkRel reports whether a <link> leads to another page worth

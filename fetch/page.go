@@ -89,13 +89,18 @@ type Page struct {
 
 	dirOnce    sync.Once
 	directives Directives
+
+	outlineOnce sync.Once
+	out         outline
 }
 
 // IsHTML reports whether the page's media type is HTML or XHTML.
 func (p *Page) IsHTML() bool { return isHTMLType(p.ContentType) }
 
 // Document returns the body parsed as HTML. It is parsed at most once, on
-// the first call, however many extractors or goroutines ask.
+// the first call, however many extractors or goroutines ask. It fails on a
+// page nested deeper than 512 elements (the limit of golang.org/x/net/html);
+// Directives, Title and HTMLExtractor do not need the tree and still work.
 func (p *Page) Document() (*goquery.Document, error) {
 	p.docOnce.Do(func() {
 		doc, err := goquery.NewDocumentFromReader(bytes.NewReader(p.Body))
@@ -121,13 +126,28 @@ func (p *Page) Directives() Directives {
 			d = d.merge(parseXRobotsTag(p.Header.Values("X-Robots-Tag"), agents))
 		}
 		if !pol.IgnoreMeta && p.IsHTML() {
-			if doc, err := p.Document(); err == nil {
-				d = d.merge(metaDirectives(doc, agents))
-			}
+			d = d.merge(p.outline().directives)
 		}
 		p.directives = d
 	})
 	return p.directives
+}
+
+// Title returns the text of the page's first <title> element, whitespace
+// collapsed, or "" if it has none or is not HTML. It is read once, from
+// the markup's tokens, so it needs no parse tree and no nesting depth
+// defeats it.
+func (p *Page) Title() string { return p.outline().title }
+
+// outline scans an HTML page once for its title, base URL and robots
+// <meta> directives.
+func (p *Page) outline() *outline {
+	p.outlineOnce.Do(func() {
+		if p.IsHTML() {
+			p.out = scanOutline(p.Body, p.Policy.agents())
+		}
+	})
+	return &p.out
 }
 
 // RedirectRequest returns the request for the hop p redirects to: the same
