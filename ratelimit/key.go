@@ -124,11 +124,7 @@ func (l *HostLimiter) Key(u *url.URL) string {
 		}
 		return l.keys.key(name, l)
 	}
-	host, err := hostid.Host(u)
-	if err != nil {
-		return ""
-	}
-	return host
+	return hostid.Key(u)
 }
 
 // hasState reports whether the limiter holds pacing state for key, which

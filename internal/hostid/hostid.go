@@ -96,6 +96,17 @@ func Host(u *url.URL) (string, error) {
 	return string(buf), nil
 }
 
+// Key is Host for callers that take a func(*url.URL) string (the robots
+// gate's GateConfig.Host, the frontier's Config.Key): the canonical host of
+// u, or "" if it has none.
+func Key(u *url.URL) string {
+	h, err := Host(u)
+	if err != nil {
+		return ""
+	}
+	return h
+}
+
 // Name returns the canonical name of u's host: Host without the port. An
 // IPv6 literal keeps its brackets.
 func Name(u *url.URL) (string, error) {

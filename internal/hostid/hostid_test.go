@@ -54,6 +54,9 @@ func TestHost(t *testing.T) {
 			t.Errorf("Host(%q) = %q, %v; want %q", tt.in, host, err, tt.host)
 			continue
 		}
+		if key := hostid.Key(u); key != tt.host {
+			t.Errorf("Key(%q) = %q, want %q", tt.in, key, tt.host)
+		}
 		if name, err := hostid.Name(u); err != nil || name != tt.name {
 			t.Errorf("Name(%q) = %q, %v; want %q", tt.in, name, err, tt.name)
 		}
@@ -101,6 +104,9 @@ func TestHostRejects(t *testing.T) {
 		var e *hostid.Error
 		if !errors.As(err, &e) {
 			t.Errorf("Host(%q): error %v is not a *hostid.Error", tt.host, err)
+		}
+		if key := hostid.Key(u); key != "" {
+			t.Errorf("Key(%q) = %q, want \"\"", tt.host, key)
 		}
 		if _, err := hostid.Name(u); !errors.Is(err, tt.want) {
 			t.Errorf("Name(%q): error %v, want %v", tt.host, err, tt.want)
