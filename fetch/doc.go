@@ -37,7 +37,10 @@
 // <base href> and drops non-http(s) and fragment-only links. Page.Document
 // parses the tree with goquery for handlers and SelectorExtractor.
 // SelectorExtractor builds an extractor from a CSS selector; ExtractorFunc
-// adapts any function.
+// adapts any function. Registry.MaxLinks bounds the links of one page
+// (DefaultMaxLinks, 10,000); the built-in extractors stop resolving links
+// at the bound, so extracting a page costs memory in proportion to its
+// body, and Registry.ExtractLimited counts the links dropped.
 //
 // Page-level robots directives are honoured: rel="nofollow", "ugc" and
 // "sponsored" on links, <meta name="robots"> and <meta name="heedbot">, and

@@ -56,6 +56,14 @@ func (f ExtractorFunc) Extract(ctx context.Context, p *Page) ([]Link, error) { r
 // The zero value has no extractors; NewRegistry has the default HTML one.
 // A Registry is safe for concurrent use.
 type Registry struct {
+	// MaxLinks bounds the links Extract returns for one page, custom
+	// extractors' included; links past it are dropped and counted (see
+	// ExtractLimited). The built-in extractors stop collecting at the
+	// bound, so a page of a million links costs little more than its
+	// body. Zero means DefaultMaxLinks, negative means no bound. Set it
+	// before first use.
+	MaxLinks int
+
 	mu     sync.RWMutex
 	byType map[string][]Extractor
 }
@@ -119,84 +127,79 @@ func (r *Registry) Extractors(mediaType string) []Extractor {
 
 // Extract runs every extractor for p's media type and returns their links
 // merged: each URL once, in order of first appearance, followable if any
-// occurrence was. Links that robots directives forbid
-// following are dropped unless p.Policy.ReturnNofollow is set. Redirects and
-// Filtered pages yield nothing.
+// occurrence was, at most MaxLinks of them. Links that robots directives
+// forbid following are dropped unless p.Policy.ReturnNofollow is set.
+// Redirects and Filtered pages yield nothing.
 //
 // If some extractors fail, the links of the others are still returned,
 // together with the errors joined.
 func (r *Registry) Extract(ctx context.Context, p *Page) ([]Link, error) {
+	links, _, err := r.ExtractLimited(ctx, p)
+	return links, err
+}
+
+// ExtractLimited is Extract, also reporting how many links were dropped
+// because the page had more than MaxLinks. Links met once the bound is
+// reached are not resolved, so the count is close but not exact: a
+// relative link repeating one already kept counts as dropped.
+func (r *Registry) ExtractLimited(ctx context.Context, p *Page) (links []Link, dropped int, err error) {
 	if p.Redirect != nil || p.Filtered {
-		return nil, nil
+		return nil, 0, nil
 	}
-	var all []Link
+	s := newLinkSet(limit(r.MaxLinks), p.Policy.ReturnNofollow)
 	var errs []error
 	for _, e := range r.Extractors(p.ContentType) {
 		if err := ctx.Err(); err != nil {
 			errs = append(errs, err)
 			break
 		}
-		links, err := e.Extract(ctx, p)
-		if err != nil {
+		if err := collect(ctx, e, p, s); err != nil {
 			errs = append(errs, fmt.Errorf("fetch: extracting links from %s: %w", p.URL, err))
 		}
-		all = append(all, links...)
 	}
-	markNofollow(p, all)
-	all = mergeLinks(all)
-	if !p.Policy.ReturnNofollow {
-		all = slices.DeleteFunc(all, func(l Link) bool { return l.Nofollow })
-	}
-	return all, errors.Join(errs...)
+	return s.links, s.dropped, errors.Join(errs...)
 }
 
-// markNofollow sets Nofollow on links that directives forbid following.
-func markNofollow(p *Page, links []Link) {
+// limit turns a MaxLinks field into a bound: zero is DefaultMaxLinks,
+// negative is none (-1).
+func limit(max int) int {
+	switch {
+	case max == 0:
+		return DefaultMaxLinks
+	case max < 0:
+		return -1
+	}
+	return max
+}
+
+// linkCollector is an extractor that adds its links straight into a
+// Registry's set, so that the bound limits its work and memory rather
+// than trimming its result.
+type linkCollector interface {
+	collect(ctx context.Context, p *Page, s *linkSet) error
+}
+
+// collect runs e for p and adds its links to s.
+func collect(ctx context.Context, e Extractor, p *Page, s *linkSet) error {
+	if c, ok := e.(linkCollector); ok {
+		return c.collect(ctx, p, s)
+	}
+	links, err := e.Extract(ctx, p)
+	if len(links) == 0 {
+		return err
+	}
 	pageNofollow := p.Directives().Nofollow
-	for i := range links {
-		l := &links[i]
-		if pageNofollow || (!p.Policy.IgnoreRel && relForbidsFollow(l.Rel)) {
-			l.Nofollow = true
-		}
-	}
-}
-
-func relForbidsFollow(rel string) bool {
-	if rel == "" {
-		return false
-	}
-	for tok := range strings.FieldsSeq(rel) {
-		switch strings.ToLower(tok) {
-		case "nofollow", "ugc", "sponsored":
-			return true
-		}
-	}
-	return false
-}
-
-// mergeLinks removes duplicate URLs in place, keeping the position of the
-// first occurrence and the first followable occurrence's details: a URL is
-// followable if any occurrence was.
-func mergeLinks(links []Link) []Link {
-	if len(links) < 2 {
-		return links
-	}
-	seen := make(map[string]int, len(links))
-	out := links[:0]
 	for _, l := range links {
-		if i, ok := seen[l.URL]; ok {
-			if out[i].Nofollow && !l.Nofollow {
-				// The followable occurrence speaks for the URL, so that
-				// its rel does not mark the merged link again.
-				out[i] = l
+		l.Nofollow = l.Nofollow || pageNofollow || (!p.Policy.IgnoreRel && relForbidsFollow(l.Rel))
+		if s.full() && !s.has(l.URL, l.Nofollow) {
+			if !l.Nofollow || s.keepNofollow {
+				s.dropPastCap([]byte(l.URL))
 			}
 			continue
 		}
-		seen[l.URL] = len(out)
-		out = append(out, l)
+		s.add(l)
 	}
-	clear(links[len(out):])
-	return out
+	return err
 }
 
 // HTMLExtractor is the default extractor for HTML: it collects a[href],
@@ -216,33 +219,69 @@ func mergeLinks(links []Link) []Link {
 type HTMLExtractor struct {
 	// MaxTextLen bounds Link.Text in runes; zero means DefaultMaxLinkText.
 	MaxTextLen int
+	// MaxLinks bounds the links Extract returns; past it, links are not
+	// even resolved. Zero means DefaultMaxLinks when Extract is called
+	// directly and no bound of its own under a Registry, whose MaxLinks
+	// applies; negative means no bound.
+	MaxLinks int
 }
 
-// Extract implements Extractor.
+// Extract implements Extractor. Links that must not be followed are
+// returned too, marked Nofollow.
 func (e HTMLExtractor) Extract(ctx context.Context, p *Page) ([]Link, error) {
+	s := newLinkSet(limit(e.MaxLinks), true)
+	err := e.collectOwn(ctx, p, s, -1)
+	return s.links, err
+}
+
+func (e HTMLExtractor) collect(ctx context.Context, p *Page, s *linkSet) error {
+	own := -1
+	if e.MaxLinks > 0 {
+		own = e.MaxLinks
+	}
+	return e.collectOwn(ctx, p, s, own)
+}
+
+// collectOwn adds the page's links to s, at most own new ones (negative:
+// no bound but s's).
+func (e HTMLExtractor) collectOwn(ctx context.Context, p *Page, s *linkSet, own int) error {
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return err
+	}
+	pageNofollow := p.Directives().Nofollow
+	if pageNofollow && !s.keepNofollow {
+		return nil
 	}
 	maxText := e.MaxTextLen
 	if maxText <= 0 {
 		maxText = DefaultMaxLinkText
 	}
+	ignoreRel := p.Policy.IgnoreRel
 	base := documentBase(p.URL, p.outline().baseHref)
-	var links []Link
+	added := 0
 	scanLinks(p.Body, maxText, func(r *rawLink) bool {
-		u, ok := resolveLink(base, string(r.href))
-		if !ok {
+		nofollow := pageNofollow || (!ignoreRel && relBytesForbidFollow(r.rel))
+		if nofollow && !s.keepNofollow {
 			return true
 		}
-		l := Link{URL: u, Tag: r.tag, Rel: normRelBytes(r.rel)}
+		if s.full() || (own >= 0 && added >= own) {
+			s.dropPastCap(r.href)
+			return true
+		}
+		u, ok := resolveLink(base, string(r.href))
+		if !ok || s.has(u, nofollow) {
+			return true
+		}
+		l := Link{URL: u, Tag: r.tag, Rel: normRelBytes(r.rel), Nofollow: nofollow}
 		if len(r.text) > 0 {
 			l.Text = string(r.text)
 		}
-		links = append(links, l)
+		if s.add(l) {
+			added++
+		}
 		return true
 	})
-	markNofollow(p, links)
-	return mergeLinks(links), nil
+	return nil
 }
 
 // documentBase is the URL relative links resolve against: the first
@@ -448,28 +487,47 @@ func SelectorExtractor(selector string) (Extractor, error) {
 	return selectorExtractor{sel: sel}, nil
 }
 
-// Extract implements Extractor.
+// Extract implements Extractor. Links that must not be followed are
+// returned too, marked Nofollow.
 func (s selectorExtractor) Extract(ctx context.Context, p *Page) ([]Link, error) {
+	set := newLinkSet(DefaultMaxLinks, true)
+	err := s.collect(ctx, p, set)
+	return set.links, err
+}
+
+func (s selectorExtractor) collect(ctx context.Context, p *Page, set *linkSet) error {
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return err
+	}
+	pageNofollow := p.Directives().Nofollow
+	if pageNofollow && !set.keepNofollow {
+		return nil
 	}
 	doc, err := p.Document()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	baseHref := ""
 	if b := doc.FindMatcher(baseHrefSelector).First(); b.Length() > 0 {
 		baseHref, _ = b.Attr("href")
 	}
 	base := documentBase(p.URL, baseHref)
-	var links []Link
 	add := func(n *html.Node, href string) {
-		if u, ok := resolveLink(base, href); ok {
-			l := Link{URL: u, Tag: n.Data, Rel: normRel(n)}
+		rel := normRel(n)
+		nofollow := pageNofollow || (!p.Policy.IgnoreRel && relForbidsFollow(rel))
+		if nofollow && !set.keepNofollow {
+			return
+		}
+		if set.full() {
+			set.dropPastCap([]byte(href))
+			return
+		}
+		if u, ok := resolveLink(base, href); ok && !set.has(u, nofollow) {
+			l := Link{URL: u, Tag: n.Data, Rel: rel, Nofollow: nofollow}
 			if n.Data == "a" {
 				l.Text = nodeText(n, DefaultMaxLinkText)
 			}
-			links = append(links, l)
+			set.add(l)
 		}
 	}
 	for _, n := range doc.FindMatcher(s.sel).Nodes {
@@ -489,6 +547,5 @@ func (s selectorExtractor) Extract(ctx context.Context, p *Page) ([]Link, error)
 			}
 		})
 	}
-	markNofollow(p, links)
-	return mergeLinks(links), nil
+	return nil
 }
