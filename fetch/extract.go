@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -18,6 +19,12 @@ import (
 // DefaultMaxLinkText bounds Link.Text, in runes, when HTMLExtractor.MaxTextLen
 // is zero.
 const DefaultMaxLinkText = 256
+
+// ErrExtractorPanic is wrapped by the error Registry.Extract returns when an
+// extractor panicked. The error holds the panic value (wrapped, if it is an
+// error) and the extractor's stack; the other extractors' links are still
+// returned.
+var ErrExtractorPanic = errors.New("fetch: extractor panicked")
 
 // Link is a URL found on a page.
 type Link struct {
@@ -179,8 +186,19 @@ type linkCollector interface {
 	collect(ctx context.Context, p *Page, s *linkSet) error
 }
 
-// collect runs e for p and adds its links to s.
-func collect(ctx context.Context, e Extractor, p *Page, s *linkSet) error {
+// collect runs e for p and adds its links to s. A panic in e becomes an
+// error: extractors are user code run on hostile input, and one bad page
+// must not end the crawl.
+func collect(ctx context.Context, e Extractor, p *Page, s *linkSet) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			if verr, ok := v.(error); ok {
+				err = fmt.Errorf("%w: %w\n%s", ErrExtractorPanic, verr, debug.Stack())
+			} else {
+				err = fmt.Errorf("%w: %v\n%s", ErrExtractorPanic, v, debug.Stack())
+			}
+		}
+	}()
 	if c, ok := e.(linkCollector); ok {
 		return c.collect(ctx, p, s)
 	}

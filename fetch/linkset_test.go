@@ -2,6 +2,7 @@ package fetch_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"strings"
@@ -100,5 +101,33 @@ func TestManyLinksMemory(t *testing.T) {
 	t.Logf("%d bytes, %d links kept, %d dropped: %.2f bytes allocated per body byte", len(body), len(links), dropped, perByte)
 	if perByte > 8 {
 		t.Errorf("allocated %.1f bytes per body byte, want at most 8", perByte)
+	}
+}
+
+func TestPanickingExtractorIsRecovered(t *testing.T) {
+	sentinel := errors.New("broken extractor")
+	for _, value := range []any{"boom", sentinel} {
+		reg := fetch.NewRegistry()
+		reg.Register("text/html", fetch.ExtractorFunc(func(context.Context, *fetch.Page) ([]fetch.Link, error) {
+			panic(value)
+		}))
+		reg.Register("text/html", fetch.ExtractorFunc(func(context.Context, *fetch.Page) ([]fetch.Link, error) {
+			return []fetch.Link{{URL: "http://example.com/after"}}, nil
+		}))
+		p := htmlPage(t, "http://example.com/", `<a href="/html">h</a>`)
+		links, err := reg.Extract(context.Background(), p)
+		if got := strings.Join(urls(links), " "); got != "http://example.com/html http://example.com/after" {
+			t.Errorf("panic(%v): links %s, want the other extractors'", value, got)
+		}
+		if !errors.Is(err, fetch.ErrExtractorPanic) {
+			t.Fatalf("panic(%v): err = %v, want ErrExtractorPanic", value, err)
+		}
+		msg := err.Error()
+		if !strings.Contains(msg, fmt.Sprint(value)) || !strings.Contains(msg, "TestPanickingExtractorIsRecovered") {
+			t.Errorf("panic(%v): error lacks the value or the stack:\n%s", value, msg)
+		}
+		if value == sentinel && !errors.Is(err, sentinel) {
+			t.Errorf("a panic with an error value does not wrap it: %v", err)
+		}
 	}
 }
