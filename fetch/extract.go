@@ -45,8 +45,9 @@ type Link struct {
 
 // Extractor finds links in a fetched page. The crawler calls it for every
 // page whose content type it is registered for, and enqueues the links.
-// Links should be absolute; the crawler resolves a relative one against the
-// page's URL, as a browser would.
+// Links may be relative: Registry.Extract resolves them against the page's
+// URL, as a browser would, removes fragments and drops links that are not
+// http or https.
 type Extractor interface {
 	Extract(ctx context.Context, p *Page) ([]Link, error)
 }
@@ -133,8 +134,9 @@ func (r *Registry) Extractors(mediaType string) []Extractor {
 }
 
 // Extract runs every extractor for p's media type and returns their links
-// merged: each URL once, in order of first appearance, followable if any
-// occurrence was, at most MaxLinks of them. Links that robots directives
+// merged: absolute http(s) URLs without fragment (relative ones resolved
+// against the page URL, others dropped), each URL once, in order of first
+// appearance, followable if any occurrence was, at most MaxLinks of them. Links that robots directives
 // forbid following are dropped unless p.Policy.ReturnNofollow is set.
 // Redirects and Filtered pages yield nothing.
 //
@@ -207,6 +209,7 @@ func collect(ctx context.Context, e Extractor, p *Page, s *linkSet) (err error) 
 		return err
 	}
 	pageNofollow := p.Directives().Nofollow
+	base := documentBase(p.URL, "")
 	for _, l := range links {
 		l.Nofollow = l.Nofollow || pageNofollow || (!p.Policy.IgnoreRel && relForbidsFollow(l.Rel))
 		if s.full() && !s.has(l.URL, l.Nofollow) {
@@ -215,6 +218,14 @@ func collect(ctx context.Context, e Extractor, p *Page, s *linkSet) (err error) 
 			}
 			continue
 		}
+		// Resolved here, where the page URL is known, so every caller gets
+		// absolute http(s) URLs: a relative link may well contain "://"
+		// in its query.
+		u, ok := resolveLink(base, l.URL)
+		if !ok {
+			continue
+		}
+		l.URL = u
 		s.add(l)
 	}
 	return err

@@ -131,3 +131,28 @@ func TestPanickingExtractorIsRecovered(t *testing.T) {
 		}
 	}
 }
+
+func TestRegistryResolvesCustomExtractorLinks(t *testing.T) {
+	reg := &fetch.Registry{}
+	reg.Register("application/json", fetch.ExtractorFunc(func(context.Context, *fetch.Page) ([]fetch.Link, error) {
+		var out []fetch.Link
+		for _, u := range []string{
+			"/go?to=https://x", "relative/path", " https://abs.example/x#frag ", "//other.example/p",
+			"javascript:alert(1)", "http://[bad", "ftp://files.example/f", "#only", "", "mailto:a@b",
+			"https://abs.example/x",
+		} {
+			out = append(out, fetch.Link{URL: u, Tag: "json"})
+		}
+		return out, nil
+	}))
+	p := htmlPage(t, "http://example.com/dir/page", `{}`)
+	p.ContentType = "application/json"
+	links, err := reg.Extract(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "http://example.com/go?to=https://x http://example.com/dir/relative/path https://abs.example/x http://other.example/p"
+	if got := strings.Join(urls(links), " "); got != want {
+		t.Errorf("links:\n%s\nwant\n%s", got, want)
+	}
+}
