@@ -315,7 +315,8 @@ type Verdict struct {
 
 // Gate answers, for every URL a crawler is about to fetch, whether the
 // site's robots.txt lets it, fetching and caching robots.txt per authority
-// (scheme, host and port) as RFC 9309 §2.3–2.4 describes:
+// (scheme, and host and port as GateConfig.Host names them) as RFC 9309
+// §2.3–2.4 describes:
 //
 //   - 2xx: the first MaxSize bytes are parsed (the rest is not downloaded)
 //     and the rules for the gate's agent apply (OutcomeOK). A gzip body is
