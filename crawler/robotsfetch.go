@@ -1,0 +1,119 @@
+package crawler
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"time"
+
+	"github.com/heedcrawl/heed/fetch"
+	"github.com/heedcrawl/heed/robots"
+)
+
+// robots.txt travels the same road as the pages of a crawl: the gate
+// decides what robots.txt means (redirects, outcomes, caching), the page
+// fetcher makes each request (transport, address checks, header timeout,
+// decompression, charset decoding), so that a site's robots.txt is read the
+// same way by a crawl and by "crawl robots".
+
+// RobotsEntry fetches the robots.txt of rawURL's authority the way a crawl
+// with c's options does, through the same kind of fetcher and gate, and
+// returns what the crawl would make of it: the outcome, the rules for c's
+// agent, Crawl-delay and sitemaps. rawURL is canonicalised first, like a
+// seed, and its host's address class is allowed like a seed's. Nothing is
+// cached between calls and the one lookup is not paced. It fails for a URL
+// that cannot be canonicalised or when ctx ends; a robots.txt that cannot
+// be fetched is an outcome (Entry.Outcome and Entry.Err say why).
+func (c *Crawler) RobotsEntry(ctx context.Context, rawURL string) (*robots.Entry, error) {
+	canon, err := c.cfg.canonicalizer.Canonical(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("crawler: robots.txt for %q: %w", rawURL, err)
+	}
+	u, err := url.Parse(canon)
+	if err != nil {
+		return nil, fmt.Errorf("crawler: robots.txt for %q: %w", rawURL, err)
+	}
+	f := crawlFetcher(&c.cfg, c.addressPolicy(ctx, []string{canon}))
+	defer f.CloseIdleConnections()
+	gate, err := newRobotsGate(&c.cfg, f, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	return gate.Entry(ctx, u)
+}
+
+// crawlFetcher returns the page fetcher of a crawl configured by cfg,
+// connecting only where addrs allows.
+func crawlFetcher(cfg *config, addrs *fetch.AddressPolicy) *fetch.Fetcher {
+	f := &fetch.Fetcher{
+		Addresses:      addrs,
+		UserAgent:      cfg.userAgent,
+		Client:         cfg.client,
+		Transport:      cfg.transport,
+		ConnectTimeout: cfg.connectTimeout,
+		HeaderTimeout:  cfg.headerTimeout,
+		Timeout:        cfg.timeout,
+		MaxBodySize:    cfg.bodyLimit,
+		MaxRedirects:   cfg.maxRedirects,
+		Directives: fetch.DirectivePolicy{
+			Agents:       []string{cfg.agent},
+			IgnoreMeta:   !cfg.respectNofollw,
+			IgnoreHeader: !cfg.respectNofollw,
+			IgnoreRel:    !cfg.respectNofollw,
+		},
+	}
+	if cfg.agent == DefaultAgent {
+		f.Directives.Agents = nil // "heed" and "heedbot"
+	}
+	return f
+}
+
+// newRobotsGate returns the robots gate of a crawl configured by cfg:
+// every robots.txt request made by f, paced by pacer (nil: not paced)
+// under key (nil: the URL's host).
+func newRobotsGate(cfg *config, f *fetch.Fetcher, pacer robots.Pacer, key func(*url.URL) string) (*robots.Gate, error) {
+	gc := robots.GateConfig{
+		Get:       robotsGet(f),
+		Agent:     cfg.agent,
+		Pacer:     pacer,
+		Key:       key,
+		CacheSize: cfg.robotsCache,
+		// A robots.txt request is given as long as a page request.
+		Timeout: cfg.timeout,
+		Logger:  cfg.logger,
+	}
+	if gc.Timeout == 0 {
+		gc.Timeout = fetch.DefaultTimeout
+	}
+	if gc.Key == nil {
+		gc.Key = func(u *url.URL) string { return u.Host }
+	}
+	if cfg.clock != nil {
+		gc.Clock = cfg.clock
+	}
+	if cfg.robotsWait > 0 {
+		// Retry an unreachable robots.txt often enough that the wait can
+		// pay off.
+		gc.RetryMin = min(max(cfg.robotsWait/4, time.Second), robots.DefaultGateRetryMin)
+	}
+	g, err := robots.NewGate(gc)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidOption, err)
+	}
+	return g, nil
+}
+
+// robotsGet makes f the gate's Get: one request, never following a
+// redirect (the gate does, pacing each hop), the body decompressed,
+// decoded to UTF-8 when its charset is known (a UTF-16 byte order mark
+// included) and cut after robots.MaxSize+1 bytes, which is all Parse needs
+// to tell a complete last line from a cut one.
+func robotsGet(f *fetch.Fetcher) func(ctx context.Context, rawURL string) (*robots.Response, error) {
+	return func(ctx context.Context, rawURL string) (*robots.Response, error) {
+		p, err := f.Fetch(ctx, fetch.Request{URL: rawURL, MaxBodySize: robots.MaxSize + 1})
+		if err != nil {
+			return nil, err
+		}
+		return &robots.Response{Status: p.Status, Header: p.Header, Body: p.Body, Truncated: p.Truncated}, nil
+	}
+}

@@ -1,0 +1,218 @@
+package crawler
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"testing"
+	"time"
+	"unicode/utf16"
+
+	"github.com/heedcrawl/heed/fetch"
+	"github.com/heedcrawl/heed/internal/fakeclock"
+	"github.com/heedcrawl/heed/ratelimit"
+	"github.com/heedcrawl/heed/robots"
+)
+
+const robotsFetchRules = "User-agent: *\nDisallow: /private\n"
+
+func robotsSite(t *testing.T, h http.HandlerFunc) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func robotsEntry(t *testing.T, srv *httptest.Server, opts ...Option) *robots.Entry {
+	t.Helper()
+	c, err := New(opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := c.RobotsEntry(context.Background(), srv.URL+"/page")
+	if err != nil {
+		t.Fatalf("RobotsEntry: %v", err)
+	}
+	return e
+}
+
+func wantPrivateDisallowed(t *testing.T, e *robots.Entry) {
+	t.Helper()
+	if e.Outcome != robots.OutcomeOK || e.Group.Allowed("/private/x") || !e.Group.Allowed("/public") {
+		t.Fatalf("entry %+v: want the file's rules (outcome ok, /private disallowed)", e)
+	}
+}
+
+func gzipBytes(t *testing.T, text string) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	zw.Write([]byte(text))
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+func TestRobotsEntryGzip(t *testing.T) {
+	body := gzipBytes(t, robotsFetchRules)
+	srv := robotsSite(t, func(w http.ResponseWriter, r *http.Request) {
+		// Sent whatever the request asked for.
+		w.Header().Set("Content-Type", "text/plain")
+		w.Header().Set("Content-Encoding", "gzip")
+		w.Write(body)
+	})
+	wantPrivateDisallowed(t, robotsEntry(t, srv))
+}
+
+func TestRobotsEntryUTF16WithBOM(t *testing.T) {
+	body := []byte{0xff, 0xfe}
+	for _, u := range utf16.Encode([]rune(robotsFetchRules)) {
+		body = append(body, byte(u), byte(u>>8))
+	}
+	for _, ctype := range []string{"text/plain", "text/plain; charset=utf-16", "", "application/octet-stream"} {
+		t.Run(ctype, func(t *testing.T) {
+			srv := robotsSite(t, func(w http.ResponseWriter, r *http.Request) {
+				w.Header()["Content-Type"] = []string{ctype}
+				if ctype == "" {
+					w.Header()["Content-Type"] = nil // sniffed
+				}
+				w.Write(body)
+			})
+			wantPrivateDisallowed(t, robotsEntry(t, srv))
+		})
+	}
+}
+
+func TestRobotsEntryFollowsRedirect(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.Handle("/robots.txt", http.RedirectHandler("/robots-real.txt", http.StatusMovedPermanently))
+	mux.HandleFunc("/robots-real.txt", func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(robotsFetchRules))
+	})
+	srv := robotsSite(t, mux.ServeHTTP)
+	e := robotsEntry(t, srv)
+	wantPrivateDisallowed(t, e)
+	if e.URL != srv.URL+"/robots.txt" {
+		t.Fatalf("URL = %q, want the robots.txt asked for", e.URL)
+	}
+}
+
+func TestRobotsEntryHeaderTimeout(t *testing.T) {
+	release := make(chan struct{})
+	srv := robotsSite(t, func(w http.ResponseWriter, r *http.Request) {
+		select { // headers never come
+		case <-r.Context().Done():
+		case <-release:
+		}
+	})
+	defer close(release)
+	start := time.Now()
+	e := robotsEntry(t, srv, WithTimeouts(0, 100*time.Millisecond, time.Minute))
+	if e.Outcome != robots.OutcomeUnreachable || !errors.Is(e.Err, fetch.ErrHeaderTimeout) {
+		t.Fatalf("entry %+v, want unreachable after the header timeout", e)
+	}
+	if d := time.Since(start); d > 30*time.Second {
+		t.Fatalf("took %v: the header timeout did not cut the wait", d)
+	}
+}
+
+func TestRobotsEntryRejectsNonHTTP(t *testing.T) {
+	c, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.RobotsEntry(context.Background(), "ftp://example.com/"); err == nil {
+		t.Fatal("ftp URL accepted")
+	}
+}
+
+// A host paced 600 ms apart whose robots.txt redirects on the same host,
+// with a 300 ms timeout: the wait for the second hop is pacing, not part of
+// the request (crawl -delay 1.5s -timeout 1s once read such a site as
+// unreachable, so disallowed).
+func TestRobotsGatePacingIsNotTimedOut(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.Handle("/robots.txt", http.RedirectHandler("/robots-real.txt", http.StatusMovedPermanently))
+	mux.HandleFunc("/robots-real.txt", func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(robotsFetchRules))
+	})
+	srv := robotsSite(t, mux.ServeHTTP)
+	c, err := New(WithTimeouts(0, 0, 300*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lim, err := ratelimit.New(ratelimit.Config{MinDelay: 600 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gate, err := newRobotsGate(&c.cfg, crawlFetcher(&c.cfg, &fetch.AddressPolicy{AllowAll: true}), lim, lim.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, _ := url.Parse(srv.URL + "/private/x")
+	start := time.Now()
+	v, err := gate.Check(context.Background(), u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Allowed || v.Entry.Outcome != robots.OutcomeOK || v.Entry.Err != nil {
+		t.Fatalf("verdict %+v entry %+v", v, v.Entry)
+	}
+	if d := time.Since(start); d < 600*time.Millisecond {
+		t.Fatalf("took %v: the second hop was not paced", d)
+	}
+}
+
+// A 503 with Retry-After on robots.txt pauses the host through the limiter,
+// pages included, even while the stale copy still allows them; the gate
+// retries robots.txt when the pause ends.
+func TestRobotsGateRetryAfterRestsHost(t *testing.T) {
+	down := make(chan struct{})
+	srv := robotsSite(t, func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-down:
+			w.Header().Set("Retry-After", "1200")
+			w.WriteHeader(http.StatusServiceUnavailable)
+		default:
+			w.Write([]byte(robotsFetchRules))
+		}
+	})
+	clock := fakeclock.New(time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC))
+	c, err := New(WithClock(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lim, err := ratelimit.New(ratelimit.Config{MinDelay: time.Second, Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gate, err := newRobotsGate(&c.cfg, crawlFetcher(&c.cfg, &fetch.AddressPolicy{AllowAll: true}), lim, lim.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, _ := url.Parse(srv.URL + "/public")
+	if v, err := gate.Check(context.Background(), u); err != nil || !v.Allowed {
+		t.Fatalf("first fetch: %+v, %v", v, err)
+	}
+	close(down)
+	clock.Advance(robots.DefaultGateTTL)
+	v, err := gate.Check(context.Background(), u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !v.Allowed || v.Entry.Outcome != robots.OutcomeStale {
+		t.Fatalf("verdict %+v entry %+v: want the stale copy", v, v.Entry)
+	}
+	want := clock.Now().Add(20 * time.Minute)
+	if at := lim.ReadyAt(lim.Key(u)); at.Before(want) {
+		t.Fatalf("host ready at %v, want it paused until %v by Retry-After", at, want)
+	}
+	if !v.Entry.Expires.Equal(lim.ReadyAt(lim.Key(u))) {
+		t.Fatalf("robots.txt due again at %v, want when the pause ends", v.Entry.Expires)
+	}
+}
