@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
 	"net/url"
 	"os"
 	"strings"
@@ -23,7 +22,8 @@ func runRobots(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fs := flag.NewFlagSet("crawl robots", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	ua := fs.String("ua", "", "User-Agent header for the fetch (default built from the agent)")
-	timeout := fs.Duration("timeout", 30*time.Second, "timeout for fetching robots.txt")
+	timeout := fs.Duration("timeout", 30*time.Second, "timeout for each robots.txt request, body included")
+	headerTimeout := fs.Duration("header-timeout", 15*time.Second, "timeout for the response headers of each robots.txt request")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `Usage: crawl robots [flags] URL|FILE [agent] [path ...]
 
@@ -74,22 +74,18 @@ Flags:
 			fmt.Fprintf(stderr, "crawl robots: %q is neither a readable file nor an http(s) URL\n", target)
 			return 2
 		}
-		c, err := crawler.New(crawler.WithAgent(agentToken(agent)), crawler.WithUserAgent(*ua))
+		// The crawler's own fetcher and gate read robots.txt here, so the
+		// verdicts are the ones a crawl would reach.
+		c, err := crawler.New(
+			crawler.WithAgent(agentToken(agent)),
+			crawler.WithUserAgent(*ua),
+			crawler.WithTimeouts(0, *headerTimeout, *timeout),
+		)
 		if err != nil {
 			fmt.Fprintf(stderr, "crawl robots: %v\n", err)
 			return 2
 		}
-		gate, err := robots.NewGate(robots.GateConfig{
-			Client:    &http.Client{},
-			Agent:     c.Agent(),
-			UserAgent: c.UserAgent(),
-			Timeout:   *timeout,
-		})
-		if err != nil {
-			fmt.Fprintf(stderr, "crawl robots: %v\n", err)
-			return 1
-		}
-		e, err := gate.Entry(ctx, u)
+		e, err := c.RobotsEntry(ctx, target)
 		if err != nil {
 			fmt.Fprintf(stderr, "crawl robots: %v\n", err)
 			return 1
