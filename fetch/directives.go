@@ -3,6 +3,7 @@ package fetch
 import (
 	"strings"
 
+	"github.com/heedcrawl/heed/robots"
 	"golang.org/x/net/html"
 )
 
@@ -26,13 +27,17 @@ type DirectivePolicy struct {
 	ReturnNofollow bool
 }
 
+// agents returns the product tokens of Agents, lower-cased, so that a full
+// User-Agent string ("MyBot/1.0 (+https://...)") names its crawler.
 func (p DirectivePolicy) agents() []string {
 	if p.Agents == nil {
 		return []string{"heed", "heedbot"}
 	}
-	out := make([]string, len(p.Agents))
-	for i, a := range p.Agents {
-		out[i] = strings.ToLower(strings.TrimSpace(a))
+	out := make([]string, 0, len(p.Agents))
+	for _, a := range p.Agents {
+		if t := robots.ProductToken(strings.TrimSpace(a)); t != "" {
+			out = append(out, strings.ToLower(t))
+		}
 	}
 	return out
 }
@@ -73,19 +78,11 @@ func isValueDirective(name string) bool {
 	return false
 }
 
-// isAgentToken reports whether s can be a user-agent product token, which
-// tells "heedbot: nofollow" from the colon inside a date.
+// isAgentToken reports whether s can scope directives: a product token as
+// robots.txt defines it, or "*" for every crawler. It tells
+// "heedbot: nofollow" from the colon inside a date.
 func isAgentToken(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '*') {
-			return false
-		}
-	}
-	return true
+	return s == "*" || robots.ValidProductToken(s)
 }
 
 // parseXRobotsTag reads X-Robots-Tag header values. Each value is a comma

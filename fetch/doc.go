@@ -59,5 +59,7 @@
 // fetch function (so the robots gate and the rate limiter see every
 // request) and SitemapURLs chooses where to start for an authority.
 //
-// fetch depends on no other heed package.
+// Of heed's packages, fetch depends on robots only, for its definition of
+// a product token and for ErrTooManyRedirects; robots, the earlier stage,
+// never imports fetch.
 package fetch

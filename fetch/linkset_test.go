@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/heedcrawl/heed/fetch"
+	"github.com/heedcrawl/heed/robots"
 )
 
 func TestRegistryMaxLinks(t *testing.T) {
@@ -154,5 +156,28 @@ func TestRegistryResolvesCustomExtractorLinks(t *testing.T) {
 	want := "http://example.com/go?to=https://x http://example.com/dir/relative/path https://abs.example/x http://other.example/p"
 	if got := strings.Join(urls(links), " "); got != want {
 		t.Errorf("links:\n%s\nwant\n%s", got, want)
+	}
+}
+
+func TestSharedDefinitionsWithRobots(t *testing.T) {
+	if !errors.Is(fetch.ErrTooManyRedirects, robots.ErrTooManyRedirects) || !errors.Is(robots.ErrTooManyRedirects, fetch.ErrTooManyRedirects) {
+		t.Error("fetch.ErrTooManyRedirects is not robots.ErrTooManyRedirects")
+	}
+	// Agent-scoped directives use robots.txt's product tokens: a full
+	// User-Agent string names its crawler, "*" names every crawler.
+	for _, c := range []struct {
+		agents  []string
+		value   string
+		noindex bool
+	}{
+		{[]string{"MyBot/2.0 (+https://mybot.example/)"}, "mybot: noindex", true},
+		{[]string{"MyBot/2.0"}, "otherbot: noindex", false},
+		{nil, "*: noindex", true},
+		{nil, "unavailable_after: 25 Jun 2010 15:00:00 PST", false},
+	} {
+		p := &fetch.Page{Header: http.Header{"X-Robots-Tag": {c.value}}, Policy: fetch.DirectivePolicy{Agents: c.agents}}
+		if got := p.Directives().Noindex; got != c.noindex {
+			t.Errorf("agents %q, X-Robots-Tag %q: noindex %v, want %v", c.agents, c.value, got, c.noindex)
+		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/PuerkitoBio/goquery"
+	"github.com/heedcrawl/heed/robots"
 
 	"github.com/heedcrawl/heed/internal/hostid"
 )
@@ -24,7 +25,9 @@ var (
 	// chain.
 	ErrRedirectLoop = errors.New("fetch: redirect loop")
 	// ErrTooManyRedirects: following the redirect would exceed the bound.
-	ErrTooManyRedirects = errors.New("fetch: too many redirects")
+	// It is robots.ErrTooManyRedirects, so that a crawler tests one value
+	// whichever stage gave up on a chain.
+	ErrTooManyRedirects = robots.ErrTooManyRedirects
 )
 
 // Page is the outcome of one fetch: a response and what the crawler knew
