@@ -59,7 +59,7 @@
 // fetch function (so the robots gate and the rate limiter see every
 // request) and SitemapURLs chooses where to start for an authority.
 //
-// Of heed's packages, fetch depends on robots only, for its definition of
-// a product token and for ErrTooManyRedirects; robots, the earlier stage,
-// never imports fetch.
+// Of heed's packages, fetch depends on robots (for its definition of a
+// product token and for ErrTooManyRedirects) and internal/hostid; robots,
+// the earlier stage, never imports fetch.
 package fetch

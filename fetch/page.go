@@ -11,9 +11,9 @@ import (
 	"sync"
 
 	"github.com/PuerkitoBio/goquery"
-	"github.com/heedcrawl/heed/robots"
 
 	"github.com/heedcrawl/heed/internal/hostid"
+	"github.com/heedcrawl/heed/robots"
 )
 
 // Errors about redirect chains, returned by Page.RedirectRequest and
