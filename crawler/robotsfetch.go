@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/heedcrawl/heed/fetch"
+	"github.com/heedcrawl/heed/internal/hostid"
 	"github.com/heedcrawl/heed/robots"
 )
 
@@ -75,6 +76,7 @@ func newRobotsGate(cfg *config, f *fetch.Fetcher, pacer robots.Pacer, key func(*
 	gc := robots.GateConfig{
 		Get:       robotsGet(f),
 		Agent:     cfg.agent,
+		Host:      hostid.Key, // the crawl's one identity of a host
 		Pacer:     pacer,
 		Key:       key,
 		CacheSize: cfg.robotsCache,

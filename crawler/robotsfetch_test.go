@@ -97,8 +97,8 @@ func TestRobotsEntryFollowsRedirect(t *testing.T) {
 	srv := robotsSite(t, mux.ServeHTTP)
 	e := robotsEntry(t, srv)
 	wantPrivateDisallowed(t, e)
-	if e.URL != srv.URL+"/robots.txt" {
-		t.Fatalf("URL = %q, want the robots.txt asked for", e.URL)
+	if e.URL != srv.URL+"/robots.txt" || e.Authority != srv.URL {
+		t.Fatalf("URL = %q, authority %q: want the robots.txt asked for, under the site's authority", e.URL, e.Authority)
 	}
 }
 
