@@ -53,3 +53,34 @@ func TestDeeplyNestedPageKeepsDirectivesTitleAndLinks(t *testing.T) {
 		}
 	}
 }
+
+func TestTitle(t *testing.T) {
+	for body, want := range map[string]string{
+		`<html><head><title>
+			Plain   &amp; simple </title></head><body><title>second</title></body></html>`: "Plain & simple",
+		`<body><svg><title>An icon</title></svg><title>The page</title>`: "The page",
+		`<title>Unclosed <b>not a tag</b>`:                               "Unclosed <b>not a tag</b>",
+		`<template><title>inert</title></template><p>no title`:           "",
+		``: "",
+	} {
+		if got := htmlPage(t, "http://example.com/", body).Title(); got != want {
+			t.Errorf("Title() of %q = %q, want %q", body, got, want)
+		}
+	}
+	p := htmlPage(t, "http://example.com/", `<title>x</title>`)
+	p.ContentType = "text/plain"
+	if got := p.Title(); got != "" {
+		t.Errorf("Title() of text/plain = %q", got)
+	}
+}
+
+// TestForeignContent: in SVG a <title> or <style> holds markup, not raw
+// text, so an unclosed one does not swallow the links after it.
+func TestForeignContent(t *testing.T) {
+	p := htmlPage(t, "http://example.com/", `<svg><title>Icon</svg><a href="/after-title">a</a>`+
+		`<svg><style>.x{}</svg><a href="/after-style">b</a><math><mi><a href="/in-math">c</a></mi></math>`)
+	links, err := fetch.NewRegistry().Extract(context.Background(), p)
+	if got := strings.Join(urls(links), " "); err != nil || got != "http://example.com/after-title http://example.com/after-style http://example.com/in-math" {
+		t.Errorf("links %s, %v", got, err)
+	}
+}

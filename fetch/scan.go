@@ -28,6 +28,7 @@ type outline struct {
 type tagScanner struct {
 	z         *html.Tokenizer
 	templates int      // depth of open <template>s
+	foreign   int      // depth of open <svg> and <math>
 	name      [16]byte // the current tag's lower-case name
 }
 
@@ -48,17 +49,21 @@ func (s *tagScanner) next() (html.TokenType, []byte) {
 		case html.ErrorToken:
 			return tt, nil
 		case html.StartTagToken, html.SelfClosingTagToken:
-			tt = html.StartTagToken
 			name = s.tagName()
 			if string(name) == "template" {
 				s.templates++
 				continue
 			}
+			s.enterForeign(name, tt == html.SelfClosingTagToken)
+			tt = html.StartTagToken
 		case html.EndTagToken:
 			name = s.tagName()
 			if string(name) == "template" && s.templates > 0 {
 				s.templates--
 				continue
+			}
+			if (string(name) == "svg" || string(name) == "math") && s.foreign > 0 {
+				s.foreign--
 			}
 		}
 		if s.templates > 0 {
@@ -66,6 +71,35 @@ func (s *tagScanner) next() (html.TokenType, []byte) {
 		}
 		return tt, name
 	}
+}
+
+// enterForeign follows the parser in and out of SVG and MathML, where
+// <title>, <style> and the like hold markup, not raw text, and where an
+// HTML element such as <div> or <p> ends the foreign content.
+func (s *tagScanner) enterForeign(name []byte, selfClosing bool) {
+	if s.foreign > 0 {
+		if breaksOutOfForeign(string(name)) {
+			s.foreign = 0
+			return
+		}
+		s.z.NextIsNotRawText()
+	}
+	if (string(name) == "svg" || string(name) == "math") && !selfClosing {
+		s.foreign++
+	}
+}
+
+// breaksOutOfForeign reports whether a start tag ends SVG or MathML content
+// (the HTML standard's list, less <font>, which does only with attributes).
+func breaksOutOfForeign(name string) bool {
+	switch name {
+	case "b", "big", "blockquote", "body", "br", "center", "code", "dd", "div", "dl", "dt",
+		"em", "embed", "h1", "h2", "h3", "h4", "h5", "h6", "head", "hr", "i", "img", "li",
+		"listing", "menu", "meta", "nobr", "ol", "p", "pre", "ruby", "s", "small", "span",
+		"strong", "strike", "sub", "sup", "table", "tt", "u", "ul", "var":
+		return true
+	}
+	return false
 }
 
 // tagName reads the current tag's name from its raw bytes, which, unlike
@@ -143,7 +177,8 @@ func scanOutline(body []byte, agents []string) outline {
 		case html.StartTagToken:
 			switch string(name) {
 			case "title":
-				inTitle = !haveTitle
+				// An SVG <title> names a drawing, not the page.
+				inTitle = !haveTitle && s.foreign == 0
 			case "base":
 				if haveBase {
 					break
