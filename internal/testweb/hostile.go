@@ -199,7 +199,8 @@ type HostileHost struct {
 	// scenario played by two hosts lists every seed on its first host.
 	Seeds []string
 	// Required are the request targets (path and query) a complete
-	// crawler requests on this host despite its hostility, each answered.
+	// crawler requests on this host despite its hostility. Requested is
+	// enough: a crawler rightly hangs up on a robots.txt bomb.
 	Required []string
 	// CrawlDelay is the Crawl-delay of its robots.txt for every agent, 0
 	// if none.

@@ -57,7 +57,7 @@ type HostileReport struct {
 	Requests map[string]int
 	// Forbidden are requests a polite, safe crawler never sends, with why.
 	Forbidden []string
-	// Missing are Required targets of the seeded scenarios never answered.
+	// Missing are Required targets of the seeded scenarios never requested.
 	Missing []string
 	// OverBudget are hosts sent more requests than their Budget.
 	OverBudget []string
@@ -123,7 +123,7 @@ func (hw *Hostile) Analyze(entries []Entry, opts HostileAnalyzeOptions) (*Hostil
 			r.OverBudget = append(r.OverBudget, fmt.Sprintf("%s: %d requests, budget %d", h.Authority, len(es), h.Budget))
 		}
 		seeded := opts.Scenarios == nil || slices.Contains(opts.Scenarios, h.Scenario)
-		answered := map[string]bool{}
+		requested := map[string]bool{}
 		count := map[string]int{}
 		var robotsAt time.Time // start of the host's first robots.txt request
 		var prev Entry
@@ -137,9 +137,7 @@ func (hw *Hostile) Analyze(entries []Entry, opts HostileAnalyzeOptions) (*Hostil
 			if why := h.forbidden(target, opts); why != "" {
 				r.Forbidden = append(r.Forbidden, fmt.Sprintf("%s %s: %s", e.Method, e.URL(), why))
 			}
-			if e.Status != 0 {
-				answered[target] = true
-			}
+			requested[target] = true
 			count[target]++
 			if target != robotsPath {
 				limit := 1
@@ -186,7 +184,7 @@ func (hw *Hostile) Analyze(entries []Entry, opts HostileAnalyzeOptions) (*Hostil
 		}
 		if seeded {
 			for _, t := range h.Required {
-				if !answered[t] {
+				if !requested[t] {
 					r.Missing = append(r.Missing, hostURL(h.Authority, t))
 				}
 			}
@@ -208,7 +206,7 @@ func (r *HostileReport) Check() error {
 	}
 	add("dials outside the web", r.ForeignDials)
 	add("forbidden requests", r.Forbidden)
-	add("required targets never answered", r.Missing)
+	add("required targets never requested", r.Missing)
 	add("hosts over budget", r.OverBudget)
 	add("duplicate requests", r.Duplicates)
 	add("politeness violations", r.PolitenessViolations)
