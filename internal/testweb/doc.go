@@ -32,6 +32,19 @@
 // nofollow-only fetches, makespan against the ideal, and Report.Check says
 // in one error what went wrong.
 //
+// # Hostile hosts
+//
+// NewHostile serves, beside an optional normal web, hosts that each play one
+// Scenario a crawler must survive: drip-fed and hanging responses, a host
+// that never answers, compression bombs, endless sitemap chains, a link
+// flood, deep nesting under a nofollow meta tag, lying redirects,
+// robots.txt files that are gzip-encoded, UTF-16, grouped unusually,
+// redirected through a slow host or stale behind a 429, redirects to
+// private addresses, and endlessly repeating paths. Each HostileHost says
+// what a polite, safe crawler must request there (Required, Budget) and
+// Hostile.Analyze judges a crawl from the log and from the dials Hostile's
+// dialer refused (ForeignDials): nothing ever leaves loopback.
+//
 // # Serving
 //
 // NewVirtual serves every host from one httptest.Server; its DialContext,
