@@ -26,6 +26,9 @@ import (
 // dialer that maps names to loopback listeners, so none is ever needed.
 var dnsLookups atomic.Int64
 
+// dnsServer is the name server the last refused query was for.
+var dnsServer atomic.Pointer[string]
+
 // TestMain routes every DNS query through a resolver that refuses and counts
 // it, before any test starts (so no test races with the change), and fails
 // the run if one was attempted.
@@ -34,12 +37,13 @@ func TestMain(m *testing.M) {
 		PreferGo: true,
 		Dial: func(ctx context.Context, network, address string) (net.Conn, error) {
 			dnsLookups.Add(1)
+			dnsServer.Store(&address)
 			return nil, fmt.Errorf("testweb tests: DNS query to %s refused: no traffic may leave loopback", address)
 		},
 	}
 	code := m.Run()
 	if n := dnsLookups.Load(); n > 0 {
-		fmt.Fprintf(os.Stderr, "FAIL: %d DNS queries attempted; tests must never leave loopback\n", n)
+		fmt.Fprintf(os.Stderr, "FAIL: %d DNS queries attempted (to %s); tests must never leave loopback\n", n, *dnsServer.Load())
 		code = 1
 	}
 	os.Exit(code)
@@ -149,7 +153,7 @@ func crawlHostile(t *testing.T, cfg testweb.HostileConfig, scenarios []testweb.S
 		res.stats.Pages, res.stats.Errors, res.stats.Skipped, res.stats.Disallowed, res.stats.RobotsOutcomes, res.stats.Sitemaps)
 	res.logHostile(t, start)
 	if n := dnsLookups.Load() - dnsBefore; n > 0 {
-		t.Errorf("%d DNS queries during the crawl: the crawler resolved names itself instead of leaving it to its transport", n)
+		t.Errorf("%d DNS queries (to %s) during the crawl: the crawler resolved names itself instead of leaving it to its transport", n, *dnsServer.Load())
 	}
 	return res
 }
@@ -584,7 +588,7 @@ func TestHostileStaleRobots(t *testing.T) {
 		t.Errorf("the crawl did not end: Run = %v after %v", runErr, elapsed.Round(time.Millisecond))
 	}
 	if n := dnsLookups.Load() - dnsBefore; n > 0 {
-		t.Errorf("%d DNS queries during the crawl: the crawler resolved names itself instead of leaving it to its transport", n)
+		t.Errorf("%d DNS queries (to %s) during the crawl: the crawler resolved names itself instead of leaving it to its transport", n, *dnsServer.Load())
 	}
 	res.checkReported(t, "http://stale.test/")
 	rep, err := hw.Analyze(entries, testweb.HostileAnalyzeOptions{
