@@ -25,6 +25,20 @@ const (
 	DefaultGracePeriod = 10 * time.Second
 	DefaultRobotsCache = 100_000
 	DefaultPageRetries = 2
+	// DefaultMaxLinks caps the followable links taken from one page; the
+	// rest are counted in Stats.Skipped["max-links"].
+	DefaultMaxLinks = 10_000
+	// DefaultMaxSitemaps and DefaultMaxSitemapURLs are each host's sitemap
+	// budget: sitemap documents fetched, and pages taken from them.
+	DefaultMaxSitemaps    = 100
+	DefaultMaxSitemapURLs = 500_000
+	// DefaultMaxSitemapDepth bounds sitemap index nesting below a root
+	// sitemap (the protocol allows one level; some sites nest further).
+	DefaultMaxSitemapDepth = fetch.DefaultSitemapDepth
+	// DefaultHostFailures is how many consecutive failed requests
+	// (timeouts, connection errors, 429 and 5xx answers) make the crawler
+	// give a host up and report its remaining URLs.
+	DefaultHostFailures = 8
 )
 
 // ErrInvalidOption is wrapped by the errors New returns for bad options.
@@ -70,6 +84,15 @@ type config struct {
 	maxRedirects   int
 	canonicalizer  frontier.Canonicalizer
 	adaptive       float64
+	maxLinks       int
+	maxSitemaps    int
+	maxSitemapURLs int
+	maxSitemapNest int
+	maxPathSegs    int
+	maxSegRepeats  int
+	hostFailures   int
+	allowPrivate   bool
+	store          frontier.Store
 	extractors     map[string][]fetch.Extractor // media type → extractors that replace the defaults
 	extraExtract   []registration               // added to the defaults, in order
 }
@@ -90,6 +113,11 @@ func defaultConfig() config {
 		robotsCache:    DefaultRobotsCache,
 		pageRetries:    DefaultPageRetries,
 		maxRedirects:   fetch.DefaultMaxRedirects,
+		maxLinks:       DefaultMaxLinks,
+		maxSitemaps:    DefaultMaxSitemaps,
+		maxSitemapURLs: DefaultMaxSitemapURLs,
+		maxSitemapNest: DefaultMaxSitemapDepth,
+		hostFailures:   DefaultHostFailures,
 		sitemaps:       true,
 		canonicalizer:  frontier.Canonicalizer{SortQuery: true},
 		respectNofollw: true,
@@ -440,6 +468,92 @@ func WithExtractors(mediaType string, es ...fetch.Extractor) Option {
 			c.extractors = map[string][]fetch.Extractor{}
 		}
 		c.extractors[mediaType] = es
+		return nil
+	}
+}
+
+// WithMaxLinks caps the followable links taken from one page
+// (DefaultMaxLinks), so that a page of a million links costs no more than
+// its body; the links past the cap are counted in
+// Stats.Skipped["max-links"]. Zero means no cap.
+func WithMaxLinks(n int) Option {
+	return func(c *config) error {
+		if n < 0 {
+			return invalid("max links must not be negative, got %d", n)
+		}
+		c.maxLinks = n
+		return nil
+	}
+}
+
+// WithSitemapLimits sets each host's sitemap budget: at most sitemaps
+// sitemap documents fetched (DefaultMaxSitemaps), at most urls pages taken
+// from them (DefaultMaxSitemapURLs), and index nesting at most depth levels
+// below a root sitemap (DefaultMaxSitemapDepth). Nesting does not use up
+// WithMaxDepth, which counts links followed. Zero sitemaps or urls means no
+// limit; what the budget refuses is counted in
+// Stats.Skipped["sitemap-limit"] and ["sitemap-depth"].
+func WithSitemapLimits(sitemaps, urls, depth int) Option {
+	return func(c *config) error {
+		if sitemaps < 0 || urls < 0 || depth < 0 {
+			return invalid("sitemap limits must not be negative, got %d, %d, %d", sitemaps, urls, depth)
+		}
+		c.maxSitemaps, c.maxSitemapURLs, c.maxSitemapNest = sitemaps, urls, depth
+		return nil
+	}
+}
+
+// WithPathLimits sets the pathological-path rule: URLs whose path has more
+// than segments segments, or repeats one segment or run of segments more
+// than repeats times in a row (/a/a/a/…), are not scheduled and are counted
+// in Stats.Skipped["pathological"]. Zero means the frontier's defaults
+// (frontier.DefaultMaxPathSegments, DefaultMaxSegmentRepeats); negative
+// turns a check off. Calendar-like traps, which do not repeat, are stopped
+// by WithMaxDepth and the page limits.
+func WithPathLimits(segments, repeats int) Option {
+	return func(c *config) error {
+		c.maxPathSegs, c.maxSegRepeats = segments, repeats
+		return nil
+	}
+}
+
+// WithHostFailures sets how many consecutive failed requests to one host
+// (timeouts, connection errors, 429 and 5xx answers, after retries) make
+// the crawler give it up (DefaultHostFailures): its remaining URLs are
+// reported to OnError and counted in Stats.Errors["host-given-up"], and no
+// more are scheduled, so one dead server cannot hold a crawl open for
+// hours. Zero never gives a host up.
+func WithHostFailures(n int) Option {
+	return func(c *config) error {
+		if n < 0 {
+			return invalid("host failures must not be negative, got %d", n)
+		}
+		c.hostFailures = n
+		return nil
+	}
+}
+
+// WithAllowPrivate lets the crawl reach hosts that are or resolve to
+// loopback, private (RFC 1918, fc00::/7), link-local or multicast
+// addresses. By default such addresses are refused — a redirect to
+// 169.254.169.254 or 10.0.0.1 is never followed, and the address actually
+// dialled is checked, so DNS rebinding cannot get round it — unless the
+// seeds themselves are on that kind of address, so that an intranet or a
+// local test site crawls as expected. Refusals are counted in
+// Stats.Skipped["private-address"].
+func WithAllowPrivate(on bool) Option {
+	return func(c *config) error {
+		c.allowPrivate = on
+		return nil
+	}
+}
+
+// WithStore sets where the frontier keeps the crawl's seen-set and queues
+// (by default a new frontier.MemoryStore per Run). If the store fails, the
+// crawl stops and Run returns the error, wrapping frontier.ErrStore.
+func WithStore(s frontier.Store) Option {
+	return func(c *config) error {
+		c.store = s
 		return nil
 	}
 }

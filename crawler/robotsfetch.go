@@ -88,7 +88,7 @@ func newRobotsGate(cfg *config, f *fetch.Fetcher, pacer robots.Pacer, key func(*
 		gc.Timeout = fetch.DefaultTimeout
 	}
 	if gc.Key == nil {
-		gc.Key = func(u *url.URL) string { return u.Host }
+		gc.Key = hostid.Key
 	}
 	if cfg.clock != nil {
 		gc.Clock = cfg.clock

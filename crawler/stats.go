@@ -28,7 +28,8 @@ type Stats struct {
 	Statuses map[int]int64
 	// Errors counts failed fetches and other problems by kind: "timeout",
 	// "dns", "connection", "tls", "redirect", "encoding", "handler-panic",
-	// "extract", "robots-unavailable", "other".
+	// "extract", "extractor-panic", "robots-unavailable", "host-given-up"
+	// (URLs dropped with a host that kept failing), "sitemap", "other".
 	Errors map[string]int64
 	// Retries counts pages scheduled again after a failure.
 	Retries int64
@@ -37,9 +38,11 @@ type Stats struct {
 	Disallowed int64
 	// RobotsOutcomes counts robots.txt fetches by outcome.
 	RobotsOutcomes map[string]int64
-	// Skipped counts URLs not scheduled, by reason: "seen", "scope",
-	// "depth", "max-pages", "max-pages-per-host", "invalid", "filter",
-	// "redirects".
+	// Skipped counts URLs not scheduled or not fetched, by reason: "seen",
+	// "scope", "depth", "max-pages", "max-pages-per-host", "max-links"
+	// (links past WithMaxLinks), "sitemap-limit", "sitemap-depth",
+	// "pathological" (trap-shaped paths), "private-address" (see
+	// WithAllowPrivate), "host-given-up", "invalid", "filter".
 	Skipped map[string]int64
 	// Nofollow counts pages whose links were not followed because of a
 	// nofollow directive; Noindex the pages that asked not to be indexed.
@@ -186,6 +189,14 @@ func skipReason(err error) string {
 		return "max-pages-per-host"
 	case errors.Is(err, frontier.ErrClosed):
 		return "stopped"
+	case errors.Is(err, frontier.ErrSitemapLimit):
+		return "sitemap-limit"
+	case errors.Is(err, frontier.ErrPathological):
+		return "pathological"
+	case errors.Is(err, frontier.ErrGivenUp):
+		return "host-given-up"
+	case errors.Is(err, frontier.ErrStore):
+		return "store"
 	default:
 		return "invalid"
 	}

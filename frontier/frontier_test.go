@@ -585,7 +585,7 @@ func TestScope(t *testing.T) {
 			cfg:   frontier.Config{Scope: frontier.ScopeSeedDomains},
 			seeds: []string{"http://www.example.co.uk/", "http://127.0.0.1:8080/", "http://localhost/"},
 			in: []string{"http://example.co.uk/", "http://a.b.example.co.uk/", "http://127.0.0.1:9/",
-				"http://localhost:1/", "http://www.example.co.uk./"},
+				"http://localhost:1/", "http://www.example.co.uk./x"},
 			out: []string{"http://other.co.uk/", "http://co.uk/", "http://127.0.0.2/", "http://example.com/"},
 		},
 		{

@@ -44,6 +44,11 @@ type flags struct {
 	sortQuery, stripTracking bool
 	maxRedirects             int
 	robotsWait               time.Duration
+	maxLinks                 int
+	maxSitemaps, sitemapURLs int
+	maxPathSegs, segRepeats  int
+	hostFailures             int
+	allowPrivate             bool
 }
 
 // flagGroups orders the -h output: flag names by topic.
@@ -52,8 +57,8 @@ var flagGroups = []struct {
 	names []string
 }{
 	{"Identity", []string{"agent", "ua"}},
-	{"Politeness", []string{"delay", "max-delay", "per-host", "key", "retries", "robots-wait"}},
-	{"Scope and limits", []string{"scope", "max-depth", "max-pages", "max-pages-per-host", "sitemaps", "nofollow", "max-redirects", "sort-query", "strip-tracking"}},
+	{"Politeness", []string{"delay", "max-delay", "per-host", "key", "retries", "robots-wait", "max-failures"}},
+	{"Scope and limits", []string{"scope", "allow-private", "max-depth", "max-pages", "max-pages-per-host", "sitemaps", "max-sitemaps", "max-sitemap-urls", "nofollow", "max-links", "max-redirects", "max-path-segments", "max-segment-repeats", "sort-query", "strip-tracking"}},
 	{"Throughput and timeouts", []string{"workers", "connect-timeout", "header-timeout", "timeout", "max-body", "grace"}},
 	{"Output", []string{"o", "body", "log", "progress", "v", "cpuprofile", "memprofile"}},
 }
@@ -76,6 +81,13 @@ func newFlagSet(f *flags, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&f.sitemaps, "sitemaps", true, "read sitemaps named in robots.txt (or /sitemap.xml) and crawl what they list")
 	fs.BoolVar(&f.nofollow, "nofollow", true, "respect nofollow: rel=nofollow links, robots <meta> and X-Robots-Tag")
 	fs.IntVar(&f.maxRedirects, "max-redirects", 10, "redirect hops followed per chain")
+	fs.IntVar(&f.maxLinks, "max-links", crawler.DefaultMaxLinks, "followable links taken from one page (0: no limit); the rest are counted as skipped")
+	fs.IntVar(&f.maxSitemaps, "max-sitemaps", crawler.DefaultMaxSitemaps, "sitemap documents fetched per host (0: no limit)")
+	fs.IntVar(&f.sitemapURLs, "max-sitemap-urls", crawler.DefaultMaxSitemapURLs, "pages taken from sitemaps per host (0: no limit)")
+	fs.IntVar(&f.maxPathSegs, "max-path-segments", frontier.DefaultMaxPathSegments, "skip URLs whose path has more segments (-1: no limit)")
+	fs.IntVar(&f.segRepeats, "max-segment-repeats", frontier.DefaultMaxSegmentRepeats, "skip URLs repeating a path segment, or run of segments, more often in a row, as in /a/a/a/ (-1: no limit)")
+	fs.IntVar(&f.hostFailures, "max-failures", crawler.DefaultHostFailures, "consecutive failed requests (timeouts, resets, 429, 5xx) after which a host is given up and its URLs reported (0: never)")
+	fs.BoolVar(&f.allowPrivate, "allow-private", false, "allow loopback, private, link-local and multicast addresses (by default refused unless the seeds are on such addresses)")
 	fs.BoolVar(&f.sortQuery, "sort-query", true, "treat URLs differing only in query parameter order as one")
 	fs.BoolVar(&f.stripTracking, "strip-tracking", false, "drop tracking query parameters (utm_*, gclid, fbclid, ...) from URLs")
 	fs.IntVar(&f.workers, "workers", crawler.DefaultWorkers, "fetches in flight across all hosts")
@@ -123,6 +135,13 @@ Pages go to standard output as JSON Lines (one object per fetched page).
 			fmt.Fprintf(w, "%-28s %s%s\n", head, text, def)
 		}
 	}
+	fmt.Fprint(w, `
+Traps: a link loop that repeats path segments (/a/a/a/...) is refused by
+-max-path-segments and -max-segment-repeats; an endless calendar or generated
+pages (/cal/2025/01, /cal/2025/02, ...) are stopped by -max-depth and
+-max-pages-per-host; sitemap chains by -max-sitemaps and -max-sitemap-urls; a
+dead or failing host by -max-failures.
+`)
 }
 
 // byteSize is a flag value in bytes that accepts KiB, MiB and GiB suffixes.
@@ -167,6 +186,11 @@ func (f *flags) options(logger *slog.Logger) ([]crawler.Option, error) {
 		crawler.WithRetries(f.retries),
 		crawler.WithRobotsWait(f.robotsWait),
 		crawler.WithMaxRedirects(f.maxRedirects),
+		crawler.WithMaxLinks(f.maxLinks),
+		crawler.WithSitemapLimits(f.maxSitemaps, f.sitemapURLs, crawler.DefaultMaxSitemapDepth),
+		crawler.WithPathLimits(f.maxPathSegs, f.segRepeats),
+		crawler.WithHostFailures(f.hostFailures),
+		crawler.WithAllowPrivate(f.allowPrivate),
 		crawler.WithLogger(logger),
 	}
 	if f.ua != "" {

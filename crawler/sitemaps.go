@@ -1,0 +1,94 @@
+package crawler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+
+	"github.com/heedcrawl/heed/fetch"
+	"github.com/heedcrawl/heed/frontier"
+)
+
+// fetchSitemap reads one sitemap, sitemap index or feed and schedules what
+// it lists: pages (Item.FromSitemap, counted against the host's sitemap
+// URL budget) and nested sitemaps (one level deeper in SitemapDepth, not
+// in Depth). The host rests from when the body has been read, not from
+// the headers: a sitemap of 50 MiB is one long request.
+func (r *run) fetchSitemap(ctx context.Context, it *frontier.Item, u *url.URL) {
+	start := r.now()
+	req := fetch.Request{URL: it.URL, Depth: it.Depth, Referrer: it.Referrer, MaxBodySize: fetch.MaxSitemapBytes, RedirectChain: it.Redirects}
+	p, body, err := r.fetcher.Stream(ctx, req)
+	if err != nil {
+		r.lim.Observe(it.Key, 0, nil, r.now().Sub(start), err)
+		r.lim.Done(it.Key)
+		switch {
+		case ctx.Err() != nil:
+			r.deferItem(ctx, it, r.now())
+		case errors.Is(err, fetch.ErrForbiddenAddress):
+			r.forbidden(ctx, it, err)
+		default:
+			r.stats.errorKind(errorKindOf(err))
+			r.reportError(ctx, it.URL, fmt.Errorf("sitemap: %w", err))
+			r.release(it)
+		}
+		return
+	}
+	var status int
+	var header http.Header
+	if p != nil {
+		status, header = p.Status, p.Header
+	}
+	if body != nil {
+		r.readSitemap(ctx, it, u, body)
+		io.Copy(io.Discard, io.LimitReader(body, 64<<10)) // let the connection be reused
+		body.Close()
+	}
+	r.lim.Observe(it.Key, status, header, r.now().Sub(start), nil)
+	r.lim.Done(it.Key)
+	switch {
+	case p.Redirect != nil:
+		r.followRedirect(ctx, it, p)
+	case status < 200 || status > 299:
+		r.log.Info("crawler: sitemap skipped", "url", it.URL, "status", status)
+	}
+	r.release(it)
+}
+
+// readSitemap parses body and schedules its entries until the page limit
+// is reached.
+func (r *run) readSitemap(ctx context.Context, it *frontier.Item, u *url.URL, body io.Reader) {
+	opts := fetch.SitemapOptions{}
+	if it.Referrer != "" {
+		opts.RobotsURL = it.Referrer
+	}
+	var urls int64
+	st, err := fetch.ParseSitemap(body, u, opts, func(e fetch.SitemapEntry) bool {
+		if e.Sitemap {
+			if it.SitemapDepth < r.cfg.maxSitemapNest {
+				nested := frontier.Item{URL: e.Loc, Kind: frontier.KindSitemap, SitemapDepth: it.SitemapDepth + 1, Referrer: it.Referrer}
+				r.add(ctx, nested, u, false)
+			} else {
+				r.stats.skipped("sitemap-depth")
+			}
+			return ctx.Err() == nil
+		}
+		urls++
+		page := frontier.Item{URL: e.Loc, Referrer: it.URL, Lastmod: e.Lastmod, Priority: float32(e.Priority), FromSitemap: true}
+		r.add(ctx, page, u, true)
+		// With the page limit reached nothing more can be scheduled: stop
+		// reading rather than refuse the rest of a 50,000-URL file one
+		// by one.
+		return ctx.Err() == nil && !r.fr.LimitReached()
+	})
+	r.stats.update(func(s *Stats) {
+		s.Sitemaps++
+		s.SitemapURLs += urls
+	})
+	if err != nil {
+		r.stats.errorKind("sitemap")
+		r.log.Info("crawler: sitemap read in part", "url", it.URL, "urls", st.URLs, "err", err)
+	}
+}
