@@ -361,13 +361,23 @@ func (g *Gate) failed(auth, robotsURL string, prev *Entry, status int, err error
 		wait *= 2
 	}
 	wait = min(wait, g.retryMax)
-	if rest := ready.Sub(now); rest > wait {
-		wait = min(rest, g.retryMax)
+	stale := prev != nil && (prev.Outcome == OutcomeOK || prev.Outcome == OutcomeUnavailable || prev.Outcome == OutcomeStale)
+	if rest := ready.Sub(now); rest > 0 {
+		if stale {
+			// The host rests until ready; then its pages go on under the
+			// stale copy, and robots.txt is asked again only a back-off
+			// later. Were it due when the host is, every slot the host
+			// grants would go to robots.txt, and a site answering it with
+			// 429 would never have a page fetched, nor let the crawl end.
+			wait = min(rest+wait, g.retryMax)
+		} else if rest > wait {
+			wait = min(rest, g.retryMax)
+		}
 	}
 	e.Expires = now.Add(wait)
 
 	switch {
-	case prev != nil && (prev.Outcome == OutcomeOK || prev.Outcome == OutcomeUnavailable || prev.Outcome == OutcomeStale):
+	case stale:
 		// A 404 seen before counts as a copy too: the last thing the site
 		// said was that it has no rules.
 		e.Outcome = OutcomeStale
