@@ -11,6 +11,7 @@ import (
 	"github.com/heedcrawl/heed/fetch"
 	"github.com/heedcrawl/heed/frontier"
 	"github.com/heedcrawl/heed/ratelimit"
+	"github.com/heedcrawl/heed/robots"
 )
 
 // Defaults of a Crawler made by New with no options. They are polite: one
@@ -136,10 +137,8 @@ func WithAgent(token string) Option {
 		if token == "" {
 			return invalid("agent token is empty")
 		}
-		for _, r := range token {
-			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r == '_' || r == '-') {
-				return invalid("agent token %q: only letters, '_' and '-' may appear in a product token", token)
-			}
+		if !robots.ValidProductToken(token) {
+			return invalid("agent token %q: only letters, '_' and '-' may appear in a product token", token)
 		}
 		c.agent = token
 		return nil

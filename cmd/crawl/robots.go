@@ -109,20 +109,13 @@ Flags:
 	return 0
 }
 
-// agentToken returns the product token of agent ("FooBot/1.2" → "FooBot").
+// agentToken returns the product token of agent ("FooBot/1.2" → "FooBot"),
+// or heed's own when agent has none.
 func agentToken(agent string) string {
-	end := 0
-	for end < len(agent) {
-		c := agent[end]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c == '-') {
-			break
-		}
-		end++
+	if t := robots.ProductToken(agent); t != "" {
+		return t
 	}
-	if end == 0 {
-		return crawler.DefaultAgent
-	}
-	return agent[:end]
+	return crawler.DefaultAgent
 }
 
 func gatePath(u *url.URL) string {
