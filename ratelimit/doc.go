@@ -34,7 +34,7 @@
 // Wait, which returns at once because the key is ready, makes its request,
 // reports it with Observe and releases its in-flight slot with Done:
 //
-//	key, _ := lim.Key(ctx, u)
+//	key := lim.Key(u)
 //	if err := lim.Wait(ctx, key); err != nil { ... } // takes the token and a slot
 //	resp, err := client.Do(req)
 //	lim.Observe(key, status, header, rtt, err)

@@ -94,8 +94,11 @@ type Config struct {
 	// Resolver resolves host names for KeyIP. Nil means net.DefaultResolver.
 	Resolver Resolver
 
-	// ResolveTTL is how long KeyIP caches a resolved address. Zero means
-	// DefaultResolveTTL.
+	// ResolveTTL is ignored: KeyIP keeps a host name's first resolution
+	// for the life of the limiter, so that one host never gets two keys
+	// (see KeyIP). It is kept so existing configurations still compile.
+	//
+	// Deprecated: it has no effect.
 	ResolveTTL time.Duration
 
 	// ResolveTimeout bounds one KeyIP lookup. Zero means
