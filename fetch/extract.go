@@ -286,7 +286,7 @@ func (e HTMLExtractor) collectOwn(ctx context.Context, p *Page, s *linkSet, own 
 		maxText = DefaultMaxLinkText
 	}
 	ignoreRel := p.Policy.IgnoreRel
-	base := documentBase(p.URL, p.outline().baseHref)
+	base := newLinkResolver(documentBase(p.URL, p.outline().baseHref))
 	added := 0
 	scanLinks(p.Body, maxText, func(r *rawLink) bool {
 		nofollow := pageNofollow || (!ignoreRel && relBytesForbidFollow(r.rel))
@@ -297,7 +297,7 @@ func (e HTMLExtractor) collectOwn(ctx context.Context, p *Page, s *linkSet, own 
 			s.dropPastCap(r.href)
 			return true
 		}
-		u, ok := resolveLink(base, string(r.href))
+		u, ok := base.resolve(r.href)
 		if !ok || s.has(u, nofollow) {
 			return true
 		}
