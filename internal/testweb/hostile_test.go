@@ -55,11 +55,17 @@ func TestMain(m *testing.M) {
 // of a request by tens of milliseconds, while an unpaced request still
 // lands well inside it.
 const (
-	hostileMinDelay      = 50 * time.Millisecond
-	hostileTolerance     = 25 * time.Millisecond
-	hostileConnect       = time.Second
-	hostileHeaderTimeout = time.Second
-	hostileTotalTimeout  = 2 * time.Second
+	hostileMinDelay  = 50 * time.Millisecond
+	hostileTolerance = 25 * time.Millisecond
+	// The timeouts of most scenarios are generous: parsing a 10 MiB page
+	// under the race detector on two cores can starve a fetch's goroutine
+	// for a second, and a timeout there would be the test's flake, not
+	// the crawler's. The scenarios about timeouts use short ones.
+	hostileConnect       = 2 * time.Second
+	hostileHeaderTimeout = 5 * time.Second
+	hostileTotalTimeout  = 10 * time.Second
+	shortHeaderTimeout   = time.Second
+	shortTotalTimeout    = 2 * time.Second
 	hostileMaxRedirects  = 5
 	// hostileDeadline bounds one scenario's crawl; a crawl that needs it
 	// has failed ("the crawl ends").
@@ -150,6 +156,7 @@ func crawlHostile(t *testing.T, cfg testweb.HostileConfig, scenarios []testweb.S
 	t.Logf("stats: pages %d, errors %v, skipped %v, disallowed %d, robots %v, sitemaps %d",
 		res.stats.Pages, res.stats.Errors, res.stats.Skipped, res.stats.Disallowed, res.stats.RobotsOutcomes, res.stats.Sitemaps)
 	res.logHostile(t, start)
+	res.logErrors(t)
 	if n := dnsLookups.Load() - dnsBefore; n > 0 {
 		t.Errorf("%d DNS queries (to %s) during the crawl: the crawler resolved names itself instead of leaving it to its transport", n, *dnsServer.Load())
 	}
@@ -172,6 +179,24 @@ func (res *hostileCrawl) logHostile(t *testing.T, start time.Time) {
 		fmt.Fprintf(&b, "\n  +%v %v %s %.120s -> %d", e.Start.Sub(start).Round(time.Millisecond), e.End.Sub(e.Start).Round(time.Millisecond), e.Method, e.URL(), e.Status)
 	}
 	t.Logf("hostile requests (first 25 per host):%s", b.String())
+}
+
+// logErrors logs what OnError was told about URLs of hostile hosts.
+func (res *hostileCrawl) logErrors(t *testing.T) {
+	t.Helper()
+	res.mu.Lock()
+	defer res.mu.Unlock()
+	var b strings.Builder
+	for u, errs := range res.errs {
+		if ur, err := url.Parse(u); err == nil && res.rep.Requests[ur.Host] > 0 {
+			for _, err := range errs {
+				fmt.Fprintf(&b, "\n  %.120s: %.200v", u, err)
+			}
+		}
+	}
+	if b.Len() > 0 {
+		t.Logf("OnError for hostile hosts:%s", b.String())
+	}
 }
 
 func (res *hostileCrawl) hook(c *crawler.Crawler) {
@@ -368,24 +393,27 @@ func TestHostile(t *testing.T) {
 	}
 }
 
-// oneRetry keeps the timeout scenarios short: each try of a dripping or
-// hanging URL costs a timeout and a back-off, and one retry shows as well
-// as two that the crawler gives up and moves on.
-var oneRetry = []crawler.Option{crawler.WithRetries(1)}
+// shortTimeouts keep the timeout scenarios short: each try of a dripping,
+// hanging or silent URL costs a timeout and a back-off, and one retry shows
+// as well as two that the crawler gives up and moves on.
+var shortTimeouts = []crawler.Option{
+	crawler.WithTimeouts(time.Second, shortHeaderTimeout, shortTotalTimeout),
+	crawler.WithRetries(1),
+}
 
 func hostileCases() []hostileCase {
 	return []hostileCase{
-		{scenario: testweb.ScenarioDrip, opts: oneRetry, check: func(t *testing.T, res *hostileCrawl) {
-			res.checkLasted(t, "drip.test", "/drip/headers", hostileHeaderTimeout)
-			res.checkLasted(t, "drip.test", "/drip/body", hostileTotalTimeout)
+		{scenario: testweb.ScenarioDrip, opts: shortTimeouts, check: func(t *testing.T, res *hostileCrawl) {
+			res.checkLasted(t, "drip.test", "/drip/headers", shortHeaderTimeout)
+			res.checkLasted(t, "drip.test", "/drip/body", shortTotalTimeout)
 			res.checkReported(t, "http://drip.test/drip/headers")
 			res.checkReported(t, "http://drip.test/drip/body")
 		}},
-		{scenario: testweb.ScenarioHang, opts: oneRetry, check: func(t *testing.T, res *hostileCrawl) {
-			res.checkLasted(t, "hang.test", "/hang", hostileHeaderTimeout)
+		{scenario: testweb.ScenarioHang, opts: shortTimeouts, check: func(t *testing.T, res *hostileCrawl) {
+			res.checkLasted(t, "hang.test", "/hang", shortHeaderTimeout)
 			res.checkReported(t, "http://hang.test/hang")
 		}},
-		{scenario: testweb.ScenarioSilent, check: func(t *testing.T, res *hostileCrawl) {
+		{scenario: testweb.ScenarioSilent, opts: shortTimeouts, check: func(t *testing.T, res *hostileCrawl) {
 			// robots.txt never answers: complete disallow (RFC 9309
 			// §2.3.1.4), reported, and no pile of connections.
 			if n := res.hw.SilentAccepts(); n == 0 || n > 4 {
