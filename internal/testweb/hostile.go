@@ -97,8 +97,9 @@ const (
 	// with rules (Disallow: /secret/) cacheable for a minute and every
 	// later one with 429 and Retry-After: 3600. With a stale copy in hand
 	// the crawler must keep obeying it, fetch the host's pages, and send
-	// nothing to the host until Retry-After has passed. Meant for a crawl
-	// on a fake clock (HostileConfig.Clock) without the normal web.
+	// nothing to the host until Retry-After has passed. Real time would
+	// take over an hour: crawl it on a fake clock (a testing/synctest
+	// bubble) and judge the requests as logged on that clock.
 	ScenarioStaleRobots Scenario = "stale-robots"
 	// ScenarioPaths: paths.test links to /a/ whose every page links the
 	// relative "a/" (so /a/a/a/… forever), to /x/y/ likewise repeating
@@ -159,10 +160,6 @@ type HostileConfig struct {
 	// DeepPathSegments is the number of segments of paths.test's deep
 	// path; zero means 600.
 	DeepPathSegments int
-	// Clock stamps the log entries of hostile hosts; nil means time.Now.
-	// A fake clock only makes sense with no normal web (whose log uses
-	// real time), so a Clock with Normal.Hosts > 0 is an error.
-	Clock func() time.Time
 }
 
 func (c HostileConfig) withDefaults() HostileConfig {
@@ -243,7 +240,6 @@ type Hostile struct {
 	Server *httptest.Server
 
 	cfg         HostileConfig
-	now         func() time.Time
 	normal      http.Handler
 	hosts       []*hostileHost
 	byAuthority map[string]*hostileHost
@@ -276,13 +272,7 @@ type Hostile struct {
 // Call Close when done.
 func NewHostile(cfg HostileConfig) (*Hostile, error) {
 	cfg = cfg.withDefaults()
-	if cfg.Clock != nil && cfg.Normal.Hosts > 0 {
-		return nil, fmt.Errorf("%w: a hostile web with a Clock cannot serve a normal web (its log uses real time)", ErrConfig)
-	}
-	hw := &Hostile{Log: &Log{}, cfg: cfg, now: cfg.Clock, done: make(chan struct{}), byAuthority: map[string]*hostileHost{}}
-	if hw.now == nil {
-		hw.now = time.Now
-	}
+	hw := &Hostile{Log: &Log{}, cfg: cfg, done: make(chan struct{}), byAuthority: map[string]*hostileHost{}}
 	if cfg.Normal.Hosts > 0 {
 		w, err := New(cfg.Normal, VirtualAuthorities(cfg.Normal.Hosts))
 		if err != nil {
@@ -461,12 +451,12 @@ func (hw *Hostile) serveHTTP(rw http.ResponseWriter, r *http.Request) {
 		hw.Log.add(Entry{Start: start, End: time.Now(), Host: authority, Method: r.Method, Target: r.RequestURI, Status: status, UserAgent: r.UserAgent()})
 		return
 	}
-	start := hw.now()
+	start := time.Now()
 	if f := hw.serving.Load(); f != nil {
 		(*f)(authority, r.RequestURI)
 	}
 	status := h.serve(rw, r, canonicalTarget(r.URL.EscapedPath(), r.URL.RawQuery))
-	hw.Log.add(Entry{Start: start, End: hw.now(), Host: authority, Method: r.Method, Target: r.RequestURI, Status: status, UserAgent: r.UserAgent()})
+	hw.Log.add(Entry{Start: start, End: time.Now(), Host: authority, Method: r.Method, Target: r.RequestURI, Status: status, UserAgent: r.UserAgent()})
 }
 
 // Host names of the hostile web.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"runtime"
@@ -12,11 +13,11 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/heedcrawl/heed/crawler"
 	"github.com/heedcrawl/heed/frontier"
-	"github.com/heedcrawl/heed/internal/fakeclock"
 	"github.com/heedcrawl/heed/internal/testweb"
 )
 
@@ -531,117 +532,124 @@ func sameHost(a, b string) bool {
 }
 
 // TestHostileStaleRobots: stale.test's robots.txt is fetched, expires after
-// a minute, and then answers 429 with Retry-After: 3600. The crawl runs on a
-// fake clock with a 61 s delay, so every page after the first finds the
+// a minute, and then answers 429 with Retry-After: 3600. The crawl runs in a
+// synctest bubble, whose clock moves only when every goroutine of the crawl
+// waits on time, with a 61 s delay, so every page after the first finds the
 // copy expired. The crawler must keep obeying the stale copy (no /secret/),
 // still fetch the host's pages (not refuse them as robots-unavailable), ask
 // nothing of the host before the Retry-After has run out, and end.
 func TestHostileStaleRobots(t *testing.T) {
-	clk := fakeclock.New(time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC))
-	hw, err := testweb.NewHostile(testweb.HostileConfig{Clock: clk.Now})
+	// The server runs outside the bubble (a listener's Accept would keep
+	// the bubble's clock from ever moving); the crawl's requests are logged
+	// by its transport, on the bubble's clock.
+	hw, err := testweb.NewHostile(testweb.HostileConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer hw.Close()
-	const delay = 61 * time.Second
-	c, err := crawler.New(
-		crawler.WithTransport(hw.Transport()),
-		crawler.WithClock(clk),
-		crawler.WithDelay(delay),
-		crawler.WithMaxDelay(2*time.Hour),
-		crawler.WithTimeouts(hostileConnect, hostileHeaderTimeout, hostileTotalTimeout),
-		crawler.WithGracePeriod(hostileGrace),
-	)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res := &hostileCrawl{hw: hw, pages: map[string]pageSeen{}, errs: map[string][]error{}, disallowed: map[string]crawler.DisallowReason{}}
-	res.hook(c)
+	synctest.Test(t, func(t *testing.T) {
+		const delay = 61 * time.Second
+		// A polite crawl is over an hour and a few minutes after it
+		// starts (the Retry-After, then a page a minute); one still going
+		// after six hours of the bubble's time has failed.
+		const horizon = 6 * time.Hour
+		tr := hw.Transport()
+		tr.DisableKeepAlives = true // an idle connection's reader would keep the bubble's clock still
+		stamped := &stampedTransport{rt: tr}
+		c, err := crawler.New(
+			crawler.WithTransport(stamped),
+			crawler.WithDelay(delay),
+			crawler.WithMaxDelay(2*time.Hour),
+			crawler.WithTimeouts(hostileConnect, hostileHeaderTimeout, hostileTotalTimeout),
+			crawler.WithGracePeriod(hostileGrace),
+		)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := &hostileCrawl{hw: hw, pages: map[string]pageSeen{}, errs: map[string][]error{}, disallowed: map[string]crawler.DisallowReason{}}
+		res.hook(c)
+		ctx, cancel := context.WithTimeout(context.Background(), horizon)
+		defer cancel()
+		dnsBefore := dnsLookups.Load()
+		t0 := time.Now()
+		runErr := c.Run(ctx, hw.Seeds(testweb.ScenarioStaleRobots)...)
+		elapsed := time.Since(t0)
 
-	// The driver moves the fake clock to the next timer whenever the crawl
-	// waits on one: the crawl's waits are its pacing, so time runs exactly
-	// as far as the crawler asks. A polite crawl is over an hour and a few
-	// minutes after it starts (the Retry-After, then a page a minute);
-	// one still going at the horizon has failed, and is stopped so the
-	// test ends in seconds however fast the fake hours go by.
-	const horizon = 6 * time.Hour
-	t0 := clk.Now()
-	ctx, cancel := context.WithTimeout(context.Background(), hostileDeadline)
-	defer cancel()
-	var pastHorizon atomic.Bool
-	stop := make(chan struct{})
-	var driver sync.WaitGroup
-	driver.Go(func() {
-		for {
-			clk.BlockUntil(1)
-			select {
-			case <-stop:
-				return
-			default:
+		entries := stamped.entries()
+		var b strings.Builder
+		for i, e := range entries {
+			if i == 30 {
+				fmt.Fprintf(&b, "\n  … %d more", len(entries)-i)
+				break
 			}
-			if at, ok := clk.NextDeadline(); ok {
-				clk.Set(at)
-			}
-			if clk.Now().Sub(t0) > horizon && !pastHorizon.Swap(true) {
-				cancel()
+			fmt.Fprintf(&b, "\n  +%v %s %s -> %d", e.Start.Sub(t0), e.Method, e.URL(), e.Status)
+		}
+		st := c.Stats()
+		t.Logf("Run = %v after %v on the bubble's clock; requests:%s", runErr, elapsed, b.String())
+		t.Logf("stats: pages %d, errors %v, skipped %v, disallowed %d, robots %v", st.Pages, st.Errors, st.Skipped, st.Disallowed, st.RobotsOutcomes)
+		if runErr != nil {
+			t.Errorf("the crawl did not end within %v: Run = %v", horizon, runErr)
+		}
+		if n := dnsLookups.Load() - dnsBefore; n > 0 {
+			t.Errorf("%d DNS queries (to %s) during the crawl: the crawler resolved names itself instead of leaving it to its transport", n, *dnsServer.Load())
+		}
+		res.checkReported(t, "http://stale.test/")
+		rep, err := hw.Analyze(entries, testweb.HostileAnalyzeOptions{
+			MinDelay: delay, Tolerance: time.Second, Scenarios: []testweb.Scenario{testweb.ScenarioStaleRobots},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("report:\n%s", rep)
+		if err := rep.Check(); err != nil {
+			t.Errorf("judge: %v", err)
+		}
+		robots := 0
+		for _, e := range entries {
+			if e.Target == "/robots.txt" {
+				robots++
 			}
 		}
+		if robots < 2 {
+			t.Errorf("robots.txt requested %d times; the copy expires after a minute and the crawl lasts longer, so it must be asked again", robots)
+		}
+		res.mu.Lock()
+		for u, why := range res.disallowed {
+			if why == crawler.DisallowedUnavailable {
+				t.Errorf("OnDisallowed(%s, %s): a stale copy of robots.txt was at hand", u, why)
+			}
+		}
+		res.mu.Unlock()
+		res.checkDisallowed(t, "http://stale.test/secret/x", crawler.DisallowedByRules)
 	})
-	dnsBefore := dnsLookups.Load()
+}
+
+// stampedTransport logs every round trip on the clock of the goroutine that
+// makes it: inside a synctest bubble, the bubble's.
+type stampedTransport struct {
+	rt  http.RoundTripper
+	mu  sync.Mutex
+	log []testweb.Entry
+}
+
+func (s *stampedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	start := time.Now()
-	runErr := c.Run(ctx, hw.Seeds(testweb.ScenarioStaleRobots)...)
-	elapsed := time.Since(start)
-	close(stop)
-	clk.NewTimer(time.Nanosecond) // wake the driver if it waits for a timer
-	driver.Wait()
+	resp, err := s.rt.RoundTrip(req)
+	e := testweb.Entry{
+		Start: start, End: time.Now(), Host: strings.TrimSuffix(strings.ToLower(req.URL.Host), ":80"),
+		Method: req.Method, Target: req.URL.RequestURI(), UserAgent: req.UserAgent(),
+	}
+	if err == nil {
+		e.Status = resp.StatusCode
+	}
+	s.mu.Lock()
+	s.log = append(s.log, e)
+	s.mu.Unlock()
+	return resp, err
+}
 
-	entries := hw.Log.Entries()
-	var b strings.Builder
-	for i, e := range entries {
-		if i == 30 {
-			fmt.Fprintf(&b, "\n  … %d more", len(entries)-i)
-			break
-		}
-		fmt.Fprintf(&b, "\n  +%v %s %s -> %d", e.Start.Sub(t0), e.Method, e.URL(), e.Status)
-	}
-	st := c.Stats()
-	t.Logf("Run = %v after %v real, %v fake; requests:%s", runErr, elapsed.Round(time.Millisecond), clk.Now().Sub(t0), b.String())
-	t.Logf("stats: pages %d, errors %v, skipped %v, disallowed %d, robots %v", st.Pages, st.Errors, st.Skipped, st.Disallowed, st.RobotsOutcomes)
-	switch {
-	case pastHorizon.Load():
-		t.Errorf("the crawl did not end within %v of fake time (Run = %v)", horizon, runErr)
-	case runErr != nil:
-		t.Errorf("the crawl did not end: Run = %v after %v", runErr, elapsed.Round(time.Millisecond))
-	}
-	if n := dnsLookups.Load() - dnsBefore; n > 0 {
-		t.Errorf("%d DNS queries (to %s) during the crawl: the crawler resolved names itself instead of leaving it to its transport", n, *dnsServer.Load())
-	}
-	res.checkReported(t, "http://stale.test/")
-	rep, err := hw.Analyze(entries, testweb.HostileAnalyzeOptions{
-		MinDelay: delay, Tolerance: time.Second, Scenarios: []testweb.Scenario{testweb.ScenarioStaleRobots},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("report:\n%s", rep)
-	if err := rep.Check(); err != nil {
-		t.Errorf("judge: %v", err)
-	}
-	robots := 0
-	for _, e := range entries {
-		if e.Target == "/robots.txt" {
-			robots++
-		}
-	}
-	if robots < 2 {
-		t.Errorf("robots.txt requested %d times; the copy expires after a minute and the crawl lasts longer, so it must be asked again", robots)
-	}
-	res.mu.Lock()
-	for u, why := range res.disallowed {
-		if why == crawler.DisallowedUnavailable {
-			t.Errorf("OnDisallowed(%s, %s): a stale copy of robots.txt was at hand", u, why)
-		}
-	}
-	res.mu.Unlock()
-	res.checkDisallowed(t, "http://stale.test/secret/x", crawler.DisallowedByRules)
+func (s *stampedTransport) entries() []testweb.Entry {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.log)
 }
