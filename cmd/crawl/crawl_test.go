@@ -7,14 +7,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -223,48 +227,244 @@ func TestInterrupt(t *testing.T) {
 		}
 	})
 
-	t.Run("twice: quits at once with what was fetched", func(t *testing.T) {
-		entered, release := make(chan struct{}), make(chan struct{})
-		defer close(release)
-		s := newSite(t, map[string]http.HandlerFunc{
-			"/":      page(`<title>Home</title><a href="/stall">stall</a>`),
-			"/stall": blockingPage(entered, release, `<title>Never</title>`),
+	for _, sig := range []os.Signal{os.Interrupt, syscall.SIGTERM} {
+		t.Run("twice: quits at once with what was fetched: "+signalName(sig), func(t *testing.T) {
+			entered, release := make(chan struct{}), make(chan struct{})
+			defer close(release)
+			s := newSite(t, map[string]http.HandlerFunc{
+				"/":      page(`<title>Home</title><a href="/stall">stall</a>`),
+				"/stall": blockingPage(entered, release, `<title>Never</title>`),
+			})
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			// With a long grace period only the second signal ends the
+			// command before the guard deadline.
+			cmd := exec.CommandContext(ctx, bin, "-delay", "0s", "-sitemaps=false", "-grace", "10m", "-progress", "off", writeSeeds(t, s.URL+"/"))
+			var stdout bytes.Buffer
+			stderr := newWatchWriter("finishing fetches in flight")
+			cmd.Stdout, cmd.Stderr = &stdout, stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			waitOrFail(t, entered, "the fetch of /stall")
+			if err := cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			waitOrFail(t, stderr.seen, "the command to report the first signal")
+			if err := cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			err := cmd.Wait()
+			if ctx.Err() != nil {
+				t.Fatalf("the second signal did not end the command: %v; stderr:\n%s", err, stderr)
+			}
+			var exit *exec.ExitError
+			if want := signalStatus(sig); !errors.As(err, &exit) || exit.ExitCode() != want {
+				t.Fatalf("exit: %v, want status %d; stderr:\n%s", err, want, stderr)
+			}
+			if want := "second signal (" + signalName(sig) + "): quitting"; !strings.Contains(stderr.String(), want) {
+				t.Errorf("stderr does not say %q:\n%s", want, stderr)
+			}
+			if !strings.Contains(stderr.String(), "crawl: 1 pages") {
+				t.Errorf("no summary of the 1 page fetched on stderr:\n%s", stderr)
+			}
+			recs := readRecords(t, stdout.Bytes())
+			if _, ok := recs[s.URL+"/"]; !ok {
+				t.Errorf("the page fetched before the signals is not in the output:\n%s", stdout.String())
+			}
 		})
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		// With a long grace period only the second interrupt ends the
-		// command before the guard deadline.
-		cmd := exec.CommandContext(ctx, bin, "-delay", "0s", "-sitemaps=false", "-grace", "10m", "-progress", "off", writeSeeds(t, s.URL+"/"))
-		var stdout bytes.Buffer
-		stderr := newWatchWriter("interrupted")
-		cmd.Stdout, cmd.Stderr = &stdout, stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
+	}
+}
+
+// TestTerminateAndHangUp stops the built command with SIGTERM or SIGHUP
+// while a page is in flight: like a first Ctrl-C, it lets the page finish,
+// writes every page fetched, prints the summary, and exits with 128 plus
+// the signal's number.
+func TestTerminateAndHangUp(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("SIGTERM and SIGHUP cannot be sent to a process on Windows")
+	}
+	bin := buildCrawl(t)
+	for _, tc := range []struct {
+		sig  os.Signal
+		exit int
+	}{{syscall.SIGTERM, 143}, {syscall.SIGHUP, 129}} {
+		t.Run(signalName(tc.sig), func(t *testing.T) {
+			entered, release := make(chan struct{}), make(chan struct{})
+			s := newSite(t, map[string]http.HandlerFunc{
+				"/":     page(`<title>Home</title><a href="/a">a</a><a href="/b">b</a><a href="/slow">slow</a>`),
+				"/a":    page(`<title>A</title>`),
+				"/b":    page(`<title>B</title>`),
+				"/slow": blockingPage(entered, release, `<title>Slow</title><a href="/next">next</a>`),
+				"/next": page(`<title>Next</title>`),
+			})
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, bin, "-delay", "0s", "-sitemaps=false", "-grace", "30s", "-progress", "off", writeSeeds(t, s.URL+"/"))
+			var stdout bytes.Buffer
+			stderr := newWatchWriter(signalName(tc.sig) + ": finishing fetches in flight")
+			cmd.Stdout, cmd.Stderr = &stdout, stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			waitOrFail(t, entered, "the fetch of /slow")
+			if err := cmd.Process.Signal(tc.sig); err != nil {
+				t.Fatal(err)
+			}
+			waitOrFail(t, stderr.seen, "the command to report the signal")
+			close(release)
+			err := cmd.Wait()
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() != tc.exit {
+				t.Fatalf("exit: %v, want status %d; stderr:\n%s", err, tc.exit, stderr)
+			}
+			recs := readRecords(t, stdout.Bytes())
+			s.mu.Lock()
+			fetched := slices.Clone(s.log)
+			s.mu.Unlock()
+			pages := 0
+			for _, target := range fetched {
+				if target == "/robots.txt" {
+					continue
+				}
+				pages++
+				if rec, ok := recs[s.URL+target]; !ok || rec.Status != http.StatusOK {
+					t.Errorf("%s was fetched but has no record with status 200 in the output:\n%s", target, stdout.String())
+				}
+			}
+			if n := s.requested("/next"); n != 0 {
+				t.Errorf("/next requested %d times after the signal", n)
+			}
+			if want := fmt.Sprintf("crawl: %d pages", pages); !strings.Contains(stderr.String(), want) {
+				t.Errorf("no summary %q on stderr:\n%s", want, stderr)
+			}
+		})
+	}
+}
+
+// chainSite serves an endless chain of pages, /p/0 → /p/1 → …, so that a
+// crawl of it ends only if something stops it.
+func chainSite(t *testing.T) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			http.NotFound(w, r)
+			return
 		}
-		waitOrFail(t, entered, "the fetch of /stall")
-		if err := cmd.Process.Signal(os.Interrupt); err != nil {
-			t.Fatal(err)
+		n, err := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/p/"))
+		if err != nil {
+			http.NotFound(w, r)
+			return
 		}
-		waitOrFail(t, stderr.seen, "the command to report the first interrupt")
-		if err := cmd.Process.Signal(os.Interrupt); err != nil {
-			t.Fatal(err)
-		}
-		err := cmd.Wait()
-		if ctx.Err() != nil {
-			t.Fatalf("the second interrupt did not end the command: %v; stderr:\n%s", err, stderr)
-		}
-		var exit *exec.ExitError
-		if !errors.As(err, &exit) || exit.ExitCode() != 130 {
-			t.Fatalf("exit: %v, want status 130; stderr:\n%s", err, stderr)
-		}
-		if !strings.Contains(stderr.String(), "interrupted twice") {
-			t.Errorf("stderr does not say it quit on the second interrupt:\n%s", stderr)
-		}
-		recs := readRecords(t, stdout.Bytes())
-		if _, ok := recs[s.URL+"/"]; !ok {
-			t.Errorf("the page fetched before the interrupts is not in the output:\n%s", stdout.String())
-		}
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprintf(w, `<title>%d</title><a href="/p/%d">next</a>`, n, n+1)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// TestRecordsStreamThroughPipe reads the built command's first record from
+// a pipe while the crawl still runs: the site answers its second page only
+// once the test has that record.
+func TestRecordsStreamThroughPipe(t *testing.T) {
+	bin := buildCrawl(t)
+	entered, release := make(chan struct{}), make(chan struct{})
+	var releaseOnce sync.Once
+	defer releaseOnce.Do(func() { close(release) })
+	s := newSite(t, map[string]http.HandlerFunc{
+		"/":     page(`<title>Home</title><a href="/next">next</a>`),
+		"/next": blockingPage(entered, release, `<title>Next</title>`),
 	})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close()
+	cmd := exec.CommandContext(ctx, bin, "-delay", "0s", "-sitemaps=false", "-progress", "off", writeSeeds(t, s.URL+"/"))
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = pw, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pw.Close() // the command holds its own copy
+
+	out := bufio.NewReader(pr)
+	first := make(chan string, 1)
+	go func() {
+		line, _ := out.ReadString('\n')
+		first <- line
+	}()
+	var line string
+	select {
+	case line = <-first:
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("no record on the pipe within 30s while the crawl waits for /next")
+	}
+	var rec record
+	if err := json.Unmarshal([]byte(line), &rec); err != nil || rec.URL != s.URL+"/" || rec.Title != "Home" {
+		t.Fatalf("first line %q (%v), want the record of /", line, err)
+	}
+	select {
+	case <-entered:
+	default:
+		t.Error("the first record came before /next was even asked for; the test proves nothing")
+	}
+	releaseOnce.Do(func() { close(release) })
+	rest, err := io.ReadAll(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("exit: %v; stderr:\n%s", err, &stderr)
+	}
+	if recs := readRecords(t, rest); recs[s.URL+"/next"].Title != "Next" {
+		t.Errorf("the rest of the output lacks /next:\n%s", rest)
+	}
+}
+
+// TestClosedPipeStopsCrawl closes the reading end of the built command's
+// output after one record, as "crawl seeds.txt | head -1" does: the crawl
+// of an endless site stops, says why, prints the summary and exits 1.
+func TestClosedPipeStopsCrawl(t *testing.T) {
+	bin := buildCrawl(t)
+	srv := chainSite(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(ctx, bin, "-delay", "0s", "-sitemaps=false", "-progress", "off", writeSeeds(t, srv.URL+"/p/0"))
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = pw, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pw.Close()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil {
+		t.Fatalf("reading the first record: %v", err)
+	}
+	if !strings.Contains(line, srv.URL+"/p/0") {
+		t.Errorf("first record %q, want /p/0's", line)
+	}
+	pr.Close()
+	err = cmd.Wait()
+	if ctx.Err() != nil {
+		t.Fatalf("the crawl went on after its output was closed; stderr:\n%s", &stderr)
+	}
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("exit: %v, want status 1; stderr:\n%s", err, &stderr)
+	}
+	for _, want := range []string{"crawl: output closed by its reader; stopping the crawl\n", " pages, "} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, &stderr)
+		}
+	}
 }
 
 func TestProgressOn(t *testing.T) {

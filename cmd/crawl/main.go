@@ -5,22 +5,28 @@
 //	                            show how heed reads a robots.txt for an agent
 //
 // Every fetched page is written as one JSON object per line (JSON Lines) to
-// standard output or to -o FILE; see the README for the schema. robots.txt
-// decisions and skipped URLs go to the optional -log file. Run crawl -h for
-// the flags.
+// standard output or to -o FILE, as the crawl goes; see the README for the
+// schema. robots.txt decisions and skipped URLs go to the optional -log file.
+// Run crawl -h for the flags.
 //
-// Exit status: 0 when the crawl ran to its end, 1 when it failed, 2 for bad
-// flags or an unreadable seeds file, 130 when interrupted.
+// Exit status: 0 when the crawl ran to its end, 1 when it failed (no seed
+// could be fetched, or the output could not be written), 2 for bad flags or
+// an unreadable seeds file, 128+n when stopped by signal n: 130 for SIGINT
+// (Ctrl-C), 143 for SIGTERM, 129 for SIGHUP.
 package main
 
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strings"
+	"sync"
+	"syscall"
 )
 
 func main() {
@@ -31,14 +37,16 @@ func main() {
 		// GOGC to choose otherwise.
 		debug.SetGCPercent(gcPercent)
 	}
+	// Without this, a write to a closed standard output (crawl … | head -1)
+	// kills the process by SIGPIPE before it can stop the crawl, flush
+	// the log and print the summary; ignored, the write fails with EPIPE
+	// and the recorder stops the crawl.
+	signal.Ignore(syscall.SIGPIPE)
 	os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
 // gcPercent is crawl's garbage-collection target when GOGC is not set.
 const gcPercent = 200
-
-// errUsage marks errors that are the caller's: bad flags or arguments.
-var errUsage = errors.New("usage")
 
 // run is main without the process: it returns the exit status.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -48,35 +56,123 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	return runCrawl(ctx, args, stdin, stdout, stderr)
 }
 
-// interruptible returns a context cancelled by the first SIGINT; a second
-// SIGINT calls quit (which flushes what was fetched) and ends the process at
-// once.
-func interruptible(parent context.Context, stderr io.Writer, quit func()) (context.Context, func()) {
-	ctx, cancel := context.WithCancel(parent)
+// parseFlags parses args into fs. -h prints usage on stdout; a bad flag is
+// one line on stderr naming it, with a hint, rather than the whole usage.
+// ok is false when the command should stop, with exit status code.
+func parseFlags(fs *flag.FlagSet, args []string, usage func(io.Writer), stdout, stderr io.Writer) (code int, ok bool) {
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	err := fs.Parse(args)
+	if err == nil {
+		return 0, true
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		usage(stdout)
+		return 0, false
+	}
+	fmt.Fprintf(stderr, "%s: %s; see %s -h\n", fs.Name(), flagErrorText(err), fs.Name())
+	return 2, false
+}
+
+// flagErrorText rewords the flag package's errors: "flag provided but not
+// defined: -x" becomes "unknown flag -x", and "for flag -x" "for -x".
+func flagErrorText(err error) string {
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: "); ok {
+		return "unknown flag " + name
+	}
+	return strings.Replace(msg, " for flag -", " for -", 1)
+}
+
+// stopSignals end a crawl gracefully: Ctrl-C, kill's default signal, and
+// the terminal going away.
+var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
+
+// signalled is the cause of a crawl cancelled by a signal.
+type signalled struct{ sig os.Signal }
+
+func (s signalled) Error() string { return "stopped by " + signalName(s.sig) }
+
+func signalName(sig os.Signal) string {
+	switch sig {
+	case os.Interrupt:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case syscall.SIGHUP:
+		return "SIGHUP"
+	}
+	return sig.String()
+}
+
+// signalStatus is the exit status of a process ended by sig, as shells
+// report it: 128 plus the signal's number.
+func signalStatus(sig os.Signal) int {
+	if n, ok := sig.(syscall.Signal); ok {
+		return 128 + int(n)
+	}
+	return 128 + int(syscall.SIGINT)
+}
+
+// watchSignals cancels the crawl with a signalled cause on the first of
+// stopSignals; on a second one it calls quit, which writes what was fetched,
+// and ends the process at once with that signal's status. stop ends the
+// watch.
+func watchSignals(cancel context.CancelCauseFunc, stderr io.Writer, quit func()) (stop func()) {
 	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt)
+	signal.Notify(sigs, stopSignals...)
 	done := make(chan struct{})
-	go func() {
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		var sig os.Signal
 		select {
-		case <-sigs:
+		case sig = <-sigs:
 		case <-done:
 			return
 		}
 		// Cancel first: once the message is out, the crawl takes no more
 		// work.
-		cancel()
-		fmt.Fprintln(stderr, "\ncrawl: interrupted: finishing fetches in flight (interrupt again to quit at once)")
+		cancel(signalled{sig})
+		if sig == os.Interrupt {
+			fmt.Fprintln(stderr, "\ncrawl: interrupted: finishing fetches in flight (interrupt again to quit at once)")
+		} else {
+			fmt.Fprintf(stderr, "\ncrawl: %s: finishing fetches in flight (signal again to quit at once)\n", signalName(sig))
+		}
 		select {
-		case <-sigs:
-			fmt.Fprintln(stderr, "crawl: interrupted twice: quitting")
+		case sig = <-sigs:
+			fmt.Fprintf(stderr, "crawl: second signal (%s): quitting\n", signalName(sig))
 			quit()
-			os.Exit(130)
+			os.Exit(signalStatus(sig))
 		case <-done:
 		}
-	}()
-	return ctx, func() {
+	})
+	return func() {
 		signal.Stop(sigs)
 		close(done)
-		cancel()
+		wg.Wait()
 	}
+}
+
+// syncWriter serialises writes to w, which several goroutines share (the
+// progress line, the log, messages about signals and output errors), and
+// flushes w if it is buffered.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
+
+// Flush flushes w if it has a Flush method.
+func (s *syncWriter) Flush() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if f, ok := s.w.(interface{ Flush() error }); ok {
+		return f.Flush()
+	}
+	return nil
 }

@@ -30,27 +30,38 @@ func TestUsageErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		args []string
-		want string
+		want string // the whole of stderr
 	}{
-		{"no seeds file", nil, "exactly one seeds file"},
-		{"missing file", []string{filepath.Join(dir, "nope.txt")}, "no such file"},
-		{"directory", []string{dir}, "is a directory"},
-		{"bad flag", []string{"-no-such-flag", seeds}, "flag provided but not defined"},
-		{"bad scope", []string{"-scope", "planet", seeds}, "-scope"},
-		{"bad key", []string{"-key", "mac", seeds}, "-key"},
-		{"negative delay", []string{"-delay", "-1s", seeds}, "delay"},
-		{"zero workers", []string{"-workers", "0", seeds}, "workers"},
-		{"bad size", []string{"-max-body", "lots", seeds}, "positive size"},
-		{"bad agent", []string{"-agent", "my bot/1.0", seeds}, "product token"},
-		{"max below min", []string{"-delay", "2s", "-max-delay", "1s", seeds}, "below the minimum"},
+		{"no seeds file", nil, "crawl: want exactly one seeds file (or - for standard input); see crawl -h"},
+		{"missing file", []string{filepath.Join(dir, "nope.txt")}, "crawl: seeds: open " + filepath.Join(dir, "nope.txt") + ": no such file or directory"},
+		{"directory", []string{dir}, "crawl: seeds: " + dir + " is a directory"},
+		{"unknown flag", []string{"-no-such-flag", seeds}, "crawl: unknown flag -no-such-flag; see crawl -h"},
+		{"duration without unit", []string{"-delay", "5", seeds}, `crawl: invalid value "5" for -delay: missing unit, e.g. 5s; see crawl -h`},
+		{"not a duration", []string{"-timeout", "soon", seeds}, `crawl: invalid value "soon" for -timeout: want a duration such as 500ms, 2s or 1m; see crawl -h`},
+		{"not a number", []string{"-workers", "many", seeds}, `crawl: invalid value "many" for -workers: want a whole number; see crawl -h`},
+		{"huge number", []string{"-max-pages", "99999999999999999999", seeds}, `crawl: invalid value "99999999999999999999" for -max-pages: out of range; see crawl -h`},
+		{"not a boolean", []string{"-sitemaps=maybe", seeds}, `crawl: invalid boolean value "maybe" for -sitemaps: want true or false; see crawl -h`},
+		{"missing value", []string{seeds, "-delay"}, "crawl: want exactly one seeds file (or - for standard input); see crawl -h"},
+		{"flag without its value", []string{"-delay"}, "crawl: flag needs an argument: -delay; see crawl -h"},
+		{"bad scope", []string{"-scope", "planet", seeds}, `crawl: invalid value "planet" for -scope: want seeds, domain or any; see crawl -h`},
+		{"bad key", []string{"-key", "mac", seeds}, `crawl: invalid value "mac" for -key: want host, domain or ip; see crawl -h`},
+		{"bad progress", []string{"-progress", "loud", seeds}, `crawl: invalid value "loud" for -progress: want auto, on or off; see crawl -h`},
+		{"negative delay", []string{"-delay", "-1s", seeds}, "crawl: crawler: invalid option: delay must not be negative, got -1s; see crawl -h"},
+		{"zero workers", []string{"-workers", "0", seeds}, "crawl: crawler: invalid option: workers must be at least 1, got 0; see crawl -h"},
+		{"bad size", []string{"-max-body", "lots", seeds}, `crawl: invalid value "lots" for -max-body: want a positive size such as 1048576, 512KiB or 10MiB; see crawl -h`},
+		{"bad agent", []string{"-agent", "my bot/1.0", seeds}, `crawl: crawler: invalid option: agent token "my bot/1.0": only letters, '_' and '-' may appear in a product token; see crawl -h`},
+		{"max below min", []string{"-delay", "2s", "-max-delay", "1s", seeds}, "crawl: crawler: invalid option: max delay 1s is below the minimum delay 2s; see crawl -h"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			code, _, stderr := runCmd(t, "", tc.args...)
+			code, stdout, stderr := runCmd(t, "", tc.args...)
 			if code != 2 {
 				t.Errorf("exit %d, want 2; stderr: %s", code, stderr)
 			}
-			if !strings.Contains(stderr, tc.want) {
-				t.Errorf("stderr %q does not mention %q", stderr, tc.want)
+			if stderr != tc.want+"\n" {
+				t.Errorf("stderr:\n%s\nwant the one line:\n%s", stderr, tc.want)
+			}
+			if stdout != "" {
+				t.Errorf("stdout %q, want nothing", stdout)
 			}
 		})
 	}
@@ -68,14 +79,16 @@ func TestSeedsWithOnlyBadLines(t *testing.T) {
 	}
 }
 
-func TestHelpIsGrouped(t *testing.T) {
-	code, _, stderr := runCmd(t, "", "-h")
-	if code != 0 {
-		t.Fatalf("exit %d", code)
-	}
-	for _, want := range []string{"Politeness:", "Scope and limits:", "-delay", "-max-delay", "-workers", "-per-host", "-max-pages", "-max-depth", "-scope", "-sitemaps", "-agent", "-ua", "-o "} {
-		if !strings.Contains(stderr, want) {
-			t.Errorf("help does not mention %q", want)
+func TestHelpOnStdout(t *testing.T) {
+	for _, arg := range []string{"-h", "-help", "--help"} {
+		code, stdout, stderr := runCmd(t, "", arg)
+		if code != 0 || stderr != "" {
+			t.Errorf("%s: exit %d, stderr %q; want 0 and nothing on stderr", arg, code, stderr)
+		}
+		for _, want := range []string{"Usage:", "Politeness:", "Scope and limits:", "-delay DURATION", "-max-delay DURATION", "-workers N", "-per-host N", "-max-pages N", "-max-depth N", "-scope seeds|domain|any", "-sitemaps=true|false", "-agent NAME", "-ua STRING", "-o FILE", "-max-body SIZE", "(default 10MiB)"} {
+			if !strings.Contains(stdout, want) {
+				t.Errorf("%s: help does not mention %q", arg, want)
+			}
 		}
 	}
 }

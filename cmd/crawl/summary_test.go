@@ -1,0 +1,308 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/heedcrawl/heed/crawler"
+)
+
+// TestNothingFetched crawls seeds that give no page: the summary says why
+// with an example, and the last line what to try.
+func TestNothingFetched(t *testing.T) {
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := closed.Addr().String()
+	closed.Close() // nothing listens there now: connections are refused
+
+	robots500 := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			http.Error(w, "down", http.StatusInternalServerError)
+			return
+		}
+		fmt.Fprint(w, "never asked for")
+	}))
+	defer robots500.Close()
+	disallowAll := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "User-agent: *\nDisallow: /\n")
+	}))
+	defer disallowAll.Close()
+
+	for _, tc := range []struct {
+		name    string
+		seeds   []string
+		exit    int
+		example string // in the summary, whichever kind the crawler counts it under
+		last    string // the last line of stderr
+	}{
+		{
+			"connection refused", []string{"http://" + refused + "/", "http://" + refused + "/other"}, 1,
+			", e.g. http://" + refused + "/ (robots.txt unreachable: dial tcp " + refused + ": connect: connection refused)\n",
+			"crawl: no seed could be fetched; offline? try `go run ./examples/titles`, which serves its own site",
+		},
+		{
+			"robots.txt answers 500", []string{robots500.URL + "/"}, 1,
+			", e.g. " + robots500.URL + "/ (robots.txt unreachable: answered 500 Internal Server Error)\n",
+			"crawl: no seed could be fetched; the errors above say why",
+		},
+		{
+			"robots.txt disallows", []string{disallowAll.URL + "/"}, 0,
+			"",
+			"crawl: no page fetched: robots.txt disallows the seeds; `crawl robots URL` shows its rules",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, stderr := runCmd(t, strings.Join(tc.seeds, "\n"), "-delay", "0s", "-progress", "off", "-")
+			if code != tc.exit {
+				t.Errorf("exit %d, want %d; stderr:\n%s", code, tc.exit, stderr)
+			}
+			if out != "" {
+				t.Errorf("output %q, want none", out)
+			}
+			if !strings.Contains(stderr, tc.example) {
+				t.Errorf("stderr lacks the example %q:\n%s", tc.example, stderr)
+			}
+			if !strings.HasSuffix(stderr, "\n"+tc.last+"\n") {
+				t.Errorf("stderr does not end with the line %q:\n%s", tc.last, stderr)
+			}
+		})
+	}
+}
+
+func slicesContains(lines []string, want string) bool {
+	for _, l := range lines {
+		if l == want {
+			return true
+		}
+	}
+	return false
+}
+
+// TestErrorExamples checks that each kind of error the crawler counts gets
+// its example, under the crawler's own name for it.
+func TestErrorExamples(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	s := newSite(t, map[string]http.HandlerFunc{
+		"/": page(`<a href="/hang">hang</a><a href="/cut">cut</a>`),
+		"/hang": func(w http.ResponseWriter, r *http.Request) { // headers never come
+			select {
+			case <-r.Context().Done():
+			case <-release:
+			}
+		},
+		"/cut": func(w http.ResponseWriter, r *http.Request) { // the connection closes before an answer
+			conn, _, err := w.(http.Hijacker).Hijack()
+			if err == nil {
+				conn.Close()
+			}
+		},
+	})
+	code, out, stderr := runCmd(t, s.URL+"/\n", "-delay", "0s", "-sitemaps=false", "-retries", "0", "-max-failures", "0", "-header-timeout", "200ms", "-progress", "off", "-")
+	if code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
+	}
+	for _, want := range []string{
+		"crawl: errors: 1 other, e.g. " + s.URL + "/cut (EOF)\n",
+		"crawl: errors: 1 timeout, e.g. " + s.URL + "/hang (fetch: timeout awaiting response headers)\n",
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	// An example the command sorted under a kind the crawler did not count
+	// gets a line of its own: there should be none.
+	if m := regexp.MustCompile(`(?m)^crawl: [a-z-]+: e\.g\. .*$`).FindString(stderr); m != "" {
+		t.Errorf("an example under a kind the crawler did not count: %s\nstderr:\n%s", m, stderr)
+	}
+	recs := readRecords(t, []byte(out))
+	if recs[s.URL+"/cut"].Error == "" || recs[s.URL+"/hang"].Error == "" {
+		t.Errorf("no error records for /cut and /hang:\n%s", out)
+	}
+}
+
+func TestSummaryExampleOfDNSFailure(t *testing.T) {
+	// What a crawl without internet meets: the robots.txt fetch's error as
+	// the fetcher wraps it.
+	dnsErr := &net.DNSError{Err: "no such host", Name: "books.toscrape.com", Server: "10.255.255.53:53", IsNotFound: true}
+	err := fmt.Errorf("fetch https://books.toscrape.com/robots.txt: %w", &url.Error{
+		Op: "Get", URL: "https://books.toscrape.com/robots.txt",
+		Err: &net.OpError{Op: "dial", Net: "tcp", Err: dnsErr},
+	})
+	if got, want := causeText(err), "lookup books.toscrape.com: no such host"; got != want {
+		t.Errorf("causeText = %q, want %q", got, want)
+	}
+	if got := errorKind(err); got != "dns" {
+		t.Errorf("errorKind = %q, want dns", got)
+	}
+	if !isNetwork(err) {
+		t.Error("isNetwork = false for a failed lookup")
+	}
+	fails := newFailures(nil)
+	fails.mu.Lock()
+	fails.note("robots-unavailable", "https://books.toscrape.com/", "robots.txt unreachable: "+causeText(err), isNetwork(err))
+	fails.mu.Unlock()
+	var b bytes.Buffer
+	summary(&b, crawler.Stats{Errors: map[string]int64{"robots-unavailable": 2}, Disallowed: 2}, fails, &flags{})
+	want := "crawl: errors: 2 robots-unavailable, e.g. https://books.toscrape.com/ (robots.txt unreachable: lookup books.toscrape.com: no such host)\n"
+	if !strings.Contains(b.String(), want) {
+		t.Errorf("summary:\n%s\nwant the line\n%s", &b, want)
+	}
+	if msg, failed := fails.nothingFetched(crawler.Stats{}); !failed || msg != "no seed could be fetched; offline? try `go run ./examples/titles`, which serves its own site" {
+		t.Errorf("nothingFetched = %q, %v", msg, failed)
+	}
+}
+
+// TestSeedsBeyondMaxPages gives more seeds than -max-pages: the ones left
+// out are one line of the summary, not error records.
+func TestSeedsBeyondMaxPages(t *testing.T) {
+	s := newSite(t, map[string]http.HandlerFunc{
+		"/":  page(`<title>Home</title>`),
+		"/x": page(`<title>X</title>`),
+		"/y": page(`<title>Y</title>`),
+	})
+	code, out, stderr := runCmd(t, s.URL+"/\n"+s.URL+"/x\n"+s.URL+"/y\n", "-delay", "0s", "-sitemaps=false", "-max-pages", "1", "-progress", "off", "-")
+	if code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
+	}
+	recs := readRecords(t, []byte(out))
+	if len(recs) != 1 || recs[s.URL+"/"].Title != "Home" {
+		t.Errorf("records %v, want only the first seed's", recs)
+	}
+	if !strings.Contains(stderr, "crawl: 2 seeds not scheduled: -max-pages 1 reached\n") {
+		t.Errorf("stderr does not count the seeds left out:\n%s", stderr)
+	}
+}
+
+// failingWriter fails every write, as a full disk does.
+type failingWriter struct{ err error }
+
+func (w failingWriter) Write(p []byte) (int, error) { return 0, w.err }
+
+// TestWriteErrorStopsCrawl crawls an endless site into an output that
+// cannot be written: the crawl stops, says why and prints the summary.
+func TestWriteErrorStopsCrawl(t *testing.T) {
+	srv := chainSite(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var stderr bytes.Buffer
+	code := run(ctx, []string{"-delay", "0s", "-sitemaps=false", "-progress", "off", "-"}, strings.NewReader(srv.URL+"/p/0\n"), failingWriter{syscall.ENOSPC}, &stderr)
+	if ctx.Err() != nil {
+		t.Fatalf("the crawl went on after its output failed; stderr:\n%s", &stderr)
+	}
+	if code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	for _, want := range []string{"crawl: writing output: no space left on device; stopping the crawl\n", " pages, "} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, &stderr)
+		}
+	}
+}
+
+func TestRecorderFlushing(t *testing.T) {
+	rec := &record{URL: "https://example.com/"}
+	var b bytes.Buffer
+	r := newRecorder(&b, false, true)
+	r.write(rec)
+	if !strings.Contains(b.String(), `"url":"https://example.com/"`) {
+		t.Errorf("writing to a terminal: record not written at once: %q", b.String())
+	}
+	b.Reset()
+	r = newRecorder(&b, false, false)
+	r.write(rec)
+	if b.Len() != 0 {
+		t.Errorf("writing to a pipe: record written before a flush: %q", b.String())
+	}
+	var failed []error
+	r.onFail = func(err error) { failed = append(failed, err) }
+	if err := r.flush(); err != nil || !strings.Contains(b.String(), `"url":"https://example.com/"`) {
+		t.Errorf("flush: %v, output %q", err, b.String())
+	}
+	r.w.Reset(failingWriter{syscall.EPIPE})
+	r.write(rec)
+	if err := r.flush(); !errors.Is(err, syscall.EPIPE) {
+		t.Errorf("flush into a closed pipe: %v, want EPIPE", err)
+	}
+	r.write(rec)
+	r.flush()
+	if len(failed) != 1 || !errors.Is(failed[0], syscall.EPIPE) {
+		t.Errorf("onFail called with %v, want EPIPE once", failed)
+	}
+	if got := outputErrorText(failed[0]); got != "output closed by its reader" {
+		t.Errorf("outputErrorText(EPIPE) = %q", got)
+	}
+}
+
+func TestOutputFlag(t *testing.T) {
+	s := newSite(t, map[string]http.HandlerFunc{"/": page(`<title>Home</title>`)})
+	dir := t.TempDir()
+	seeds := filepath.Join(dir, "seeds.txt")
+	content := s.URL + "/\n"
+	if err := os.WriteFile(seeds, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	base := []string{"-delay", "0s", "-sitemaps=false", "-progress", "off"}
+
+	code, out, stderr := runCmd(t, "", append(base, "-o", "-", seeds)...)
+	if code != 0 || readRecords(t, []byte(out))[s.URL+"/"].Title != "Home" {
+		t.Errorf("-o -: exit %d, output %q, want the record on standard output; stderr:\n%s", code, out, stderr)
+	}
+
+	link := filepath.Join(dir, "link.txt")
+	if err := os.Symlink(seeds, link); err != nil {
+		link = seeds
+	}
+	other := filepath.Join(dir, "out.jsonl")
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		stdin bool
+		want  string
+	}{
+		{"-o the seeds file", []string{"-o", seeds, seeds}, false, "crawl: -o " + seeds + " is the seeds file: refusing to overwrite it\n"},
+		{"-o a link to the seeds file", []string{"-o", link, seeds}, false, "crawl: -o " + link + " is the seeds file: refusing to overwrite it\n"},
+		{"-log the seeds file", []string{"-log", seeds, seeds}, false, "crawl: -log " + seeds + " is the seeds file: refusing to overwrite it\n"},
+		{"-o the seeds on standard input", []string{"-o", seeds, "-"}, true, "crawl: -o " + seeds + " is the seeds file: refusing to overwrite it\n"},
+		{"-o and -log one file", []string{"-o", other, "-log", other, seeds}, false, "crawl: -o and -log both name " + other + "\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdin io.Reader = strings.NewReader("")
+			if tc.stdin {
+				f, err := os.Open(seeds)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer f.Close()
+				stdin = f
+			}
+			var out, errb bytes.Buffer
+			code := run(context.Background(), append(base, tc.args...), stdin, &out, &errb)
+			if code != 2 || errb.String() != tc.want {
+				t.Errorf("exit %d, stderr %q; want 2 and %q", code, errb.String(), tc.want)
+			}
+			if data, err := os.ReadFile(seeds); err != nil || string(data) != content {
+				t.Errorf("seeds file now %q (%v)", data, err)
+			}
+			if _, err := os.Stat(other); err == nil {
+				t.Errorf("%s was created", other)
+			}
+		})
+	}
+}
