@@ -39,7 +39,8 @@ var (
 	ErrRunning = errors.New("crawler: already running")
 	// ErrNotRunning: Enqueue was called outside Run.
 	ErrNotRunning = errors.New("crawler: not running")
-	// ErrNoSeeds: Run got no seed that could be scheduled.
+	// ErrNoSeeds: Run got no seed that could be scheduled, and its Store
+	// holds no work to resume.
 	ErrNoSeeds = errors.New("crawler: no valid seed")
 )
 
@@ -202,9 +203,13 @@ func (c *Crawler) Host(rawURL string) (HostInfo, error) {
 	if err != nil {
 		return HostInfo{}, err
 	}
-	info := HostInfo{Key: r.lim.Key(u)}
+	info := HostInfo{Key: r.keys.Key(u)}
 	info.Robots, _ = r.gate.Cached(u)
-	info.Pace = r.lim.Status(info.Key)
+	h, err := r.fr.Host(context.Background(), info.Key)
+	if err != nil {
+		return HostInfo{}, err
+	}
+	info.Pace = r.policy.Status(info.Key, h, r.now())
 	return info, nil
 }
 
@@ -256,21 +261,8 @@ func (c *Crawler) Run(ctx context.Context, seeds ...string) error {
 	}()
 	defer r.fetcher.CloseIdleConnections()
 
-	accepted := 0
-	for _, s := range seeds {
-		if err := r.fr.AddSeed(ctx, s); err != nil {
-			if errors.Is(err, frontier.ErrSeen) {
-				r.stats.skipped("seen")
-				continue
-			}
-			r.stats.skipped(skipReason(err))
-			r.reportError(ctx, s, fmt.Errorf("seed skipped: %w", err))
-			continue
-		}
-		accepted++
-	}
-	if accepted == 0 {
-		return ErrNoSeeds
+	if err := r.addSeeds(ctx, seeds); err != nil {
+		return err
 	}
 
 	// Workers run on work, whose cancellation trails ctx's by the grace
@@ -316,7 +308,8 @@ type run struct {
 	log     *slog.Logger
 	clock   Clock
 	fr      *frontier.Frontier
-	lim     *ratelimit.HostLimiter
+	policy  *ratelimit.Policy
+	keys    *ratelimit.Keys
 	gate    *robots.Gate
 	fetcher *fetch.Fetcher
 	client  *http.Client
@@ -336,6 +329,44 @@ type run struct {
 
 	failOnce sync.Once
 	failure  error // the first error that ended the crawl (a Store failing)
+}
+
+// addSeeds resumes what the Store holds of an earlier run and schedules the
+// seeds. It fails with ErrNoSeeds when there is nothing to crawl: no seed
+// could be scheduled, none was a URL crawled before, and the Store holds
+// no work.
+func (r *run) addSeeds(ctx context.Context, seeds []string) error {
+	if err := r.fr.Resume(ctx); err != nil {
+		return err
+	}
+	errs, err := r.fr.AddSeeds(ctx, seeds)
+	if err != nil {
+		return err
+	}
+	accepted, seen := 0, 0
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			accepted++
+		case errors.Is(err, frontier.ErrSeen):
+			seen++
+			r.stats.skipped("seen")
+		default:
+			r.stats.skipped(skipReason(err))
+			r.reportError(ctx, seeds[i], fmt.Errorf("seed skipped: %w", err))
+		}
+	}
+	if accepted > 0 || seen > 0 {
+		return nil
+	}
+	st, err := r.fr.Stats(ctx)
+	if err != nil {
+		return err
+	}
+	if st.Queued+st.Leased == 0 {
+		return ErrNoSeeds
+	}
+	return nil // resuming the Store's work
 }
 
 func (r *run) now() time.Time {
@@ -361,24 +392,23 @@ func (c *Crawler) newRun(addrs *fetch.AddressPolicy) (*run, error) {
 	if minDelay == 0 {
 		minDelay = ratelimit.NoMinDelay
 	}
-	var limClock ratelimit.Clock
-	if cfg.clock != nil {
-		limClock = cfg.clock
-	}
-	lim, err := ratelimit.New(ratelimit.Config{
+	pol, err := ratelimit.NewPolicy(ratelimit.Config{
 		MinDelay:       minDelay,
 		MaxDelay:       cfg.maxDelay,
 		MaxRetryAfter:  cfg.maxDelay, // a Retry-After is a delay a site asks for, capped like Crawl-delay
 		Concurrency:    cfg.perHost,
 		AdaptiveFactor: cfg.adaptive,
-		Key:            cfg.keyMode,
-		Clock:          limClock,
 		Logger:         cfg.logger,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidOption, err)
 	}
-	r.lim = lim
+	r.policy = pol
+	keys, err := ratelimit.NewKeys(cfg.keyMode, nil, 0, nil, cfg.logger)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidOption, err)
+	}
+	r.keys = keys
 
 	r.fetcher = crawlFetcher(cfg, addrs)
 	// robots.txt and pages share one client and so one connection pool.
@@ -400,6 +430,10 @@ func (c *Crawler) newRun(addrs *fetch.AddressPolicy) (*run, error) {
 	}
 
 	r.reg = fetch.NewRegistry()
+	r.reg.MaxLinks = cfg.maxLinks
+	if cfg.maxLinks == 0 {
+		r.reg.MaxLinks = -1 // WithMaxLinks(0): no cap
+	}
 	for mt, es := range cfg.extractors {
 		r.reg.Set(mt, es...)
 	}
@@ -408,27 +442,33 @@ func (c *Crawler) newRun(addrs *fetch.AddressPolicy) (*run, error) {
 	}
 
 	fcfg := frontier.Config{
-		Pacer:             lim,
-		Canonicalizer:     cfg.canonicalizer,
-		Scope:             cfg.scope,
-		InScope:           cfg.scopeFunc,
-		MaxDepth:          cfg.maxDepth,
-		MaxPages:          cfg.maxPages,
-		MaxPagesPerHost:   cfg.maxPagesHost,
-		PerHost:           cfg.perHost,
+		Store:         cfg.store,
+		Canonicalizer: cfg.canonicalizer,
+		Scope:         cfg.scope,
+		InScope:       cfg.scopeFunc,
+		MaxDepth:      cfg.maxDepth,
+		Limits: frontier.Limits{
+			MaxPages:        cfg.maxPages,
+			MaxPagesPerHost: cfg.maxPagesHost,
+		},
 		MaxPathSegments:   cfg.maxPathSegs,
 		MaxSegmentRepeats: cfg.maxSegRepeats,
-		Affinity:          hostRun,
+		Claim:             frontier.ClaimOptions{PerHost: cfg.perHost, Affinity: hostRun},
 	}
-	fcfg.Store = cfg.store
+	if fcfg.Store == nil {
+		fcfg.Store = new(frontier.MemoryStore)
+	}
+	if p, ok := fcfg.Store.(interface{ PollInterval() time.Duration }); ok {
+		fcfg.Poll = p.PollInterval() // a store shared with other processes
+	}
 	if cfg.sitemaps {
-		fcfg.MaxSitemapsPerHost, fcfg.MaxSitemapURLsPerHost = cfg.maxSitemaps, cfg.maxSitemapURLs
+		fcfg.Limits.MaxSitemapsPerHost, fcfg.Limits.MaxSitemapURLsPerHost = cfg.maxSitemaps, cfg.maxSitemapURLs
 	}
 	if cfg.clock != nil {
 		fcfg.Clock = cfg.clock
 	}
 	if cfg.keyMode != ratelimit.KeyHost {
-		fcfg.Key = lim.Key
+		fcfg.Key = keys.Key
 	}
 	r.fr = frontier.New(fcfg)
 
@@ -443,23 +483,9 @@ func (c *Crawler) newRun(addrs *fetch.AddressPolicy) (*run, error) {
 }
 
 func (r *run) newGate(key func(*url.URL) string) (*robots.Gate, error) {
-	// The gate paces robots.txt under the same key as the frontier and the
-	// limiter use for the host's pages.
-	return newRobotsGate(r.cfg, r.fetcher, robotsPacer{r.lim}, key)
-}
-
-// robotsPacer paces the gate's robots.txt fetches with the host limiter and
-// reports every answer to it: a robots.txt answered with 429, 503 and
-// Retry-After, or failing, makes the host rest as a page would, even when a
-// stale copy still lets its pages through.
-type robotsPacer struct{ lim *ratelimit.HostLimiter }
-
-func (p robotsPacer) Wait(ctx context.Context, key string) error { return p.lim.Wait(ctx, key) }
-func (p robotsPacer) Done(key string)                            { p.lim.Done(key) }
-func (p robotsPacer) ReadyAt(key string) time.Time               { return p.lim.ReadyAt(key) }
-
-func (p robotsPacer) Observe(key string, status int, header http.Header, rtt time.Duration, err error) {
-	p.lim.Observe(key, status, header, rtt, err)
+	// The gate paces robots.txt under the same key as the frontier uses
+	// for the host's pages, with the frontier's leases.
+	return newRobotsGate(r.cfg, r.fetcher, leasePacer{r}, key)
 }
 
 // maxIdleConns is the least number of idle keep-alive connections the

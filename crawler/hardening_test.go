@@ -16,7 +16,7 @@ import (
 	"github.com/heedcrawl/heed/frontier"
 )
 
-// failingStore is a MemoryStore that fails every Push after the first n.
+// failingStore is a MemoryStore whose Add fails after the first n calls.
 type failingStore struct {
 	frontier.MemoryStore
 	mu    sync.Mutex
@@ -26,15 +26,16 @@ type failingStore struct {
 
 var errDiskFull = errors.New("disk full")
 
-func (s *failingStore) Push(it frontier.Item) error {
+func (s *failingStore) Add(ctx context.Context, batch []frontier.Item, lim frontier.Limits) ([]error, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.left == 0 {
 		s.fails++
-		return errDiskFull
+		s.mu.Unlock()
+		return nil, errDiskFull
 	}
 	s.left--
-	return s.MemoryStore.Push(it)
+	s.mu.Unlock()
+	return s.MemoryStore.Add(ctx, batch, lim)
 }
 
 func TestStoreFailureEndsRunWithTheError(t *testing.T) {

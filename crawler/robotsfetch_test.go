@@ -170,7 +170,7 @@ func TestRobotsGatePacingIsNotTimedOut(t *testing.T) {
 
 // A 503 with Retry-After on robots.txt pauses the host through the limiter,
 // pages included, even while the stale copy still allows them; the gate
-// retries robots.txt when the pause ends.
+// retries robots.txt a back-off after the pause ends.
 func TestRobotsGateRetryAfterRestsHost(t *testing.T) {
 	down := make(chan struct{})
 	srv := robotsSite(t, func(w http.ResponseWriter, r *http.Request) {
@@ -212,7 +212,9 @@ func TestRobotsGateRetryAfterRestsHost(t *testing.T) {
 	if at := lim.ReadyAt(lim.Key(u)); at.Before(want) {
 		t.Fatalf("host ready at %v, want it paused until %v by Retry-After", at, want)
 	}
-	if !v.Entry.Expires.Equal(lim.ReadyAt(lim.Key(u))) {
-		t.Fatalf("robots.txt due again at %v, want when the pause ends", v.Entry.Expires)
+	// Its pages go first, under the stale copy; robots.txt is asked again
+	// a back-off after the pause.
+	if want := lim.ReadyAt(lim.Key(u)).Add(robots.DefaultGateRetryMin); !v.Entry.Expires.Equal(want) {
+		t.Fatalf("robots.txt due again at %v, want a back-off after the pause ends (%v)", v.Entry.Expires, want)
 	}
 }

@@ -17,22 +17,21 @@ import (
 // URL budget) and nested sitemaps (one level deeper in SitemapDepth, not
 // in Depth). The host rests from when the body has been read, not from
 // the headers: a sitemap of 50 MiB is one long request.
-func (r *run) fetchSitemap(ctx context.Context, it *frontier.Item, u *url.URL) {
+func (r *run) fetchSitemap(ctx context.Context, j *job, u *url.URL) {
 	start := r.now()
-	req := fetch.Request{URL: it.URL, Depth: it.Depth, Referrer: it.Referrer, MaxBodySize: fetch.MaxSitemapBytes, RedirectChain: it.Redirects}
+	req := fetch.Request{URL: j.URL, Depth: j.Depth, Referrer: j.Referrer, MaxBodySize: fetch.MaxSitemapBytes, RedirectChain: j.Redirects}
 	p, body, err := r.fetcher.Stream(ctx, req)
 	if err != nil {
-		r.lim.Observe(it.Key, 0, nil, r.now().Sub(start), err)
-		r.lim.Done(it.Key)
+		r.observe(j, 0, nil, r.now().Sub(start), err)
 		switch {
 		case ctx.Err() != nil:
-			r.deferItem(ctx, it, r.now())
+			r.deferJob(ctx, j)
 		case errors.Is(err, fetch.ErrForbiddenAddress):
-			r.forbidden(ctx, it, err)
+			r.forbidden(ctx, j, err)
 		default:
 			r.stats.errorKind(errorKindOf(err))
-			r.reportError(ctx, it.URL, fmt.Errorf("sitemap: %w", err))
-			r.release(it)
+			r.reportError(ctx, j.URL, fmt.Errorf("sitemap: %w", err))
+			r.release(ctx, j)
 		}
 		return
 	}
@@ -42,19 +41,20 @@ func (r *run) fetchSitemap(ctx context.Context, it *frontier.Item, u *url.URL) {
 		status, header = p.Status, p.Header
 	}
 	if body != nil {
-		r.readSitemap(ctx, it, u, body)
+		if status >= 200 && status <= 299 {
+			r.readSitemap(ctx, &j.Item, u, body)
+		}
 		io.Copy(io.Discard, io.LimitReader(body, 64<<10)) // let the connection be reused
 		body.Close()
 	}
-	r.lim.Observe(it.Key, status, header, r.now().Sub(start), nil)
-	r.lim.Done(it.Key)
+	r.observe(j, status, header, r.now().Sub(start), nil)
 	switch {
 	case p.Redirect != nil:
-		r.followRedirect(ctx, it, p)
+		r.followRedirect(ctx, j, p)
 	case status < 200 || status > 299:
-		r.log.Info("crawler: sitemap skipped", "url", it.URL, "status", status)
+		r.log.Info("crawler: sitemap skipped", "url", j.URL, "status", status)
 	}
-	r.release(it)
+	r.release(ctx, j)
 }
 
 // readSitemap parses body and schedules its entries until the page limit

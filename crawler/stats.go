@@ -63,13 +63,17 @@ type Stats struct {
 
 	// Queued is the number of URLs waiting; InFlight the number being
 	// worked on; Hosts the hosts with queued or in-flight work, of which
-	// HostsActive have a request in flight and HostsWaiting wait for
-	// their turn (their delay, a back-off, or a free worker).
+	// HostsActive are being worked on and HostsWaiting wait for their turn.
+	// Of the hosts with queued URLs and a free slot, HostsReady may be
+	// fetched now (they wait for a free worker) and HostsResting wait out
+	// their delay, a back-off or a Retry-After.
 	Queued       int
 	InFlight     int
 	Hosts        int
 	HostsActive  int
 	HostsWaiting int
+	HostsReady   int
+	HostsResting int
 }
 
 // stats holds the live counters behind Stats. One mutex is enough: it is
@@ -124,9 +128,11 @@ func (st *stats) snapshot(now time.Time) Stats {
 	fr := st.frontier
 	st.mu.Unlock()
 	if fr != nil {
-		fs := fr.Stats()
-		out.Queued, out.InFlight, out.Hosts = fs.Queued, fs.InFlight, fs.Hosts
-		out.HostsActive, out.HostsWaiting = fs.Busy, max(fs.Hosts-fs.Busy, 0)
+		if fs, err := fr.Stats(context.Background()); err == nil {
+			out.Queued, out.InFlight, out.Hosts = fs.Queued, fs.Leased, fs.Hosts
+			out.HostsActive, out.HostsWaiting = fs.Busy, max(fs.Hosts-fs.Busy, 0)
+			out.HostsReady, out.HostsResting = fs.Ready, fs.Resting
+		}
 	}
 	return out
 }

@@ -14,15 +14,15 @@ import (
 	"github.com/heedcrawl/heed/robots"
 )
 
-// work is one worker's loop: take a ready item, process it, repeat until
-// the frontier is exhausted or closed, or Run's context ends. Run closes
-// the frontier when its context ends, but from another goroutine: checking
-// the context here keeps a worker that finishes a page just after
-// cancellation from taking one more.
+// work is one worker's loop: take a lease of a ready item, process it,
+// repeat until the frontier is exhausted or closed, or Run's context ends.
+// Run closes the frontier when its context ends, but from another
+// goroutine: checking the context here keeps a worker that finishes a page
+// just after cancellation from taking one more.
 func (r *run) work(ctx context.Context) {
 	for r.stop.Err() == nil {
 		r.pool.idle.Add(1)
-		it, err := r.fr.Next(ctx)
+		l, err := r.fr.Next(ctx)
 		if r.pool.idle.Add(-1) == 0 && err == nil {
 			r.pool.grow() // no worker is left waiting for the next item
 		}
@@ -32,11 +32,49 @@ func (r *run) work(ctx context.Context) {
 			}
 			return
 		}
+		j := &job{Lease: l}
 		if r.stop.Err() != nil {
-			r.deferItem(ctx, it, r.now()) // not started: leave it queued
+			r.deferJob(ctx, j) // not started: leave it queued
 			return
 		}
-		r.process(ctx, it)
+		r.process(ctx, j)
+	}
+}
+
+// job is a lease a worker holds: the item it works on, its host's pacing
+// state, and how long the host must rest once the lease ends — zero until
+// a request has been made under it.
+type job struct {
+	*frontier.Lease
+	rest     time.Duration
+	answered time.Time // when the last request under the lease ended
+}
+
+// observe updates j's host with the outcome of a request made under its
+// lease that ended now.
+func (r *run) observe(j *job, status int, header http.Header, rtt time.Duration, err error) {
+	j.answered = r.now()
+	j.rest = r.policy.Observe(j.Key, &j.Host, j.answered, status, header, rtt, err)
+}
+
+// sleep waits d on the crawl's clock, or until ctx ends.
+func (r *run) sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	var after <-chan time.Time
+	if r.clock != nil {
+		after = r.clock.After(d)
+	} else {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		after = t.C
+	}
+	select {
+	case <-after:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 
@@ -51,143 +89,199 @@ func (r *run) fail(err error) {
 	})
 }
 
-// release hands it back to the frontier as done.
-func (r *run) release(it *frontier.Item) {
-	if err := r.fr.Done(it); err != nil {
-		r.frontierError(it, err)
+// restFromNow is how long j's host must still rest: j.rest counts from the
+// answer to the last request made under the lease.
+func (r *run) restFromNow(j *job) time.Duration {
+	if j.answered.IsZero() {
+		return 0
+	}
+	return j.answered.Add(j.rest).Sub(r.now())
+}
+
+// release ends j: its item is done.
+func (r *run) release(ctx context.Context, j *job) {
+	err := r.fr.Done(context.WithoutCancel(ctx), j.Lease, frontier.Outcome{Host: j.Host, Rest: r.restFromNow(j)})
+	if err != nil {
+		r.frontierError(j, err)
 	}
 }
 
-// deferItem hands it back to the frontier unfetched, to be handed out again
-// at until at the earliest, with what it has been through.
-func (r *run) deferItem(ctx context.Context, it *frontier.Item, until time.Time) {
-	err := r.fr.Defer(it, until)
+// deferJob gives j's item back unfetched, to be handed out again once its
+// host has rested (j.rest), with what it has been through.
+func (r *run) deferJob(ctx context.Context, j *job) {
+	r.deferUntil(ctx, j, time.Time{})
+}
+
+// deferUntil is deferJob, not before until either.
+func (r *run) deferUntil(ctx context.Context, j *job, until time.Time) {
+	rest := max(r.restFromNow(j), until.Sub(r.now()))
+	err := r.fr.Defer(context.WithoutCancel(ctx), j.Lease, frontier.Outcome{Host: j.Host, Rest: rest})
 	switch {
 	case err == nil:
 	case errors.Is(err, frontier.ErrGivenUp):
-		r.givenUp(ctx, it.URL, it.Key)
+		r.givenUp(ctx, j.URL, j.Key)
 	default:
-		r.frontierError(it, err)
+		r.frontierError(j, err)
 	}
 }
 
-func (r *run) frontierError(it *frontier.Item, err error) {
+func (r *run) frontierError(j *job, err error) {
 	if errors.Is(err, frontier.ErrStore) {
-		r.fail(fmt.Errorf("crawler: releasing %s: %w", it.URL, err))
+		r.fail(fmt.Errorf("crawler: releasing %s: %w", j.URL, err))
 		return
 	}
-	r.log.Error("crawler: releasing item", "url", it.URL, "err", err) // a bug, not the site's doing
+	// A lease lost to expiry (a shared store) was handed to someone else.
+	r.log.Warn("crawler: releasing item", "url", j.URL, "err", err)
 }
 
-// process takes one item through the robots gate, the limiter, the fetcher
-// and the extractors.
-func (r *run) process(ctx context.Context, it *frontier.Item) {
-	u, err := url.Parse(it.URL)
+// process takes one item through the robots gate, the fetcher and the
+// extractors. Its lease says the host may be fetched now.
+func (r *run) process(ctx context.Context, j *job) {
+	u, err := url.Parse(j.URL)
 	if err != nil { // the frontier hands out only canonical URLs
 		r.stats.errorKind("other")
-		r.reportError(ctx, it.URL, fmt.Errorf("canonical URL does not parse: %w", err))
-		r.release(it)
+		r.reportError(ctx, j.URL, fmt.Errorf("canonical URL does not parse: %w", err))
+		r.release(ctx, j)
 		return
 	}
-	if it.Kind == frontier.KindSitemap && r.fr.LimitReached() {
+	if j.Kind == frontier.KindSitemap && r.fr.LimitReached() {
 		// Every page it could list would be refused: the crawl ends with
 		// the pages already scheduled.
 		r.stats.skipped("max-pages")
-		r.release(it)
+		r.release(ctx, j)
 		return
 	}
-	if !r.robotsAllow(ctx, it, u) {
+	if !r.robotsAllow(ctx, j, u) {
 		return
 	}
-	// Waits for the host end with Run's context: after cancellation no
-	// new request starts, even during the grace period.
-	if err := r.lim.Wait(r.stop, it.Key); err != nil {
-		r.deferItem(ctx, it, r.now())
+	// After cancellation no new request starts, even during the grace
+	// period; nor on a lease a shared store may have handed to another
+	// worker already.
+	if r.stop.Err() != nil || !j.Expires.IsZero() && !r.now().Before(j.Expires) {
+		r.deferJob(ctx, j)
 		return
 	}
-	if r.stop.Err() != nil {
-		r.lim.Done(it.Key)
-		r.deferItem(ctx, it, r.now())
-		return
-	}
-	if it.Kind == frontier.KindSitemap {
-		r.fetchSitemap(ctx, it, u)
+	if j.Kind == frontier.KindSitemap {
+		r.fetchSitemap(ctx, j, u)
 	} else {
-		r.fetchPage(ctx, it, u)
+		r.fetchPage(ctx, j, u)
 	}
 }
 
 // robotsAllow consults the gate. It returns true when the item may be
-// fetched now; otherwise it has released or deferred the item itself.
-func (r *run) robotsAllow(ctx context.Context, it *frontier.Item, u *url.URL) bool {
-	v, err := r.gate.Check(r.stop, u)
+// fetched now; otherwise it has ended the lease itself. A robots.txt request
+// to the item's own host is made under the item's lease (see leasePacer).
+func (r *run) robotsAllow(ctx context.Context, j *job, u *url.URL) bool {
+	v, err := r.gate.Check(context.WithValue(r.stop, heldJob{}, j), u)
 	if err != nil {
 		if r.stop.Err() != nil {
-			r.deferItem(ctx, it, r.now())
+			r.deferJob(ctx, j)
 			return false
 		}
 		r.stats.errorKind("other")
-		r.reportError(ctx, it.URL, fmt.Errorf("robots gate: %w", err))
-		r.release(it)
+		r.reportError(ctx, j.URL, fmt.Errorf("robots gate: %w", err))
+		r.release(ctx, j)
 		return false
 	}
 	e := v.Entry
-	if e != nil && e.HasCrawlDelay {
-		r.lim.SetCrawlDelay(it.Key, e.CrawlDelay)
+	if e != nil {
+		r.policy.SetCrawlDelay(j.Key, &j.Host, e.CrawlDelay, e.HasCrawlDelay)
+		if !j.answered.IsZero() {
+			// robots.txt was fetched under this lease before its
+			// Crawl-delay was known: the host rests by it.
+			j.rest = r.policy.Rest(j.Host, j.answered)
+		}
 	}
 	if v.Fetched {
 		r.robotsFetched(ctx, u, e)
 	}
-	if v.Allowed && (v.Fetched || v.Waited) {
-		// This worker's slot, or another's for the same host, went to
-		// robots.txt; unless the host may be fetched again at once, the
-		// page waits its turn in the frontier rather than in the limiter.
-		if at := r.lim.ReadyAt(it.Key); at.After(r.now()) {
-			r.deferItem(ctx, it, at)
-			return false
-		}
+	if v.Allowed && r.restFromNow(j) > 0 {
+		// This lease's request went to robots.txt: the page waits its
+		// turn after the host's rest.
+		r.deferJob(ctx, j)
+		return false
 	}
 	if v.Allowed {
-		it.BlockedSince = time.Time{}
+		j.BlockedSince = time.Time{}
 		return true
 	}
 	if e != nil && errors.Is(e.Err, fetch.ErrForbiddenAddress) {
-		r.forbidden(ctx, it, e.Err)
+		r.forbidden(ctx, j, e.Err)
 		return false
 	}
 	if !v.RetryAt.IsZero() {
 		// robots.txt is unreachable: complete disallow for now. Wait for
 		// the gate's retry if the user allows that much patience.
-		if it.BlockedSince.IsZero() {
-			it.BlockedSince = r.now()
+		if j.BlockedSince.IsZero() {
+			j.BlockedSince = r.now()
 		}
-		if r.cfg.robotsWait > 0 && !v.RetryAt.After(it.BlockedSince.Add(r.cfg.robotsWait)) {
-			r.deferItem(ctx, it, v.RetryAt)
+		if r.cfg.robotsWait > 0 && !v.RetryAt.After(j.BlockedSince.Add(r.cfg.robotsWait)) {
+			r.deferUntil(ctx, j, v.RetryAt)
 			return false
 		}
 		r.stats.errorKind("robots-unavailable")
-		r.disallowed(ctx, it, u, DisallowedUnavailable)
+		r.disallowed(ctx, j, u, DisallowedUnavailable)
 		return false
 	}
-	r.disallowed(ctx, it, u, DisallowedByRules)
+	r.disallowed(ctx, j, u, DisallowedByRules)
 	return false
 }
 
-func (r *run) disallowed(ctx context.Context, it *frontier.Item, u *url.URL, why DisallowReason) {
-	r.stats.update(func(s *Stats) { s.Disallowed++ })
-	r.log.Debug("crawler: disallowed by robots.txt", "url", it.URL, "reason", string(why))
-	for _, f := range r.onDisallowed {
-		r.safely(ctx, it.URL, func() { f(ctx, u, why) })
+// heldJob is the context key under which a worker hands its job to the
+// robots gate, so that leasePacer knows the lease the request is made under.
+type heldJob struct{}
+
+// leasePacer paces the gate's robots.txt requests with the frontier's
+// leases, the one owner of when a host may next be fetched: a request to
+// the host of the lease the worker holds goes at once — the lease is the
+// permission — and its outcome sets how long the host rests when the lease
+// ends; a redirect hop to another host waits for a lease of that host.
+type leasePacer struct{ r *run }
+
+func (p leasePacer) Acquire(ctx context.Context, key string) (robots.Release, error) {
+	r := p.r
+	if j, ok := ctx.Value(heldJob{}).(*job); ok && j.Key == key {
+		if !j.answered.IsZero() {
+			// A redirect hop on the same host: it rests from the answer
+			// to the previous hop, as between pages.
+			if err := r.sleep(ctx, j.answered.Add(j.rest).Sub(r.now())); err != nil {
+				return nil, err
+			}
+		}
+		return func(status int, header http.Header, rtt time.Duration, err error) time.Time {
+			r.observe(j, status, header, rtt, err)
+			return r.now().Add(j.rest)
+		}, nil
 	}
-	r.release(it)
+	l, err := r.fr.NextKey(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	return func(status int, header http.Header, rtt time.Duration, err error) time.Time {
+		h := l.Host
+		rest := r.policy.Observe(key, &h, r.now(), status, header, rtt, err)
+		if err := r.fr.Done(context.WithoutCancel(ctx), l, frontier.Outcome{Host: h, Rest: rest}); err != nil && errors.Is(err, frontier.ErrStore) {
+			r.fail(fmt.Errorf("crawler: releasing %s: %w", key, err))
+		}
+		return r.now().Add(rest)
+	}, nil
+}
+
+func (r *run) disallowed(ctx context.Context, j *job, u *url.URL, why DisallowReason) {
+	r.stats.update(func(s *Stats) { s.Disallowed++ })
+	r.log.Debug("crawler: disallowed by robots.txt", "url", j.URL, "reason", string(why))
+	for _, f := range r.onDisallowed {
+		r.safely(ctx, j.URL, func() { f(ctx, u, why) })
+	}
+	r.release(ctx, j)
 }
 
 // forbidden skips it: its host is or resolves to an address the crawl may
 // not reach (see WithAllowPrivate).
-func (r *run) forbidden(ctx context.Context, it *frontier.Item, err error) {
+func (r *run) forbidden(ctx context.Context, j *job, err error) {
 	r.stats.skipped("private-address")
-	r.reportError(ctx, it.URL, err)
-	r.release(it)
+	r.reportError(ctx, j.URL, err)
+	r.release(ctx, j)
 }
 
 // robotsFetched records a robots.txt fetch and schedules the sitemaps it
@@ -231,40 +325,39 @@ func retryable(status int, err error) bool {
 	return status == http.StatusTooManyRequests || status >= 500
 }
 
-// maybeRetry defers it for another try after its host's back-off when the
+// maybeRetry defers j for another try after its host's back-off when the
 // failure is retryable, tries remain and the host is not given up. It
 // reports whether it did.
-func (r *run) maybeRetry(ctx context.Context, it *frontier.Item, status int, err error) bool {
+func (r *run) maybeRetry(ctx context.Context, j *job, status int, err error) bool {
 	if !retryable(status, err) {
 		return false
 	}
-	if r.hostFailing(ctx, it.Key) {
+	if r.hostFailing(ctx, j) {
 		return false
 	}
-	it.Retries++
-	if it.Retries > r.cfg.pageRetries {
+	j.Retries++
+	if j.Retries > r.cfg.pageRetries {
 		return false
 	}
 	r.stats.update(func(s *Stats) { s.Retries++ })
-	r.deferItem(ctx, it, r.lim.ReadyAt(it.Key))
+	r.deferJob(ctx, j)
 	return true
 }
 
-// hostFailing gives key up once its requests have failed
+// hostFailing gives j's host up once its requests have failed
 // WithHostFailures times in a row, reporting every URL still queued for
-// it. It reports whether key is given up.
-func (r *run) hostFailing(ctx context.Context, key string) bool {
-	if r.cfg.hostFailures == 0 {
+// it. It reports whether the host is given up.
+func (r *run) hostFailing(ctx context.Context, j *job) bool {
+	if r.cfg.hostFailures == 0 || j.Host.Failures < r.cfg.hostFailures {
 		return false
 	}
-	n := r.lim.Status(key).Failures
-	if n < r.cfg.hostFailures {
-		return false
-	}
-	r.log.Info("crawler: giving up host", "key", key, "consecutive_failures", n)
-	err := r.fr.GiveUp(key, func(dropped frontier.Item) { r.givenUp(ctx, dropped.URL, key) })
+	r.log.Info("crawler: giving up host", "key", j.Key, "consecutive_failures", j.Host.Failures)
+	dropped, err := r.fr.GiveUp(context.WithoutCancel(ctx), j.Key)
 	if err != nil {
-		r.fail(fmt.Errorf("crawler: giving up %s: %w", key, err))
+		r.fail(fmt.Errorf("crawler: giving up %s: %w", j.Key, err))
+	}
+	for _, it := range dropped {
+		r.givenUp(ctx, it.URL, j.Key)
 	}
 	return true
 }
@@ -275,8 +368,8 @@ func (r *run) givenUp(ctx context.Context, url, key string) {
 	r.reportError(ctx, url, fmt.Errorf("host %s failed %d times in a row: %w", key, r.cfg.hostFailures, frontier.ErrGivenUp))
 }
 
-func (r *run) fetchPage(ctx context.Context, it *frontier.Item, u *url.URL) {
-	req := fetch.Request{URL: it.URL, Depth: it.Depth, Referrer: it.Referrer, RedirectChain: it.Redirects}
+func (r *run) fetchPage(ctx context.Context, j *job, u *url.URL) {
+	req := fetch.Request{URL: j.URL, Depth: j.Depth, Referrer: j.Referrer, RedirectChain: j.Redirects}
 	start := r.now()
 	p, err := r.fetcher.Fetch(ctx, req)
 	status := 0
@@ -284,37 +377,36 @@ func (r *run) fetchPage(ctx context.Context, it *frontier.Item, u *url.URL) {
 	if p != nil {
 		status, header = p.Status, p.Header
 	}
-	r.lim.Observe(it.Key, status, header, r.now().Sub(start), err)
-	r.lim.Done(it.Key)
+	r.observe(j, status, header, r.now().Sub(start), err)
 	if err != nil {
 		switch {
 		case ctx.Err() != nil:
-			r.deferItem(ctx, it, r.now())
+			r.deferJob(ctx, j)
 		case errors.Is(err, fetch.ErrForbiddenAddress):
-			r.forbidden(ctx, it, err)
-		case r.maybeRetry(ctx, it, 0, err):
+			r.forbidden(ctx, j, err)
+		case r.maybeRetry(ctx, j, 0, err):
 		default:
 			r.stats.errorKind(errorKindOf(err))
-			r.reportError(ctx, it.URL, err)
-			r.release(it)
+			r.reportError(ctx, j.URL, err)
+			r.release(ctx, j)
 		}
 		return
 	}
-	if r.maybeRetry(ctx, it, status, nil) {
+	if r.maybeRetry(ctx, j, status, nil) {
 		return
 	}
 	r.stats.page(p.Status, p.TransferSize)
 
 	page := &Page{Page: p}
 	if p.Redirect != nil {
-		r.followRedirect(ctx, it, p)
+		r.followRedirect(ctx, j, p)
 	} else if p.Status >= 200 && p.Status < 300 {
-		page.Links = r.extract(ctx, it, p)
+		page.Links = r.extract(ctx, j, p)
 	}
 	for _, f := range r.onPage {
-		r.safely(ctx, it.URL, func() { f(ctx, page) })
+		r.safely(ctx, j.URL, func() { f(ctx, page) })
 	}
-	r.release(it)
+	r.release(ctx, j)
 }
 
 // followRedirect schedules a redirect's target as a new URL, so it passes
@@ -322,7 +414,7 @@ func (r *run) fetchPage(ctx context.Context, it *frontier.Item, u *url.URL) {
 // carries the chain that led to it, so -max-redirects and loop detection
 // hold across hops, and it stands for the item it came from (kind, depth,
 // sitemap origin).
-func (r *run) followRedirect(ctx context.Context, it *frontier.Item, p *fetch.Page) {
+func (r *run) followRedirect(ctx context.Context, it *job, p *fetch.Page) {
 	next, err := p.RedirectRequest(r.cfg.maxRedirects)
 	if err != nil {
 		r.stats.errorKind("redirect")
@@ -333,10 +425,10 @@ func (r *run) followRedirect(ctx context.Context, it *frontier.Item, p *fetch.Pa
 		URL: next.URL, Depth: it.Depth, Referrer: it.Referrer, Kind: it.Kind,
 		SitemapDepth: it.SitemapDepth, FromSitemap: it.FromSitemap, Redirects: next.RedirectChain,
 	}
-	if isSeed(it) {
+	if isSeed(&it.Item) {
 		// http://example.com → https://www.example.com/: the target is
 		// the site the seed names, and its links are in scope.
-		if err := r.fr.AddScope(next.URL); err != nil {
+		if err := r.fr.AddScope(ctx, next.URL); err != nil {
 			r.stats.skipped("invalid")
 			r.reportError(ctx, it.URL, fmt.Errorf("redirect target: %w", err))
 			return
@@ -351,9 +443,9 @@ func isSeed(it *frontier.Item) bool {
 	return it.Kind == frontier.KindPage && it.Depth == 0 && it.Referrer == "" && !it.FromSitemap
 }
 
-// extract runs the extractors on p and schedules the followable links it
-// returns, at most WithMaxLinks of them.
-func (r *run) extract(ctx context.Context, it *frontier.Item, p *fetch.Page) []Link {
+// extract runs the extractors on p and schedules the followable links they
+// return, at most WithMaxLinks of them, in one batch.
+func (r *run) extract(ctx context.Context, j *job, p *fetch.Page) []Link {
 	d := p.Directives()
 	if d.Noindex {
 		r.stats.update(func(s *Stats) { s.Noindex++ })
@@ -362,56 +454,94 @@ func (r *run) extract(ctx context.Context, it *frontier.Item, p *fetch.Page) []L
 		r.stats.update(func(s *Stats) { s.Nofollow++ })
 		return nil
 	}
-	links, err := r.reg.Extract(ctx, p)
+	links, dropped, err := r.reg.ExtractLimited(ctx, p)
+	if dropped > 0 {
+		r.stats.update(func(s *Stats) { s.Skipped["max-links"] += int64(dropped) })
+	}
 	if err != nil {
 		kind := "extract"
 		if errors.Is(err, fetch.ErrExtractorPanic) {
 			kind = "extractor-panic"
 		}
 		r.stats.errorKind(kind)
-		r.reportError(ctx, it.URL, fmt.Errorf("extracting links: %w", err))
+		r.reportError(ctx, j.URL, fmt.Errorf("extracting links: %w", err))
 	}
 	kept := links[:0]
+	items := make([]frontier.Item, 0, len(links))
 	for _, l := range links {
 		if l.Nofollow {
 			continue
 		}
-		if r.cfg.maxLinks > 0 && len(kept) == r.cfg.maxLinks {
-			r.stats.update(func(s *Stats) { s.Skipped["max-links"] += int64(len(links) - len(kept)) })
-			break
-		}
 		kept = append(kept, l)
-		r.add(ctx, it.Child(l.URL), p.URL, true)
+		items = append(items, j.Child(l.URL))
 	}
+	r.addAll(ctx, items, p.URL, true)
 	return kept
 }
 
 // add runs the filters and schedules it, counting a refusal. A Store
 // failure ends the crawl.
 func (r *run) add(ctx context.Context, it frontier.Item, from *url.URL, filter bool) error {
+	errs := r.addAll(ctx, []frontier.Item{it}, from, filter)
+	if len(errs) == 0 {
+		return nil // filtered out
+	}
+	return errs[0]
+}
+
+// addAll runs the filters on items and schedules those they let through in
+// one Store call, counting refusals. It returns the frontier's answer for
+// each item scheduled (not for those filtered out).
+func (r *run) addAll(ctx context.Context, items []frontier.Item, from *url.URL, filter bool) []error {
 	if filter && len(r.filters) > 0 {
-		u, err := url.Parse(it.URL)
-		if err != nil {
-			r.stats.skipped("invalid")
-			return fmt.Errorf("%w: %w", frontier.ErrRelative, err)
-		}
-		for _, f := range r.filters {
-			ok := false // a filter that panics keeps the link out
-			r.safely(ctx, it.URL, func() { ok = f(u, from, it.Depth) })
-			if !ok {
-				r.stats.skipped("filter")
-				return nil
+		kept := items[:0]
+		for _, it := range items {
+			if r.filtered(ctx, it, from) {
+				kept = append(kept, it)
 			}
 		}
+		items = kept
 	}
-	if err := r.fr.Add(ctx, it); err != nil {
+	if len(items) == 0 {
+		return nil
+	}
+	errs, err := r.fr.AddAll(ctx, items)
+	if err != nil {
 		if errors.Is(err, frontier.ErrStore) {
-			r.fail(fmt.Errorf("crawler: scheduling %s: %w", it.URL, err))
+			r.fail(fmt.Errorf("crawler: scheduling %d URLs: %w", len(items), err))
 		}
-		r.stats.skipped(skipReason(err))
-		return err
+		r.stats.update(func(s *Stats) { s.Skipped[skipReason(err)] += int64(len(items)) })
+		errs = make([]error, len(items))
+		for i := range errs {
+			errs[i] = err
+		}
+		return errs
 	}
-	return nil
+	for _, e := range errs {
+		if e != nil {
+			r.stats.skipped(skipReason(e))
+		}
+	}
+	return errs
+}
+
+// filtered reports whether every filter lets it through; a filter that
+// panics keeps it out.
+func (r *run) filtered(ctx context.Context, it frontier.Item, from *url.URL) bool {
+	u, err := url.Parse(it.URL)
+	if err != nil {
+		r.stats.skipped("invalid")
+		return false
+	}
+	for _, f := range r.filters {
+		ok := false
+		r.safely(ctx, it.URL, func() { ok = f(u, from, it.Depth) })
+		if !ok {
+			r.stats.skipped("filter")
+			return false
+		}
+	}
+	return true
 }
 
 // safely runs f, turning a panic into a counted, reported error.

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
+	"maps"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/heedcrawl/heed/internal/hostid"
@@ -110,24 +112,12 @@ type Item struct {
 	// BlockedSince is when the item was first refused because its
 	// robots.txt could not be fetched; zero otherwise.
 	BlockedSince time.Time
-
-	host *host // set while the item is handed out by Next
 }
 
 // Child returns an Item for a link found on it: rawURL at one more depth,
 // with it as referrer. rawURL must be absolute (see CanonicalRef).
 func (it *Item) Child(rawURL string) Item {
 	return Item{URL: rawURL, Depth: it.Depth + 1, Referrer: it.URL}
-}
-
-// Pacer tells the Frontier when a politeness key may next be fetched: the
-// combined verdict of robots Crawl-delay, the rate limiter and back-off.
-// ratelimit.HostLimiter satisfies it. ReadyAt is called with the
-// Frontier's lock held, so it must be quick and must not call the Frontier.
-type Pacer interface {
-	// ReadyAt returns the earliest time a request to key may start; a time
-	// not after now means at once.
-	ReadyAt(key string) time.Time
 }
 
 // Clock is the time source the Frontier waits on; nil means real time.
@@ -154,15 +144,13 @@ const (
 )
 
 // Config configures a Frontier. The zero value is a usable default: memory
-// store, real clock, no pacing, host[:port] keys, seed hosts only, no limits,
-// one item in flight per host.
+// store, real clock, host[:port] keys, seed hosts only, no limits, one item
+// in flight per host.
 type Config struct {
-	// Store holds the seen-set and the queues; nil means a new MemoryStore.
+	// Store holds the crawl's state; nil means a new MemoryStore.
 	Store Store
 	// Clock is the time source; nil means real time.
 	Clock Clock
-	// Pacer tells when a key may next be fetched; nil means always.
-	Pacer Pacer
 	// Key returns the politeness key for a canonical URL; nil means the
 	// URL's host[:port] (u.Host; default ports are already dropped). Items
 	// with the same key share a queue and a pace. It is called without the
@@ -177,24 +165,12 @@ type Config struct {
 	// the Frontier's lock held, possibly concurrently.
 	InScope func(u *url.URL) bool
 	// MaxDepth rejects items deeper than this; 0 means no limit. (Depth is
-	// limited to 1,048,575 regardless.)
+	// limited to 524,287 regardless.)
 	MaxDepth int
-	// MaxPages caps the number of page items scheduled (accepted by Add or
-	// AddSeed) over the crawl; 0 means no limit. It counts scheduled items,
-	// not successful fetches: an item later disallowed by robots.txt or
-	// failing still counts. Sitemap items do not count.
-	MaxPages int
-	// MaxPagesPerHost caps the number of page items scheduled per
-	// politeness key, counted like MaxPages; 0 means no limit. Setting it
-	// makes the Frontier remember every key it saw.
-	MaxPagesPerHost int
-	// MaxSitemapsPerHost caps the sitemap items scheduled per politeness
-	// key, and MaxSitemapURLsPerHost the page items from sitemaps
-	// (Item.FromSitemap); 0 means no limit. A site that generates sitemap
-	// indexes without end is then read only so far. Like MaxPagesPerHost,
-	// setting either makes the Frontier remember every key it saw.
-	MaxSitemapsPerHost    int
-	MaxSitemapURLsPerHost int
+	// Limits are the page and sitemap limits the Store enforces (see
+	// Limits). They count scheduled items, not successful fetches: an item
+	// later disallowed by robots.txt or failing still counts.
+	Limits Limits
 	// MaxPathSegments rejects URLs whose path has more segments than this
 	// with ErrPathological; MaxSegmentRepeats rejects paths in which one
 	// segment, or one run of segments, occurs more than this many times in
@@ -206,83 +182,59 @@ type Config struct {
 	// the page limits stop it.
 	MaxPathSegments   int
 	MaxSegmentRepeats int
-	// PerHost is the number of items of one key that may be in flight at
-	// once; 0 means 1.
-	PerHost int
-	// Affinity lets a key that is ready again as soon as its item is Done
-	// go back to the front of the ready-heap, ahead of keys that have
-	// waited, up to Affinity items in a row; then it takes its turn at the
-	// back. Hosts crawled without delay are then fetched a run at a time
-	// over one warm connection instead of round-robin over all of them,
-	// which keeps a connection per host open. Zero means strict
-	// round-robin. It never hands a key out before the Pacer allows.
-	Affinity int
+	// Claim holds the scheduling settings passed to the Store: items of one
+	// key in flight at once (PerHost, default 1), runs of a ready key
+	// (Affinity), and how long a lease lasts in a Store shared by several
+	// processes (Lease, default DefaultLease).
+	Claim ClaimOptions
+	// Poll is how often a waiting Next asks the Store again when nothing
+	// in this process has changed: for a Store shared by several processes,
+	// whose items and leases change elsewhere. Zero means never.
+	Poll time.Duration
 }
 
-// Frontier schedules URLs for fetching: it canonicalises and deduplicates
-// them, keeps one FIFO queue per politeness key, and hands out items whose
-// key may be fetched now, earliest-ready key first. All methods are safe
-// for concurrent use.
+// Defaults of the pathological-path check (Config.MaxPathSegments and
+// Config.MaxSegmentRepeats), and of a lease's duration.
+const (
+	DefaultMaxPathSegments   = 32
+	DefaultMaxSegmentRepeats = 2
+	DefaultLease             = 5 * time.Minute
+)
+
+// scopeMeta is the Store metadata under which the Frontier keeps its scope
+// names, so that a crawl resumed from a Store keeps its seeds' scope.
+const scopeMeta = "frontier/scope"
+
+// Frontier schedules URLs for fetching: it canonicalises them, checks them
+// against the crawl's scope and limits, and has its Store deduplicate and
+// queue them; it hands out leases of items whose key may be fetched now,
+// earliest-ready key first, waiting when none is. All methods are safe for
+// concurrent use.
 type Frontier struct {
 	store      Store
 	clock      Clock
-	pacer      Pacer
 	keyFunc    func(*url.URL) string
 	canon      Canonicalizer
 	scope      Scope
 	inScope    func(*url.URL) bool
 	maxDepth   int
-	maxPages   int
-	maxPerHost int
-	maxSitemap int
-	maxSmURLs  int
+	limits     Limits
 	maxSegs    int
 	maxRepeats int
-	keepHosts  bool // per-host counts must outlive a key's queue
-	affinity   int32
-	perHost    int
-
-	epoch time.Time // heap times are nanoseconds since, monotonic if the clock is
+	opt        ClaimOptions
+	poll       time.Duration
+	limitHit   atomic.Bool
 
 	mu         sync.Mutex
-	hosts      map[string]*host
-	ready      readyHeap
-	seq        uint64
-	queued     int
-	inflight   int
-	busy       int // keys with inflight > 0
-	scheduled  int
 	scopeNames map[string]struct{}
 	closed     bool
 	waiters    int           // Next calls blocked
 	wake       chan struct{} // closed to wake them
 	timer      <-chan time.Time
-	timerAt    int64
+	timerAt    time.Time
 
 	waitHook func() // tests: called each time a Next call is about to block
 }
-
-// host is the scheduling state of one politeness key, 48 bytes. A Defer
-// time needs no field: it only matters while the key waits on the heap,
-// and the heap entry holds it.
-type host struct {
-	key         string
-	scheduled   int32 // page items ever scheduled, for MaxPagesPerHost
-	queued      int32
-	inflight    int32
-	index       int32 // in the ready-heap, or -1
-	streak      int32 // items handed out in a row through Config.Affinity
-	sitemaps    int32 // sitemap items ever scheduled, for MaxSitemapsPerHost
-	sitemapURLs int32 // page items from sitemaps, for MaxSitemapURLsPerHost
-	givenUp     bool
-}
-
-// Defaults of the pathological-path check (Config.MaxPathSegments and
-// Config.MaxSegmentRepeats).
-const (
-	DefaultMaxPathSegments   = 32
-	DefaultMaxSegmentRepeats = 2
-)
 
 type realClock struct{}
 
@@ -294,21 +246,16 @@ func New(cfg Config) *Frontier {
 	f := &Frontier{
 		store:      cfg.Store,
 		clock:      cfg.Clock,
-		pacer:      cfg.Pacer,
 		keyFunc:    cfg.Key,
 		canon:      cfg.Canonicalizer,
 		scope:      cfg.Scope,
 		inScope:    cfg.InScope,
 		maxDepth:   cfg.MaxDepth,
-		maxPages:   cfg.MaxPages,
-		maxPerHost: cfg.MaxPagesPerHost,
-		maxSitemap: cfg.MaxSitemapsPerHost,
-		maxSmURLs:  cfg.MaxSitemapURLsPerHost,
+		limits:     cfg.Limits,
 		maxSegs:    cfg.MaxPathSegments,
 		maxRepeats: cfg.MaxSegmentRepeats,
-		perHost:    cfg.PerHost,
-		affinity:   int32(min(max(cfg.Affinity, 0), math.MaxInt32)),
-		hosts:      make(map[string]*host),
+		opt:        cfg.Claim,
+		poll:       cfg.Poll,
 		scopeNames: make(map[string]struct{}),
 		wake:       make(chan struct{}),
 	}
@@ -318,8 +265,9 @@ func New(cfg Config) *Frontier {
 	if f.clock == nil {
 		f.clock = realClock{}
 	}
-	if f.perHost <= 0 {
-		f.perHost = 1
+	f.opt.PerHost = max(f.opt.PerHost, 1)
+	if f.opt.Lease <= 0 {
+		f.opt.Lease = DefaultLease
 	}
 	if f.maxSegs == 0 {
 		f.maxSegs = DefaultMaxPathSegments
@@ -327,16 +275,28 @@ func New(cfg Config) *Frontier {
 	if f.maxRepeats == 0 {
 		f.maxRepeats = DefaultMaxSegmentRepeats
 	}
-	f.keepHosts = f.maxPerHost > 0 || f.maxSitemap > 0 || f.maxSmURLs > 0
-	f.epoch = f.clock.Now()
 	return f
 }
 
-// nanos converts t to heap time. Sub uses the monotonic readings when
-// both times have them, so wall-clock steps do not reorder hosts; times
-// beyond ±292 years saturate, and the zero time means "long ago".
-func (f *Frontier) nanos(t time.Time) int64 {
-	return int64(t.Sub(f.epoch))
+// Store returns the Frontier's Store.
+func (f *Frontier) Store() Store { return f.store }
+
+// Resume loads the scope a Store kept from an earlier run (the seeds'
+// hosts or domains and the hosts they redirected to), so that a crawl
+// resumed from it follows the same links. A Store without one is fine.
+func (f *Frontier) Resume(ctx context.Context) error {
+	v, err := f.store.Meta(ctx, scopeMeta)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrStore, err)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for name := range strings.SplitSeq(string(v), "\n") {
+		if name != "" {
+			f.scopeNames[name] = struct{}{}
+		}
+	}
+	return nil
 }
 
 // AddSeed schedules rawURL at depth 0 and adds its host (or registrable
@@ -344,51 +304,146 @@ func (f *Frontier) nanos(t time.Time) int64 {
 // scope check and MaxDepth but not deduplication or page limits; the scope
 // grows even if the seed itself is rejected as a duplicate.
 func (f *Frontier) AddSeed(ctx context.Context, rawURL string) error {
-	return f.add(ctx, Item{URL: rawURL}, true)
-}
-
-// Add schedules it. it.URL may be any absolute URL; Add canonicalises it
-// and sets it.Key. Depth, Referrer, Kind, Priority and Lastmod are kept as
-// given. Checks run in this order, the first failing one giving the error:
-// depth, canonical form (ErrRelative, ErrScheme, ErrHost, ErrPort,
-// ErrTooLong), scope, page limits, duplicates (ErrSeen). A nil error
-// means the item is queued and will be handed out by Next exactly once.
-// ctx is checked before any work is done.
-func (f *Frontier) Add(ctx context.Context, it Item) error {
-	return f.add(ctx, it, false)
-}
-
-func (f *Frontier) add(ctx context.Context, it Item, seed bool) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if it.Depth < 0 || it.Depth > maxStoredDepth || !seed && f.maxDepth > 0 && it.Depth > f.maxDepth {
-		return ErrDepth
-	}
-	canon, sp, err := f.canon.canonical(it.URL)
+	errs, err := f.AddSeeds(ctx, []string{rawURL})
 	if err != nil {
 		return err
 	}
+	return errs[0]
+}
+
+// AddSeeds adds seeds as AddSeed does, with one Store call for all of them.
+// errs[i] says why seeds[i] was not scheduled (nil if it was); err is a
+// Store failure, wrapping ErrStore, in which case nothing was scheduled.
+func (f *Frontier) AddSeeds(ctx context.Context, seeds []string) (errs []error, err error) {
+	items := make([]Item, len(seeds))
+	for i, s := range seeds {
+		items[i] = Item{URL: s}
+	}
+	return f.add(ctx, items, true)
+}
+
+// Add schedules it. it.URL may be any absolute URL; Add canonicalises it
+// and sets it.Key. Depth, Referrer, Kind, Priority, Lastmod and the item's
+// history are kept as given. Checks run in this order, the first failing
+// one giving the error: depth, canonical form (ErrRelative, ErrScheme,
+// ErrHost, ErrPort, ErrTooLong), pathological path, scope, then in the
+// Store: given-up host, page and sitemap limits, duplicates (ErrSeen). A
+// nil error means the item is queued and will be handed out by Next once.
+// A Store failure wraps ErrStore. ctx is checked before any work is done.
+func (f *Frontier) Add(ctx context.Context, it Item) error {
+	errs, err := f.add(ctx, []Item{it}, false)
+	if err != nil {
+		return err
+	}
+	return errs[0]
+}
+
+// AddAll adds items as Add does, with one Store call for all of them (a
+// page's links): errs[i] says why items[i] was refused; err is a Store
+// failure, wrapping ErrStore, in which case none was scheduled.
+func (f *Frontier) AddAll(ctx context.Context, items []Item) (errs []error, err error) {
+	return f.add(ctx, slices.Clone(items), false)
+}
+
+// add checks items (modified in place), widens the scope by the seeds, and
+// hands the rest to the Store in one batch.
+func (f *Frontier) add(ctx context.Context, items []Item, seed bool) ([]error, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	errs := make([]error, len(items))
+	names := make([]string, len(items)) // what the scope set holds for each
+	for i := range items {
+		errs[i], names[i] = f.check(&items[i], seed)
+	}
+	f.mu.Lock()
+	if f.closed {
+		f.mu.Unlock()
+		return nil, ErrClosed
+	}
+	var added []string
+	for i := range items {
+		if errs[i] != nil || names[i] == "" {
+			continue
+		}
+		if _, ok := f.scopeNames[names[i]]; ok {
+			continue
+		}
+		if !seed {
+			errs[i] = ErrScope
+			continue
+		}
+		name := strings.Clone(names[i])
+		f.scopeNames[name] = struct{}{}
+		added = append(added, name)
+	}
+	f.mu.Unlock()
+	if len(added) > 0 {
+		if err := f.saveScope(ctx); err != nil {
+			return nil, err
+		}
+	}
+	batch := make([]Item, 0, len(items))
+	at := make([]int, 0, len(items))
+	for i := range items {
+		if errs[i] == nil {
+			batch = append(batch, items[i])
+			at = append(at, i)
+		}
+	}
+	if len(batch) == 0 {
+		return errs, nil
+	}
+	refused, err := f.store.Add(ctx, batch, f.limits)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrStore, err)
+	}
+	queued := false
+	for j, i := range at {
+		errs[i] = refused[j]
+		switch {
+		case refused[j] == nil:
+			queued = true
+		case errors.Is(refused[j], ErrLimit):
+			f.limitHit.Store(true)
+		}
+	}
+	if queued {
+		f.broadcast()
+	}
+	return errs, nil
+}
+
+// check runs the checks that need no Store on it, canonicalising its URL
+// and setting its key, and returns what the scope set must hold for it
+// ("" when the scope does not depend on it).
+func (f *Frontier) check(it *Item, seed bool) (err error, name string) {
+	if it.Depth < 0 || it.Depth > maxStoredDepth || !seed && f.maxDepth > 0 && it.Depth > f.maxDepth {
+		return ErrDepth, ""
+	}
+	canon, sp, err := f.canon.canonical(it.URL)
+	if err != nil {
+		return err, ""
+	}
 	if pathological(canon[sp.end:], f.maxSegs, f.maxRepeats) {
-		return ErrPathological
+		return ErrPathological, ""
 	}
 	var u *url.URL
 	if f.keyFunc != nil || f.inScope != nil {
 		if u, err = url.Parse(canon); err != nil {
-			return fmt.Errorf("frontier: canonical URL does not parse: %w", err)
+			return fmt.Errorf("frontier: canonical URL does not parse: %w", err), ""
 		}
 	}
 	key := canon[sp.start:sp.end]
 	if f.keyFunc != nil {
 		if key = f.keyFunc(u); key == "" {
-			return fmt.Errorf("%w: empty politeness key for %q", ErrHost, canon)
+			return fmt.Errorf("%w: empty politeness key for %q", ErrHost, canon), ""
 		}
 	}
-	var name string // what the scope set holds for this URL
 	switch {
 	case f.inScope != nil:
 		if !seed && !f.inScope(u) {
-			return ErrScope
+			return ErrScope, ""
 		}
 	case f.scope == ScopeAny:
 	case f.scope == ScopeSeedDomains:
@@ -396,70 +451,17 @@ func (f *Frontier) add(ctx context.Context, it Item, seed bool) error {
 	default: // ScopeSeedHosts, and values this version does not know
 		name = canon[sp.start:sp.nameEnd]
 	}
-	it.URL = canon
-	it.host = nil
+	it.URL, it.Key = canon, key
+	return nil, name
+}
 
+// saveScope stores the scope names, so that Resume finds them.
+func (f *Frontier) saveScope(ctx context.Context) error {
 	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.closed {
-		return ErrClosed
-	}
-	if f.inScope == nil && f.scope != ScopeAny {
-		if _, ok := f.scopeNames[name]; !ok {
-			if !seed {
-				return ErrScope
-			}
-			f.scopeNames[strings.Clone(name)] = struct{}{}
-		}
-	}
-	h := f.hosts[key]
-	if h != nil && h.givenUp {
-		return ErrGivenUp
-	}
-	counted := it.Kind != KindSitemap
-	if counted {
-		if f.maxPages > 0 && f.scheduled >= f.maxPages {
-			return ErrLimit
-		}
-		if h != nil && f.maxPerHost > 0 && int(h.scheduled) >= f.maxPerHost {
-			return ErrHostLimit
-		}
-		if it.FromSitemap && h != nil && f.maxSmURLs > 0 && int(h.sitemapURLs) >= f.maxSmURLs {
-			return ErrSitemapLimit
-		}
-	} else if h != nil && f.maxSitemap > 0 && int(h.sitemaps) >= f.maxSitemap {
-		return ErrSitemapLimit
-	}
-	isNew, err := f.store.MarkSeen(canon)
-	if err != nil {
+	names := slices.Sorted(maps.Keys(f.scopeNames))
+	f.mu.Unlock()
+	if err := f.store.SetMeta(ctx, scopeMeta, []byte(strings.Join(names, "\n"))); err != nil {
 		return fmt.Errorf("%w: %w", ErrStore, err)
-	}
-	if !isNew {
-		return ErrSeen
-	}
-	if h == nil {
-		h = &host{key: strings.Clone(key), index: -1}
-		f.hosts[h.key] = h
-	}
-	it.Key = h.key
-	if err := f.store.Push(it); err != nil {
-		f.evictIdle(h)
-		return fmt.Errorf("%w: %w", ErrStore, err)
-	}
-	h.queued++
-	f.queued++
-	switch {
-	case !counted:
-		h.sitemaps++
-	case it.FromSitemap:
-		h.sitemapURLs++
-		fallthrough
-	default:
-		h.scheduled++
-		f.scheduled++
-	}
-	if h.index < 0 && int(h.inflight) < f.perHost {
-		f.schedule(h, math.MinInt64)
 	}
 	return nil
 }
@@ -471,155 +473,129 @@ func registrableDomain(name string) string {
 	return hostid.RegistrableDomain(name)
 }
 
-// Next returns an item whose key may be fetched now, blocking until one is
-// ready. The item's key is busy until the item is passed to Done or Defer
-// (with PerHost > 1, until PerHost items of it are out). Keys are served
-// earliest-ready first, round-robin among keys ready at once, and a key's
-// items in FIFO order.
+// Next returns a lease of an item whose key may be fetched now, blocking
+// until one is ready. The key is busy until the lease is passed to Done or
+// Defer (with PerHost > 1, until PerHost leases of it are out). Keys are
+// served earliest-ready first, round-robin among keys ready at once, and a
+// key's items in FIFO order.
 //
-// Next returns ErrExhausted when no item is queued and none is in flight
-// (in-flight items may still add links, so until they are released Next
-// waits). It returns ErrClosed after Close, and ctx.Err() if ctx is done,
-// even when an item is ready.
-func (f *Frontier) Next(ctx context.Context) (*Item, error) {
-	f.mu.Lock()
+// Next returns ErrExhausted when no item is queued and none is leased (a
+// leased item may still add links, so until its lease ends Next waits). It
+// returns ErrClosed after Close, ctx.Err() if ctx is done, even when an
+// item is ready, and a Store failure wrapped in ErrStore.
+func (f *Frontier) Next(ctx context.Context) (*Lease, error) {
 	for {
-		if err := ctx.Err(); err != nil {
-			f.mu.Unlock()
+		wake, err := f.wakeChan(ctx)
+		if err != nil {
 			return nil, err
 		}
-		if f.closed {
-			f.mu.Unlock()
-			return nil, ErrClosed
-		}
-		it, err := f.nextLocked()
-		if it != nil || err != nil {
-			f.mu.Unlock()
-			return it, err
-		}
-		if len(f.ready) == 0 && f.inflight == 0 {
-			f.mu.Unlock()
-			return nil, ErrExhausted
-		}
-
-		// One timer, shared by all waiters, is armed for the earliest
-		// deadline; whoever receives it wakes the others, and any change
-		// that could make an item available earlier than that deadline
-		// (see schedule, release, Close) closes wake.
-		var timer <-chan time.Time
-		if len(f.ready) > 0 {
-			at := f.ready[0].at
-			if f.timer == nil || at < f.timerAt {
-				f.timer = f.clock.After(time.Duration(at - f.nanos(f.clock.Now())))
-				f.timerAt = at
-			}
-			timer = f.timer
-		}
-		wake := f.wake
-		f.waiters++
-		hook := f.waitHook
-		f.mu.Unlock()
-		if hook != nil {
-			hook()
-		}
-
-		select {
-		case <-ctx.Done():
-			f.mu.Lock()
-			f.waiters--
-			f.mu.Unlock()
-			return nil, ctx.Err()
-		case <-wake:
-			f.mu.Lock()
-			f.waiters--
-		case <-timer:
-			f.mu.Lock()
-			f.waiters--
-			if f.timer == timer {
-				f.timer = nil
-			}
-			f.broadcast()
-		}
-	}
-}
-
-// nextLocked hands out the first item of the earliest-ready key if that key
-// is ready now. It returns nil, nil if none is.
-func (f *Frontier) nextLocked() (*Item, error) {
-	now := f.nanos(f.clock.Now())
-	for len(f.ready) > 0 {
-		top := &f.ready[0]
-		if top.at > now {
-			return nil, nil
-		}
-		h := top.h
-		// The pacer may have pushed the key back since it was scheduled
-		// (a 429, a Retry-After): ask again before handing it out.
-		if f.pacer != nil {
-			// A pacer answers "now" for a ready key by reading its own
-			// clock, after ours: compare against a fresh reading, or a
-			// ready key would look a few nanoseconds early forever.
-			if r := f.nanos(f.pacer.ReadyAt(h.key)); r > now {
-				if now = f.nanos(f.clock.Now()); r > now {
-					top.at = r
-					f.ready.fix(0)
-					continue
-				}
-			}
-		}
-		it, ok, err := f.store.Pop(h.key)
+		now := f.clock.Now()
+		c, err := f.store.Claim(ctx, now, f.opt)
 		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
 			return nil, fmt.Errorf("%w: %w", ErrStore, err)
 		}
-		if !ok {
-			// The store lost the queue; forget it rather than spin.
-			f.queued -= int(h.queued)
-			h.queued = 0
-			f.ready.remove(0)
-			f.evictIdle(h)
-			continue
+		if c.Lease != nil {
+			return c.Lease, nil
 		}
-		h.queued--
-		f.queued--
-		h.inflight++
-		if h.inflight == 1 {
-			f.busy++
+		if c.Idle {
+			return nil, ErrExhausted
 		}
-		f.inflight++
-		if h.queued == 0 || int(h.inflight) >= f.perHost {
-			f.ready.remove(0)
-		} else {
-			f.seq++
-			top.at, top.seq = f.readyAt(h), f.seq
-			f.ready.fix(0)
+		if err := f.wait(ctx, wake, c.Next); err != nil {
+			return nil, err
 		}
-		it.Key = h.key
-		it.host = h
-		return &it, nil
 	}
-	return nil, nil
 }
 
-// readyAt is when h may next be fetched by the pacer, in heap time.
-func (f *Frontier) readyAt(h *host) int64 {
-	if f.pacer == nil {
-		return math.MinInt64
+// NextKey returns a lease of key itself, blocking until the key may be
+// fetched and has a free slot: for a request that is not an item's (a
+// robots.txt redirect hop to another host), paced with the key's pages.
+// End it with Done.
+func (f *Frontier) NextKey(ctx context.Context, key string) (*Lease, error) {
+	for {
+		wake, err := f.wakeChan(ctx)
+		if err != nil {
+			return nil, err
+		}
+		l, next, err := f.store.ClaimKey(ctx, key, f.clock.Now(), f.opt)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, fmt.Errorf("%w: %w", ErrStore, err)
+		}
+		if l != nil {
+			return l, nil
+		}
+		if err := f.wait(ctx, wake, next); err != nil {
+			return nil, err
+		}
 	}
-	return f.nanos(f.pacer.ReadyAt(h.key))
 }
 
-// schedule puts h, which has queued items and a free slot, on the
-// ready-heap, not before notBefore (heap time), waking blocked Next calls
-// if it is now the earliest.
-func (f *Frontier) schedule(h *host, notBefore int64) {
-	f.seq++
-	f.ready.push(heapEntry{at: max(f.readyAt(h), notBefore), seq: f.seq, h: h})
-	if h.index == 0 {
+// wakeChan returns the channel the next change closes, taken before the
+// Store is asked so that no change is missed, or why Next must return.
+func (f *Frontier) wakeChan(ctx context.Context) (chan struct{}, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return nil, ErrClosed
+	}
+	return f.wake, nil
+}
+
+// wait blocks until wake closes, the time at comes (zero: no time), the
+// poll interval passes or ctx ends. One timer, shared by all waiters, is
+// armed for the earliest time; whoever receives it wakes the others.
+func (f *Frontier) wait(ctx context.Context, wake chan struct{}, at time.Time) error {
+	f.mu.Lock()
+	var timer <-chan time.Time
+	if !at.IsZero() {
+		if f.timer == nil || at.Before(f.timerAt) {
+			f.timer = f.clock.After(at.Sub(f.clock.Now()))
+			f.timerAt = at
+		}
+		timer = f.timer
+	}
+	f.waiters++
+	hook := f.waitHook
+	f.mu.Unlock()
+	if hook != nil {
+		hook()
+	}
+	var poll <-chan time.Time
+	if f.poll > 0 {
+		poll = f.clock.After(f.poll)
+	}
+	defer func() {
+		f.mu.Lock()
+		f.waiters--
+		f.mu.Unlock()
+	}()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-wake:
+	case <-poll:
+	case <-timer:
+		f.mu.Lock()
+		if f.timer == timer {
+			f.timer = nil
+		}
+		f.mu.Unlock()
 		f.broadcast()
 	}
+	return nil
 }
 
 func (f *Frontier) broadcast() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	if f.waiters == 0 {
 		return
 	}
@@ -627,151 +603,81 @@ func (f *Frontier) broadcast() {
 	f.wake = make(chan struct{})
 }
 
-// evictIdle forgets h once it has nothing queued or in flight, so memory
-// follows active hosts; with MaxPagesPerHost its count must be kept.
-func (f *Frontier) evictIdle(h *host) {
-	if !f.keepHosts && !h.givenUp && h.queued == 0 && h.inflight == 0 && h.index < 0 {
-		delete(f.hosts, h.key)
-	}
+// Done ends l: its item is done, whether the fetch succeeded, failed or was
+// disallowed. The key takes o.Host and rests o.Rest (see Outcome). Each
+// lease Next returns must be passed to exactly one of Done or Defer; a
+// lease the Store no longer holds gets ErrLeaseLost.
+func (f *Frontier) Done(ctx context.Context, l *Lease, o Outcome) error {
+	return f.end(ctx, l, o, false)
 }
 
-// lease checks that it was handed out by this Frontier and not yet
-// released, and releases the lease.
-func (f *Frontier) lease(it *Item) (*host, error) {
-	if it == nil || it.host == nil || it.host.inflight == 0 || f.hosts[it.host.key] != it.host {
-		return nil, ErrNotInFlight
-	}
-	h := it.host
-	it.host = nil
-	return h, nil
+// Defer ends l without finishing its item: it goes back to the front of its
+// key's queue, with what it has been through (Retries, Redirects, …), and
+// the key takes o.Host and rests o.Rest. Use it when the worker's slot went
+// to fetching robots.txt, robots.txt is temporarily unavailable, or the
+// item is to be tried again. A deferred item is neither a duplicate nor
+// counted again against limits. An item of a key given up is dropped
+// instead, and Defer returns ErrGivenUp.
+func (f *Frontier) Defer(ctx context.Context, l *Lease, o Outcome) error {
+	return f.end(ctx, l, o, true)
 }
 
-// release frees one in-flight slot of h; if h has queued items it goes
-// back on the heap, not before notBefore (heap time).
-func (f *Frontier) release(h *host, notBefore int64) {
-	h.inflight--
-	if h.inflight == 0 {
-		f.busy--
+func (f *Frontier) end(ctx context.Context, l *Lease, o Outcome, requeue bool) error {
+	if l == nil {
+		return ErrLeaseLost
 	}
-	f.inflight--
+	o.Rest = max(o.Rest, 0)
+	var err error
+	if requeue {
+		err = f.store.Release(ctx, l, f.clock.Now(), o)
+	} else {
+		err = f.store.Ack(ctx, l, f.clock.Now(), o)
+	}
+	f.broadcast()
 	switch {
-	case h.queued > 0 && h.index < 0:
-		f.schedule(h, notBefore)
-	case h.queued == 0 && h.inflight == 0:
-		f.evictIdle(h)
-	}
-	if f.inflight == 0 && len(f.ready) == 0 {
-		f.broadcast() // exhausted: blocked Next calls return ErrExhausted
-	}
-}
-
-// Done reports that the worker has finished with it, whether the fetch
-// succeeded, failed or was disallowed: its key's slot is free again and
-// the key is rescheduled at the time the Pacer says. Each item Next returns
-// must be passed to exactly one of Done or Defer, as the pointer Next
-// returned; anything else gets ErrNotInFlight.
-func (f *Frontier) Done(it *Item) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	h, err := f.lease(it)
-	if err != nil {
+	case err == nil, errors.Is(err, ErrLeaseLost), errors.Is(err, ErrGivenUp):
 		return err
 	}
-	if f.affinity > 0 && h.queued > 0 && h.index < 0 && h.inflight == 1 {
-		if h.streak < f.affinity && f.readyAt(h) <= f.nanos(f.clock.Now()) {
-			// Ready again at once: back to the front, ahead of keys
-			// that have waited, for the rest of its run.
-			h.streak++
-			h.inflight--
-			if h.inflight == 0 {
-				f.busy--
-			}
-			f.inflight--
-			f.ready.push(heapEntry{at: math.MinInt64, h: h})
-			f.broadcast()
-			return nil
-		}
-		h.streak = 0
-	}
-	f.release(h, math.MinInt64)
-	return nil
-}
-
-// Defer gives it back unfetched: it goes to the front of its key's queue,
-// the key's slot is freed, and the key is not handed out again before until
-// (nor before the Pacer allows). Use it when the worker's slot went to
-// fetching robots.txt, or robots.txt is temporarily unavailable. A
-// deferred item is neither a duplicate nor counted again against limits,
-// and keeps what it has been through (Retries, Redirects, …). An item of a
-// key given up is released instead, and Defer returns ErrGivenUp.
-func (f *Frontier) Defer(it *Item, until time.Time) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	h, err := f.lease(it)
-	if err != nil {
-		return err
-	}
-	if h.givenUp {
-		f.release(h, math.MinInt64)
-		return ErrGivenUp
-	}
-	back := *it
-	back.Key = h.key
-	back.host = nil
-	if err := f.store.PushFront(back); err != nil {
-		f.release(h, math.MinInt64)
-		return fmt.Errorf("%w: %w", ErrStore, err)
-	}
-	h.queued++
-	f.queued++
-	notBefore := f.nanos(until)
-	if h.index >= 0 && f.ready[h.index].at < notBefore {
-		// PerHost > 1: the key is still on the heap with a free slot.
-		f.ready[h.index].at = notBefore
-		f.ready.fix(int(h.index))
-	}
-	f.release(h, notBefore)
-	return nil
+	return fmt.Errorf("%w: %w", ErrStore, err)
 }
 
 // Close makes blocked and future Next calls return ErrClosed and Add
-// return ErrClosed. Done and Defer keep working so in-flight items can be
-// released. Close does not close the Store.
+// return ErrClosed. Done and Defer keep working so leases can end. Close
+// does not close the Store.
 func (f *Frontier) Close() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.closed = true
-	f.broadcast()
+	close(f.wake)
+	f.wake = make(chan struct{})
 }
 
-// Stats is a snapshot of a Frontier's counters.
-type Stats struct {
-	// Queued is the number of items waiting in queues.
-	Queued int
-	// InFlight is the number of items handed out and not yet released.
-	InFlight int
-	// Busy is the number of keys with at least one item in flight.
-	Busy int
-	// Hosts is the number of politeness keys with queued or in-flight
-	// items (all keys ever seen when MaxPagesPerHost is set).
-	Hosts int
-	// Scheduled is the number of page items accepted so far, the count
-	// MaxPages limits.
-	Scheduled int
+// Stats is a snapshot of a Frontier's counters, from its Store.
+type Stats = Counts
+
+// Stats returns the Store's counters now.
+func (f *Frontier) Stats(ctx context.Context) (Stats, error) {
+	c, err := f.store.Counts(ctx, f.clock.Now())
+	if err != nil {
+		return Stats{}, fmt.Errorf("%w: %w", ErrStore, err)
+	}
+	return c, nil
 }
 
-// Stats returns the Frontier's current counters.
-func (f *Frontier) Stats() Stats {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return Stats{Queued: f.queued, InFlight: f.inflight, Hosts: len(f.hosts), Busy: f.busy, Scheduled: f.scheduled}
+// Host returns the pacing state the Store keeps for key.
+func (f *Frontier) Host(ctx context.Context, key string) (HostState, error) {
+	h, err := f.store.Host(ctx, key)
+	if err != nil {
+		return HostState{}, fmt.Errorf("%w: %w", ErrStore, err)
+	}
+	return h, nil
 }
 
 // AddScope widens the crawl's scope by rawURL's host (or registrable
 // domain, with ScopeSeedDomains) as AddSeed does, without scheduling
 // anything: for a seed's redirect target, which should be crawled like the
 // seed it stands for (http://example.com → https://www.example.com/).
-func (f *Frontier) AddScope(rawURL string) error {
+func (f *Frontier) AddScope(ctx context.Context, rawURL string) error {
 	if f.inScope != nil || f.scope == ScopeAny {
 		return nil
 	}
@@ -784,65 +690,35 @@ func (f *Frontier) AddScope(rawURL string) error {
 		name = registrableDomain(name)
 	}
 	f.mu.Lock()
-	defer f.mu.Unlock()
-	if _, ok := f.scopeNames[name]; !ok {
+	_, ok := f.scopeNames[name]
+	if !ok {
 		f.scopeNames[strings.Clone(name)] = struct{}{}
 	}
-	return nil
-}
-
-// LimitReached reports whether Config.MaxPages page items have been
-// scheduled: no page can be added any more, so sitemaps still queued can
-// only list pages that would be refused.
-func (f *Frontier) LimitReached() bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.maxPages > 0 && f.scheduled >= f.maxPages
-}
-
-// GiveUp stops crawling key: its queued items are removed and passed to
-// drop (with the Frontier's lock released, in queue order), and Add refuses
-// its URLs from now on with ErrGivenUp. Items of key in flight are released
-// as usual. A crawler gives a host up when it keeps failing, so that one
-// dead server cannot hold a crawl open.
-func (f *Frontier) GiveUp(key string, drop func(Item)) error {
-	f.mu.Lock()
-	h := f.hosts[key]
-	if h == nil {
-		h = &host{key: strings.Clone(key), index: -1}
-		f.hosts[h.key] = h
-	}
-	h.givenUp = true
-	var dropped []Item
-	var err error
-	for h.queued > 0 {
-		it, ok, perr := f.store.Pop(h.key)
-		if perr != nil {
-			err = fmt.Errorf("%w: %w", ErrStore, perr)
-			break
-		}
-		if !ok {
-			f.queued -= int(h.queued)
-			h.queued = 0
-			break
-		}
-		h.queued--
-		f.queued--
-		dropped = append(dropped, it)
-	}
-	if h.queued == 0 && h.index >= 0 {
-		f.ready.remove(int(h.index))
-	}
-	if f.inflight == 0 && len(f.ready) == 0 {
-		f.broadcast()
-	}
 	f.mu.Unlock()
-	if drop != nil {
-		for _, it := range dropped {
-			drop(it)
-		}
+	if ok {
+		return nil
 	}
-	return err
+	return f.saveScope(ctx)
+}
+
+// LimitReached reports whether the Store has refused a page for
+// Limits.MaxPages: no page can be added any more, so sitemaps still queued
+// can only list pages that would be refused.
+func (f *Frontier) LimitReached() bool {
+	return f.limitHit.Load()
+}
+
+// GiveUp stops crawling key: its queued items are removed and returned, and
+// Add refuses its URLs from now on with ErrGivenUp. Leases of key end as
+// usual (Defer drops their items). A crawler gives a host up when it keeps
+// failing, so that one dead server cannot hold a crawl open.
+func (f *Frontier) GiveUp(ctx context.Context, key string) ([]Item, error) {
+	items, err := f.store.GiveUp(ctx, key)
+	f.broadcast()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrStore, err)
+	}
+	return items, nil
 }
 
 // pathological reports whether path (a canonical URL's path and query)

@@ -8,9 +8,9 @@ package frontier
 type readyHeap []heapEntry
 
 type heapEntry struct {
-	at  int64 // nanoseconds since the Frontier's epoch (see Frontier.nanos)
+	at  int64 // nanoseconds since the Frontier's epoch (Unix; math.MinInt64 for the zero time)
 	seq uint64
-	h   *host
+	k   *keyState
 }
 
 func (q readyHeap) less(i, j int) bool {
@@ -22,12 +22,12 @@ func (q readyHeap) less(i, j int) bool {
 
 func (q readyHeap) swap(i, j int) {
 	q[i], q[j] = q[j], q[i]
-	q[i].h.index = int32(i)
-	q[j].h.index = int32(j)
+	q[i].k.index = int32(i)
+	q[j].k.index = int32(j)
 }
 
 func (q *readyHeap) push(e heapEntry) {
-	e.h.index = int32(len(*q))
+	e.k.index = int32(len(*q))
 	*q = append(*q, e)
 	q.up(len(*q) - 1)
 }
@@ -36,10 +36,10 @@ func (q *readyHeap) push(e heapEntry) {
 func (q *readyHeap) remove(i int) {
 	old := *q
 	n := len(old) - 1
-	old[i].h.index = -1
+	old[i].k.index = -1
 	if i != n {
 		old[i] = old[n]
-		old[i].h.index = int32(i)
+		old[i].k.index = int32(i)
 	}
 	old[n] = heapEntry{}
 	*q = old[:n]

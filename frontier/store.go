@@ -1,281 +1,217 @@
 package frontier
 
 import (
+	"context"
 	"errors"
-	"fmt"
-	"hash/maphash"
-	"math"
-	"slices"
 	"time"
 )
 
-// Store holds a crawl's seen-set and its per-host FIFO queues. The Frontier
-// keeps the scheduling state (the ready-heap, in-flight counts, limits,
-// timers) and asks the Store only to remember URLs and to queue items, so a
-// store on disk (pebble) or in Redis can replace MemoryStore without
-// changes to the scheduler.
+// Store keeps a crawl's state: everything a crawl must not forget when its
+// process stops. It holds the seen-set, one FIFO queue per politeness key,
+// the leases of items handed out, each key's pacing state (when it may next
+// be fetched, and what the pacing policy needs to decide how long it rests)
+// and counters. MemoryStore keeps it in memory; package pebblestore on disk,
+// so a crawl resumes after any stop; package redisstore in Redis, shared by
+// every process of a distributed crawl.
 //
-// A Frontier calls its Store with its own lock held, never concurrently;
-// methods should therefore be quick and must not call back into the
-// Frontier. Errors are returned to the Frontier's caller wrapped in
-// ErrStore.
+// The Frontier calls a Store without holding its own lock, from many
+// goroutines at once: a Store must be safe for concurrent use, and each call
+// is atomic — it is applied whole or, when it returns an error, not at all.
+// A Store's errors end the crawl (they wrap into ErrStore); a store on disk
+// or on the network must leave its state resumable when it fails.
+//
+// Time is the caller's clock (now), except that a Store shared by several
+// machines may use one clock of its own for every decision (redisstore uses
+// Redis's); Outcome.Rest is therefore a duration, counted by the Store from
+// the moment it records the outcome.
 type Store interface {
-	// MarkSeen records url, a canonical URL, and reports whether it was
-	// new. A URL is marked seen before it is pushed and stays seen for the
-	// life of the store.
-	MarkSeen(url string) (isNew bool, err error)
-	// Push appends it to the end of the queue named it.Key.
-	Push(it Item) error
-	// PushFront puts it at the front of the queue named it.Key: the item
-	// was handed out and is given back (Frontier.Defer).
-	PushFront(it Item) error
-	// Pop removes and returns the first item of the queue named key, with
-	// Key set to key. ok is false if the queue is empty.
-	Pop(key string) (it Item, ok bool, err error)
+	// Add schedules the items of batch, which are canonical and carry
+	// their keys, in order: an item whose URL was seen before is refused
+	// with ErrSeen, and one that lim forbids with ErrGivenUp, ErrLimit,
+	// ErrHostLimit or ErrSitemapLimit; every other item's URL is marked
+	// seen and the item is appended to its key's queue and counted, in one
+	// step, so that no URL is ever marked seen without being queued.
+	// refused[i] is nil or the reason batch[i] was refused. A non-nil err
+	// means the Store failed and nothing of batch was applied.
+	Add(ctx context.Context, batch []Item, lim Limits) (refused []error, err error)
+
+	// Claim leases the next item to fetch at now: the first item of the
+	// key that has waited longest among those with queued items, fewer
+	// than opt.PerHost leases and a NextAllowed not after now. With
+	// PerHost above one, the key's NextAllowed moves to now plus its
+	// HostState.Delay, so that requests start at least that far apart
+	// (with one, the lease keeps them apart and Ack sets the rest). When no
+	// key is ready, Claim returns a Claim with a nil Lease and Next set to
+	// the earliest NextAllowed of a key that could be claimed (zero if
+	// none), or Idle if no item is queued or leased anywhere: the crawl is
+	// over.
+	Claim(ctx context.Context, now time.Time, opt ClaimOptions) (Claim, error)
+
+	// ClaimKey leases key itself, with no item, when it could be claimed
+	// at now: for a request that is not an item's — a robots.txt redirect
+	// hop to another host — but must be paced with the key's pages. A nil
+	// Lease means not now; next says when to ask again.
+	ClaimKey(ctx context.Context, key string, now time.Time, opt ClaimOptions) (l *Lease, next time.Time, err error)
+
+	// Ack ends l: its item is done. The key takes o.Host and rests o.Rest
+	// from now (NextAllowed is at least now+o.Rest). o.Checkpoint, if not
+	// nil, is stored in the same atomic step (see Checkpoint). A lease
+	// that expired or was superseded is refused with ErrLeaseLost.
+	Ack(ctx context.Context, l *Lease, now time.Time, o Outcome) error
+
+	// Release ends l without finishing its item: the item goes back to the
+	// front of its key's queue, with what it has been through (Retries,
+	// Redirects, ...), and the key takes o.Host and rests o.Rest, as for
+	// Ack. Releasing a lease of ClaimKey is Ack.
+	Release(ctx context.Context, l *Lease, now time.Time, o Outcome) error
+
+	// GiveUp marks key given up: its queued items are removed and returned,
+	// and Add refuses its URLs with ErrGivenUp from now on. Its leases end
+	// as usual.
+	GiveUp(ctx context.Context, key string) ([]Item, error)
+
+	// Host returns key's pacing state (the zero HostState for a key the
+	// Store does not know).
+	Host(ctx context.Context, key string) (HostState, error)
+
+	// Counts returns the Store's counters at now.
+	Counts(ctx context.Context, now time.Time) (Counts, error)
+
+	// Meta returns the value stored under name by SetMeta, or nil.
+	Meta(ctx context.Context, name string) ([]byte, error)
+	// SetMeta stores value under name (a crawl's settings, its seed
+	// scope), durably for stores that persist.
+	SetMeta(ctx context.Context, name string, value []byte) error
+	// Checkpoint returns the Outcome.Checkpoint of the last Ack the Store
+	// has made durable, or nil.
+	Checkpoint(ctx context.Context) ([]byte, error)
+
+	// Close releases the Store's resources; stores that persist make what
+	// they hold durable first.
+	Close() error
 }
 
-// ErrStore wraps an error returned by the Store.
-var ErrStore = errors.New("frontier: store")
-
-// maxStoredDepth is the largest Item.Depth MemoryStore can hold (19
-// bits); the Frontier rejects deeper items with ErrDepth.
-const maxStoredDepth = 1<<depthBits - 1
-
-// MemoryStore is a Store in memory. The zero value is ready to use; set
-// ExactSeen before first use.
-//
-// Memory: a queued item costs a 48-byte record plus ring-buffer slack
-// (capacity grows by 1.25×) on top of its URL string; the
-// referrer string is shared with the parent item's URL. To fit, the record
-// keeps Lastmod to the second (dates before 1970 or after 2106 are
-// dropped) and Priority to 0.001 within [0, 1], and holds depths up to
-// 524,287 and two kinds. What an item has been through (Retries,
-// Redirects, SitemapDepth, BlockedSince) is kept exactly, in a side record
-// allocated only for the few items that have any of it. A seen URL costs one 8-byte hash in an
-// open-addressing table (10–20 bytes with its slack); the string is not
-// kept once the item is popped. A host with queued items costs about 100 bytes more.
-// BenchmarkMemoryPerURL measures the totals.
-//
-// The seen-set holds 64-bit hashes (hash/maphash, with a seed chosen per
-// store) rather than strings. Two distinct URLs collide with probability
-// 2⁻⁶⁴ ≈ 5.4e-20 per pair, so a crawl of n URLs wrongly skips one with
-// probability about n²/2⁶⁵: ≈ 3e-8 for a million URLs, ≈ 3e-4 for a
-// billion. Set ExactSeen to store the strings instead, at the price of
-// keeping every URL string for the life of the store.
-//
-// MemoryStore is not safe for concurrent use by itself; the Frontier
-// serialises its calls.
-type MemoryStore struct {
-	// ExactSeen makes the seen-set store URL strings instead of hashes:
-	// no false duplicates, more memory.
-	ExactSeen bool
-
-	init   bool
-	seed   maphash.Seed
-	hashes *hashSet
-	exact  map[string]struct{}
-	queues map[string]*ring
-}
-
-// record is a queued Item without its Key (the queue's name) and with its
-// small fields packed into 8 bytes, 48 bytes in all.
-type record struct {
-	url, ref string
-	lastmod  uint32 // Unix seconds; 0 when Lastmod is zero
-	meta     uint32 // depth (19 bits) | kind (2 bits) | from sitemap (1 bit) | priority×1000 (10 bits)
-	history  *history
-}
-
-// history is the part of an Item that records what it has been through;
-// most items have none, and then no history is allocated.
-type history struct {
-	retries      int
-	redirects    []string
-	sitemapDepth int
-	blockedSince time.Time
-}
-
-const (
-	depthBits   = 19
-	kindBits    = 2
-	sitemapBit  = 1 << (depthBits + kindBits)
-	prioritySft = depthBits + kindBits + 1
+// Errors of a Store. Add's refusals (ErrSeen, ErrLimit, …) are declared with
+// the Frontier's.
+var (
+	// ErrStore wraps an error returned by the Store.
+	ErrStore = errors.New("frontier: store")
+	// ErrLeaseLost: Ack or Release got a lease the Store no longer holds —
+	// it expired and its item was handed to someone else, or it was
+	// already ended.
+	ErrLeaseLost = errors.New("frontier: lease lost")
 )
 
-func (s *MemoryStore) lazyInit() {
-	if s.init {
-		return
-	}
-	s.init = true
-	s.seed = maphash.MakeSeed()
-	s.queues = make(map[string]*ring)
-	if s.ExactSeen {
-		s.exact = make(map[string]struct{})
-	} else {
-		s.hashes = new(hashSet)
-	}
+// Limits are the admission limits a Store enforces in Add, atomically with
+// its counters. Zero means no limit.
+type Limits struct {
+	// MaxPages caps the page items (not sitemaps) ever scheduled.
+	MaxPages int
+	// MaxPagesPerHost caps the page items scheduled per key.
+	MaxPagesPerHost int
+	// MaxSitemapsPerHost caps the sitemap items scheduled per key, and
+	// MaxSitemapURLsPerHost the page items with FromSitemap.
+	MaxSitemapsPerHost    int
+	MaxSitemapURLsPerHost int
 }
 
-// MarkSeen implements Store.
-func (s *MemoryStore) MarkSeen(url string) (bool, error) {
-	s.lazyInit()
-	if s.exact != nil {
-		if _, ok := s.exact[url]; ok {
-			return false, nil
-		}
-		s.exact[url] = struct{}{}
-		return true, nil
-	}
-	return s.hashes.add(maphash.String(s.seed, url)), nil
+// ClaimOptions are the scheduling settings of a crawl, passed with every
+// claim.
+type ClaimOptions struct {
+	// PerHost is how many leases one key may have at once; 0 means 1.
+	PerHost int
+	// Lease bounds how long a lease is held before the Store may take it
+	// back; stores whose leases die with their process (MemoryStore,
+	// pebblestore) ignore it.
+	Lease time.Duration
+	// Affinity lets a key that is ready again as soon as its lease ends be
+	// claimed next, ahead of keys that have waited, up to Affinity times
+	// in a row: a host crawled without delay is then fetched a run at a
+	// time over one warm connection. Zero means strict round-robin. It
+	// never hands a key out before its NextAllowed.
+	Affinity int
 }
 
-// Push implements Store.
-func (s *MemoryStore) Push(it Item) error {
-	r, err := s.toRecord(it)
-	if err != nil {
-		return err
-	}
-	s.queue(it.Key).pushBack(r)
-	return nil
+// Claim is the answer of Store.Claim.
+type Claim struct {
+	// Lease is the item handed out, or nil.
+	Lease *Lease
+	// Next is, when Lease is nil, the earliest time a key could be
+	// claimed; zero if no key has queued items and a free slot.
+	Next time.Time
+	// Idle reports that nothing is queued and nothing leased: the crawl
+	// is over.
+	Idle bool
 }
 
-// PushFront implements Store.
-func (s *MemoryStore) PushFront(it Item) error {
-	r, err := s.toRecord(it)
-	if err != nil {
-		return err
-	}
-	s.queue(it.Key).pushFront(r)
-	return nil
+// Lease is an item handed out by Store.Claim (or a key by ClaimKey, with
+// only Item.Key set), together with its key's pacing state when claimed.
+// It is the worker's until passed to Ack or Release.
+type Lease struct {
+	Item
+	// Host is the key's pacing state when the lease was granted. The
+	// worker updates it (the pacing policy, package ratelimit) and hands it
+	// back in the Outcome.
+	Host HostState
+	// Token fences the lease: a Store refuses Ack and Release with a token
+	// it did not grant last for the item, so a worker that lost its lease
+	// cannot finish someone else's.
+	Token uint64
+	// Expires is when the Store may take the lease back and hand the item
+	// to another worker; zero if it never does. A worker must not start a
+	// request on a lease past its expiry.
+	Expires time.Time
 }
 
-// Pop implements Store. An emptied queue is deleted, so memory follows the
-// hosts with queued work, not every host ever seen.
-func (s *MemoryStore) Pop(key string) (Item, bool, error) {
-	s.lazyInit()
-	q := s.queues[key]
-	if q == nil || q.n == 0 {
-		return Item{}, false, nil
-	}
-	r := q.popFront()
-	if q.n == 0 {
-		delete(s.queues, key)
-	}
-	it := Item{
-		URL:         r.url,
-		Key:         key,
-		Referrer:    r.ref,
-		Depth:       int(r.meta & (1<<depthBits - 1)),
-		Kind:        Kind(r.meta >> depthBits & (1<<kindBits - 1)),
-		FromSitemap: r.meta&sitemapBit != 0,
-		Priority:    float32(r.meta>>prioritySft) / 1000,
-	}
-	if r.lastmod != 0 {
-		it.Lastmod = time.Unix(int64(r.lastmod), 0).UTC()
-	}
-	if h := r.history; h != nil {
-		it.Retries, it.Redirects, it.SitemapDepth, it.BlockedSince = h.retries, h.redirects, h.sitemapDepth, h.blockedSince
-	}
-	return it, true, nil
+// Outcome is what a worker reports when it ends a lease.
+type Outcome struct {
+	// Host is the key's new pacing state.
+	Host HostState
+	// Rest is how long the key rests, from the moment the Store records
+	// the outcome, before it may be claimed again.
+	Rest time.Duration
+	// Checkpoint, if not nil, is stored with the outcome in one atomic
+	// step: a caller's output offset, say, so that its output and the
+	// crawl's progress never disagree after a crash.
+	Checkpoint []byte
 }
 
-// Len returns the number of items queued under key.
-func (s *MemoryStore) Len(key string) int {
-	if q := s.queues[key]; q != nil {
-		return int(q.n)
-	}
-	return 0
+// HostState is the pacing state of one politeness key, kept by the Store:
+// when the key may next be fetched, and what the pacing policy needs to
+// decide how long it rests after each answer. The Frontier and its Store
+// own it; package ratelimit computes it.
+type HostState struct {
+	// NextAllowed is the earliest time the key may be fetched again.
+	NextAllowed time.Time
+	// Delay is the key's effective delay between requests as last
+	// computed: a Store that reopens after a stop makes every key wait
+	// this long from the reopening, since a request may have been under
+	// way when the process stopped.
+	Delay time.Duration
+	// CrawlDelay is the robots.txt Crawl-delay for us, as last read;
+	// HasCrawlDelay says whether there was one.
+	CrawlDelay    time.Duration
+	HasCrawlDelay bool
+	// Backoff is the delay that failures have pushed the key to; zero
+	// when healthy.
+	Backoff time.Duration
+	// RTT is the smoothed response time.
+	RTT time.Duration
+	// PausedUntil is when a Retry-After pause ends; zero if none.
+	PausedUntil time.Time
+	// Failures counts consecutive failed requests.
+	Failures int
 }
 
-func (s *MemoryStore) queue(key string) *ring {
-	s.lazyInit()
-	q := s.queues[key]
-	if q == nil {
-		q = new(ring)
-		s.queues[key] = q
-	}
-	return q
-}
-
-func (s *MemoryStore) toRecord(it Item) (record, error) {
-	if it.Depth < 0 || it.Depth > maxStoredDepth {
-		return record{}, fmt.Errorf("frontier: memory store: depth %d out of range", it.Depth)
-	}
-	if it.Kind >= 1<<kindBits {
-		return record{}, fmt.Errorf("frontier: memory store: cannot hold %v", it.Kind)
-	}
-	prio := math.Round(float64(it.Priority) * 1000)
-	switch {
-	case !(prio >= 0): // negative or NaN
-		prio = 0
-	case prio > 1000:
-		prio = 1000
-	}
-	r := record{
-		url:  it.URL,
-		ref:  it.Referrer,
-		meta: uint32(it.Depth) | uint32(it.Kind)<<depthBits | uint32(prio)<<prioritySft,
-	}
-	if it.FromSitemap {
-		r.meta |= sitemapBit
-	}
-	if it.Retries != 0 || len(it.Redirects) > 0 || it.SitemapDepth != 0 || !it.BlockedSince.IsZero() {
-		r.history = &history{retries: it.Retries, redirects: it.Redirects, sitemapDepth: it.SitemapDepth, blockedSince: it.BlockedSince}
-	}
-	if sec := it.Lastmod.Unix(); !it.Lastmod.IsZero() && sec > 0 && sec <= math.MaxUint32 {
-		r.lastmod = uint32(sec)
-	}
-	return r, nil
-}
-
-// ring is a FIFO queue with cheap PushFront. Capacity grows by 1.25× (at
-// least one record), so a queue's slack stays under a quarter of its
-// records — most queues are short, and doubling would waste up to half.
-// Buffers use their whole allocation size class.
-type ring struct {
-	buf     []record
-	head, n int32
-}
-
-func (q *ring) grow() {
-	c := len(q.buf)
-	q.resize(c + max(c/4, 1))
-}
-
-func (q *ring) resize(c int) {
-	buf := slices.Grow([]record(nil), c)
-	buf = buf[:cap(buf)]
-	for i := int32(0); i < q.n; i++ {
-		buf[i] = q.buf[(q.head+i)%int32(len(q.buf))]
-	}
-	q.buf, q.head = buf, 0
-}
-
-func (q *ring) pushBack(r record) {
-	if int(q.n) == len(q.buf) {
-		q.grow()
-	}
-	q.buf[(q.head+q.n)%int32(len(q.buf))] = r
-	q.n++
-}
-
-func (q *ring) pushFront(r record) {
-	if int(q.n) == len(q.buf) {
-		q.grow()
-	}
-	q.head = (q.head - 1 + int32(len(q.buf))) % int32(len(q.buf))
-	q.buf[q.head] = r
-	q.n++
-}
-
-func (q *ring) popFront() record {
-	r := q.buf[q.head]
-	q.buf[q.head] = record{} // let the strings go
-	q.head = (q.head + 1) % int32(len(q.buf))
-	q.n--
-	// A queue that drained from a burst gives most of its buffer back.
-	if len(q.buf) > 64 && int(q.n) < len(q.buf)/4 {
-		q.resize(2 * int(q.n))
-	}
-	return r
+// Counts are a Store's counters.
+type Counts struct {
+	// Queued is the number of items waiting; Leased the number handed out.
+	Queued, Leased int
+	// Hosts is the number of keys with queued or leased items; Busy those
+	// with a lease; Ready those with queued items that could be claimed
+	// now; Resting those with queued items waiting for their NextAllowed.
+	Hosts, Busy, Ready, Resting int
+	// Scheduled is the number of page items ever scheduled, the count
+	// Limits.MaxPages bounds.
+	Scheduled int
 }

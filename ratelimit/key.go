@@ -103,14 +103,42 @@ func newKeyer(mode KeyMode, r Resolver, ttl, timeout time.Duration, clock Clock)
 	return &keyer{mode: mode, resolver: r, timeout: timeout, max: pinnedNames}, nil
 }
 
-// Key returns the politeness key of u under the configured KeyMode, or ""
-// for a URL without a valid host (one the frontier would refuse). Its
-// signature is the frontier's and the robots gate's key function, so a
-// crawler passes lim.Key to both and every part paces under one key. Only
-// KeyIP mode can block, the first time it sees a host name, for at most
-// ResolveTimeout.
-func (l *HostLimiter) Key(u *url.URL) string {
-	switch l.keys.mode {
+// Keys computes politeness keys under a KeyMode: what requests share one
+// budget. A crawler passes its Key method to the frontier and to the robots
+// gate, so every part paces under one key. It is safe for concurrent use.
+type Keys struct {
+	k    *keyer
+	live func(key string) bool
+	log  *slog.Logger
+}
+
+// NewKeys returns the Keys of mode. r resolves names for KeyIP (nil means
+// net.DefaultResolver), each lookup bounded by timeout (zero means
+// DefaultResolveTimeout). live, if not nil, reports whether a key is still
+// in use, so that KeyIP does not forget the name behind it (see KeyIP);
+// nil counts every key as in use.
+func NewKeys(mode KeyMode, r Resolver, timeout time.Duration, live func(key string) bool, log *slog.Logger) (*Keys, error) {
+	k, err := newKeyer(mode, r, 0, orDefault(timeout, DefaultResolveTimeout), nil)
+	if err != nil {
+		return nil, err
+	}
+	if live == nil {
+		live = func(string) bool { return true }
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Keys{k: k, live: live, log: log}, nil
+}
+
+// Mode returns the KeyMode keys are computed under.
+func (ks *Keys) Mode() KeyMode { return ks.k.mode }
+
+// Key returns the politeness key of u, or "" for a URL without a valid
+// host (one the frontier would refuse). Only KeyIP mode can block, the
+// first time it sees a host name, for at most the resolve timeout.
+func (ks *Keys) Key(u *url.URL) string {
+	switch ks.k.mode {
 	case KeyDomain:
 		name, err := hostid.Name(u)
 		if err != nil {
@@ -122,9 +150,19 @@ func (l *HostLimiter) Key(u *url.URL) string {
 		if err != nil {
 			return ""
 		}
-		return l.keys.key(name, l)
+		return ks.k.key(name, ks.live, ks.log)
 	}
 	return hostid.Key(u)
+}
+
+// Key returns the politeness key of u under the configured KeyMode, or ""
+// for a URL without a valid host (one the frontier would refuse). Its
+// signature is the frontier's and the robots gate's key function, so a
+// crawler passes lim.Key to both and every part paces under one key. Only
+// KeyIP mode can block, the first time it sees a host name, for at most
+// ResolveTimeout.
+func (l *HostLimiter) Key(u *url.URL) string {
+	return l.keys.Key(u)
 }
 
 // hasState reports whether the limiter holds pacing state for key, which
@@ -139,7 +177,7 @@ func (l *HostLimiter) hasState(key string) bool {
 
 // key returns the KeyIP key of the canonical host name: the address
 // itself for an IP literal, else the name's first resolution.
-func (k *keyer) key(name string, l *HostLimiter) string {
+func (k *keyer) key(name string, live func(string) bool, log *slog.Logger) string {
 	if name[0] == '[' {
 		name = name[1 : len(name)-1]
 	}
@@ -158,7 +196,7 @@ func (k *keyer) key(name string, l *HostLimiter) string {
 	// Resolve without the lock: a slow DNS server must not stall every
 	// other name. Concurrent first lookups of one name are merged by
 	// net.Resolver; if they answer differently, the first one stored wins.
-	key := k.lookup(name, l.log)
+	key := k.lookup(name, log)
 
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -170,7 +208,7 @@ func (k *keyer) key(name string, l *HostLimiter) string {
 		k.names = make(map[string]*list.Element)
 	}
 	k.names[name] = k.lru.PushFront(&pinned{name: name, key: key})
-	k.forget(l)
+	k.forget(live)
 	return key
 }
 
@@ -208,13 +246,13 @@ func (k *keyer) lookup(name string, log *slog.Logger) string {
 // (and refreshing) names whose key has pacing state, so that a busy host is
 // not resolved again mid-crawl. Past twice the bound, the coldest name goes
 // regardless: one server with more names than that is better paced as
-// several than allowed to exhaust memory. k.mu must be held; taking l.mu
-// inside it is safe because the limiter never calls the keyer.
-func (k *keyer) forget(l *HostLimiter) {
+// several than allowed to exhaust memory. k.mu must be held; live must not
+// call the keyer.
+func (k *keyer) forget(live func(string) bool) {
 	for scanned := 0; len(k.names) > k.max && scanned < evictScan; scanned++ {
 		e := k.lru.Back()
 		p := e.Value.(*pinned)
-		if l.hasState(p.key) {
+		if live(p.key) {
 			k.lru.MoveToFront(e)
 			continue
 		}

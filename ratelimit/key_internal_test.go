@@ -49,7 +49,7 @@ func TestIPKeyMemoryBound(t *testing.T) {
 		t.Fatal(err)
 	}
 	const bound = 16
-	l.keys.max = bound
+	l.keys.k.max = bound
 	key := func(name string) string {
 		return l.Key(&url.URL{Scheme: "http", Host: name, Path: "/"})
 	}
@@ -62,7 +62,7 @@ func TestIPKeyMemoryBound(t *testing.T) {
 	idle := key("idle.example")
 	for i := range 4 * bound {
 		key(fmt.Sprintf("h%d.example", i))
-		if n := len(l.keys.names); n > bound+1 {
+		if n := len(l.keys.k.names); n > bound+1 {
 			t.Fatalf("after %d names, %d remembered; bound %d", i+3, n, bound)
 		}
 	}
@@ -85,7 +85,7 @@ func TestIPKeyMemoryBound(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer l.Done(k)
-		if n := len(l.keys.names); n > 2*bound {
+		if n := len(l.keys.k.names); n > 2*bound {
 			t.Fatalf("%d names remembered, hard bound %d", n, 2*bound)
 		}
 	}

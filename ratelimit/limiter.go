@@ -5,9 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/heedcrawl/heed/frontier"
 	"log/slog"
 	"math"
-	"math/rand/v2"
 	"net/http"
 	"sync"
 	"time"
@@ -163,15 +163,11 @@ type HostStatus struct {
 // HostLimiter paces requests per politeness key. It is safe for concurrent
 // use. Create one with New.
 type HostLimiter struct {
-	minDelay, maxDelay time.Duration
-	maxRetryAfter      time.Duration
-	idleTimeout        time.Duration
-	concurrency        int
-	jitter             float64
-	adaptive           float64
-	clock              Clock
-	log                *slog.Logger
-	keys               *keyer
+	policy      *Policy
+	idleTimeout time.Duration
+	clock       Clock
+	log         *slog.Logger
+	keys        *Keys
 
 	mu    sync.Mutex
 	hosts map[string]*hostState
@@ -190,18 +186,12 @@ type hostState struct {
 	bucket    *rate.Limiter
 	lastStart time.Time
 
-	delay   time.Duration
-	reason  Reason
-	capped  bool
-	crawl   time.Duration
-	penalty time.Duration
-	rtt     time.Duration
+	delay time.Duration // in force: the bucket's rate
+	pace  frontier.HostState
 
-	pausedUntil time.Time
-	failures    int // consecutive, reset by a success
-	inFlight    int
-	waiters     int
-	touched     time.Time
+	inFlight int
+	waiters  int
+	touched  time.Time
 
 	// wake is closed when the state changes in a way that may let a waiter
 	// go sooner; created on demand by a waiter.
@@ -211,50 +201,24 @@ type hostState struct {
 // New returns a HostLimiter configured by cfg, or an error wrapping
 // ErrInvalidConfig if cfg is inconsistent.
 func New(cfg Config) (*HostLimiter, error) {
+	pol, err := NewPolicy(cfg)
+	if err != nil {
+		return nil, err
+	}
 	l := &HostLimiter{
-		minDelay:      orDefault(cfg.MinDelay, DefaultMinDelay),
-		maxDelay:      orDefault(cfg.MaxDelay, DefaultMaxDelay),
-		maxRetryAfter: orDefault(cfg.MaxRetryAfter, DefaultMaxRetryAfter),
-		idleTimeout:   orDefault(cfg.IdleTimeout, DefaultIdleTimeout),
-		concurrency:   cfg.Concurrency,
-		jitter:        cfg.Jitter,
-		adaptive:      cfg.AdaptiveFactor,
-		clock:         cfg.Clock,
-		log:           cfg.Logger,
-		hosts:         make(map[string]*hostState),
+		policy:      pol,
+		idleTimeout: orDefault(cfg.IdleTimeout, DefaultIdleTimeout),
+		clock:       cfg.Clock,
+		log:         pol.log,
+		hosts:       make(map[string]*hostState),
 	}
-	if l.minDelay < 0 {
-		l.minDelay = 0
-	}
-	switch {
-	case l.concurrency == 0:
-		l.concurrency = DefaultConcurrency
-	case l.concurrency < 0:
-		return nil, fmt.Errorf("%w: Concurrency %d is negative", ErrInvalidConfig, cfg.Concurrency)
-	}
-	switch {
-	case l.jitter == 0:
-		l.jitter = DefaultJitter
-	case l.jitter < 0:
-		l.jitter = 0
-	}
-	if l.maxDelay < 0 || l.maxRetryAfter < 0 || l.idleTimeout < 0 || cfg.ResolveTTL < 0 || cfg.ResolveTimeout < 0 {
-		return nil, fmt.Errorf("%w: negative MaxDelay, MaxRetryAfter, IdleTimeout, ResolveTTL or ResolveTimeout", ErrInvalidConfig)
-	}
-	if l.minDelay > l.maxDelay {
-		return nil, fmt.Errorf("%w: MinDelay %v exceeds MaxDelay %v", ErrInvalidConfig, l.minDelay, l.maxDelay)
-	}
-	if math.IsNaN(l.adaptive) || math.IsInf(l.adaptive, 0) || l.adaptive < 0 {
-		return nil, fmt.Errorf("%w: AdaptiveFactor %v", ErrInvalidConfig, cfg.AdaptiveFactor)
+	if l.idleTimeout < 0 || cfg.ResolveTTL < 0 || cfg.ResolveTimeout < 0 {
+		return nil, fmt.Errorf("%w: negative IdleTimeout, ResolveTTL or ResolveTimeout", ErrInvalidConfig)
 	}
 	if l.clock == nil {
 		l.clock = realClock{}
 	}
-	if l.log == nil {
-		l.log = slog.New(slog.DiscardHandler)
-	}
-	keys, err := newKeyer(cfg.Key, cfg.Resolver, orDefault(cfg.ResolveTTL, DefaultResolveTTL),
-		orDefault(cfg.ResolveTimeout, DefaultResolveTimeout), l.clock)
+	keys, err := NewKeys(cfg.Key, cfg.Resolver, cfg.ResolveTimeout, l.hasState, l.log)
 	if err != nil {
 		return nil, err
 	}
@@ -301,8 +265,8 @@ func (l *HostLimiter) readyHint(h *hostState, now time.Time) time.Time {
 // and whether every in-flight slot is taken.
 func (l *HostLimiter) readyAt(h *hostState, now time.Time) (time.Time, bool) {
 	at := now
-	if h.pausedUntil.After(at) {
-		at = h.pausedUntil
+	if h.pace.PausedUntil.After(at) {
+		at = h.pace.PausedUntil
 	}
 	if h.bucket != nil {
 		// The bucket counts in float64 seconds; round the wait to the
@@ -316,7 +280,7 @@ func (l *HostLimiter) readyAt(h *hostState, now time.Time) (time.Time, bool) {
 			}
 		}
 	}
-	return at, h.inFlight >= l.concurrency
+	return at, h.inFlight >= l.policy.concurrency
 }
 
 // Wait blocks until a request to key may start, then takes the key's token
@@ -388,6 +352,21 @@ func (l *HostLimiter) Done(key string) {
 	notify(h)
 }
 
+// Acquire waits until a request to key may start and takes its slot, like
+// Wait; the returned func reports the request's outcome (Observe), releases
+// the slot (Done) and returns when key is ready again (ReadyAt). Its
+// signature is robots.Pacer's, so a HostLimiter paces a robots.Gate.
+func (l *HostLimiter) Acquire(ctx context.Context, key string) (func(status int, header http.Header, rtt time.Duration, err error) time.Time, error) {
+	if err := l.Wait(ctx, key); err != nil {
+		return nil, err
+	}
+	return func(status int, header http.Header, rtt time.Duration, err error) time.Time {
+		l.Observe(key, status, header, rtt, err)
+		l.Done(key)
+		return l.ReadyAt(key)
+	}, nil
+}
+
 // SetCrawlDelay records the robots.txt Crawl-delay for key; d ≤ 0 clears
 // it. A delay above MaxDelay is capped, and the clamp logged. Setting the
 // value the key already has is cheap and does nothing, so a crawler may call
@@ -406,13 +385,7 @@ func (l *HostLimiter) SetCrawlDelay(key string, d time.Duration) {
 	if h == nil {
 		h = l.touch(key, now)
 	}
-	if h.crawl == d {
-		return
-	}
-	h.crawl = d
-	if d > l.maxDelay {
-		l.log.Warn("ratelimit: Crawl-delay capped", "key", key, "crawl_delay", d, "max_delay", l.maxDelay)
-	}
+	l.policy.SetCrawlDelay(key, &h.pace, d, d > 0)
 	l.update(h)
 }
 
@@ -436,46 +409,8 @@ func (l *HostLimiter) Observe(key string, status int, header http.Header, rtt ti
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	h := l.touch(key, now)
-	if err == nil && rtt > 0 {
-		if h.rtt == 0 {
-			h.rtt = rtt
-		} else {
-			h.rtt += (rtt - h.rtt) / 4
-		}
-	}
-	if err != nil || status == http.StatusTooManyRequests || status >= 500 {
-		h.failures++
-	} else {
-		h.failures = 0
-	}
-	switch {
-	case err != nil:
-		l.backOff(h, "error", err.Error())
-	case status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable:
-		d, ok := ParseRetryAfter(header.Get("Retry-After"), now)
-		if !ok {
-			l.backOff(h, "status", status)
-			break
-		}
-		if d > l.maxRetryAfter {
-			l.log.Warn("ratelimit: Retry-After capped", "key", key, "retry_after", d, "max", l.maxRetryAfter)
-			d = l.maxRetryAfter
-		}
-		if until := now.Add(d); until.After(h.pausedUntil) {
-			h.pausedUntil = until
-		}
-		l.log.Info("ratelimit: paused by Retry-After", "key", key, "status", status, "until", h.pausedUntil)
-	case status >= 500:
-		l.backOff(h, "status", status)
-	default:
-		if h.penalty > 0 {
-			h.penalty /= 2
-			if h.penalty < backoffFloor || h.penalty <= l.baseDelay(h) {
-				h.penalty = 0
-			}
-		}
-	}
-	if l.concurrency == 1 && h.bucket != nil {
+	l.policy.Observe(key, &h.pace, now, status, header, rtt, err)
+	if l.policy.concurrency == 1 && h.bucket != nil {
 		// One request at a time: count the delay from the end of this
 		// request, not its start. The server saw the request some time
 		// after we took its token (dialling, scheduling, a slow send); the
@@ -488,49 +423,14 @@ func (l *HostLimiter) Observe(key string, status int, header http.Header, rtt ti
 	l.update(h)
 }
 
-// backOff doubles h's delay, with jitter, up to MaxDelay.
-func (l *HostLimiter) backOff(h *hostState, why string, detail any) {
-	next := 2 * max(h.delay, backoffFloor/2)
-	if l.jitter > 0 {
-		next += time.Duration(rand.Float64() * l.jitter * float64(next))
-	}
-	h.penalty = min(next, l.maxDelay)
-	l.log.Info("ratelimit: backing off", "key", h.key, why, detail, "delay", h.penalty)
-}
-
-// baseDelay is h's delay before back-off and capping.
-func (l *HostLimiter) baseDelay(h *hostState) time.Duration {
-	d, _ := l.demand(h)
-	return d
-}
-
-func (l *HostLimiter) demand(h *hostState) (time.Duration, Reason) {
-	d, r := l.minDelay, ReasonMinDelay
-	if h.crawl > d {
-		d, r = h.crawl, ReasonCrawlDelay
-	}
-	if l.adaptive > 0 && h.rtt > 0 {
-		if a := time.Duration(l.adaptive * float64(h.rtt)); a > d {
-			d, r = a, ReasonAdaptive
-		}
-	}
-	return d, r
-}
-
-// update recomputes h's effective delay and, when it changed, rebuilds the
-// bucket and wakes waiters.
+// update applies h's effective delay: when it changed, the bucket is rebuilt;
+// waiters are woken in any case, since a pause may have changed.
 func (l *HostLimiter) update(h *hostState) {
-	d, r := l.demand(h)
-	if h.penalty > d {
-		d, r = h.penalty, ReasonBackoff
+	d, _, _ := l.policy.Delay(h.pace)
+	h.pace.Delay = d
+	if d != h.delay {
+		l.setDelay(h, d)
 	}
-	h.reason, h.capped = r, d > l.maxDelay
-	d = min(d, l.maxDelay)
-	if d == h.delay {
-		notify(h) // a pause may have changed
-		return
-	}
-	l.setDelay(h, d)
 	notify(h)
 }
 
@@ -608,24 +508,10 @@ func (l *HostLimiter) Status(key string) HostStatus {
 	defer l.mu.Unlock()
 	h := l.hosts[key]
 	if h == nil {
-		return HostStatus{Key: key, Delay: l.minDelay, Reason: ReasonMinDelay, ReadyAt: now}
+		return l.policy.Status(key, frontier.HostState{}, now)
 	}
-	s := HostStatus{
-		Key:        key,
-		Delay:      h.delay,
-		Reason:     h.reason,
-		Capped:     h.capped,
-		CrawlDelay: h.crawl,
-		Backoff:    h.penalty,
-		Failures:   h.failures,
-		RTT:        h.rtt,
-		InFlight:   h.inFlight,
-		Waiting:    h.waiters,
-		ReadyAt:    l.readyHint(h, now),
-	}
-	if h.pausedUntil.After(now) {
-		s.PausedUntil = h.pausedUntil
-	}
+	s := l.policy.Status(key, h.pace, now)
+	s.InFlight, s.Waiting, s.ReadyAt = h.inFlight, h.waiters, l.readyHint(h, now)
 	return s
 }
 

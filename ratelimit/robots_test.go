@@ -12,11 +12,10 @@ import (
 	"github.com/heedcrawl/heed/robots"
 )
 
-// The limiter plugs into the robots gate and the frontier without glue.
+// The limiter plugs into the robots gate without glue.
 var (
-	_ robots.PaceObserver                    = (*ratelimit.HostLimiter)(nil)
-	_ interface{ ReadyAt(string) time.Time } = (*ratelimit.HostLimiter)(nil) // frontier.Pacer
-	_                                        = robots.GateConfig{Key: (*ratelimit.HostLimiter)(nil).Key}
+	_ robots.Pacer = (*ratelimit.HostLimiter)(nil)
+	_              = robots.GateConfig{Key: (*ratelimit.HostLimiter)(nil).Key}
 )
 
 func TestGateFetchSpendsTheHostsToken(t *testing.T) {

@@ -50,40 +50,30 @@ var (
 	ErrFetchPanicked = errors.New("robots: robots.txt fetch panicked")
 )
 
-// Pacer paces the gate's robots.txt fetches like any other request: Wait
-// blocks until a request to key may start and takes a slot for it, Done
-// releases the slot. *ratelimit.HostLimiter satisfies it.
+// Pacer paces the gate's robots.txt requests like any other request to
+// their host, under the key GateConfig.Key gives. Acquire waits until a
+// request to key may start and takes a slot for it; it returns a Release,
+// which the gate calls exactly once, when the request is over, with its
+// outcome: the answer's status and header — redirects, 429 and 5xx
+// included — or the transport error (context.Canceled when the gate's
+// caller gave up on the request, which says nothing about the host). A host answering 429 or 503 to its
+// robots.txt thus slows down, or pauses for its Retry-After, for its pages
+// too, even while a stale copy of its robots.txt still allows them.
 //
 // The wait is not part of a fetch: GateConfig.Timeout starts when the
 // request is sent, so a host paced seconds apart is never mistaken for an
-// unreachable one.
+// unreachable one. *ratelimit.HostLimiter implements Pacer; a crawler
+// pacing with leases of its frontier implements it over them.
 type Pacer interface {
-	Wait(ctx context.Context, key string) error
-	Done(key string)
+	Acquire(ctx context.Context, key string) (Release, error)
 }
 
-// A PaceObserver is a Pacer that also learns how each robots.txt request
-// went: every answer, redirects, 429, 5xx and transport errors included,
-// with its status and header. A host answering 429 or 503 to its
-// robots.txt thus slows down, or pauses for its Retry-After, for its pages
-// too, even while a stale copy of its robots.txt still allows them. The
-// gate uses Observe when its Pacer has it. *ratelimit.HostLimiter
-// implements it.
-type PaceObserver interface {
-	Pacer
-	Observe(key string, status int, header http.Header, rtt time.Duration, err error)
-}
-
-// A ReadyReporter is a Pacer that can tell when key will next let a
-// request start. When its Pacer has ReadyAt, the gate retries an
-// unreachable robots.txt no sooner than that: this is how a Retry-After
-// header is honoured, the PaceObserver having turned it into a pause of
-// the host. The gate does not read Retry-After itself.
-// *ratelimit.HostLimiter implements it.
-type ReadyReporter interface {
-	Pacer
-	ReadyAt(key string) time.Time
-}
+// Release ends a request taken by Pacer.Acquire and reports its outcome
+// (status and header, or err; rtt is how long it took). It returns when the
+// key may next be asked again, or the zero time if the Pacer cannot say:
+// the gate retries an unreachable robots.txt no sooner than that, which is
+// how a Retry-After header is honoured — the gate does not read it itself.
+type Release = func(status int, header http.Header, rtt time.Duration, err error) (ready time.Time)
 
 // Clock is the gate's source of time. *fakeclock.Clock satisfies it; nil
 // means real time.
@@ -156,8 +146,7 @@ type GateConfig struct {
 	// right for canonical URLs.
 	Host func(u *url.URL) string
 
-	// Pacer, if set, paces robots.txt fetches; see Pacer, PaceObserver and
-	// ReadyReporter.
+	// Pacer, if set, paces robots.txt fetches; see Pacer.
 	Pacer Pacer
 
 	// Key returns the Pacer's key for a robots.txt URL. Pass the same key
@@ -389,8 +378,6 @@ type Gate struct {
 	userAgent   string
 	host        func(u *url.URL) string
 	pacer       Pacer
-	observer    PaceObserver
-	ready       ReadyReporter
 	key         func(u *url.URL) string
 	clock       Clock
 	log         *slog.Logger
@@ -471,12 +458,6 @@ func NewGate(cfg GateConfig) (*Gate, error) {
 	}
 	if g.log == nil {
 		g.log = slog.New(slog.DiscardHandler)
-	}
-	if o, ok := g.pacer.(PaceObserver); ok {
-		g.observer = o
-	}
-	if r, ok := g.pacer.(ReadyReporter); ok {
-		g.ready = r
 	}
 	if g.get == nil {
 		var client http.Client

@@ -119,24 +119,19 @@ type gatePacerError struct{ err error }
 func (e *gatePacerError) Error() string { return e.err.Error() }
 
 // request makes one request for u, under u's own pacer key: it waits for
-// the Pacer, then gives Get Timeout, reports the answer to the
-// PaceObserver whatever it is, and releases the slot. ready is when the
-// Pacer says the key may be asked again, if it can say.
+// the Pacer, then gives Get Timeout, and releases the slot with the answer,
+// whatever it is. ready is when the Pacer says the key may be asked again,
+// if it can say.
 func (g *Gate) request(ctx context.Context, u *url.URL) (resp *Response, ready time.Time, err error) {
 	key := u.Host
 	if g.key != nil {
 		key = g.key(u)
 	}
+	var release Release
 	if g.pacer != nil {
-		if err := g.pacer.Wait(ctx, key); err != nil {
+		if release, err = g.pacer.Acquire(ctx, key); err != nil {
 			return nil, time.Time{}, &gatePacerError{fmt.Errorf("robots: fetch %s: pacer: %w", u, err)}
 		}
-		defer func() {
-			g.pacer.Done(key)
-			if g.ready != nil {
-				ready = g.ready.ReadyAt(key)
-			}
-		}()
 	}
 	start := g.clock.Now()
 	rctx, cancel := context.WithTimeout(ctx, g.timeout)
@@ -145,12 +140,15 @@ func (g *Gate) request(ctx context.Context, u *url.URL) (resp *Response, ready t
 	if err == nil && resp == nil {
 		err = fmt.Errorf("robots: fetch %s: Get returned no response and no error", u)
 	}
-	if g.observer != nil && ctx.Err() == nil {
-		status, header := 0, http.Header(nil)
+	if release != nil {
+		status, header, rerr := 0, http.Header(nil), err
 		if resp != nil {
 			status, header = resp.Status, resp.Header
 		}
-		g.observer.Observe(key, status, header, g.clock.Now().Sub(start), err)
+		if ctx.Err() != nil {
+			rerr = context.Canceled // abandoned: our doing, not the site's
+		}
+		ready = release(status, header, g.clock.Now().Sub(start), rerr)
 	}
 	return resp, ready, err
 }
@@ -369,7 +367,9 @@ func (g *Gate) failed(auth, robotsURL string, prev *Entry, status int, err error
 			// later. Were it due when the host is, every slot the host
 			// grants would go to robots.txt, and a site answering it with
 			// 429 would never have a page fetched, nor let the crawl end.
-			wait = min(rest+wait, g.retryMax)
+			// (The pause itself is the Pacer's to bound; RetryMax caps
+			// only the gate's own back-off.)
+			wait += rest
 		} else if rest > wait {
 			wait = min(rest, g.retryMax)
 		}

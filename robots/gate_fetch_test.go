@@ -188,21 +188,20 @@ type gateSlowPacer struct {
 	calls atomic.Int32
 }
 
-func (p *gateSlowPacer) Wait(ctx context.Context, key string) error {
+func (p *gateSlowPacer) Acquire(ctx context.Context, key string) (robots.Release, error) {
+	release := func(int, http.Header, time.Duration, error) time.Time { return time.Time{} }
 	if p.calls.Add(1) == 1 {
-		return nil
+		return release, nil
 	}
 	t := time.NewTimer(p.delay)
 	defer t.Stop()
 	select {
 	case <-t.C:
-		return nil
+		return release, nil
 	case <-ctx.Done():
-		return ctx.Err()
+		return nil, ctx.Err()
 	}
 }
-
-func (p *gateSlowPacer) Done(key string) {}
 
 // The Timeout is for each request; the pacer's wait before the next
 // redirect hop is not part of it (crawl -delay 1.5s -timeout 1s, robots.txt

@@ -403,11 +403,11 @@ type gateReadyPacer struct {
 	asked string
 }
 
-func (p *gateReadyPacer) Wait(ctx context.Context, key string) error { return nil }
-func (p *gateReadyPacer) Done(key string)                            {}
-func (p *gateReadyPacer) ReadyAt(key string) time.Time {
-	p.asked = key
-	return p.ready
+func (p *gateReadyPacer) Acquire(ctx context.Context, key string) (robots.Release, error) {
+	return func(int, http.Header, time.Duration, error) time.Time {
+		p.asked = key
+		return p.ready
+	}, nil
 }
 
 // gateCountingTransport counts the body bytes the client reads.
@@ -676,26 +676,22 @@ type gateRecordingPacer struct {
 	errs     []error
 }
 
-func (p *gateRecordingPacer) Wait(ctx context.Context, key string) error {
+func (p *gateRecordingPacer) Acquire(ctx context.Context, key string) (robots.Release, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.calls = append(p.calls, "wait "+key)
-	return p.err
-}
-
-func (p *gateRecordingPacer) Done(key string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.calls = append(p.calls, "done "+key)
-}
-
-func (p *gateRecordingPacer) Observe(key string, status int, header http.Header, rtt time.Duration, err error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.calls = append(p.calls, "observe "+key)
-	p.observed = append(p.observed, status)
-	p.headers = append(p.headers, header)
-	p.errs = append(p.errs, err)
+	if p.err != nil {
+		return nil, p.err
+	}
+	return func(status int, header http.Header, rtt time.Duration, err error) time.Time {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.calls = append(p.calls, "observe "+key, "done "+key)
+		p.observed = append(p.observed, status)
+		p.headers = append(p.headers, header)
+		p.errs = append(p.errs, err)
+		return time.Time{}
+	}, nil
 }
 
 func TestGatePacesFetches(t *testing.T) {

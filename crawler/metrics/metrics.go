@@ -327,6 +327,10 @@ func statMetrics() []statMetric {
 			func(s *crawler.Stats) float64 { return float64(s.HostsActive) }),
 		gauge("hosts_waiting", "Hosts with work waiting for their turn: their delay, a back-off or a free worker.",
 			func(s *crawler.Stats) float64 { return float64(s.HostsWaiting) }),
+		gauge("hosts_ready", "Hosts with queued URLs that may be fetched now and wait for a free worker.",
+			func(s *crawler.Stats) float64 { return float64(s.HostsReady) }),
+		gauge("hosts_resting", "Hosts with queued URLs resting: their delay, a back-off or a Retry-After.",
+			func(s *crawler.Stats) float64 { return float64(s.HostsResting) }),
 	}
 }
 

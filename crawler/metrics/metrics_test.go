@@ -200,6 +200,8 @@ func want(s crawler.Stats) map[string]float64 {
 		"heed_hosts_with_work":          float64(s.Hosts),
 		"heed_hosts_active":             float64(s.HostsActive),
 		"heed_hosts_waiting":            float64(s.HostsWaiting),
+		"heed_hosts_ready":              float64(s.HostsReady),
+		"heed_hosts_resting":            float64(s.HostsResting),
 		`heed_pages_total{class="2xx"}`: 0,
 		`heed_pages_total{class="3xx"}`: 0,
 		`heed_pages_total{class="4xx"}`: 0,

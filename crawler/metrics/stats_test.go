@@ -78,6 +78,8 @@ func TestStatsMapping(t *testing.T) {
 		Hosts:           26,
 		HostsActive:     27,
 		HostsWaiting:    28,
+		HostsReady:      29,
+		HostsResting:    30,
 	}
 	want := map[string]float64{
 		"heed_crawl_start_time_seconds":                    1700000000.5,
@@ -108,6 +110,8 @@ func TestStatsMapping(t *testing.T) {
 		"heed_hosts_with_work":                             26,
 		"heed_hosts_active":                                27,
 		"heed_hosts_waiting":                               28,
+		"heed_hosts_ready":                                 29,
+		"heed_hosts_resting":                               30,
 	}
 	got := gather(t, fixed(t, s))
 	for k, v := range want {

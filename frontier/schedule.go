@@ -1,0 +1,382 @@
+package frontier
+
+import (
+	"math"
+	"strings"
+	"time"
+)
+
+// Schedule is the scheduling index of a Store that runs in one process: per
+// key, how many items are queued and leased, its pacing state and its
+// counters, and a heap of the keys that have queued items and a free lease
+// slot, ordered by NextAllowed and, among equal times, by how long they have
+// waited. MemoryStore uses it beside its queues; a Store on disk uses it as
+// the in-memory index of what it persists (Restore rebuilds it on open,
+// Record says what to persist after each change). The queues themselves are
+// the Store's: Schedule only counts.
+//
+// Keys are forgotten once nothing is queued or leased for them and their
+// NextAllowed has passed, unless a per-key limit is in force or the key was
+// given up: memory follows the keys with work.
+//
+// A Schedule is not safe for concurrent use; its Store serialises calls.
+// The zero value is ready to use.
+type Schedule struct {
+	keys  map[string]*keyState
+	ready readyHeap
+	seq   uint64
+	opt   ClaimOptions // of the last claim: what Add and End schedule by
+
+	queued, leased, busy, scheduled int
+	keep                            bool      // per-key counters must outlive the queues
+	idle                            []idleKey // keys that went idle, oldest first: eviction candidates
+	idleHead                        int
+}
+
+// keyState is the scheduling state of one key.
+type keyState struct {
+	key                              string
+	host                             HostState
+	queued, leased                   int32
+	index                            int32 // in ready, or -1
+	streak                           int32 // claims in a row through Affinity
+	scheduled, sitemaps, sitemapURLs int32
+	givenUp                          bool
+	idleAt                           int64 // NextAllowed when it went idle; 0 if not idle
+}
+
+type idleKey struct {
+	k  *keyState
+	at int64
+}
+
+// KeyRecord is what a Store that persists keeps of one key besides its
+// queue: its pacing state and counters.
+type KeyRecord struct {
+	Host                             HostState
+	Scheduled, Sitemaps, SitemapURLs int
+	GivenUp                          bool
+}
+
+// evictScan bounds the idle keys examined per call.
+const evictScan = 8
+
+// fullRecheck is how far ahead ClaimKey points when every lease slot of a
+// key is taken: the slot frees at a time no one knows yet.
+const fullRecheck = 100 * time.Millisecond
+
+func nanos(t time.Time) int64 {
+	if t.IsZero() {
+		return math.MinInt64
+	}
+	return t.UnixNano()
+}
+
+func (s *Schedule) perHost() int32 {
+	return int32(max(s.opt.PerHost, 1))
+}
+
+func (s *Schedule) key(key string) *keyState {
+	if s.keys == nil {
+		s.keys = make(map[string]*keyState)
+	}
+	k := s.keys[key]
+	if k == nil {
+		k = &keyState{key: strings.Clone(key), index: -1}
+		s.keys[k.key] = k
+	}
+	return k
+}
+
+// Admit reports whether lim lets it be scheduled: nil, or ErrGivenUp,
+// ErrLimit, ErrHostLimit or ErrSitemapLimit. It changes nothing.
+func (s *Schedule) Admit(it *Item, lim Limits) error {
+	k := s.keys[it.Key]
+	if k != nil && k.givenUp {
+		return ErrGivenUp
+	}
+	if it.Kind == KindSitemap {
+		if k != nil && lim.MaxSitemapsPerHost > 0 && int(k.sitemaps) >= lim.MaxSitemapsPerHost {
+			return ErrSitemapLimit
+		}
+		return nil
+	}
+	if lim.MaxPages > 0 && s.scheduled >= lim.MaxPages {
+		return ErrLimit
+	}
+	if k != nil && lim.MaxPagesPerHost > 0 && int(k.scheduled) >= lim.MaxPagesPerHost {
+		return ErrHostLimit
+	}
+	if it.FromSitemap && k != nil && lim.MaxSitemapURLsPerHost > 0 && int(k.sitemapURLs) >= lim.MaxSitemapURLsPerHost {
+		return ErrSitemapLimit
+	}
+	return nil
+}
+
+// Queue counts a new item of it.Key, admitted by Admit, as queued and
+// scheduled, and puts the key on the heap if it can be claimed.
+func (s *Schedule) Queue(it *Item, lim Limits) {
+	if lim.MaxPagesPerHost > 0 || lim.MaxSitemapsPerHost > 0 || lim.MaxSitemapURLsPerHost > 0 {
+		s.keep = true
+	}
+	k := s.key(it.Key)
+	k.idleAt = 0
+	switch {
+	case it.Kind == KindSitemap:
+		k.sitemaps++
+	case it.FromSitemap:
+		k.sitemapURLs++
+		fallthrough
+	default:
+		k.scheduled++
+		s.scheduled++
+	}
+	k.queued++
+	s.queued++
+	s.schedule(k)
+}
+
+// schedule puts k on the heap if it has queued items and a free slot, or
+// moves it to its NextAllowed if it is there.
+func (s *Schedule) schedule(k *keyState) {
+	if k.queued == 0 || k.leased >= s.perHost() {
+		if k.index >= 0 {
+			s.ready.remove(int(k.index))
+		}
+		return
+	}
+	at := nanos(k.host.NextAllowed)
+	if k.index >= 0 {
+		if e := &s.ready[k.index]; e.at != at {
+			e.at = at
+			s.ready.fix(int(k.index))
+		}
+		return
+	}
+	s.seq++
+	s.ready.push(heapEntry{at: at, seq: s.seq, k: k})
+}
+
+// Claim picks the key to lease an item of at now, as Store.Claim describes,
+// and counts the lease: the Store then takes the first item of the key's
+// queue. When none can be claimed, ok is false and next is the earliest
+// NextAllowed on the heap (zero if the heap is empty).
+func (s *Schedule) Claim(now time.Time, opt ClaimOptions) (key string, host HostState, next time.Time, ok bool) {
+	s.opt = opt
+	s.sweep(now)
+	if len(s.ready) == 0 {
+		return "", HostState{}, time.Time{}, false
+	}
+	top := s.ready[0]
+	if top.at > nanos(now) {
+		return "", HostState{}, time.Unix(0, top.at), false
+	}
+	k := top.k
+	k.queued--
+	s.queued--
+	s.lease(k, now)
+	s.schedule(k)
+	return k.key, k.host, time.Time{}, true
+}
+
+// lease counts a lease of k at now. With one lease per key the lease itself
+// keeps requests apart and End sets the rest; with more, the next lease may
+// start no sooner than a Delay after this one.
+func (s *Schedule) lease(k *keyState, now time.Time) {
+	k.leased++
+	s.leased++
+	if k.leased == 1 {
+		s.busy++
+	}
+	if s.perHost() == 1 {
+		return
+	}
+	if bump := now.Add(k.host.Delay); bump.After(k.host.NextAllowed) {
+		k.host.NextAllowed = bump
+	}
+}
+
+// ClaimKey leases key itself if it can be claimed at now, as
+// Store.ClaimKey describes; otherwise next says when to ask again.
+func (s *Schedule) ClaimKey(key string, now time.Time, opt ClaimOptions) (host HostState, next time.Time, ok bool) {
+	s.opt = opt
+	k := s.key(key)
+	switch {
+	case k.leased >= s.perHost():
+		return HostState{}, now.Add(max(k.host.Delay, fullRecheck)), false
+	case k.host.NextAllowed.After(now):
+		return HostState{}, k.host.NextAllowed, false
+	}
+	k.idleAt = 0
+	s.lease(k, now)
+	s.schedule(k)
+	return k.host, time.Time{}, true
+}
+
+// End ends a lease of key at now with outcome o; requeue says its item went
+// back to the queue (Release) rather than being done (Ack). A key that is
+// ready again at once is claimed next, ahead of keys that have waited, up to
+// ClaimOptions.Affinity times in a row.
+func (s *Schedule) End(key string, now time.Time, o Outcome, requeue bool) {
+	k := s.keys[key]
+	if k == nil || k.leased == 0 {
+		return // the Store checks leases; nothing to undo here
+	}
+	k.leased--
+	s.leased--
+	if k.leased == 0 {
+		s.busy--
+	}
+	next := k.host.NextAllowed
+	if rest := now.Add(o.Rest); rest.After(next) {
+		next = rest
+	}
+	k.host = o.Host
+	k.host.NextAllowed = next
+	if requeue {
+		k.queued++
+		s.queued++
+	}
+	if !requeue && s.opt.Affinity > 0 && k.queued > 0 && k.index < 0 && k.leased == 0 {
+		if k.streak < int32(s.opt.Affinity) && !next.After(now) {
+			// Ready again at once: to the front, ahead of keys that have
+			// waited, for the rest of its run.
+			k.streak++
+			s.ready.push(heapEntry{at: math.MinInt64, k: k})
+			return
+		}
+		k.streak = 0
+	}
+	s.schedule(k)
+	s.maybeIdle(k)
+}
+
+// maybeIdle notes k as an eviction candidate once it has nothing queued or
+// leased.
+func (s *Schedule) maybeIdle(k *keyState) {
+	if k.queued > 0 || k.leased > 0 || k.idleAt != 0 {
+		return
+	}
+	k.idleAt = max(nanos(k.host.NextAllowed), 1)
+	s.idle = append(s.idle, idleKey{k, k.idleAt})
+}
+
+// sweep forgets a few idle keys whose NextAllowed has passed: they would be
+// ready at once anyway, so forgetting them loses no politeness.
+func (s *Schedule) sweep(now time.Time) {
+	n := nanos(now)
+	for range evictScan {
+		if s.idleHead == len(s.idle) {
+			s.idle, s.idleHead = s.idle[:0], 0
+			return
+		}
+		e := s.idle[s.idleHead]
+		if e.at > n {
+			return
+		}
+		s.idle[s.idleHead] = idleKey{}
+		s.idleHead++
+		k := e.k
+		if k.idleAt != e.at || k.queued > 0 || k.leased > 0 {
+			continue // busy again since
+		}
+		k.idleAt = 0
+		if !s.keep && !k.givenUp && s.keys[k.key] == k {
+			delete(s.keys, k.key)
+		}
+	}
+	if s.idleHead > len(s.idle)/2 && s.idleHead > 64 {
+		s.idle = append(s.idle[:0], s.idle[s.idleHead:]...)
+		s.idleHead = 0
+	}
+}
+
+// GiveUp marks key given up and returns how many of its items were queued:
+// the Store drops that many from the key's queue.
+func (s *Schedule) GiveUp(key string) int {
+	k := s.key(key)
+	k.givenUp = true
+	n := int(k.queued)
+	s.queued -= n
+	k.queued = 0
+	s.schedule(k)
+	return n
+}
+
+// GivenUp reports whether key was given up.
+func (s *Schedule) GivenUp(key string) bool {
+	k := s.keys[key]
+	return k != nil && k.givenUp
+}
+
+// Lost forgets the items the Schedule counts as queued for key when the
+// Store finds its queue empty: a Store's bug, which must not spin Claim.
+func (s *Schedule) Lost(key string) {
+	if k := s.keys[key]; k != nil {
+		s.queued -= int(k.queued)
+		k.queued = 0
+		s.schedule(k)
+		s.maybeIdle(k)
+	}
+}
+
+// Host returns key's pacing state.
+func (s *Schedule) Host(key string) HostState {
+	if k := s.keys[key]; k != nil {
+		return k.host
+	}
+	return HostState{}
+}
+
+// Record returns what a persisting Store keeps of key.
+func (s *Schedule) Record(key string) KeyRecord {
+	k := s.keys[key]
+	if k == nil {
+		return KeyRecord{}
+	}
+	return KeyRecord{Host: k.host, Scheduled: int(k.scheduled), Sitemaps: int(k.sitemaps), SitemapURLs: int(k.sitemapURLs), GivenUp: k.givenUp}
+}
+
+// Restore adds key as a Store that persists found it on opening at now,
+// with queued items in its queue. Since a request to it may have been under
+// way when the process stopped, it may not be claimed before a full Delay
+// from now.
+func (s *Schedule) Restore(key string, rec KeyRecord, queued int, now time.Time) {
+	k := s.key(key)
+	k.host = rec.Host
+	if wait := now.Add(rec.Host.Delay); wait.After(k.host.NextAllowed) {
+		k.host.NextAllowed = wait
+	}
+	k.scheduled, k.sitemaps, k.sitemapURLs = int32(rec.Scheduled), int32(rec.Sitemaps), int32(rec.SitemapURLs)
+	k.givenUp = rec.GivenUp
+	s.scheduled += rec.Scheduled
+	k.queued = int32(queued)
+	s.queued += queued
+	if rec.GivenUp || rec.Sitemaps > 0 || rec.SitemapURLs > 0 {
+		s.keep = s.keep || rec.Sitemaps > 0 || rec.SitemapURLs > 0
+	}
+	s.schedule(k)
+	s.maybeIdle(k)
+}
+
+// Idle reports whether nothing is queued or leased.
+func (s *Schedule) Idle() bool { return s.queued == 0 && s.leased == 0 }
+
+// Counts returns the Schedule's counters at now.
+func (s *Schedule) Counts(now time.Time) Counts {
+	c := Counts{Queued: s.queued, Leased: s.leased, Busy: s.busy, Scheduled: s.scheduled}
+	n := nanos(now)
+	for _, e := range s.ready {
+		if e.at <= n {
+			c.Ready++
+		} else {
+			c.Resting++
+		}
+	}
+	for _, k := range s.keys {
+		if k.queued > 0 || k.leased > 0 {
+			c.Hosts++
+		}
+	}
+	return c
+}

@@ -1,0 +1,537 @@
+// Package storetest is the contract every frontier.Store must meet, as a
+// test suite: MemoryStore, pebblestore and redisstore each run it from their
+// own tests with a Harness that opens (and, for stores that persist,
+// crashes and reopens) an instance.
+//
+//	func TestContract(t *testing.T) {
+//		storetest.Run(t, storetest.Harness{
+//			Open: func(t *testing.T) frontier.Store { return new(frontier.MemoryStore) },
+//		})
+//	}
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/heedcrawl/heed/frontier"
+)
+
+// Harness tells Run how to get stores.
+type Harness struct {
+	// Open returns a new, empty Store. Run closes it.
+	Open func(t *testing.T) frontier.Store
+	// Crash, if not nil, simulates the death of s's process at once — no
+	// Close, nothing flushed beyond what s had made durable — and returns
+	// a Store reopened on what survived. Stores that keep nothing leave it
+	// nil, and the persistence tests are skipped for them.
+	Crash func(t *testing.T, s frontier.Store) frontier.Store
+	// Reopen, if not nil, closes s cleanly and returns a Store reopened on
+	// its state.
+	Reopen func(t *testing.T, s frontier.Store) frontier.Store
+}
+
+// t0 is the tests' clock: stores take the time they are given (a Store
+// with a clock of its own, like Redis's, must still order keys as these
+// times say, so Run keeps its times close to the real clock).
+var t0 = time.Now().Truncate(time.Millisecond)
+
+var ctx = context.Background()
+
+var opt = frontier.ClaimOptions{PerHost: 1, Lease: time.Minute}
+
+// Run runs the contract suite on stores from h.
+func Run(t *testing.T, h Harness) {
+	open := func(t *testing.T) frontier.Store {
+		s := h.Open(t)
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	t.Run("AddIfNew", func(t *testing.T) { testAddIfNew(t, open(t)) })
+	t.Run("ConcurrentAdd", func(t *testing.T) { testConcurrentAdd(t, open(t)) })
+	t.Run("FIFOAndRoundRobin", func(t *testing.T) { testFIFOAndRoundRobin(t, open(t)) })
+	t.Run("LeaseAckRelease", func(t *testing.T) { testLeaseAckRelease(t, open(t)) })
+	t.Run("Pacing", func(t *testing.T) { testPacing(t, open(t)) })
+	t.Run("PerHost", func(t *testing.T) { testPerHost(t, open(t)) })
+	t.Run("ClaimKey", func(t *testing.T) { testClaimKey(t, open(t)) })
+	t.Run("Limits", func(t *testing.T) { testLimits(t, open(t)) })
+	t.Run("GiveUp", func(t *testing.T) { testGiveUp(t, open(t)) })
+	t.Run("CountsAndMeta", func(t *testing.T) { testCountsAndMeta(t, open(t)) })
+	t.Run("ContextCancelled", func(t *testing.T) { testContextCancelled(t, open(t)) })
+	if h.Reopen != nil {
+		t.Run("Reopen", func(t *testing.T) { testReopen(t, h, open(t)) })
+	}
+	if h.Crash != nil {
+		t.Run("Crash", func(t *testing.T) { testCrash(t, h, open(t)) })
+	}
+}
+
+func item(key, path string) frontier.Item {
+	return frontier.Item{URL: "http://" + key + path, Key: key}
+}
+
+func add(t *testing.T, s frontier.Store, lim frontier.Limits, items ...frontier.Item) []error {
+	t.Helper()
+	refused, err := s.Add(ctx, items, lim)
+	if err != nil {
+		t.Fatalf("Add: %v", err)
+	}
+	if len(refused) != len(items) {
+		t.Fatalf("Add returned %d results for %d items", len(refused), len(items))
+	}
+	return refused
+}
+
+func mustAdd(t *testing.T, s frontier.Store, items ...frontier.Item) {
+	t.Helper()
+	for i, err := range add(t, s, frontier.Limits{}, items...) {
+		if err != nil {
+			t.Fatalf("Add(%s): %v", items[i].URL, err)
+		}
+	}
+}
+
+func claim(t *testing.T, s frontier.Store, now time.Time, o frontier.ClaimOptions) frontier.Claim {
+	t.Helper()
+	c, err := s.Claim(ctx, now, o)
+	if err != nil {
+		t.Fatalf("Claim: %v", err)
+	}
+	return c
+}
+
+// mustClaim claims at now and wants url.
+func mustClaim(t *testing.T, s frontier.Store, now time.Time, url string) *frontier.Lease {
+	t.Helper()
+	c := claim(t, s, now, opt)
+	if c.Lease == nil {
+		t.Fatalf("Claim at t0+%v = none (next %v, idle %v), want %s", now.Sub(t0), c.Next, c.Idle, url)
+	}
+	if c.Lease.URL != url {
+		t.Fatalf("Claim = %s, want %s", c.Lease.URL, url)
+	}
+	return c.Lease
+}
+
+func ack(t *testing.T, s frontier.Store, l *frontier.Lease, now time.Time, rest time.Duration) {
+	t.Helper()
+	if err := s.Ack(ctx, l, now, frontier.Outcome{Host: l.Host, Rest: rest}); err != nil {
+		t.Fatalf("Ack(%s): %v", l.URL, err)
+	}
+}
+
+// drain claims and acks everything, with no rest, returning the URLs in
+// the order they were claimed.
+func drain(t *testing.T, s frontier.Store, now time.Time) []string {
+	t.Helper()
+	var urls []string
+	for range 100_000 {
+		c := claim(t, s, now, opt)
+		if c.Lease == nil {
+			if !c.Next.IsZero() && c.Next.After(now) {
+				now = c.Next
+				continue
+			}
+			return urls
+		}
+		urls = append(urls, c.Lease.URL)
+		ack(t, s, c.Lease, now, 0)
+	}
+	t.Fatal("drain: no end")
+	return nil
+}
+
+func testAddIfNew(t *testing.T, s frontier.Store) {
+	refused := add(t, s, frontier.Limits{}, item("a", "/1"), item("a", "/2"), item("a", "/1"), item("b", "/1"))
+	want := []error{nil, nil, frontier.ErrSeen, nil}
+	for i := range want {
+		if !errors.Is(refused[i], want[i]) || (want[i] == nil) != (refused[i] == nil) {
+			t.Errorf("item %d: %v, want %v", i, refused[i], want[i])
+		}
+	}
+	// Seen for good, even after the item was handed out and done.
+	if got := drain(t, s, t0); len(got) != 3 {
+		t.Fatalf("drained %v, want 3 items", got)
+	}
+	if r := add(t, s, frontier.Limits{}, item("a", "/1")); !errors.Is(r[0], frontier.ErrSeen) {
+		t.Errorf("re-adding a done URL: %v, want ErrSeen", r[0])
+	}
+}
+
+func testConcurrentAdd(t *testing.T, s frontier.Store) {
+	const workers, urls = 8, 200
+	var wg sync.WaitGroup
+	accepted := make([][]string, workers)
+	for w := range workers {
+		wg.Go(func() {
+			for i := range urls {
+				it := item(fmt.Sprintf("h%d", i%7), fmt.Sprintf("/%d", i))
+				refused, err := s.Add(ctx, []frontier.Item{it}, frontier.Limits{})
+				if err != nil {
+					t.Errorf("Add: %v", err)
+					return
+				}
+				if refused[0] == nil {
+					accepted[w] = append(accepted[w], it.URL)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	all := slices.Concat(accepted...)
+	slices.Sort(all)
+	if len(all) != urls || len(slices.Compact(all)) != urls {
+		t.Fatalf("%d URLs accepted over %d workers, want each of %d exactly once", len(all), workers, urls)
+	}
+	got := drain(t, s, t0)
+	slices.Sort(got)
+	if !slices.Equal(got, all) {
+		t.Errorf("drained %d items, want the %d accepted", len(got), len(all))
+	}
+}
+
+func testFIFOAndRoundRobin(t *testing.T, s frontier.Store) {
+	mustAdd(t, s, item("a", "/1"), item("a", "/2"), item("b", "/1"))
+	mustAdd(t, s, item("c", "/1"), item("b", "/2"))
+	got := drain(t, s, t0)
+	want := []string{"http://a/1", "http://b/1", "http://c/1", "http://a/2", "http://b/2"}
+	if !slices.Equal(got, want) {
+		t.Errorf("claimed %v, want %v", got, want)
+	}
+	if c := claim(t, s, t0, opt); c.Lease != nil || !c.Idle {
+		t.Errorf("empty store: Claim = %+v, want idle", c)
+	}
+}
+
+func testLeaseAckRelease(t *testing.T, s frontier.Store) {
+	mustAdd(t, s, item("a", "/1"), item("a", "/2"))
+	l := mustClaim(t, s, t0, "http://a/1")
+	if c := claim(t, s, t0, opt); c.Lease != nil || c.Idle {
+		t.Fatalf("with a/1 leased (per host 1): Claim = %+v, want nothing and not idle", c)
+	}
+	// Released with what it went through: back at the front.
+	l.Retries = 2
+	l.Redirects = []string{"http://a/0"}
+	if err := s.Release(ctx, l, t0, frontier.Outcome{Host: l.Host}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Release(ctx, l, t0, frontier.Outcome{Host: l.Host}); !errors.Is(err, frontier.ErrLeaseLost) {
+		t.Errorf("second Release of one lease: %v, want ErrLeaseLost", err)
+	}
+	l = mustClaim(t, s, t0, "http://a/1")
+	if l.Retries != 2 || !slices.Equal(l.Redirects, []string{"http://a/0"}) {
+		t.Errorf("released item came back as %+v", l.Item)
+	}
+	stale := *l
+	stale.Token++
+	if err := s.Ack(ctx, &stale, t0, frontier.Outcome{}); !errors.Is(err, frontier.ErrLeaseLost) {
+		t.Errorf("Ack with a token not granted: %v, want ErrLeaseLost", err)
+	}
+	ack(t, s, l, t0, 0)
+	if err := s.Ack(ctx, l, t0, frontier.Outcome{}); !errors.Is(err, frontier.ErrLeaseLost) {
+		t.Errorf("second Ack: %v, want ErrLeaseLost", err)
+	}
+	ack(t, s, mustClaim(t, s, t0, "http://a/2"), t0, 0)
+	if c := claim(t, s, t0, opt); !c.Idle {
+		t.Errorf("all done: Claim = %+v, want idle", c)
+	}
+}
+
+func testPacing(t *testing.T, s frontier.Store) {
+	mustAdd(t, s, item("a", "/1"), item("a", "/2"), item("b", "/1"))
+	l := mustClaim(t, s, t0, "http://a/1")
+	host := l.Host
+	host.Delay, host.CrawlDelay, host.HasCrawlDelay, host.Failures = 2*time.Second, 2*time.Second, true, 1
+	if err := s.Ack(ctx, l, t0, frontier.Outcome{Host: host, Rest: 2 * time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Host(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Delay != host.Delay || got.CrawlDelay != host.CrawlDelay || !got.HasCrawlDelay || got.Failures != 1 {
+		t.Errorf("Host(a) = %+v, want what the Ack gave", got)
+	}
+	if got.NextAllowed.Before(t0.Add(2 * time.Second)) {
+		t.Errorf("Host(a).NextAllowed = t0+%v, want at least t0+2s", got.NextAllowed.Sub(t0))
+	}
+	// b is ready, a rests.
+	ack(t, s, mustClaim(t, s, t0, "http://b/1"), t0, 0)
+	c := claim(t, s, t0.Add(time.Second), opt)
+	if c.Lease != nil {
+		t.Fatalf("a claimed at t0+1s, resting until t0+2s")
+	}
+	if c.Next.IsZero() || c.Next.After(t0.Add(3*time.Second)) || c.Next.Before(t0.Add(2*time.Second)) {
+		t.Errorf("Claim.Next = %v, want about t0+2s", c.Next.Sub(t0))
+	}
+	mustClaim(t, s, t0.Add(3*time.Second), "http://a/2")
+}
+
+func testPerHost(t *testing.T, s frontier.Store) {
+	mustAdd(t, s, item("a", "/1"), item("a", "/2"), item("a", "/3"))
+	two := frontier.ClaimOptions{PerHost: 2, Lease: time.Minute}
+	var leases []*frontier.Lease
+	for range 2 {
+		c := claim(t, s, t0, two)
+		if c.Lease == nil {
+			t.Fatalf("per host 2: lease %d refused", len(leases)+1)
+		}
+		leases = append(leases, c.Lease)
+	}
+	if c := claim(t, s, t0, two); c.Lease != nil {
+		t.Fatalf("a third lease of a with per host 2: %s", c.Lease.URL)
+	}
+	ack(t, s, leases[0], t0, 0)
+	if c := claim(t, s, t0, two); c.Lease == nil || c.Lease.URL != "http://a/3" {
+		t.Errorf("after one Ack: Claim = %+v, want a/3", c)
+	}
+
+	// With a Delay, two leases of one key start that far apart.
+	mustAdd(t, s, item("d", "/1"), item("d", "/2"))
+	c := claim(t, s, t0, two)
+	if c.Lease == nil {
+		t.Fatal("d/1 not claimed")
+	}
+	h := c.Lease.Host
+	h.Delay = time.Second
+	if err := s.Release(ctx, c.Lease, t0, frontier.Outcome{Host: h}); err != nil {
+		t.Fatal(err)
+	}
+	l := claim(t, s, t0.Add(2*time.Second), two).Lease
+	if l == nil || l.URL != "http://d/1" {
+		t.Fatalf("d/1 again: %+v", l)
+	}
+	if c := claim(t, s, t0.Add(2*time.Second+time.Millisecond), two); c.Lease != nil {
+		t.Errorf("d/2 claimed 1 ms after d/1 with a 1 s Delay")
+	}
+	if c := claim(t, s, t0.Add(3*time.Second), two); c.Lease == nil || c.Lease.URL != "http://d/2" {
+		t.Errorf("d/2 not claimable a Delay after d/1: %+v", c)
+	}
+}
+
+func testClaimKey(t *testing.T, s frontier.Store) {
+	mustAdd(t, s, item("a", "/1"))
+	l, _, err := s.ClaimKey(ctx, "other", t0, opt)
+	if err != nil || l == nil {
+		t.Fatalf("ClaimKey(other) = %v, %v", l, err)
+	}
+	if l2, next, err := s.ClaimKey(ctx, "other", t0, opt); err != nil || l2 != nil || next.IsZero() {
+		t.Errorf("second ClaimKey(other) while leased = %v, %v, %v; want none and a time to ask again", l2, next, err)
+	}
+	if err := s.Ack(ctx, l, t0, frontier.Outcome{Host: l.Host, Rest: time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	if l2, next, _ := s.ClaimKey(ctx, "other", t0.Add(time.Millisecond), opt); l2 != nil || next.Before(t0.Add(time.Second)) {
+		t.Errorf("ClaimKey(other) while resting = %v, next t0+%v", l2, next.Sub(t0))
+	}
+	// A key lease paces the key's items too.
+	l, _, _ = s.ClaimKey(ctx, "a", t0, opt)
+	if l == nil {
+		t.Fatal("ClaimKey(a) refused")
+	}
+	if c := claim(t, s, t0, opt); c.Lease != nil {
+		t.Errorf("a/1 claimed while key a is leased")
+	}
+	if err := s.Ack(ctx, l, t0, frontier.Outcome{Host: l.Host, Rest: time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	if c := claim(t, s, t0.Add(500*time.Millisecond), opt); c.Lease != nil {
+		t.Errorf("a/1 claimed during the rest after a key lease")
+	}
+	mustClaim(t, s, t0.Add(time.Second), "http://a/1")
+}
+
+func testLimits(t *testing.T, s frontier.Store) {
+	lim := frontier.Limits{MaxPages: 5, MaxPagesPerHost: 3, MaxSitemapsPerHost: 1, MaxSitemapURLsPerHost: 1}
+	sm := func(key, path string) frontier.Item {
+		it := item(key, path)
+		it.Kind = frontier.KindSitemap
+		return it
+	}
+	fromSM := func(key, path string) frontier.Item {
+		it := item(key, path)
+		it.FromSitemap = true
+		return it
+	}
+	refused := add(t, s, lim,
+		item("a", "/1"), item("a", "/2"), item("a", "/3"), item("a", "/4"), // the fourth over the host limit
+		sm("a", "/s1"), sm("a", "/s2"), // sitemaps do not count as pages
+		fromSM("b", "/1"), fromSM("b", "/2"),
+		item("c", "/1"), item("c", "/2"), // the second over the page limit
+	)
+	want := []error{nil, nil, nil, frontier.ErrHostLimit, nil, frontier.ErrSitemapLimit, nil, frontier.ErrSitemapLimit, nil, frontier.ErrLimit}
+	for i := range want {
+		if (want[i] == nil) != (refused[i] == nil) || want[i] != nil && !errors.Is(refused[i], want[i]) {
+			t.Errorf("item %d: %v, want %v", i, refused[i], want[i])
+		}
+	}
+	// A refused URL was not marked seen: with room, it is accepted.
+	if r := add(t, s, frontier.Limits{}, item("a", "/4")); r[0] != nil {
+		t.Errorf("a/4, refused for the limit before, now: %v", r[0])
+	}
+	c, err := s.Counts(ctx, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Scheduled != 6 || c.Queued != 7 {
+		t.Errorf("Counts = %+v, want 6 pages scheduled and 7 items queued", c)
+	}
+}
+
+func testGiveUp(t *testing.T, s frontier.Store) {
+	mustAdd(t, s, item("dead", "/1"), item("dead", "/2"), item("dead", "/3"), item("live", "/1"))
+	l := mustClaim(t, s, t0, "http://dead/1")
+	dropped, err := s.GiveUp(ctx, "dead")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var urls []string
+	for _, it := range dropped {
+		urls = append(urls, it.URL)
+	}
+	if !slices.Equal(urls, []string{"http://dead/2", "http://dead/3"}) {
+		t.Errorf("GiveUp dropped %v", urls)
+	}
+	if r := add(t, s, frontier.Limits{}, item("dead", "/new")); !errors.Is(r[0], frontier.ErrGivenUp) {
+		t.Errorf("Add to a given-up key: %v, want ErrGivenUp", r[0])
+	}
+	if err := s.Release(ctx, l, t0, frontier.Outcome{Host: l.Host}); !errors.Is(err, frontier.ErrGivenUp) {
+		t.Errorf("Release on a given-up key: %v, want ErrGivenUp", err)
+	}
+	if got := drain(t, s, t0); !slices.Equal(got, []string{"http://live/1"}) {
+		t.Errorf("after GiveUp, drained %v, want only live/1", got)
+	}
+}
+
+func testCountsAndMeta(t *testing.T, s frontier.Store) {
+	mustAdd(t, s, item("a", "/1"), item("a", "/2"), item("b", "/1"), item("c", "/1"))
+	l := mustClaim(t, s, t0, "http://a/1")
+	lb := mustClaim(t, s, t0, "http://b/1")
+	if err := s.Ack(ctx, lb, t0, frontier.Outcome{Host: lb.Host, Rest: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := s.Counts(ctx, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// a: one queued, one leased (busy, no free slot); c: one queued, ready.
+	if c.Queued != 2 || c.Leased != 1 || c.Busy != 1 || c.Scheduled != 4 || c.Ready != 1 || c.Hosts != 2 {
+		t.Errorf("Counts = %+v", c)
+	}
+	if err := s.Ack(ctx, l, t0, frontier.Outcome{Host: l.Host, Checkpoint: []byte("offset 42")}); err != nil {
+		t.Fatal(err)
+	}
+	if cp, err := s.Checkpoint(ctx); err != nil || string(cp) != "offset 42" {
+		t.Errorf("Checkpoint = %q, %v", cp, err)
+	}
+	if v, err := s.Meta(ctx, "missing"); err != nil || v != nil {
+		t.Errorf("Meta(missing) = %q, %v; want nil", v, err)
+	}
+	if err := s.SetMeta(ctx, "settings", []byte("scope=seeds")); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := s.Meta(ctx, "settings"); err != nil || string(v) != "scope=seeds" {
+		t.Errorf("Meta(settings) = %q, %v", v, err)
+	}
+}
+
+func testContextCancelled(t *testing.T, s frontier.Store) {
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := s.Add(cctx, []frontier.Item{item("a", "/1")}, frontier.Limits{}); err == nil {
+		t.Error("Add with a cancelled context succeeded")
+	}
+	// Nothing was applied.
+	mustAdd(t, s, item("a", "/1"))
+}
+
+// testReopen: a clean stop keeps everything.
+func testReopen(t *testing.T, h Harness, s frontier.Store) {
+	mustAdd(t, s, item("a", "/1"), item("a", "/2"), item("b", "/1"))
+	l := mustClaim(t, s, t0, "http://a/1")
+	host := l.Host
+	host.Delay = time.Second
+	if err := s.Ack(ctx, l, t0, frontier.Outcome{Host: host, Rest: time.Second, Checkpoint: []byte("cp1")}); err != nil {
+		t.Fatal(err)
+	}
+	lb := mustClaim(t, s, t0, "http://b/1") // in flight at the stop
+	lb.Retries = 1
+	s = h.Reopen(t, s)
+	t.Cleanup(func() { s.Close() })
+	if cp, _ := s.Checkpoint(ctx); string(cp) != "cp1" {
+		t.Errorf("Checkpoint after reopening = %q, want cp1", cp)
+	}
+	if r := add(t, s, frontier.Limits{}, item("a", "/1"), item("a", "/2")); !errors.Is(r[0], frontier.ErrSeen) || !errors.Is(r[1], frontier.ErrSeen) {
+		t.Errorf("seen-set lost: %v", r)
+	}
+	// a waits a full Delay from the reopening; b, in flight, is queued again.
+	got := drain(t, s, time.Now())
+	slices.Sort(got)
+	if !slices.Equal(got, []string{"http://a/2", "http://b/1"}) {
+		t.Errorf("after reopening, drained %v, want a/2 and b/1", got)
+	}
+}
+
+// testCrash: after a crash no URL is lost — every URL the store says it has
+// seen is either done (its Ack was made durable) or handed out again — and
+// every key waits a full Delay from the reopening.
+func testCrash(t *testing.T, h Harness, s frontier.Store) {
+	var urls []string
+	for k := range 5 {
+		for i := range 20 {
+			it := item(fmt.Sprintf("h%d", k), fmt.Sprintf("/%d", i))
+			mustAdd(t, s, it)
+			urls = append(urls, it.URL)
+		}
+	}
+	acked := map[string]bool{}
+	now := t0
+	for range 30 {
+		c := claim(t, s, now, opt)
+		if c.Lease == nil {
+			t.Fatal("nothing to claim")
+		}
+		host := c.Lease.Host
+		host.Delay = time.Hour
+		if err := s.Ack(ctx, c.Lease, now, frontier.Outcome{Host: host, Checkpoint: []byte(c.Lease.URL)}); err != nil {
+			t.Fatal(err)
+		}
+		acked[c.Lease.URL] = true
+	}
+	for range 3 {
+		if c := claim(t, s, now, opt); c.Lease == nil {
+			t.Fatal("nothing to claim")
+		} // leased at the crash
+	}
+	s = h.Crash(t, s)
+	t.Cleanup(func() { s.Close() })
+	reopened := time.Now()
+	if c := claim(t, s, reopened, opt); c.Lease != nil && c.Lease.Host.Delay > 0 {
+		t.Errorf("%s claimed at once after the crash; its key's Delay is %v", c.Lease.URL, c.Lease.Host.Delay)
+	}
+	again := map[string]bool{}
+	for _, u := range drain(t, s, reopened.Add(2*time.Hour)) {
+		again[u] = true
+	}
+	cp, _ := s.Checkpoint(ctx)
+	if cp != nil && !acked[string(cp)] {
+		t.Errorf("Checkpoint after the crash is %q, which no Ack carried", cp)
+	}
+	for _, u := range urls {
+		it := frontier.Item{URL: u, Key: u[len("http://"):len("http://h0")]}
+		r := add(t, s, frontier.Limits{}, it)
+		switch {
+		case r[0] == nil:
+			// Its Add was not durable: not seen, so not lost either.
+		case !errors.Is(r[0], frontier.ErrSeen):
+			t.Errorf("%s: %v", u, r[0])
+		case !again[u] && !acked[u]:
+			t.Errorf("%s is marked seen but was neither done nor handed out after the crash: lost", u)
+		}
+	}
+}
