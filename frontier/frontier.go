@@ -95,6 +95,10 @@ type Item struct {
 	// FromSitemap marks a page item listed by a sitemap; it counts against
 	// Config.MaxSitemapURLsPerHost.
 	FromSitemap bool
+	// Meta is the caller's metadata for the URL, key–value pairs given
+	// with a seed or a link; it travels with the item through the Store,
+	// so it survives a resumed crawl. Nil when there is none.
+	Meta map[string]string
 
 	// What the item has been through. It travels with the item through the
 	// Store (Defer puts it back with its history), so it survives as long

@@ -74,13 +74,15 @@ type record struct {
 	history  *history
 }
 
-// history is the part of an Item that records what it has been through;
-// most items have none, and then no history is allocated.
+// history is the part of an Item that records what it has been through,
+// and its metadata; most items have neither, and then no history is
+// allocated.
 type history struct {
 	retries      int
 	redirects    []string
 	sitemapDepth int
 	blockedSince time.Time
+	meta         map[string]string
 }
 
 const (
@@ -335,7 +337,7 @@ func (r record) item(key string) Item {
 		it.Lastmod = time.Unix(int64(r.lastmod), 0).UTC()
 	}
 	if h := r.history; h != nil {
-		it.Retries, it.Redirects, it.SitemapDepth, it.BlockedSince = h.retries, h.redirects, h.sitemapDepth, h.blockedSince
+		it.Retries, it.Redirects, it.SitemapDepth, it.BlockedSince, it.Meta = h.retries, h.redirects, h.sitemapDepth, h.blockedSince, h.meta
 	}
 	return it
 }
@@ -362,8 +364,8 @@ func toRecord(it Item) (record, error) {
 	if it.FromSitemap {
 		r.meta |= sitemapBit
 	}
-	if it.Retries != 0 || len(it.Redirects) > 0 || it.SitemapDepth != 0 || !it.BlockedSince.IsZero() {
-		r.history = &history{retries: it.Retries, redirects: it.Redirects, sitemapDepth: it.SitemapDepth, blockedSince: it.BlockedSince}
+	if it.Retries != 0 || len(it.Redirects) > 0 || it.SitemapDepth != 0 || !it.BlockedSince.IsZero() || len(it.Meta) > 0 {
+		r.history = &history{retries: it.Retries, redirects: it.Redirects, sitemapDepth: it.SitemapDepth, blockedSince: it.BlockedSince, meta: it.Meta}
 	}
 	if sec := it.Lastmod.Unix(); !it.Lastmod.IsZero() && sec > 0 && sec <= math.MaxUint32 {
 		r.lastmod = uint32(sec)

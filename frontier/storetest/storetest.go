@@ -53,6 +53,7 @@ func Run(t *testing.T, h Harness) {
 		return s
 	}
 	t.Run("AddIfNew", func(t *testing.T) { testAddIfNew(t, open(t)) })
+	t.Run("ItemFields", func(t *testing.T) { testItemFields(t, open(t)) })
 	t.Run("ConcurrentAdd", func(t *testing.T) { testConcurrentAdd(t, open(t)) })
 	t.Run("FIFOAndRoundRobin", func(t *testing.T) { testFIFOAndRoundRobin(t, open(t)) })
 	t.Run("LeaseAckRelease", func(t *testing.T) { testLeaseAckRelease(t, open(t)) })
@@ -217,6 +218,7 @@ func testLeaseAckRelease(t *testing.T, s frontier.Store) {
 	// Released with what it went through: back at the front.
 	l.Retries = 2
 	l.Redirects = []string{"http://a/0"}
+	l.Meta = map[string]string{"category": "books"}
 	if err := s.Release(ctx, l, t0, frontier.Outcome{Host: l.Host}); err != nil {
 		t.Fatal(err)
 	}
@@ -224,7 +226,7 @@ func testLeaseAckRelease(t *testing.T, s frontier.Store) {
 		t.Errorf("second Release of one lease: %v, want ErrLeaseLost", err)
 	}
 	l = mustClaim(t, s, t0, "http://a/1")
-	if l.Retries != 2 || !slices.Equal(l.Redirects, []string{"http://a/0"}) {
+	if l.Retries != 2 || !slices.Equal(l.Redirects, []string{"http://a/0"}) || l.Meta["category"] != "books" {
 		t.Errorf("released item came back as %+v", l.Item)
 	}
 	stale := *l
@@ -533,5 +535,26 @@ func testCrash(t *testing.T, h Harness, s frontier.Store) {
 		case !again[u] && !acked[u]:
 			t.Errorf("%s is marked seen but was neither done nor handed out after the crash: lost", u)
 		}
+	}
+}
+
+// testItemFields: every field of an Item comes back from Claim as it was
+// added (Lastmod to the second, Priority to 0.001).
+func testItemFields(t *testing.T, s frontier.Store) {
+	lastmod := time.Date(2024, 2, 29, 23, 59, 58, 0, time.UTC)
+	blocked := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+	in := frontier.Item{
+		URL: "http://a/x", Key: "a", Referrer: "http://r/", Depth: 7, Kind: frontier.KindSitemap,
+		Priority: 0.5, Lastmod: lastmod, FromSitemap: true, Retries: 3, Redirects: []string{"http://a/0", "http://a/1"},
+		SitemapDepth: 2, BlockedSince: blocked, Meta: map[string]string{"k": "v", "empty": ""},
+	}
+	mustAdd(t, s, in)
+	l := mustClaim(t, s, t0, in.URL)
+	got := l.Item
+	if got.Referrer != in.Referrer || got.Depth != in.Depth || got.Kind != in.Kind || got.Priority != in.Priority ||
+		!got.Lastmod.Equal(lastmod) || got.FromSitemap != in.FromSitemap || got.Retries != in.Retries ||
+		!slices.Equal(got.Redirects, in.Redirects) || got.SitemapDepth != in.SitemapDepth ||
+		!got.BlockedSince.Equal(blocked) || len(got.Meta) != 2 || got.Meta["k"] != "v" || got.Meta["empty"] != "" {
+		t.Errorf("Claim gave back\n %+v\nfor\n %+v", got, in)
 	}
 }
