@@ -1,7 +1,6 @@
 package frontier_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -14,7 +13,6 @@ import (
 
 func TestPathologicalPaths(t *testing.T) {
 	fr := frontier.New(frontier.Config{Scope: frontier.ScopeAny})
-	ctx := context.Background()
 	deep := "http://a/" + strings.Repeat("s/", 40)
 	for _, tc := range []struct {
 		url  string
@@ -32,7 +30,7 @@ func TestPathologicalPaths(t *testing.T) {
 		{"http://a/" + strings.Repeat("s/", 20), true}, // 20 identical segments
 		{"http://a/" + strings.Repeat("s%d/", 1), false},
 	} {
-		err := fr.Add(ctx, frontier.Item{URL: tc.url})
+		err := fr.Add(bg, frontier.Item{URL: tc.url})
 		if got := errors.Is(err, frontier.ErrPathological); got != tc.trap {
 			t.Errorf("Add(%q) = %v, want pathological %v", tc.url, err, tc.trap)
 		}
@@ -40,17 +38,17 @@ func TestPathologicalPaths(t *testing.T) {
 	// Negative limits turn the check off.
 	off := frontier.New(frontier.Config{Scope: frontier.ScopeAny, MaxPathSegments: -1, MaxSegmentRepeats: -1})
 	for _, u := range []string{"http://a/a/a/a", deep} {
-		if err := off.Add(ctx, frontier.Item{URL: u}); err != nil {
+		if err := off.Add(bg, frontier.Item{URL: u}); err != nil {
 			t.Errorf("with checks off, Add(%q) = %v", u, err)
 		}
 	}
 }
 
 func TestSitemapBudgets(t *testing.T) {
-	fr := frontier.New(frontier.Config{Scope: frontier.ScopeAny, MaxSitemapsPerHost: 2, MaxSitemapURLsPerHost: 3, MaxPages: 10})
-	ctx := context.Background()
+	fr := frontier.New(frontier.Config{Scope: frontier.ScopeAny,
+		Limits: frontier.Limits{MaxSitemapsPerHost: 2, MaxSitemapURLsPerHost: 3, MaxPages: 10}})
 	for i := range 3 {
-		err := fr.Add(ctx, frontier.Item{URL: fmt.Sprintf("http://a/sm%d.xml", i), Kind: frontier.KindSitemap})
+		err := fr.Add(bg, frontier.Item{URL: fmt.Sprintf("http://a/sm%d.xml", i), Kind: frontier.KindSitemap})
 		if want := i >= 2; errors.Is(err, frontier.ErrSitemapLimit) != want {
 			t.Errorf("sitemap %d: %v, want limit %v", i, err, want)
 		}
@@ -58,7 +56,7 @@ func TestSitemapBudgets(t *testing.T) {
 	// Another host has its own budget.
 	mustAdd(t, fr, frontier.Item{URL: "http://b/sm.xml", Kind: frontier.KindSitemap})
 	for i := range 4 {
-		err := fr.Add(ctx, frontier.Item{URL: fmt.Sprintf("http://a/p%d", i), FromSitemap: true})
+		err := fr.Add(bg, frontier.Item{URL: fmt.Sprintf("http://a/p%d", i), FromSitemap: true})
 		if want := i >= 3; errors.Is(err, frontier.ErrSitemapLimit) != want {
 			t.Errorf("sitemap URL %d: %v, want limit %v", i, err, want)
 		}
@@ -66,11 +64,17 @@ func TestSitemapBudgets(t *testing.T) {
 	// Pages found by links are not sitemap URLs.
 	mustAdd(t, fr, frontier.Item{URL: "http://a/linked", Depth: 1})
 	// Drain everything: the counts outlive the queue.
-	for range 6 {
+	for range 7 {
 		done(t, fr, next(t, fr))
 	}
-	if err := fr.Add(ctx, frontier.Item{URL: "http://a/sm9.xml", Kind: frontier.KindSitemap}); !errors.Is(err, frontier.ErrSitemapLimit) {
+	if s := stats(t, fr); s.Queued != 0 || s.Scheduled != 4 {
+		t.Errorf("Stats = %+v after draining, want nothing queued and 4 pages scheduled", s)
+	}
+	if err := fr.Add(bg, frontier.Item{URL: "http://a/sm9.xml", Kind: frontier.KindSitemap}); !errors.Is(err, frontier.ErrSitemapLimit) {
 		t.Errorf("after draining, a third sitemap: %v, want ErrSitemapLimit", err)
+	}
+	if err := fr.Add(bg, frontier.Item{URL: "http://a/p9", FromSitemap: true}); !errors.Is(err, frontier.ErrSitemapLimit) {
+		t.Errorf("after draining, a fourth sitemap URL: %v, want ErrSitemapLimit", err)
 	}
 	if fr.LimitReached() {
 		t.Error("LimitReached with 4 of 10 pages")
@@ -78,72 +82,108 @@ func TestSitemapBudgets(t *testing.T) {
 }
 
 func TestLimitReached(t *testing.T) {
-	fr := frontier.New(frontier.Config{Scope: frontier.ScopeAny, MaxPages: 2})
+	fr := frontier.New(frontier.Config{Scope: frontier.ScopeAny, Limits: frontier.Limits{MaxPages: 2}})
 	mustAdd(t, fr, frontier.Item{URL: "http://a/sm.xml", Kind: frontier.KindSitemap})
 	mustAdd(t, fr, frontier.Item{URL: "http://a/1"})
-	if fr.LimitReached() {
-		t.Fatal("LimitReached after one page")
-	}
 	mustAdd(t, fr, frontier.Item{URL: "http://a/2"})
+	// Reported once the Store has refused a page for the limit: until then
+	// a page could still be added.
+	if fr.LimitReached() {
+		t.Fatal("LimitReached before any page was refused")
+	}
+	if err := fr.Add(bg, frontier.Item{URL: "http://a/3"}); !errors.Is(err, frontier.ErrLimit) {
+		t.Fatalf("third page of two: %v, want ErrLimit", err)
+	}
 	if !fr.LimitReached() {
-		t.Fatal("LimitReached false after two pages of two")
+		t.Fatal("LimitReached false after a page was refused for MaxPages")
 	}
 }
 
 func TestGiveUp(t *testing.T) {
 	fr := frontier.New(frontier.Config{Scope: frontier.ScopeAny})
-	ctx := context.Background()
 	for i := range 4 {
 		mustAdd(t, fr, frontier.Item{URL: fmt.Sprintf("http://dead/%d", i)})
 	}
 	mustAdd(t, fr, frontier.Item{URL: "http://live/1"})
-	first := next(t, fr) // dead/0 in flight
-	var dropped []string
-	if err := fr.GiveUp("dead", func(it frontier.Item) { dropped = append(dropped, it.URL) }); err != nil {
+	first := next(t, fr) // dead/0 leased
+	items, err := fr.GiveUp(bg, "dead")
+	if err != nil {
 		t.Fatal(err)
+	}
+	var dropped []string
+	for _, it := range items {
+		dropped = append(dropped, it.URL)
 	}
 	if want := []string{"http://dead/1", "http://dead/2", "http://dead/3"}; !slices.Equal(dropped, want) {
 		t.Errorf("dropped %v, want %v", dropped, want)
 	}
-	if err := fr.Add(ctx, frontier.Item{URL: "http://dead/new"}); !errors.Is(err, frontier.ErrGivenUp) {
+	if err := fr.Add(bg, frontier.Item{URL: "http://dead/new"}); !errors.Is(err, frontier.ErrGivenUp) {
 		t.Errorf("Add to a given-up host: %v", err)
 	}
-	if err := fr.Defer(first, time.Time{}); !errors.Is(err, frontier.ErrGivenUp) {
+	if err := fr.Defer(bg, first, frontier.Outcome{}); !errors.Is(err, frontier.ErrGivenUp) {
 		t.Errorf("Defer on a given-up host: %v", err)
 	}
 	done(t, fr, next(t, fr)) // live/1
-	if _, err := fr.Next(ctx); !errors.Is(err, frontier.ErrExhausted) {
+	if _, err := fr.Next(bg); !errors.Is(err, frontier.ErrExhausted) {
 		t.Errorf("Next after the live host: %v, want ErrExhausted", err)
 	}
-	if s := fr.Stats(); s.Queued != 0 || s.InFlight != 0 {
+	if s := stats(t, fr); s.Queued != 0 || s.Leased != 0 {
 		t.Errorf("stats %+v", s)
+	}
+}
+
+// Giving a key up wakes a Next that waits only because of that key's
+// lease: the crawl can end.
+func TestGiveUpEndsTheCrawl(t *testing.T) {
+	fr := frontier.New(frontier.Config{Scope: frontier.ScopeAny})
+	mustAdd(t, fr, frontier.Item{URL: "http://dead/1"})
+	mustAdd(t, fr, frontier.Item{URL: "http://dead/2"})
+	first := next(t, fr)
+	res, blocked := nextAsync(fr)
+	waitBlocked(t, res, blocked)
+	if _, err := fr.GiveUp(bg, "dead"); err != nil {
+		t.Fatal(err)
+	}
+	waitBlocked(t, res, blocked) // first is still leased
+	if err := fr.Defer(bg, first, frontier.Outcome{}); !errors.Is(err, frontier.ErrGivenUp) {
+		t.Errorf("Defer on a given-up host: %v", err)
+	}
+	if r := <-res; !errors.Is(r.err, frontier.ErrExhausted) {
+		t.Errorf("Next = %v, %v; want ErrExhausted", r.l, r.err)
 	}
 }
 
 func TestAddScope(t *testing.T) {
 	fr := frontier.New(frontier.Config{})
-	ctx := context.Background()
 	mustSeed(t, fr, "http://example.com/")
-	if err := fr.Add(ctx, frontier.Item{URL: "https://www.example.com/a"}); !errors.Is(err, frontier.ErrScope) {
+	if err := fr.Add(bg, frontier.Item{URL: "https://www.example.com/a"}); !errors.Is(err, frontier.ErrScope) {
 		t.Fatalf("www before AddScope: %v", err)
 	}
-	if err := fr.AddScope("https://www.example.com/"); err != nil {
+	if err := fr.AddScope(bg, "https://www.example.com/"); err != nil {
 		t.Fatal(err)
 	}
 	mustAdd(t, fr, frontier.Item{URL: "https://www.example.com/a"})
+	if err := fr.AddScope(bg, "mailto:x@example.com"); !errors.Is(err, frontier.ErrScheme) {
+		t.Errorf("AddScope(mailto:) = %v, want ErrScheme", err)
+	}
+	// Nothing was scheduled by AddScope.
+	if s := stats(t, fr); s.Scheduled != 2 {
+		t.Errorf("Scheduled = %d, want the seed and www/a", s.Scheduled)
+	}
 }
 
 func TestDeferKeepsHistory(t *testing.T) {
 	fr := frontier.New(frontier.Config{Scope: frontier.ScopeAny})
-	mustAdd(t, fr, frontier.Item{URL: "http://a/1", Redirects: []string{"http://a/0"}})
-	it := next(t, fr)
-	it.Retries = 2
-	it.BlockedSince = time.Unix(100, 0)
-	if err := fr.Defer(it, time.Time{}); err != nil {
+	mustAdd(t, fr, frontier.Item{URL: "http://a/1", Redirects: []string{"http://a/0"}, Kind: frontier.KindSitemap, SitemapDepth: 2})
+	l := next(t, fr)
+	l.Retries = 2
+	l.BlockedSince = time.Unix(100, 0)
+	if err := fr.Defer(bg, l, frontier.Outcome{Host: l.Host}); err != nil {
 		t.Fatal(err)
 	}
 	got := next(t, fr)
-	if got.Retries != 2 || !got.BlockedSince.Equal(time.Unix(100, 0)) || !slices.Equal(got.Redirects, []string{"http://a/0"}) {
-		t.Errorf("deferred item came back as %+v", got)
+	if got.Retries != 2 || !got.BlockedSince.Equal(time.Unix(100, 0)) || !slices.Equal(got.Redirects, []string{"http://a/0"}) ||
+		got.SitemapDepth != 2 || got.Kind != frontier.KindSitemap {
+		t.Errorf("deferred item came back as %+v", got.Item)
 	}
 }
