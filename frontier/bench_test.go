@@ -53,8 +53,8 @@ func benchURL(host, n int) string {
 	return string(buf)
 }
 
-// BenchmarkSchedule measures scheduler throughput with 100,000 hosts in the
-// ready-heap and no pacing: each op is one Add, one Next and one Done.
+// BenchmarkSchedule measures scheduler throughput with many keys in the
+// ready-heap and no rest: each op is one Add, one Next and one Done.
 // Run with a fixed -benchtime=Nx: the URLs are generated beforehand.
 func BenchmarkSchedule(b *testing.B) {
 	for _, hosts := range []int{1_000, 100_000} {
@@ -76,11 +76,11 @@ func BenchmarkSchedule(b *testing.B) {
 				if err := fr.Add(ctx, frontier.Item{URL: urls[i], Depth: 1}); err != nil {
 					b.Fatal(err)
 				}
-				it, err := fr.Next(ctx)
+				l, err := fr.Next(ctx)
 				if err != nil {
 					b.Fatal(err)
 				}
-				if err := fr.Done(it); err != nil {
+				if err := fr.Done(ctx, l, frontier.Outcome{Host: l.Host}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -114,12 +114,12 @@ func BenchmarkScheduleParallel(b *testing.B) {
 				b.Error(err)
 				return
 			}
-			it, err := fr.Next(ctx)
+			l, err := fr.Next(ctx)
 			if err != nil {
 				b.Error(err)
 				return
 			}
-			if err := fr.Done(it); err != nil {
+			if err := fr.Done(ctx, l, frontier.Outcome{Host: l.Host}); err != nil {
 				b.Error(err)
 				return
 			}
@@ -168,8 +168,9 @@ func BenchmarkMemoryPerURL(b *testing.B) {
 				}
 				runtime.GC()
 				runtime.ReadMemStats(&after)
-				if s := fr.Stats(); s.Queued != n {
-					b.Fatalf("queued %d, want %d", s.Queued, n)
+				s, err := fr.Stats(ctx)
+				if err != nil || s.Queued != n {
+					b.Fatalf("queued %d (%v), want %d", s.Queued, err, n)
 				}
 				runtime.KeepAlive(fr)
 				perURL = float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / n
