@@ -174,7 +174,8 @@ func TestAddScope(t *testing.T) {
 
 func TestDeferKeepsHistory(t *testing.T) {
 	fr := frontier.New(frontier.Config{Scope: frontier.ScopeAny})
-	mustAdd(t, fr, frontier.Item{URL: "http://a/1", Redirects: []string{"http://a/0"}, Kind: frontier.KindSitemap, SitemapDepth: 2})
+	mustAdd(t, fr, frontier.Item{URL: "http://a/1", Redirects: []string{"http://a/0"}, Kind: frontier.KindSitemap, SitemapDepth: 2,
+		Meta: map[string]string{"campaign": "x"}})
 	l := next(t, fr)
 	l.Retries = 2
 	l.BlockedSince = time.Unix(100, 0)
@@ -183,7 +184,7 @@ func TestDeferKeepsHistory(t *testing.T) {
 	}
 	got := next(t, fr)
 	if got.Retries != 2 || !got.BlockedSince.Equal(time.Unix(100, 0)) || !slices.Equal(got.Redirects, []string{"http://a/0"}) ||
-		got.SitemapDepth != 2 || got.Kind != frontier.KindSitemap {
+		got.SitemapDepth != 2 || got.Kind != frontier.KindSitemap || got.Meta["campaign"] != "x" {
 		t.Errorf("deferred item came back as %+v", got.Item)
 	}
 }

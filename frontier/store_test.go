@@ -143,14 +143,14 @@ func mustAddStore(t *testing.T, s frontier.Store, items ...frontier.Item) {
 }
 
 // What MemoryStore keeps of an item, packed: Lastmod to the second in UTC,
-// Priority to 0.001 within [0, 1]; history exactly.
+// Priority to 0.001 within [0, 1]; history and Meta exactly.
 func TestMemoryStoreFields(t *testing.T) {
 	var s frontier.MemoryStore
 	lastmod := time.Date(2024, 2, 29, 23, 59, 58, 999, time.FixedZone("Y", -7200))
 	in := []frontier.Item{
 		{URL: "http://a/1", Key: "k", Referrer: "http://r/", Depth: 1<<19 - 1, Kind: frontier.KindSitemap, Priority: 0.8, Lastmod: lastmod,
 			SitemapDepth: 3, Retries: 2, Redirects: []string{"http://a/0", "http://a/00"}, BlockedSince: lastmod},
-		{URL: "http://a/2", Key: "k", Priority: 1.5},                                        // clamped to 1
+		{URL: "http://a/2", Key: "k", Priority: 1.5, Meta: map[string]string{"from": "seed list"}},                                        // clamped to 1
 		{URL: "http://a/3", Key: "k", Priority: float32(math.NaN())},                        // dropped
 		{URL: "http://a/4", Key: "k", Lastmod: time.Date(1969, 1, 1, 0, 0, 0, 0, time.UTC)}, // dropped
 		{URL: "http://a/5", Key: "k", Priority: 0.123456, FromSitemap: true},
@@ -162,7 +162,7 @@ func TestMemoryStoreFields(t *testing.T) {
 		{URL: "http://a/1", Key: "k", Referrer: "http://r/", Depth: 1<<19 - 1, Kind: frontier.KindSitemap, Priority: 0.8,
 			Lastmod: lastmod.Truncate(time.Second).UTC(), SitemapDepth: 3, Retries: 2,
 			Redirects: []string{"http://a/0", "http://a/00"}, BlockedSince: lastmod},
-		{URL: "http://a/2", Key: "k", Priority: 1},
+		{URL: "http://a/2", Key: "k", Priority: 1, Meta: map[string]string{"from": "seed list"}},
 		{URL: "http://a/3", Key: "k"},
 		{URL: "http://a/4", Key: "k"},
 		{URL: "http://a/5", Key: "k", Priority: 0.123, FromSitemap: true},
