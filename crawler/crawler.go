@@ -329,6 +329,8 @@ type run struct {
 
 	failOnce sync.Once
 	failure  error // the first error that ended the crawl (a Store failing)
+
+	commitMu sync.Mutex // with WithCheckpoint: handlers and the ack that carries their checkpoint
 }
 
 // addSeeds resumes what the Store holds of an earlier run and schedules the
@@ -353,7 +355,7 @@ func (r *run) addSeeds(ctx context.Context, seeds []string) error {
 			r.stats.skipped("seen")
 		default:
 			r.stats.skipped(skipReason(err))
-			r.reportError(ctx, seeds[i], fmt.Errorf("seed skipped: %w", err))
+			r.reportError(ctx, seeds[i], &Error{Kind: skipReason(err), Err: fmt.Errorf("seed skipped: %w", err)})
 		}
 	}
 	if accepted > 0 || seen > 0 {

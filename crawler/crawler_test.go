@@ -288,6 +288,7 @@ func TestOnDisallowed(t *testing.T) {
 		"/private/a": htmlPage("private"),
 	})
 	c := newCrawler(t, crawler.WithScope(frontier.ScopeAny)) // any host: the link to the 503 host is followed
+	errs := recordErrors(c)
 	var mu sync.Mutex
 	got := map[string]crawler.DisallowReason{}
 	c.OnDisallowed(func(ctx context.Context, u *url.URL, why crawler.DisallowReason) {
@@ -314,8 +315,20 @@ func TestOnDisallowed(t *testing.T) {
 		t.Errorf("requests to the host whose robots.txt answers 503: %q, want only /robots.txt", got)
 	}
 	st := c.Stats()
-	if st.Disallowed != 4 || st.Errors["robots-unavailable"] != 2 {
-		t.Errorf("Stats.Disallowed = %d, Errors[robots-unavailable] = %d; want 4 and 2", st.Disallowed, st.Errors["robots-unavailable"])
+	// A URL is counted once: by the rules as disallowed, for an unreachable
+	// robots.txt as an error.
+	if st.Disallowed != 2 || st.Errors["robots-unavailable"] != 2 {
+		t.Errorf("Stats.Disallowed = %d, Errors[robots-unavailable] = %d; want 2 and 2", st.Disallowed, st.Errors["robots-unavailable"])
+	}
+	for _, u := range []string{down.URL + "/", down.URL + "/x"} {
+		if es := errs.find(strings.TrimPrefix(u, down.URL)); len(es) == 0 {
+			t.Errorf("%s not reported to OnError", u)
+		}
+	}
+	for _, e := range errs.find(down.URL[len("http://"):] + "/x") {
+		if !errors.Is(e, crawler.ErrRobotsUnavailable) || crawler.ErrorKind(e) != "robots-unavailable" || !strings.Contains(e.Error(), "503") {
+			t.Errorf("OnError for the 503 host: %v (kind %q), want ErrRobotsUnavailable naming the 503", e, crawler.ErrorKind(e))
+		}
 	}
 	if st.RobotsOutcomes["ok"] != 1 || st.RobotsOutcomes["unreachable"] != 1 {
 		t.Errorf("Stats.RobotsOutcomes = %v, want ok 1, unreachable 1", st.RobotsOutcomes)

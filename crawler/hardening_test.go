@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -344,5 +345,41 @@ func TestPathologicalAndCappedLinks(t *testing.T) {
 	}
 	if fetched != 10 {
 		t.Errorf("%d linked pages fetched, want 10 (12 links kept, 2 of them pathological)", fetched)
+	}
+}
+
+func TestCheckpointTravelsWithEachAck(t *testing.T) {
+	s := newSite(t, defaultRobots, map[string]http.HandlerFunc{
+		"/":  htmlPage("home", "/a", "/b", "/private/x", "/missing"),
+		"/a": htmlPage("a"),
+		"/b": htmlPage("b"),
+	})
+	store := new(frontier.MemoryStore)
+	var mu sync.Mutex
+	records, inHandler := 0, 0
+	write := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		inHandler++
+		if inHandler > 1 {
+			t.Error("handlers of two URLs ran at once under WithCheckpoint")
+		}
+		records++
+		inHandler--
+	}
+	c := newCrawler(t, crawler.WithStore(store), crawler.WithWorkers(8), crawler.WithCheckpoint(func() []byte {
+		mu.Lock()
+		defer mu.Unlock()
+		return []byte(fmt.Sprint(records))
+	}))
+	c.OnPage(func(context.Context, *crawler.Page) { write() })
+	c.OnDisallowed(func(context.Context, *url.URL, crawler.DisallowReason) { write() })
+	c.OnError(func(context.Context, string, error) { write() })
+	runCrawl(t, c, s.URL+"/")
+	// /, /a, /b and /missing (a 404 page) reach OnPage, /private/x
+	// OnDisallowed: five records, and the last acknowledgement carries 5.
+	cp, err := store.Checkpoint(context.Background())
+	if err != nil || string(cp) != "5" || records != 5 {
+		t.Errorf("Checkpoint = %q, %v after %d records; want 5", cp, err, records)
 	}
 }

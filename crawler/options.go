@@ -94,6 +94,7 @@ type config struct {
 	hostFailures   int
 	allowPrivate   bool
 	store          frontier.Store
+	checkpoint     func() []byte
 	extractors     map[string][]fetch.Extractor // media type → extractors that replace the defaults
 	extraExtract   []registration               // added to the defaults, in order
 }
@@ -553,6 +554,24 @@ func WithAllowPrivate(on bool) Option {
 func WithStore(s frontier.Store) Option {
 	return func(c *config) error {
 		c.store = s
+		return nil
+	}
+}
+
+// WithCheckpoint keeps a caller's output in step with the crawl's progress
+// in its Store. Each time the crawl is done with a URL — fetched, failed,
+// disallowed — it runs that URL's handlers (OnPage, OnError, OnDisallowed),
+// then calls checkpoint, and stores what checkpoint returns with the URL's
+// acknowledgement in one atomic step, all under one lock. A program that
+// writes a record per URL from its handlers and returns its output's
+// length as the checkpoint can, after any crash, cut its output back to
+// the Store's last durable Checkpoint and resume: every record then
+// appears exactly once, since the URLs acknowledged after that checkpoint
+// are fetched again. Handlers of different URLs no longer run at the same
+// time.
+func WithCheckpoint(checkpoint func() []byte) Option {
+	return func(c *config) error {
+		c.checkpoint = checkpoint
 		return nil
 	}
 }

@@ -29,9 +29,7 @@ func (r *run) fetchSitemap(ctx context.Context, j *job, u *url.URL) {
 		case errors.Is(err, fetch.ErrForbiddenAddress):
 			r.forbidden(ctx, j, err)
 		default:
-			r.stats.errorKind(errorKindOf(err))
-			r.reportError(ctx, j.URL, fmt.Errorf("sitemap: %w", err))
-			r.release(ctx, j)
+			r.finish(ctx, j, func() { r.failed(ctx, j.URL, ErrorKind(err), fmt.Errorf("sitemap: %w", err)) })
 		}
 		return
 	}

@@ -156,8 +156,36 @@ func (s Stats) StatusCodes() []int {
 	return codes
 }
 
-// errorKindOf sorts a fetch error into the kinds Stats.Errors counts.
-func errorKindOf(err error) string {
+// Error is what the crawl reports to OnError: why a URL failed, and the
+// kind Stats.Errors counts it under.
+type Error struct {
+	// Kind is the Stats.Errors key: "timeout", "dns", "robots-unavailable",
+	// "host-given-up", …
+	Kind string
+	// Err is the cause.
+	Err error
+}
+
+// Error returns the cause's message.
+func (e *Error) Error() string { return e.Err.Error() }
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+// ErrRobotsUnavailable is wrapped by the errors reported for URLs not
+// fetched because their robots.txt could not be read (5xx, 429, network
+// errors): RFC 9309 makes that a complete disallow for now. It is counted
+// in Stats.Errors["robots-unavailable"], not in Stats.Disallowed.
+var ErrRobotsUnavailable = errors.New("robots.txt unreachable")
+
+// ErrorKind returns the kind Stats.Errors counts err under: the Kind of an
+// *Error in its chain, or else the kind of a fetch error ("timeout",
+// "dns", "connection", "tls", "encoding", "redirect", "other").
+func ErrorKind(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Kind
+	}
 	var dnsErr *net.DNSError
 	var netErr net.Error
 	switch {

@@ -100,8 +100,27 @@ func (r *run) restFromNow(j *job) time.Duration {
 
 // release ends j: its item is done.
 func (r *run) release(ctx context.Context, j *job) {
-	err := r.fr.Done(context.WithoutCancel(ctx), j.Lease, frontier.Outcome{Host: j.Host, Rest: r.restFromNow(j)})
-	if err != nil {
+	r.finish(ctx, j, nil)
+}
+
+// finish runs report — the handlers that tell the caller how the item
+// ended — and ends j: its item is done. With WithCheckpoint, both happen
+// under one lock with the caller's checkpoint taken between them, so that
+// what the handlers wrote and the acknowledgement that carries the
+// checkpoint stay in step.
+func (r *run) finish(ctx context.Context, j *job, report func()) {
+	o := frontier.Outcome{Host: j.Host, Rest: r.restFromNow(j)}
+	if r.cfg.checkpoint != nil {
+		r.commitMu.Lock()
+		defer r.commitMu.Unlock()
+	}
+	if report != nil {
+		report()
+	}
+	if r.cfg.checkpoint != nil {
+		o.Checkpoint = r.cfg.checkpoint()
+	}
+	if err := r.fr.Done(context.WithoutCancel(ctx), j.Lease, o); err != nil {
 		r.frontierError(j, err)
 	}
 }
@@ -139,9 +158,7 @@ func (r *run) frontierError(j *job, err error) {
 func (r *run) process(ctx context.Context, j *job) {
 	u, err := url.Parse(j.URL)
 	if err != nil { // the frontier hands out only canonical URLs
-		r.stats.errorKind("other")
-		r.reportError(ctx, j.URL, fmt.Errorf("canonical URL does not parse: %w", err))
-		r.release(ctx, j)
+		r.finish(ctx, j, func() { r.failed(ctx, j.URL, "other", fmt.Errorf("canonical URL does not parse: %w", err)) })
 		return
 	}
 	if j.Kind == frontier.KindSitemap && r.fr.LimitReached() {
@@ -178,9 +195,7 @@ func (r *run) robotsAllow(ctx context.Context, j *job, u *url.URL) bool {
 			r.deferJob(ctx, j)
 			return false
 		}
-		r.stats.errorKind("other")
-		r.reportError(ctx, j.URL, fmt.Errorf("robots gate: %w", err))
-		r.release(ctx, j)
+		r.finish(ctx, j, func() { r.failed(ctx, j.URL, "other", fmt.Errorf("robots gate: %w", err)) })
 		return false
 	}
 	e := v.Entry
@@ -219,8 +234,12 @@ func (r *run) robotsAllow(ctx context.Context, j *job, u *url.URL) bool {
 			r.deferUntil(ctx, j, v.RetryAt)
 			return false
 		}
-		r.stats.errorKind("robots-unavailable")
-		r.disallowed(ctx, j, u, DisallowedUnavailable)
+		r.finish(ctx, j, func() {
+			r.failed(ctx, j.URL, "robots-unavailable", robotsUnreachable(e))
+			for _, f := range r.onDisallowed {
+				r.safely(ctx, j.URL, func() { f(ctx, u, DisallowedUnavailable) })
+			}
+		})
 		return false
 	}
 	r.disallowed(ctx, j, u, DisallowedByRules)
@@ -270,18 +289,31 @@ func (p leasePacer) Acquire(ctx context.Context, key string) (robots.Release, er
 func (r *run) disallowed(ctx context.Context, j *job, u *url.URL, why DisallowReason) {
 	r.stats.update(func(s *Stats) { s.Disallowed++ })
 	r.log.Debug("crawler: disallowed by robots.txt", "url", j.URL, "reason", string(why))
-	for _, f := range r.onDisallowed {
-		r.safely(ctx, j.URL, func() { f(ctx, u, why) })
+	r.finish(ctx, j, func() {
+		for _, f := range r.onDisallowed {
+			r.safely(ctx, j.URL, func() { f(ctx, u, why) })
+		}
+	})
+}
+
+// robotsUnreachable says why robots.txt could not be read, for OnError.
+func robotsUnreachable(e *robots.Entry) error {
+	switch {
+	case e == nil:
+		return ErrRobotsUnavailable
+	case e.Err != nil:
+		return fmt.Errorf("%w: %w", ErrRobotsUnavailable, e.Err)
+	case e.Status != 0:
+		return fmt.Errorf("%w: answered %d %s", ErrRobotsUnavailable, e.Status, http.StatusText(e.Status))
 	}
-	r.release(ctx, j)
+	return ErrRobotsUnavailable
 }
 
 // forbidden skips it: its host is or resolves to an address the crawl may
 // not reach (see WithAllowPrivate).
 func (r *run) forbidden(ctx context.Context, j *job, err error) {
 	r.stats.skipped("private-address")
-	r.reportError(ctx, j.URL, err)
-	r.release(ctx, j)
+	r.finish(ctx, j, func() { r.reportError(ctx, j.URL, &Error{Kind: "private-address", Err: err}) })
 }
 
 // robotsFetched records a robots.txt fetch and schedules the sitemaps it
@@ -364,8 +396,7 @@ func (r *run) hostFailing(ctx context.Context, j *job) bool {
 
 // givenUp reports a URL dropped because its host was given up.
 func (r *run) givenUp(ctx context.Context, url, key string) {
-	r.stats.errorKind("host-given-up")
-	r.reportError(ctx, url, fmt.Errorf("host %s failed %d times in a row: %w", key, r.cfg.hostFailures, frontier.ErrGivenUp))
+	r.failed(ctx, url, "host-given-up", fmt.Errorf("host %s failed %d times in a row: %w", key, r.cfg.hostFailures, frontier.ErrGivenUp))
 }
 
 func (r *run) fetchPage(ctx context.Context, j *job, u *url.URL) {
@@ -386,9 +417,7 @@ func (r *run) fetchPage(ctx context.Context, j *job, u *url.URL) {
 			r.forbidden(ctx, j, err)
 		case r.maybeRetry(ctx, j, 0, err):
 		default:
-			r.stats.errorKind(errorKindOf(err))
-			r.reportError(ctx, j.URL, err)
-			r.release(ctx, j)
+			r.finish(ctx, j, func() { r.failed(ctx, j.URL, ErrorKind(err), err) })
 		}
 		return
 	}
@@ -403,10 +432,11 @@ func (r *run) fetchPage(ctx context.Context, j *job, u *url.URL) {
 	} else if p.Status >= 200 && p.Status < 300 {
 		page.Links = r.extract(ctx, j, p)
 	}
-	for _, f := range r.onPage {
-		r.safely(ctx, j.URL, func() { f(ctx, page) })
-	}
-	r.release(ctx, j)
+	r.finish(ctx, j, func() {
+		for _, f := range r.onPage {
+			r.safely(ctx, j.URL, func() { f(ctx, page) })
+		}
+	})
 }
 
 // followRedirect schedules a redirect's target as a new URL, so it passes
@@ -417,8 +447,7 @@ func (r *run) fetchPage(ctx context.Context, j *job, u *url.URL) {
 func (r *run) followRedirect(ctx context.Context, it *job, p *fetch.Page) {
 	next, err := p.RedirectRequest(r.cfg.maxRedirects)
 	if err != nil {
-		r.stats.errorKind("redirect")
-		r.reportError(ctx, it.URL, err)
+		r.failed(ctx, it.URL, "redirect", err)
 		return
 	}
 	target := frontier.Item{
@@ -463,8 +492,7 @@ func (r *run) extract(ctx context.Context, j *job, p *fetch.Page) []Link {
 		if errors.Is(err, fetch.ErrExtractorPanic) {
 			kind = "extractor-panic"
 		}
-		r.stats.errorKind(kind)
-		r.reportError(ctx, j.URL, fmt.Errorf("extracting links: %w", err))
+		r.failed(ctx, j.URL, kind, fmt.Errorf("extracting links: %w", err))
 	}
 	kept := links[:0]
 	items := make([]frontier.Item, 0, len(links))
@@ -549,7 +577,7 @@ func (r *run) safely(ctx context.Context, url string, f func()) {
 	defer func() {
 		if v := recover(); v != nil {
 			r.stats.errorKind("handler-panic")
-			err := fmt.Errorf("crawler: handler panicked: %v\n%s", v, debug.Stack())
+			err := &Error{Kind: "handler-panic", Err: fmt.Errorf("crawler: handler panicked: %v\n%s", v, debug.Stack())}
 			r.log.Error("crawler: handler panicked", "url", url, "panic", fmt.Sprint(v))
 			for _, h := range r.onError {
 				func() {
@@ -560,6 +588,13 @@ func (r *run) safely(ctx context.Context, url string, f func()) {
 		}
 	}()
 	f()
+}
+
+// failed counts err under kind in Stats.Errors and reports it to OnError
+// as an *Error of that kind.
+func (r *run) failed(ctx context.Context, url, kind string, err error) {
+	r.stats.errorKind(kind)
+	r.reportError(ctx, url, &Error{Kind: kind, Err: err})
 }
 
 func (r *run) reportError(ctx context.Context, url string, err error) {
