@@ -1,0 +1,971 @@
+package pebblestore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/heedcrawl/heed/frontier"
+)
+
+// Defaults of Options.
+const (
+	DefaultCacheSize    = 32 << 20
+	DefaultMemTableSize = 16 << 20
+	DefaultSyncInterval = 100 * time.Millisecond
+)
+
+// Errors of a Store.
+var (
+	// ErrClosed: the Store was closed.
+	ErrClosed = errors.New("pebblestore: closed")
+	// ErrFailed: a write or sync failed earlier; the Store refuses every
+	// call since. The error also wraps that first failure.
+	ErrFailed = errors.New("pebblestore: failed")
+)
+
+// Options configure a Store. The zero value is a usable default.
+type Options struct {
+	// CacheSize is the size in bytes of pebble's block cache, which keeps
+	// the bloom filters, indexes and recent blocks of the tables in
+	// memory; zero means DefaultCacheSize.
+	CacheSize int64
+	// MemTableSize is the size in bytes of one memtable, the writes not
+	// yet flushed to a table; pebble holds up to two, plus one being
+	// flushed. Zero means DefaultMemTableSize.
+	MemTableSize int64
+	// SyncInterval is how long a write may wait before a background sync
+	// makes it durable, together with every other write of the interval:
+	// one fsync per interval rather than per operation. Zero means
+	// DefaultSyncInterval.
+	SyncInterval time.Duration
+	// BeforeSync, if not nil, is called before each sync: a crawl flushes
+	// and syncs its output there, so that the output is never behind the
+	// checkpoint that the sync makes durable. While it runs, and until the
+	// sync ends, Ack and Release calls carrying a Checkpoint wait; it must
+	// therefore not wait for a goroutine that is in such a call. If it
+	// fails, the Store fails.
+	BeforeSync func() error
+	// Logger receives pebble's messages (Info as Debug, errors as Warn)
+	// and the Store's failures; nil discards them.
+	Logger *slog.Logger
+	// Now is the clock Open restores keys by (each waits a full Delay from
+	// the reopening); nil means time.Now. The Store's methods take the
+	// caller's time.
+	Now func() time.Time
+	// FS is the file system the Store lives on; nil means the operating
+	// system's. Tests pass vfs.NewCrashableMem to simulate a crash, or an
+	// errorfs to inject disk errors. Only on the operating system's file
+	// system does the lock name its holder.
+	FS vfs.FS
+}
+
+// Store is a frontier.Store on disk, in a pebble database: a crawl that
+// stops, however it stops, resumes from what was made durable. See the
+// package documentation for the layout and the durability rules. A Store
+// is safe for concurrent use; its operations are serialised.
+type Store struct {
+	db   *pebble.DB
+	opts Options
+	dir  string
+	lock io.Closer
+
+	failure atomic.Pointer[failedError]
+
+	// syncMu serialises syncs; cpMu holds back Acks carrying a checkpoint
+	// while BeforeSync and the sync that follows it run.
+	syncMu sync.Mutex
+	cpMu   sync.Mutex
+
+	mu         sync.Mutex
+	closed     bool
+	sched      frontier.Schedule
+	queues     map[string]*queue
+	leases     map[uint64]lease
+	token      uint64
+	touch      uint64 // Add's generation, to visit each touched queue once
+	dirty      bool   // written since the last sync began
+	checkpoint []byte // of the last Ack applied
+	applied    bool   // an Ack has carried a checkpoint since Open
+	durable    []byte // of the last Ack made durable
+	scratch    []byte
+	inBatch    map[string]struct{}
+
+	wake chan struct{} // a write is waiting for the sync loop
+	stop chan struct{}
+	done chan struct{}
+}
+
+// queue is the Store's state of one key with queued items or leases: its
+// items are queue entries head to tail-1.
+type queue struct {
+	head, tail uint64
+	leased     int
+	touched    uint64
+	// carry is what the key's record on disk counts beyond what the
+	// Schedule does: the Schedule forgets idle keys and their counters,
+	// while the records on disk add up to the crawl's totals.
+	carry counters
+}
+
+type counters struct{ scheduled, sitemaps, sitemapURLs int }
+
+// lease is what the Store remembers of a lease in memory: its key, and
+// whether it holds an item (ClaimKey's do not).
+type lease struct {
+	key  string
+	item bool
+}
+
+// failedError is the error of a failed Store, wrapping ErrFailed and the
+// first failure.
+type failedError struct{ err error }
+
+func (e *failedError) Error() string   { return "pebblestore: failed: " + e.err.Error() }
+func (e *failedError) Unwrap() []error { return []error{ErrFailed, e.err} }
+
+var _ frontier.Store = (*Store)(nil)
+
+// Open opens the Store in dir, creating it if needed. A Store found there
+// is resumed: items that were leased when it stopped go back to the front of
+// their queues, and every key waits a full Delay from now before it is
+// claimed again. Open fails with ErrLocked if dir is open in another Store,
+// naming the process that holds it.
+func Open(dir string, opts Options) (*Store, error) {
+	if opts.CacheSize <= 0 {
+		opts.CacheSize = DefaultCacheSize
+	}
+	if opts.MemTableSize <= 0 {
+		opts.MemTableSize = DefaultMemTableSize
+	}
+	if opts.SyncInterval <= 0 {
+		opts.SyncInterval = DefaultSyncInterval
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	fs := opts.FS
+	if fs == nil {
+		fs = vfs.Default
+	}
+	if err := fs.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("pebblestore: %w", err)
+	}
+	lock, err := lockDir(opts.FS, dir)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{
+		opts:   opts,
+		dir:    dir,
+		lock:   lock,
+		queues: make(map[string]*queue),
+		leases: make(map[uint64]lease),
+		token:  uint64(opts.Now().UnixNano()),
+		wake:   make(chan struct{}, 1),
+		stop:   make(chan struct{}),
+		done:   make(chan struct{}),
+	}
+	s.db, err = pebble.Open(dir, s.pebbleOptions(fs))
+	if err == nil {
+		err = s.failed()
+	}
+	if err == nil {
+		err = s.recover(opts.Now())
+	}
+	if err != nil {
+		if s.db != nil {
+			s.db.Close()
+		}
+		lock.Close()
+		return nil, fmt.Errorf("pebblestore: open %s: %w", dir, err)
+	}
+	go s.syncLoop()
+	return s, nil
+}
+
+func (s *Store) pebbleOptions(fs vfs.FS) *pebble.Options {
+	po := &pebble.Options{
+		FS:                 fs,
+		CacheSize:          s.opts.CacheSize,
+		MemTableSize:       uint64(s.opts.MemTableSize),
+		FormatMajorVersion: pebble.FormatNewest,
+		Logger:             pebbleLogger{log: s.opts.Logger, fail: s.fail},
+		EventListener: &pebble.EventListener{
+			BackgroundError: func(err error) {
+				s.opts.Logger.Warn("pebblestore: background error", "err", err)
+			},
+			DiskSlow: func(info pebble.DiskSlowInfo) {
+				s.opts.Logger.Warn("pebblestore: disk slow", "info", info.String())
+			},
+		},
+	}
+	// A filter on every level, L0 included: a Get of a URL never seen
+	// skips each table by its filter, which stays in the block cache.
+	for i := range po.Levels {
+		po.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
+	}
+	return po
+}
+
+// recover reads the state of an existing store at now: it puts the items
+// leased at the stop back at the front of their queues and restores every
+// key into the Schedule.
+func (s *Store) recover(now time.Time) error {
+	b := s.db.NewBatch()
+	defer b.Close()
+	if err := s.checkVersion(b); err != nil {
+		return err
+	}
+	if v, err := s.get(keyCheckpoint); err != nil {
+		return err
+	} else if v != nil {
+		s.checkpoint, s.durable = v, v
+	}
+
+	// Where each non-empty queue begins and ends.
+	bounds := make(map[string]*queue)
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixQueue}, UpperBound: []byte{prefixQueue + 1}})
+	if err != nil {
+		return err
+	}
+	for valid := it.First(); valid; {
+		key, head, ok := parseQueueKey(it.Key())
+		if !ok {
+			it.Close()
+			return fmt.Errorf("%w: queue key %q", errCorrupt, it.Key())
+		}
+		end := prefixEnd(queuePrefix(nil, key))
+		it.SeekLT(end)
+		_, last, _ := parseQueueKey(it.Key())
+		bounds[key] = &queue{head: head, tail: last + 1}
+		valid = it.SeekGE(end)
+	}
+	if err := it.Close(); err != nil {
+		return err
+	}
+
+	// The leases, in the order they were granted.
+	type leased struct {
+		token uint64
+		key   string
+		item  []byte
+	}
+	var leases []leased
+	it, err = s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixLease}, UpperBound: []byte{prefixLease + 1}})
+	if err != nil {
+		return err
+	}
+	for valid := it.First(); valid; valid = it.Next() {
+		k := it.Key()
+		d := decoder{b: it.Value()}
+		key := d.string()
+		if len(k) != 9 || d.err {
+			it.Close()
+			return fmt.Errorf("%w: lease %q", errCorrupt, k)
+		}
+		leases = append(leases, leased{token: bytesToToken(k[1:]), key: key, item: slices.Clone(d.b)})
+	}
+	if err := it.Close(); err != nil {
+		return err
+	}
+	// Back to the front, the last granted first, so that the first granted
+	// ends up first.
+	givenUp := make(map[string]bool)
+	for i := len(leases) - 1; i >= 0; i-- {
+		l := leases[i]
+		b.Delete(leaseKey(nil, l.token), nil)
+		gu, ok := givenUp[l.key]
+		if !ok {
+			v, err := s.get(recordKey(nil, l.key))
+			if err != nil {
+				return err
+			}
+			if v != nil {
+				r, err := decodeRecord(v)
+				if err != nil {
+					return fmt.Errorf("record of %q: %w", l.key, err)
+				}
+				gu = r.GivenUp
+			}
+			givenUp[l.key] = gu
+		}
+		if gu {
+			continue // dropped with its key's queue
+		}
+		q := bounds[l.key]
+		if q == nil {
+			q = &queue{head: seqStart, tail: seqStart}
+			bounds[l.key] = q
+		}
+		q.head--
+		b.Set(queueKey(nil, l.key, q.head), l.item, nil)
+	}
+
+	// Every key, with its record.
+	it, err = s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixKey}, UpperBound: []byte{prefixKey + 1}})
+	if err != nil {
+		return err
+	}
+	for valid := it.First(); valid; valid = it.Next() {
+		key := string(it.Key()[1:])
+		r, err := decodeRecord(it.Value())
+		if err != nil {
+			it.Close()
+			return fmt.Errorf("record of %q: %w", key, err)
+		}
+		s.restore(b, key, r, bounds[key], now)
+		delete(bounds, key)
+	}
+	if err := it.Close(); err != nil {
+		return err
+	}
+	for key, q := range bounds { // a queue without a record: not of this package, but kept
+		s.restore(b, key, record{}, q, now)
+	}
+	if b.Empty() {
+		return nil
+	}
+	return s.db.Apply(b, pebble.Sync)
+}
+
+// restore adds key, found on opening with record r and queue q (nil if
+// empty), to the Schedule; a given-up key's queue is dropped.
+func (s *Store) restore(b *pebble.Batch, key string, r record, q *queue, now time.Time) {
+	queued := 0
+	if q != nil {
+		if r.GivenUp {
+			b.DeleteRange(queueKey(nil, key, q.head), queueKey(nil, key, q.tail), nil)
+		} else {
+			s.queues[key] = q
+			queued = int(q.tail - q.head)
+		}
+	}
+	s.sched.Restore(key, r, queued, now)
+}
+
+// checkVersion makes sure the database is one of this package's, in the
+// format it writes, marking a new one as such.
+func (s *Store) checkVersion(b *pebble.Batch) error {
+	v, err := s.get(keyVersion)
+	if err != nil {
+		return err
+	}
+	if v != nil {
+		if string(v) != formatVersion {
+			return fmt.Errorf("pebblestore: the store is in format %q, not %q", v, formatVersion)
+		}
+		return nil
+	}
+	it, err := s.db.NewIter(nil)
+	if err != nil {
+		return err
+	}
+	empty := !it.First()
+	if err := it.Close(); err != nil {
+		return err
+	}
+	if !empty {
+		return errors.New("pebblestore: the directory holds a pebble database that is not a heed store")
+	}
+	return b.Set(keyVersion, []byte(formatVersion), nil)
+}
+
+// get returns a copy of the value under k, or nil if there is none.
+func (s *Store) get(k []byte) ([]byte, error) {
+	v, closer, err := s.db.Get(k)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	v = bytes.Clone(v)
+	if v == nil {
+		v = []byte{}
+	}
+	return v, closer.Close()
+}
+
+// has reports whether k is set.
+func (s *Store) has(k []byte) (bool, error) {
+	_, closer, err := s.db.Get(k)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return true, closer.Close()
+}
+
+// fail records err as the Store's failure if it is the first, and returns
+// the Store's failure.
+func (s *Store) fail(err error) error {
+	if s.failure.CompareAndSwap(nil, &failedError{err}) {
+		s.opts.Logger.Error("pebblestore: failed", "dir", s.dir, "err", err)
+	}
+	return s.failure.Load()
+}
+
+// failed returns the Store's failure, or nil.
+func (s *Store) failed() error {
+	if f := s.failure.Load(); f != nil {
+		return f
+	}
+	return nil
+}
+
+// usable returns why the Store cannot be used, or nil. s.mu is held.
+func (s *Store) usable() error {
+	if s.closed {
+		return ErrClosed
+	}
+	return s.failed()
+}
+
+// apply commits b, without waiting for it to be durable: the sync loop
+// makes it so. s.mu is held, so that batches commit in the order the
+// Store's state in memory changed.
+func (s *Store) apply(b *pebble.Batch) error {
+	if b.Empty() {
+		return nil
+	}
+	if err := s.db.Apply(b, pebble.NoSync); err != nil {
+		return s.fail(err)
+	}
+	// pebble reports some failed commits through its logger only (see
+	// pebbleLogger.Fatalf).
+	if err := s.failed(); err != nil {
+		return err
+	}
+	if !s.dirty {
+		s.dirty = true
+		select {
+		case s.wake <- struct{}{}:
+		default:
+		}
+	}
+	return nil
+}
+
+// queue returns the state of key's queue, reading what the key's record
+// counts if the Store has none in memory.
+func (s *Store) queue(key string) (*queue, error) {
+	if q := s.queues[key]; q != nil {
+		return q, nil
+	}
+	q := &queue{head: seqStart, tail: seqStart}
+	v, err := s.get(recordKey(s.scratch[:0], key))
+	if err != nil {
+		return nil, s.fail(err)
+	}
+	if v != nil {
+		r, err := decodeRecord(v)
+		if err != nil {
+			return nil, s.fail(fmt.Errorf("record of %q: %w", key, err))
+		}
+		now := s.sched.Record(key)
+		q.carry = counters{
+			scheduled:   max(r.Scheduled-now.Scheduled, 0),
+			sitemaps:    max(r.Sitemaps-now.Sitemaps, 0),
+			sitemapURLs: max(r.SitemapURLs-now.SitemapURLs, 0),
+		}
+	}
+	s.queues[key] = q
+	return q, nil
+}
+
+// setRecord writes key's record into b.
+func (s *Store) setRecord(b *pebble.Batch, key string, q *queue) {
+	r := s.sched.Record(key)
+	r.Scheduled += q.carry.scheduled
+	r.Sitemaps += q.carry.sitemaps
+	r.SitemapURLs += q.carry.sitemapURLs
+	s.scratch = recordKey(s.scratch[:0], key)
+	n := len(s.scratch)
+	s.scratch = appendRecord(s.scratch, &r)
+	b.Set(s.scratch[:n], s.scratch[n:], nil)
+}
+
+// forgetIfIdle drops key's state once nothing is queued or leased: memory
+// follows the keys with work.
+func (s *Store) forgetIfIdle(key string, q *queue) {
+	if q.head == q.tail && q.leased == 0 {
+		delete(s.queues, key)
+	}
+}
+
+// Add implements frontier.Store. It marks each new URL seen and queues it,
+// with its key's record, in one batch.
+func (s *Store) Add(ctx context.Context, batch []frontier.Item, lim frontier.Limits) ([]error, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.usable(); err != nil {
+		return nil, err
+	}
+	refused := make([]error, len(batch))
+	b := s.db.NewBatch()
+	defer b.Close()
+	s.touch++
+	var touched []string
+	clear(s.inBatch)
+	for i := range batch {
+		it := &batch[i]
+		if err := s.sched.Admit(it, lim); err != nil {
+			refused[i] = err
+			continue
+		}
+		seen, err := s.has(seenKey(s.scratch[:0], it.URL))
+		if err != nil {
+			return nil, s.fail(err)
+		}
+		if !seen && len(batch) > 1 {
+			if s.inBatch == nil {
+				s.inBatch = make(map[string]struct{})
+			}
+			_, seen = s.inBatch[it.URL]
+			s.inBatch[it.URL] = struct{}{}
+		}
+		if seen {
+			refused[i] = frontier.ErrSeen
+			continue
+		}
+		q, err := s.queue(it.Key)
+		if err != nil {
+			return nil, err
+		}
+		b.Set(seenKey(s.scratch[:0], it.URL), nil, nil)
+		s.scratch = queueKey(s.scratch[:0], it.Key, q.tail)
+		n := len(s.scratch)
+		s.scratch = appendItem(s.scratch, it)
+		b.Set(s.scratch[:n], s.scratch[n:], nil)
+		q.tail++
+		s.sched.Queue(it, lim)
+		if q.touched != s.touch {
+			q.touched = s.touch
+			touched = append(touched, it.Key)
+		}
+	}
+	for _, key := range touched {
+		s.setRecord(b, key, s.queues[key])
+	}
+	if len(s.inBatch) > 1024 {
+		s.inBatch = nil // a huge batch's map is not kept
+	}
+	if err := s.apply(b); err != nil {
+		return nil, err
+	}
+	return refused, nil
+}
+
+// Claim implements frontier.Store. The item moves from its queue to the
+// leases in one batch.
+func (s *Store) Claim(ctx context.Context, now time.Time, opt frontier.ClaimOptions) (frontier.Claim, error) {
+	if err := ctx.Err(); err != nil {
+		return frontier.Claim{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.usable(); err != nil {
+		return frontier.Claim{}, err
+	}
+	for {
+		key, host, next, ok := s.sched.Claim(now, opt)
+		if !ok {
+			return frontier.Claim{Next: next, Idle: s.sched.Idle()}, nil
+		}
+		q := s.queues[key]
+		if q == nil || q.head == q.tail {
+			// The Schedule counts items the Store does not have: a bug,
+			// which must not spin Claim.
+			s.sched.End(key, now, frontier.Outcome{Host: host}, false)
+			s.sched.Lost(key)
+			s.opts.Logger.Error("pebblestore: scheduled key has no queued item", "key", key)
+			continue
+		}
+		qk := queueKey(nil, key, q.head)
+		v, closer, err := s.db.Get(qk)
+		if err != nil {
+			return frontier.Claim{}, s.fail(fmt.Errorf("queue of %q at %d: %w", key, q.head, err))
+		}
+		item, err := decodeItem(v, key)
+		s.token++
+		token := s.token
+		b := s.db.NewBatch()
+		b.Delete(qk, nil)
+		s.scratch = appendString(s.scratch[:0], key)
+		s.scratch = append(s.scratch, v...)
+		closer.Close()
+		if err != nil {
+			b.Close()
+			return frontier.Claim{}, s.fail(fmt.Errorf("queue of %q at %d: %w", key, q.head, err))
+		}
+		b.Set(leaseKey(nil, token), s.scratch, nil)
+		err = s.apply(b)
+		b.Close()
+		if err != nil {
+			return frontier.Claim{}, err
+		}
+		q.head++
+		q.leased++
+		s.leases[token] = lease{key: key, item: true}
+		return frontier.Claim{Lease: &frontier.Lease{Item: item, Host: host, Token: token}}, nil
+	}
+}
+
+// ClaimKey implements frontier.Store. A key lease holds no item: nothing
+// is written until it ends.
+func (s *Store) ClaimKey(ctx context.Context, key string, now time.Time, opt frontier.ClaimOptions) (*frontier.Lease, time.Time, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, time.Time{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.usable(); err != nil {
+		return nil, time.Time{}, err
+	}
+	host, next, ok := s.sched.ClaimKey(key, now, opt)
+	if !ok {
+		return nil, next, nil
+	}
+	q, err := s.queue(key)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	q.leased++
+	s.token++
+	s.leases[s.token] = lease{key: key}
+	return &frontier.Lease{Item: frontier.Item{Key: key}, Host: host, Token: s.token}, time.Time{}, nil
+}
+
+// Ack implements frontier.Store: the lease, the key's record and the
+// checkpoint change in one batch.
+func (s *Store) Ack(ctx context.Context, l *frontier.Lease, now time.Time, o frontier.Outcome) error {
+	return s.end(ctx, l, now, o, false)
+}
+
+// Release implements frontier.Store: the item moves from the leases back to
+// the front of its queue, with what it has been through, in one batch.
+func (s *Store) Release(ctx context.Context, l *frontier.Lease, now time.Time, o frontier.Outcome) error {
+	return s.end(ctx, l, now, o, true)
+}
+
+func (s *Store) end(ctx context.Context, l *frontier.Lease, now time.Time, o frontier.Outcome, requeue bool) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if o.Checkpoint != nil && s.opts.BeforeSync != nil {
+		s.cpMu.Lock()
+		defer s.cpMu.Unlock()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.usable(); err != nil {
+		return err
+	}
+	ls, ok := s.leases[l.Token]
+	if !ok || ls.key != l.Key {
+		return frontier.ErrLeaseLost
+	}
+	delete(s.leases, l.Token)
+	q := s.queues[l.Key]
+	if q == nil { // cannot be: a key with a lease keeps its state
+		return s.fail(fmt.Errorf("lease of %q without its queue", l.Key))
+	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	var err error
+	requeue = requeue && ls.item
+	if requeue && s.sched.GivenUp(l.Key) {
+		requeue, err = false, frontier.ErrGivenUp // dropped with its key's queue
+	}
+	if ls.item {
+		b.Delete(leaseKey(s.scratch[:0], l.Token), nil)
+	}
+	if requeue {
+		q.head--
+		s.scratch = queueKey(s.scratch[:0], l.Key, q.head)
+		n := len(s.scratch)
+		s.scratch = appendItem(s.scratch, &l.Item)
+		b.Set(s.scratch[:n], s.scratch[n:], nil)
+	}
+	q.leased--
+	s.sched.End(l.Key, now, o, requeue)
+	s.setRecord(b, l.Key, q)
+	if o.Checkpoint != nil {
+		cp := bytes.Clone(o.Checkpoint)
+		b.Set(keyCheckpoint, cp, nil)
+		s.checkpoint, s.applied = cp, true
+	}
+	if err := s.apply(b); err != nil {
+		return err
+	}
+	s.forgetIfIdle(l.Key, q)
+	return err
+}
+
+// GiveUp implements frontier.Store: the key's queue is deleted and its
+// record marked given up in one batch.
+func (s *Store) GiveUp(ctx context.Context, key string) ([]frontier.Item, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.usable(); err != nil {
+		return nil, err
+	}
+	q, err := s.queue(key)
+	if err != nil {
+		return nil, err
+	}
+	s.sched.GiveUp(key)
+	var items []frontier.Item
+	b := s.db.NewBatch()
+	defer b.Close()
+	if q.head != q.tail {
+		lo, hi := queueKey(nil, key, q.head), queueKey(nil, key, q.tail)
+		it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+		if err != nil {
+			return nil, s.fail(err)
+		}
+		for valid := it.First(); valid; valid = it.Next() {
+			item, err := decodeItem(it.Value(), key)
+			if err != nil {
+				it.Close()
+				return nil, s.fail(fmt.Errorf("queue of %q: %w", key, err))
+			}
+			items = append(items, item)
+		}
+		if err := it.Close(); err != nil {
+			return nil, s.fail(err)
+		}
+		b.DeleteRange(lo, hi, nil)
+		q.head = q.tail
+	}
+	s.setRecord(b, key, q)
+	if err := s.apply(b); err != nil {
+		return nil, err
+	}
+	s.forgetIfIdle(key, q)
+	return items, nil
+}
+
+// Host implements frontier.Store.
+func (s *Store) Host(ctx context.Context, key string) (frontier.HostState, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.usable(); err != nil {
+		return frontier.HostState{}, err
+	}
+	return s.sched.Host(key), nil
+}
+
+// Counts implements frontier.Store.
+func (s *Store) Counts(ctx context.Context, now time.Time) (frontier.Counts, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.usable(); err != nil {
+		return frontier.Counts{}, err
+	}
+	return s.sched.Counts(now), nil
+}
+
+// Meta implements frontier.Store.
+func (s *Store) Meta(ctx context.Context, name string) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.usable(); err != nil {
+		return nil, err
+	}
+	v, err := s.get(metaKey(nil, name))
+	if err != nil {
+		return nil, s.fail(err)
+	}
+	return v, nil
+}
+
+// SetMeta implements frontier.Store. The value is durable when SetMeta
+// returns.
+func (s *Store) SetMeta(ctx context.Context, name string, value []byte) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	err := s.usable()
+	if err == nil {
+		b := s.db.NewBatch()
+		b.Set(metaKey(nil, name), value, nil)
+		err = s.apply(b)
+		b.Close()
+	}
+	s.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	return s.Sync()
+}
+
+// Checkpoint implements frontier.Store: the checkpoint of the last Ack
+// that is durable, or nil. It first makes everything durable, as Sync: the
+// last Ack applied is then the last durable.
+func (s *Store) Checkpoint(ctx context.Context) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := s.Sync(); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return bytes.Clone(s.durable), nil
+}
+
+// Sync makes everything the Store has done durable now, instead of at the
+// next background sync, calling Options.BeforeSync first.
+func (s *Store) Sync() error {
+	s.syncMu.Lock()
+	defer s.syncMu.Unlock()
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		return ErrClosed
+	}
+	return s.sync()
+}
+
+// sync makes what was written durable; s.syncMu is held, and the database
+// is open.
+func (s *Store) sync() error {
+	if s.opts.BeforeSync != nil {
+		s.cpMu.Lock()
+		defer s.cpMu.Unlock()
+	}
+	s.mu.Lock()
+	dirty, cp, applied := s.dirty, s.checkpoint, s.applied
+	s.dirty = false
+	s.mu.Unlock()
+	if err := s.failed(); err != nil || !dirty {
+		return err
+	}
+	if bs := s.opts.BeforeSync; bs != nil {
+		if err := bs(); err != nil {
+			return s.fail(fmt.Errorf("BeforeSync: %w", err))
+		}
+	}
+	if err := s.db.LogData(nil, pebble.Sync); err != nil {
+		return s.fail(err)
+	}
+	if err := s.failed(); err != nil {
+		return err
+	}
+	if applied {
+		s.mu.Lock()
+		s.durable = cp
+		s.mu.Unlock()
+	}
+	return nil
+}
+
+// syncLoop is the group commit: after a write, it waits SyncInterval for
+// more, then syncs them all at once.
+func (s *Store) syncLoop() {
+	defer close(s.done)
+	t := time.NewTimer(s.opts.SyncInterval)
+	t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-s.wake:
+		}
+		t.Reset(s.opts.SyncInterval)
+		select {
+		case <-s.stop:
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		if s.Sync() != nil {
+			return // failed or closed: nothing more to sync
+		}
+	}
+}
+
+// Close implements frontier.Store: it makes everything durable and closes
+// the database. Calls after the first return nil.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true // every call is refused from now on
+	s.mu.Unlock()
+	close(s.stop)
+	<-s.done
+
+	s.syncMu.Lock()
+	defer s.syncMu.Unlock()
+	err := s.sync()
+	if cerr := s.db.Close(); err == nil && s.failed() == nil {
+		err = cerr
+	}
+	if lerr := s.lock.Close(); err == nil {
+		err = lerr
+	}
+	return err
+}
+
+func bytesToToken(b []byte) uint64 {
+	var t uint64
+	for _, c := range b {
+		t = t<<8 | uint64(c)
+	}
+	return t
+}
+
+// pebbleLogger hands pebble's messages to a slog.Logger. pebble calls
+// Fatalf on errors it cannot go on from (a failed commit, a corrupt
+// table) and expects it not to return; the Store records the error as its
+// failure instead, and refuses every call from then on, so that a library
+// never exits its process.
+type pebbleLogger struct {
+	log  *slog.Logger
+	fail func(error) error
+}
+
+func (l pebbleLogger) Infof(format string, args ...any) {
+	if l.log.Enabled(context.Background(), slog.LevelDebug) {
+		l.log.Debug("pebble: " + fmt.Sprintf(format, args...))
+	}
+}
+
+func (l pebbleLogger) Errorf(format string, args ...any) {
+	l.log.Warn("pebble: " + fmt.Sprintf(format, args...))
+}
+
+func (l pebbleLogger) Fatalf(format string, args ...any) {
+	l.fail(fmt.Errorf("pebble: "+format, args...))
+}

@@ -1,0 +1,77 @@
+package pebblestore
+
+import (
+	"context"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/heedcrawl/heed/frontier"
+	"github.com/heedcrawl/heed/frontier/storetest"
+)
+
+var ctx = context.Background()
+
+// openT opens a Store in dir, failing t if it cannot.
+func openT(t *testing.T, dir string, opts Options) *Store {
+	t.Helper()
+	s, err := Open(dir, opts)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	return s
+}
+
+// reopenT closes s cleanly and opens its directory again.
+func reopenT(t *testing.T, s *Store) *Store {
+	t.Helper()
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	return openT(t, s.dir, s.opts)
+}
+
+// memDir is where the stores on a crashable MemFS live.
+const memDir = "/crawl"
+
+// crashT simulates the death of s's process: what s's file system held
+// when last synced survives, with a seeded share of what was not (torn
+// writes included), and a Store opens on that. s itself is closed on the
+// file system it had, which the new Store does not see.
+func crashT(t *testing.T, s *Store, seed uint64) *Store {
+	t.Helper()
+	mem := s.opts.FS.(*vfs.MemFS)
+	clone := mem.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: 50, RNG: rand.New(rand.NewPCG(seed, seed))})
+	s.Close()
+	opts := s.opts
+	opts.FS = clone
+	return openT(t, memDir, opts)
+}
+
+func TestContractOnDisk(t *testing.T) {
+	storetest.Run(t, storetest.Harness{
+		Open: func(t *testing.T) frontier.Store { return openT(t, t.TempDir(), Options{}) },
+		Reopen: func(t *testing.T, s frontier.Store) frontier.Store {
+			return reopenT(t, s.(*Store))
+		},
+	})
+}
+
+func TestContractCrash(t *testing.T) {
+	var seed uint64
+	storetest.Run(t, storetest.Harness{
+		// A short sync interval, so that syncs fall anywhere in the
+		// suite's operations, and a crash finds some of them durable.
+		Open: func(t *testing.T) frontier.Store {
+			return openT(t, memDir, Options{FS: vfs.NewCrashableMem(), SyncInterval: time.Millisecond})
+		},
+		Reopen: func(t *testing.T, s frontier.Store) frontier.Store {
+			return reopenT(t, s.(*Store))
+		},
+		Crash: func(t *testing.T, s frontier.Store) frontier.Store {
+			seed++
+			return crashT(t, s.(*Store), seed)
+		},
+	})
+}
