@@ -1,7 +1,10 @@
-// Package frontier decides what heed fetches next: it canonicalises URLs,
-// drops duplicates and out-of-scope links, keeps one FIFO queue per
-// politeness key (host), and hands out URLs whose host may be fetched now,
-// so a crawl of many slowly paced hosts keeps every worker busy.
+// Package frontier decides what heed fetches next. It canonicalises URLs,
+// drops duplicates and links outside the crawl's scope or limits, keeps one
+// FIFO queue per politeness key (host), and hands a worker a lease of an
+// item whose key may be fetched now, so that a crawl of many slowly paced
+// hosts keeps every worker busy. Everything a crawl must not forget lives
+// in a Store: in memory, on disk so that a crawl resumes after any stop, or
+// in Redis so that many processes share one crawl.
 //
 // # Canonical URLs
 //
@@ -9,71 +12,142 @@
 // (scheme and host case, IDN to punycode, default ports, dot segments,
 // percent-encoding, fragments, empty queries; optionally sorted or
 // stripped query parameters, see Canonicalizer). Only http and https URLs
-// are accepted; other URLs are rejected with an error wrapping ErrScheme,
+// are accepted; others are rejected with an error wrapping ErrScheme,
 // ErrRelative, ErrHost, ErrPort or ErrTooLong. A URL already canonical is
-// returned without allocating.
-//
-// # Scheduling
-//
-// A Frontier keeps, per politeness key, a queue in its Store and an entry
-// on a ready-heap ordered by the time the key may next be fetched: the
-// later of the Pacer's ReadyAt (rate limit, Crawl-delay, back-off) and any
-// Defer time. A worker loops:
-//
-//	for {
-//		it, err := fr.Next(ctx) // it.Key may be fetched now; it is busy until Done/Defer
-//		if err != nil {
-//			break // ErrExhausted: the crawl is over
-//		}
-//		if robotsWasFetchedForThisItem {
-//			fr.Defer(it, limiter.ReadyAt(it.Key)) // the slot went to robots.txt
-//			continue
-//		}
-//		// fetch, extract, then for each link:
-//		fr.Add(ctx, it.Child(link))
-//		fr.Done(it)
-//	}
-//
-// Next never hands out a key before its ready time and never leaves a
-// worker waiting for one key while another is ready: it blocks only when
-// no key is ready, until the earliest one is (a timer on the injected
-// Clock) or until Add, Done, Defer or Close change the picture. Keys ready
-// at the same time are served round-robin. A key is busy while PerHost
-// (default 1) of its items are in flight. Hosts whose robots.txt is being
-// fetched hold only their own slot, so they do not block one another.
-//
-// Next returns ErrExhausted only when every queue is empty and no item is
-// in flight, since an in-flight page may still add links.
+// returned without allocating. The politeness key of a URL is its
+// host[:port] unless Config.Key says otherwise (ratelimit.Keys.Key groups
+// hosts by registrable domain or IP address).
 //
 // # Admission
 //
-// Add checks, in order: depth (MaxDepth), canonical form, scope (seed
-// hosts by default, or registrable domains, anything, or a custom func;
-// AddSeed defines the seed set), page limits (MaxPages, MaxPagesPerHost,
-// counting scheduled page items, not fetches), and duplicates: each
-// canonical URL is scheduled at most once per Frontier. Rejections are
-// sentinel errors (ErrDepth, ErrScope, ErrLimit, ErrHostLimit, ErrSeen...)
-// for the crawler to count with errors.Is.
+// Add takes one item, AddAll a page's links in one Store call; AddSeed and
+// AddSeeds take seeds, which also define the crawl's scope. Each item is
+// checked in this order, the first failure giving its error:
 //
-// # Storage
+//   - depth: deeper than Config.MaxDepth, or negative (ErrDepth);
+//   - canonical form (ErrScheme, ErrRelative, ErrHost, ...);
+//   - pathological path, the shape of crawler traps such as /a/a/a/ or
+//     paths of more than 32 segments (ErrPathological);
+//   - scope: the seeds' hosts by default, their registrable domains
+//     (ScopeSeedDomains), anything (ScopeAny) or Config.InScope
+//     (ErrScope); AddScope widens it by a seed's redirect target;
+//   - then, in the Store and atomically with its counters: a key given up
+//     (ErrGivenUp), the page and sitemap limits of Config.Limits (ErrLimit,
+//     ErrHostLimit, ErrSitemapLimit) and duplicates (ErrSeen): each
+//     canonical URL is scheduled at most once per crawl.
 //
-// The Store interface holds what grows with the crawl, the seen-set and the
-// queues; the Frontier keeps only per-key scheduling state (the heap,
-// in-flight counts, limits, timers), which grows with the number of active
-// hosts. MemoryStore is the in-memory Store: a 40-byte record per queued
-// URL plus buffer slack and a 64-bit hash per seen URL. With a million
-// URLs queued at 10 to 1,000 per host, the Frontier and MemoryStore
-// together use 58–76 bytes per URL beyond the URL string itself; each host
-// with queued items adds about 230 bytes, which dominates when hosts have
-// one or two URLs each (see BENCHMARKS.md). The seen-set stores hashes, so
-// two URLs may collide (probability about n²/2⁶⁵ for n URLs);
-// MemoryStore.ExactSeen trades memory for exactness.
-// Because the scheduler only pushes, pops and marks through Store, an
-// on-disk (pebble) or Redis store can follow without scheduler changes.
+// Errors are sentinels for the crawler to count with errors.Is. Limits count
+// items scheduled, not fetched: a page later disallowed or failing still
+// counts. LimitReached reports that the Store has refused a page for
+// Limits.MaxPages, after which queued sitemaps can only list pages that
+// would be refused too.
+//
+// # The Store
+//
+// A Store keeps the crawl's state: the seen-set, one queue per key, the
+// leases of items handed out, each key's pacing state (HostState) and
+// counters, the crawl's metadata (the seeds' scope, under SetMeta) and a
+// checkpoint. Each call is atomic: no URL is ever marked seen without being
+// queued, and a failed call changes nothing. The Frontier itself keeps only
+// its configuration, the scope's names and one timer. A Store's errors end
+// the crawl; the Frontier returns them wrapped in ErrStore.
+//
+// MemoryStore, the default, keeps it in memory for one process. A queued
+// URL costs a 48-byte record plus ring slack beside its string, a seen URL
+// an 8-byte hash (MemoryStore.ExactSeen keeps strings instead, with no
+// chance of two URLs colliding), and a key with work a few hundred bytes;
+// BenchmarkMemoryPerURL measures the totals. Package frontier/pebblestore
+// keeps the state on disk, so that a crawl resumes after a stop or a crash;
+// package frontier/redisstore keeps it in Redis, shared by every process of
+// a distributed crawl. Package frontier/storetest is the contract every
+// Store must meet, as a test suite each store runs on itself.
+//
+// # Leases
+//
+// Next returns a Lease: the item, its key's HostState as the Store had it,
+// and a token that fences the lease. The worker owns it until it ends it
+// with exactly one of Done (the item is finished, whatever happened to the
+// fetch) or Defer (the item goes back to the front of its key's queue, with
+// its history — Retries, Redirects, BlockedSince, Meta — neither a duplicate
+// nor counted again). Ending a lease that was already ended, or that the
+// Store took back, returns ErrLeaseLost. A worker loops:
+//
+//	for {
+//		lease, err := fr.Next(ctx)
+//		if err != nil {
+//			return err // ErrExhausted: the crawl is over
+//		}
+//		h := lease.Host // the key's pacing state, to update
+//		resp, rtt, err := fetch(ctx, lease.URL)
+//		rest := policy.Observe(lease.Key, &h, time.Now(), resp.StatusCode, resp.Header, rtt, err) // package ratelimit
+//		fr.AddAll(ctx, links(lease, resp)) // lease.Child(link) for each link
+//		fr.Done(ctx, lease, frontier.Outcome{Host: h, Rest: rest})
+//	}
+//
+// A worker whose slot went to fetching the host's robots.txt, or whose
+// robots.txt is unavailable for now, ends the lease with Defer and a Rest
+// instead. NextKey leases a key without an item, for a request that must be
+// paced with the key's pages but is not one of them (a robots.txt redirect
+// to another host). GiveUp drops a key's queue and refuses its URLs from
+// then on, so that one dead server cannot hold a crawl open. Config.Claim
+// sets how many leases one key may have at once (PerHost, default 1), runs
+// of a key ready again at once (Affinity), and, for stores shared between
+// processes, how long a lease lasts before the Store may hand its item to
+// another worker (Lease).
+//
+// # Pacing: Outcome.Rest and HostState
+//
+// The Frontier and its Store own when a key may next be fetched:
+// HostState.NextAllowed, kept with the key's queue, persisted and shared
+// with it. What they do not decide is how long a key rests; that is the
+// caller's pacing policy, package ratelimit, which reads the HostState a
+// lease carries (Delay, Crawl-delay, back-off, response time, Retry-After
+// pause), updates it from the answer and returns a rest. The worker hands
+// both back in the Outcome; the Store records the new HostState and moves
+// NextAllowed to at least Rest after the moment it records the outcome. So
+// with one lease per key a host's next request starts a full rest after
+// its previous answer, however late the server saw the request. With
+// PerHost above one, each claim also moves NextAllowed a HostState.Delay
+// on, so that concurrent requests to a key start at least that far apart.
+//
+// # Waiting and waking
+//
+// Next never hands out a key before its NextAllowed, and never leaves a
+// worker waiting on one key while another is ready. Keys are served
+// earliest NextAllowed first — keys never fetched before all others, keys
+// ready at once round-robin — and a key's items in FIFO order; Affinity
+// lets a key that is ready again as soon as its lease ends keep a warm
+// connection for a few items. When no key is ready, Next blocks until the
+// earliest NextAllowed (one timer, on Config.Clock, shared by all waiting
+// workers), or until Add, Done, Defer, GiveUp or Close may have changed
+// the answer, or ctx ends. Items and leases that change in other processes
+// do not wake it: with a shared Store, Config.Poll makes it ask again
+// periodically.
+//
+// Next returns ErrExhausted only when nothing is queued and nothing is
+// leased anywhere, since a leased page may still add links; a key that is
+// only resting keeps the crawl alive. Close makes Next and Add return
+// ErrClosed; leases can still end.
+//
+// # Resume
+//
+// A crawl started on a Store that holds an earlier run's state carries on
+// from it: the queues, the seen-set, the limits' counts, keys given up and
+// each key's HostState are the Store's. What the Frontier adds is the
+// scope: it stores the seeds' hosts or domains, and those AddScope added,
+// as metadata, and Resume loads them, so that links found after the
+// restart are judged as before. Call Resume before adding seeds: the scope
+// stored is the Frontier's own, which a seed added first would replace. A
+// Store that persists makes each key wait a full Delay from the reopening, since
+// a request may have been under way when the process stopped, and hands out
+// again the items that were leased then. Outcome.Checkpoint is stored in
+// the same atomic step as the lease's end, so a caller's output offset and
+// the crawl's progress agree after a crash; Store.Checkpoint reads it back.
 //
 // # Concurrency and time
 //
-// All Frontier methods are safe for concurrent use. Time comes from
-// Config.Clock (internal/fakeclock in tests), so scheduling tests are
-// exact and never sleep.
+// All Frontier methods are safe for concurrent use; Stores are called
+// without the Frontier's lock held. Time comes from Config.Clock
+// (internal/fakeclock in tests), so scheduling tests are exact and never
+// sleep.
 package frontier

@@ -799,6 +799,17 @@ func TestScopeSurvivesResume(t *testing.T) {
 			if err := again.AddSeed(bg, tc.seed); !errors.Is(err, frontier.ErrSeen) {
 				t.Errorf("AddSeed(%q) again = %v, want ErrSeen", tc.seed, err)
 			}
+			// A seed added after Resume joins the stored scope.
+			mustSeed(t, again, "http://new.test/")
+			third := frontier.New(frontier.Config{Store: store, Scope: tc.scope})
+			if err := third.Resume(bg); err != nil {
+				t.Fatal(err)
+			}
+			for _, u := range []string{tc.in[0], tc.in[1], "http://new.test/x"} {
+				if err := third.Add(bg, frontier.Item{URL: u}); err != nil && !errors.Is(err, frontier.ErrSeen) {
+					t.Errorf("third run: Add(%q) = %v, want in scope", u, err)
+				}
+			}
 		})
 	}
 	t.Run("empty store", func(t *testing.T) {

@@ -150,9 +150,9 @@ func TestMemoryStoreFields(t *testing.T) {
 	in := []frontier.Item{
 		{URL: "http://a/1", Key: "k", Referrer: "http://r/", Depth: 1<<19 - 1, Kind: frontier.KindSitemap, Priority: 0.8, Lastmod: lastmod,
 			SitemapDepth: 3, Retries: 2, Redirects: []string{"http://a/0", "http://a/00"}, BlockedSince: lastmod},
-		{URL: "http://a/2", Key: "k", Priority: 1.5, Meta: map[string]string{"from": "seed list"}},                                        // clamped to 1
-		{URL: "http://a/3", Key: "k", Priority: float32(math.NaN())},                        // dropped
-		{URL: "http://a/4", Key: "k", Lastmod: time.Date(1969, 1, 1, 0, 0, 0, 0, time.UTC)}, // dropped
+		{URL: "http://a/2", Key: "k", Priority: 1.5, Meta: map[string]string{"from": "seed list"}}, // clamped to 1
+		{URL: "http://a/3", Key: "k", Priority: float32(math.NaN())},                               // dropped
+		{URL: "http://a/4", Key: "k", Lastmod: time.Date(1969, 1, 1, 0, 0, 0, 0, time.UTC)},        // dropped
 		{URL: "http://a/5", Key: "k", Priority: 0.123456, FromSitemap: true},
 	}
 	if _, err := s.Add(bg, in, frontier.Limits{}); err != nil {
