@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"os"
 	"strings"
 )
 
@@ -108,4 +109,35 @@ func checkSeed(s string) string {
 		return "no host"
 	}
 	return ""
+}
+
+// loadSeeds reads the seeds file (or stdin for "-"), reporting bad lines.
+func loadSeeds(name string, stdin io.Reader, stderr io.Writer) ([]string, int) {
+	var r io.Reader = stdin
+	if name != "-" {
+		sf, err := os.Open(name)
+		if err != nil {
+			fmt.Fprintf(stderr, "crawl: seeds: %v\n", err)
+			return nil, 2
+		}
+		defer sf.Close()
+		if st, err := sf.Stat(); err == nil && st.IsDir() {
+			fmt.Fprintf(stderr, "crawl: seeds: %s is a directory\n", name)
+			return nil, 2
+		}
+		r = sf
+	}
+	seeds, problems, err := readSeeds(r)
+	for _, p := range problems {
+		fmt.Fprintf(stderr, "crawl: %s: skipped %s\n", name, p)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "crawl: seeds: %v\n", err)
+		return nil, 2
+	}
+	if len(seeds) == 0 {
+		fmt.Fprintf(stderr, "crawl: %s: no seed URLs\n", name)
+		return nil, 2
+	}
+	return seeds, 0
 }

@@ -1,0 +1,333 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/heedcrawl/heed/crawler"
+	"github.com/heedcrawl/heed/frontier"
+	"github.com/heedcrawl/heed/ratelimit"
+)
+
+// flags holds the crawl command's flags.
+type flags struct {
+	agent, ua                string
+	delay, maxDelay          time.Duration
+	workers, perHost         int
+	maxPages, maxPagesHost   int
+	maxDepth                 int
+	scope, key               string
+	sitemaps, nofollow       bool
+	out, logFile             string
+	body                     bool
+	connect, header, timeout time.Duration
+	bodyLimit                byteSize
+	retries                  int
+	grace                    time.Duration
+	progress                 string
+	verbose                  bool
+	cpuProfile, memProfile   string
+	sortQuery, stripTracking bool
+	maxRedirects             int
+	robotsWait               time.Duration
+	maxLinks                 int
+	maxSitemaps, sitemapURLs int
+	maxPathSegs, segRepeats  int
+	hostFailures             int
+	allowPrivate             bool
+}
+
+// flagGroups orders the -h output, and the README's flags table, by topic.
+var flagGroups = []struct {
+	title string
+	names []string
+}{
+	{"Identity", []string{"agent", "ua"}},
+	{"Politeness", []string{"delay", "max-delay", "per-host", "key", "retries", "robots-wait", "max-failures"}},
+	{"Scope and limits", []string{"scope", "allow-private", "max-depth", "max-pages", "max-pages-per-host", "sitemaps", "max-sitemaps", "max-sitemap-urls", "nofollow", "max-links", "max-redirects", "max-path-segments", "max-segment-repeats", "sort-query", "strip-tracking"}},
+	{"Throughput and timeouts", []string{"workers", "connect-timeout", "header-timeout", "timeout", "max-body", "grace"}},
+	{"Output", []string{"o", "body", "log", "progress", "v", "cpuprofile", "memprofile"}},
+}
+
+// flagArgs names what the string flags without a `NAME` in their usage
+// take.
+var flagArgs = map[string]string{
+	"agent":    "NAME",
+	"scope":    "seeds|domain|any",
+	"key":      "host|domain|ip",
+	"progress": "auto|on|off",
+}
+
+func newFlagSet(f *flags) *flag.FlagSet {
+	fs := flag.NewFlagSet("crawl", flag.ContinueOnError)
+	duration := func(p *time.Duration, name string, def time.Duration, usage string) {
+		*p = def
+		fs.Var((*durationFlag)(p), name, usage)
+	}
+	integer := func(p *int, name string, def int, usage string) {
+		*p = def
+		fs.Var((*intFlag)(p), name, usage)
+	}
+	boolean := func(p *bool, name string, def bool, usage string) {
+		*p = def
+		fs.Var((*boolFlag)(p), name, usage)
+	}
+	fs.StringVar(&f.agent, "agent", crawler.DefaultAgent, "product token robots.txt groups and agent-scoped directives (<meta name=NAME>, X-Robots-Tag: NAME: ...) are matched against; letters, _ and -")
+	fs.StringVar(&f.ua, "ua", "", fmt.Sprintf("full User-Agent header (default %q, or \"NAME (heed/%s; +https://github.com/heedcrawl/heed)\" with another -agent NAME)", crawler.DefaultAgent+"/"+crawler.Version+" (+https://github.com/heedcrawl/heed)", crawler.Version))
+	duration(&f.delay, "delay", crawler.DefaultMinDelay, "minimum time from a host's answer to the next request to it (with -per-host above 1: between request starts); 0s allowed; robots.txt Crawl-delay can only lengthen it")
+	duration(&f.maxDelay, "max-delay", crawler.DefaultMaxDelay, "cap on any delay a site asks for (Crawl-delay) or back-off reaches")
+	integer(&f.perHost, "per-host", crawler.DefaultPerHost, "requests in flight per host at once")
+	fs.StringVar(&f.key, "key", "host", "what shares one delay and one concurrency limit: the host, the registrable domain, or the resolved IP address")
+	integer(&f.retries, "retries", crawler.DefaultPageRetries, "more tries for a page that timed out, failed to connect or answered 429/5xx, after the host's back-off")
+	duration(&f.robotsWait, "robots-wait", 0, "how long URLs wait for an unreachable robots.txt (5xx, 429, timeouts) to come back before they are skipped")
+	integer(&f.hostFailures, "max-failures", crawler.DefaultHostFailures, "consecutive failed requests (timeouts, resets, 429, 5xx) after which a host is given up and its URLs reported (0: never)")
+	fs.StringVar(&f.scope, "scope", "seeds", "links followed: to the seed hosts, to their registrable domains, or anywhere")
+	boolean(&f.allowPrivate, "allow-private", false, "allow loopback, private, link-local and multicast addresses (by default refused unless the seeds are on such addresses)")
+	integer(&f.maxDepth, "max-depth", 0, "links followed from a seed at most (0: no limit; pages listed in sitemaps count as depth 0)")
+	integer(&f.maxPages, "max-pages", 0, "pages scheduled in all (0: no limit)")
+	integer(&f.maxPagesHost, "max-pages-per-host", 0, "pages scheduled per host (0: no limit)")
+	boolean(&f.sitemaps, "sitemaps", true, "read the sitemaps robots.txt names (or /sitemap.xml) and crawl what they list")
+	integer(&f.maxSitemaps, "max-sitemaps", crawler.DefaultMaxSitemaps, "sitemap documents fetched per host (0: no limit)")
+	integer(&f.sitemapURLs, "max-sitemap-urls", crawler.DefaultMaxSitemapURLs, "pages taken from sitemaps per host (0: no limit)")
+	boolean(&f.nofollow, "nofollow", true, "respect nofollow: rel=nofollow links, robots <meta>, X-Robots-Tag")
+	integer(&f.maxLinks, "max-links", crawler.DefaultMaxLinks, "followable links taken from one page (0: no limit); the rest are counted as skipped")
+	integer(&f.maxRedirects, "max-redirects", 10, "redirect hops followed per chain")
+	integer(&f.maxPathSegs, "max-path-segments", frontier.DefaultMaxPathSegments, "skip URLs whose path has more segments (-1: no limit)")
+	integer(&f.segRepeats, "max-segment-repeats", frontier.DefaultMaxSegmentRepeats, "skip URLs repeating a path segment, or run of segments, more often in a row, as in /a/a/a/ (-1: no limit)")
+	boolean(&f.sortQuery, "sort-query", true, "treat URLs that differ only in the order of query parameters as one")
+	boolean(&f.stripTracking, "strip-tracking", false, "drop tracking query parameters (utm_*, gclid, fbclid, ...) from URLs")
+	integer(&f.workers, "workers", crawler.DefaultWorkers, "fetches in flight across all hosts (the per-host limits keep it polite)")
+	duration(&f.connect, "connect-timeout", 10*time.Second, "TCP and TLS connect timeout")
+	duration(&f.header, "header-timeout", 15*time.Second, "timeout for the response headers")
+	duration(&f.timeout, "timeout", 60*time.Second, "timeout for a whole fetch, body included")
+	f.bodyLimit = 10 << 20
+	fs.Var(&f.bodyLimit, "max-body", "largest body downloaded per page, e.g. 512KiB, 10MiB; the rest is not downloaded and the page is marked truncated")
+	duration(&f.grace, "grace", crawler.DefaultGracePeriod, "how long fetches in flight may finish after an interrupt or SIGTERM")
+	fs.StringVar(&f.out, "o", "", "write the JSON Lines to `FILE` (\"-\": standard output, the default)")
+	boolean(&f.body, "body", false, "include each page's body in its record")
+	fs.StringVar(&f.logFile, "log", "", "write robots.txt fetches and decisions, disallowed URLs, skips and errors as JSON log records to `FILE`")
+	fs.StringVar(&f.progress, "progress", "auto", "the live progress line on stderr (auto: when stderr is a terminal)")
+	boolean(&f.verbose, "v", false, "log to stderr as well")
+	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the crawl to `FILE` (go tool pprof)")
+	fs.StringVar(&f.memProfile, "memprofile", "", "write a heap profile taken at the end of the crawl to `FILE`")
+	return fs
+}
+
+func usage(fs *flag.FlagSet, w io.Writer) {
+	fmt.Fprint(w, `Usage:
+  crawl [flags] seeds.txt       crawl from the URLs in seeds.txt (one per line; "-" reads stdin)
+  crawl robots URL|FILE [agent] [path ...]
+                                show how heed reads a site's robots.txt for an agent
+
+Pages go to standard output as JSON Lines (one object per fetched page), as
+the crawl goes; a summary goes to standard error at the end. Durations are Go
+durations (500ms, 2s, 1m).
+`)
+	for _, g := range flagGroups {
+		fmt.Fprintf(w, "\n%s:\n", g.title)
+		for _, name := range g.names {
+			fl := fs.Lookup(name)
+			if fl == nil {
+				continue
+			}
+			_, text := flag.UnquoteUsage(fl)
+			def := ""
+			if fl.DefValue != "" && fl.DefValue != "0" && fl.DefValue != "false" {
+				def = " (default " + fl.DefValue + ")"
+			}
+			fmt.Fprintf(w, "  %-26s %s%s\n", flagHead(fl), text, def)
+		}
+	}
+	fmt.Fprint(w, `
+Traps: a link loop that repeats path segments (/a/a/a/...) is refused by
+-max-path-segments and -max-segment-repeats; an endless calendar or generated
+pages (/cal/2025/01, /cal/2025/02, ...) are stopped by -max-depth and
+-max-pages-per-host; sitemap chains by -max-sitemaps and -max-sitemap-urls; a
+dead or failing host by -max-failures.
+`)
+}
+
+// flagHead is how -h and the README's flags table show a flag: its name and
+// what it takes ("-delay DURATION", "-key host|domain|ip"); a boolean that is
+// on by default shows how to turn it off ("-sitemaps=true|false").
+func flagHead(fl *flag.Flag) string {
+	head := "-" + fl.Name
+	if b, ok := fl.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+		if fl.DefValue == "true" {
+			head += "=true|false"
+		}
+		return head
+	}
+	if c, ok := flagArgs[fl.Name]; ok {
+		return head + " " + c
+	}
+	switch fl.Value.(type) {
+	case *intFlag:
+		return head + " N"
+	case *durationFlag:
+		return head + " DURATION"
+	case *byteSize:
+		return head + " SIZE"
+	}
+	if name, _ := flag.UnquoteUsage(fl); name != "" && name != "string" {
+		return head + " " + name
+	}
+	return head + " STRING"
+}
+
+// durationFlag is a time.Duration flag whose errors say what is wrong with
+// the value.
+type durationFlag time.Duration
+
+func (d *durationFlag) String() string { return time.Duration(*d).String() }
+
+func (d *durationFlag) Set(s string) error {
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		if _, nerr := strconv.ParseFloat(s, 64); nerr == nil {
+			return fmt.Errorf("missing unit, e.g. %ss", s)
+		}
+		return errors.New("want a duration such as 500ms, 2s or 1m")
+	}
+	*d = durationFlag(v)
+	return nil
+}
+
+// intFlag is an int flag whose errors say what is wrong with the value.
+type intFlag int
+
+func (n *intFlag) String() string { return strconv.Itoa(int(*n)) }
+
+func (n *intFlag) Set(s string) error {
+	v, err := strconv.ParseInt(s, 10, strconv.IntSize)
+	if errors.Is(err, strconv.ErrRange) {
+		return errors.New("out of range")
+	}
+	if err != nil {
+		return errors.New("want a whole number")
+	}
+	*n = intFlag(v)
+	return nil
+}
+
+// boolFlag is a boolean flag whose errors say what is wrong with the value.
+type boolFlag bool
+
+func (b *boolFlag) String() string { return strconv.FormatBool(bool(*b)) }
+
+func (b *boolFlag) IsBoolFlag() bool { return true }
+
+func (b *boolFlag) Set(s string) error {
+	v, err := strconv.ParseBool(s)
+	if err != nil {
+		return errors.New("want true or false")
+	}
+	*b = boolFlag(v)
+	return nil
+}
+
+// byteSize is a flag value in bytes that accepts KiB, MiB and GiB suffixes.
+type byteSize int64
+
+// String names the size with the largest binary unit that divides it, as
+// Set accepts it back.
+func (b *byteSize) String() string {
+	n := int64(*b)
+	for _, u := range []struct {
+		s string
+		m int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if n != 0 && n%u.m == 0 {
+			return strconv.FormatInt(n/u.m, 10) + u.s
+		}
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+func (b *byteSize) Set(s string) error {
+	mult := int64(1)
+	for _, suf := range []struct {
+		s string
+		m int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3}, {"B", 1}} {
+		if strings.HasSuffix(s, suf.s) {
+			s, mult = strings.TrimSuffix(s, suf.s), suf.m
+			break
+		}
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+	if err != nil || n <= 0 || n > (1<<62)/mult {
+		return errors.New("want a positive size such as 1048576, 512KiB or 10MiB")
+	}
+	*b = byteSize(n * mult)
+	return nil
+}
+
+func (f *flags) options(logger *slog.Logger) ([]crawler.Option, error) {
+	opts := []crawler.Option{
+		crawler.WithAgent(f.agent),
+		crawler.WithDelay(f.delay),
+		crawler.WithMaxDelay(f.maxDelay),
+		crawler.WithWorkers(f.workers),
+		crawler.WithPerHost(f.perHost),
+		crawler.WithMaxDepth(f.maxDepth),
+		crawler.WithMaxPages(f.maxPages),
+		crawler.WithMaxPagesPerHost(f.maxPagesHost),
+		crawler.WithSitemaps(f.sitemaps),
+		crawler.WithRespectNofollow(f.nofollow),
+		crawler.WithTimeouts(f.connect, f.header, f.timeout),
+		crawler.WithBodyLimit(int64(f.bodyLimit)),
+		crawler.WithGracePeriod(f.grace),
+		crawler.WithRetries(f.retries),
+		crawler.WithRobotsWait(f.robotsWait),
+		crawler.WithMaxRedirects(f.maxRedirects),
+		crawler.WithMaxLinks(f.maxLinks),
+		crawler.WithSitemapLimits(f.maxSitemaps, f.sitemapURLs, crawler.DefaultMaxSitemapDepth),
+		crawler.WithPathLimits(f.maxPathSegs, f.segRepeats),
+		crawler.WithHostFailures(f.hostFailures),
+		crawler.WithAllowPrivate(f.allowPrivate),
+		crawler.WithLogger(logger),
+	}
+	if f.ua != "" {
+		opts = append(opts, crawler.WithUserAgent(f.ua))
+	}
+	switch f.scope {
+	case "seeds":
+		opts = append(opts, crawler.WithScope(frontier.ScopeSeedHosts))
+	case "domain":
+		opts = append(opts, crawler.WithScope(frontier.ScopeSeedDomains))
+	case "any":
+		opts = append(opts, crawler.WithScope(frontier.ScopeAny))
+	default:
+		return nil, fmt.Errorf("invalid value %q for -scope: want seeds, domain or any", f.scope)
+	}
+	switch f.key {
+	case "host":
+		opts = append(opts, crawler.WithPolitenessKey(ratelimit.KeyHost))
+	case "domain":
+		opts = append(opts, crawler.WithPolitenessKey(ratelimit.KeyDomain))
+	case "ip":
+		opts = append(opts, crawler.WithPolitenessKey(ratelimit.KeyIP))
+	default:
+		return nil, fmt.Errorf("invalid value %q for -key: want host, domain or ip", f.key)
+	}
+	switch f.progress {
+	case "auto", "on", "off":
+	default:
+		return nil, fmt.Errorf("invalid value %q for -progress: want auto, on or off", f.progress)
+	}
+	if !f.sortQuery || f.stripTracking {
+		cz := frontier.Canonicalizer{SortQuery: f.sortQuery}
+		if f.stripTracking {
+			cz.StripParam = frontier.TrackingParam
+		}
+		opts = append(opts, crawler.WithCanonicalizer(cz))
+	}
+	return opts, nil
+}
