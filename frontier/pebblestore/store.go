@@ -967,5 +967,22 @@ func (l pebbleLogger) Errorf(format string, args ...any) {
 }
 
 func (l pebbleLogger) Fatalf(format string, args ...any) {
-	l.fail(fmt.Errorf("pebble: "+format, args...))
+	err := &fatalError{msg: "pebble: " + fmt.Sprintf(format, args...)}
+	for _, a := range args {
+		if e, ok := a.(error); ok {
+			err.errs = append(err.errs, e)
+		}
+	}
+	l.fail(err)
 }
+
+// fatalError is an error pebble reported through Fatalf: its message, and
+// the errors among its arguments, so that errors.Is finds the cause (a
+// disk's error) behind the failure.
+type fatalError struct {
+	msg  string
+	errs []error
+}
+
+func (e *fatalError) Error() string   { return e.msg }
+func (e *fatalError) Unwrap() []error { return e.errs }

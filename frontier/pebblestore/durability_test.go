@@ -1,0 +1,410 @@
+package pebblestore
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
+	"github.com/heedcrawl/heed/frontier"
+)
+
+var (
+	t0  = time.Now().Truncate(time.Millisecond)
+	opt = frontier.ClaimOptions{PerHost: 1}
+)
+
+// never is a sync interval no test outlives: the background loop stays
+// out of the way of tests that sync explicitly.
+const never = time.Hour
+
+func item(key, path string) frontier.Item {
+	return frontier.Item{URL: "http://" + key + path, Key: key}
+}
+
+func mustAdd(t *testing.T, s *Store, items ...frontier.Item) {
+	t.Helper()
+	refused, err := s.Add(ctx, items, frontier.Limits{})
+	if err != nil {
+		t.Fatalf("Add: %v", err)
+	}
+	for i, err := range refused {
+		if err != nil {
+			t.Fatalf("Add(%s): %v", items[i].URL, err)
+		}
+	}
+}
+
+func mustClaim(t *testing.T, s *Store, now time.Time, o frontier.ClaimOptions) *frontier.Lease {
+	t.Helper()
+	c, err := s.Claim(ctx, now, o)
+	if err != nil {
+		t.Fatalf("Claim: %v", err)
+	}
+	if c.Lease == nil {
+		t.Fatalf("Claim: nothing (next %v, idle %v)", c.Next, c.Idle)
+	}
+	return c.Lease
+}
+
+func mustSync(t *testing.T, s *Store) {
+	t.Helper()
+	if err := s.Sync(); err != nil {
+		t.Fatalf("Sync: %v", err)
+	}
+}
+
+// drainURLs claims and acks everything at a time far enough ahead that no
+// key rests, returning the URLs in claim order.
+func drainURLs(t *testing.T, s *Store) []string {
+	t.Helper()
+	now := time.Now().Add(24 * time.Hour)
+	var urls []string
+	for {
+		c, err := s.Claim(ctx, now, opt)
+		if err != nil {
+			t.Fatalf("Claim: %v", err)
+		}
+		if c.Lease == nil {
+			return urls
+		}
+		urls = append(urls, c.Lease.URL)
+		if err := s.Ack(ctx, c.Lease, now, frontier.Outcome{Host: c.Lease.Host}); err != nil {
+			t.Fatalf("Ack: %v", err)
+		}
+	}
+}
+
+// crashExact is crashT keeping exactly what was synced.
+func crashExact(t *testing.T, s *Store) *Store {
+	t.Helper()
+	mem := s.opts.FS.(*vfs.MemFS)
+	clone := mem.CrashClone(vfs.CrashCloneCfg{})
+	s.Close()
+	opts := s.opts
+	opts.FS = clone
+	return openT(t, memDir, opts)
+}
+
+func TestLeasesComeBackAtTheFrontAfterACrash(t *testing.T) {
+	s := openT(t, memDir, Options{FS: vfs.NewCrashableMem(), SyncInterval: never})
+	mustAdd(t, s, item("a", "/1"), item("a", "/2"), item("a", "/3"), item("a", "/4"), item("b", "/1"))
+	two := frontier.ClaimOptions{PerHost: 2}
+	// a/1 goes out, comes back with a history, and goes out again: it is
+	// leased at the crash with its history, and so is a/2.
+	l := mustClaim(t, s, t0, two)
+	if l.URL != "http://a/1" {
+		t.Fatalf("first claim: %s, want a/1", l.URL)
+	}
+	l.Retries, l.Redirects, l.BlockedSince = 2, []string{"http://a/0"}, t0
+	if err := s.Release(ctx, l, t0, frontier.Outcome{Host: l.Host}); err != nil {
+		t.Fatal(err)
+	}
+	var claimed []string
+	for range 3 {
+		l := mustClaim(t, s, t0, two)
+		claimed = append(claimed, l.URL)
+		if l.Key == "b" {
+			if err := s.Ack(ctx, l, t0, frontier.Outcome{Host: l.Host, Checkpoint: []byte("b done")}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if i, j := slices.Index(claimed, "http://a/1"), slices.Index(claimed, "http://a/2"); i < 0 || j < i || !slices.Contains(claimed, "http://b/1") {
+		t.Fatalf("claimed %v, want a/1 before a/2, and b/1", claimed)
+	}
+	mustSync(t, s)
+	s = crashExact(t, s)
+	defer s.Close()
+
+	if cp, err := s.Checkpoint(ctx); err != nil || string(cp) != "b done" {
+		t.Errorf("Checkpoint = %q, %v; want the durable one", cp, err)
+	}
+	c, err := s.Counts(ctx, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Queued != 4 || c.Leased != 0 || c.Scheduled != 5 {
+		t.Errorf("Counts after the crash = %+v, want 4 queued (2 leased at the crash, 2 never claimed), none leased, 5 scheduled", c)
+	}
+	first := mustClaim(t, s, time.Now().Add(time.Hour), opt)
+	if first.URL != "http://a/1" || first.Retries != 2 || !slices.Equal(first.Redirects, []string{"http://a/0"}) || !first.BlockedSince.Equal(t0) {
+		t.Errorf("first claim after the crash = %+v, want a/1 with its history", first.Item)
+	}
+	if err := s.Ack(ctx, first, time.Now(), frontier.Outcome{Host: first.Host}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := drainURLs(t, s), []string{"http://a/2", "http://a/3", "http://a/4"}; !slices.Equal(got, want) {
+		t.Errorf("after a/1: %v, want %v: the leased items first, in the order they were claimed", got, want)
+	}
+	if refused, _ := s.Add(ctx, []frontier.Item{item("b", "/1")}, frontier.Limits{}); !errors.Is(refused[0], frontier.ErrSeen) {
+		t.Errorf("b/1, done before the crash, re-added: %v", refused[0])
+	}
+}
+
+func TestOnlyWhatWasSyncedSurvivesACrash(t *testing.T) {
+	var before atomic.Int32
+	s := openT(t, memDir, Options{FS: vfs.NewCrashableMem(), SyncInterval: never, BeforeSync: func() error {
+		before.Add(1)
+		return nil
+	}})
+	mustAdd(t, s, item("a", "/1"), item("a", "/2"), item("b", "/1"))
+	l := mustClaim(t, s, t0, opt)
+	if err := s.Ack(ctx, l, t0, frontier.Outcome{Host: l.Host, Checkpoint: []byte("cp1")}); err != nil {
+		t.Fatal(err)
+	}
+	mustSync(t, s)
+	if before.Load() != 1 {
+		t.Errorf("BeforeSync called %d times by one Sync, want 1", before.Load())
+	}
+	mustSync(t, s)
+	if before.Load() != 1 {
+		t.Errorf("a Sync with nothing written called BeforeSync")
+	}
+	// Not synced: lost in the crash.
+	l = mustClaim(t, s, t0, opt)
+	if err := s.Ack(ctx, l, t0, frontier.Outcome{Host: l.Host, Checkpoint: []byte("cp2")}); err != nil {
+		t.Fatal(err)
+	}
+	mustAdd(t, s, item("c", "/1"))
+	s = crashExact(t, s)
+	defer s.Close()
+	if cp, _ := s.Checkpoint(ctx); string(cp) != "cp1" {
+		t.Errorf("Checkpoint after the crash = %q, want cp1, the last synced", cp)
+	}
+	got := drainURLs(t, s)
+	slices.Sort(got)
+	if want := []string{"http://a/2", "http://b/1"}; !slices.Equal(got, want) {
+		t.Errorf("after the crash: %v, want %v (c/1 and the second Ack were not synced)", got, want)
+	}
+}
+
+func TestBackgroundSync(t *testing.T) {
+	synced := make(chan struct{}, 1)
+	s := openT(t, memDir, Options{FS: vfs.NewCrashableMem(), SyncInterval: time.Millisecond, BeforeSync: func() error {
+		select {
+		case synced <- struct{}{}:
+		default:
+		}
+		return nil
+	}})
+	mustAdd(t, s, item("a", "/1"))
+	<-synced // the loop is syncing the Add
+	// Wait for that sync to end (no sync call can be under way then).
+	s.syncMu.Lock()
+	s.syncMu.Unlock() //nolint:staticcheck // an empty critical section: waiting for the loop's sync
+	s = crashExact(t, s)
+	defer s.Close()
+	if got := drainURLs(t, s); !slices.Equal(got, []string{"http://a/1"}) {
+		t.Errorf("after the background sync and a crash: %v, want a/1", got)
+	}
+}
+
+func TestCheckpointWaitsForDurability(t *testing.T) {
+	var synced atomic.Bool
+	s := openT(t, t.TempDir(), Options{SyncInterval: never, BeforeSync: func() error {
+		synced.Store(true)
+		return nil
+	}})
+	defer s.Close()
+	mustAdd(t, s, item("a", "/1"))
+	l := mustClaim(t, s, t0, opt)
+	if err := s.Ack(ctx, l, t0, frontier.Outcome{Host: l.Host, Checkpoint: []byte("x")}); err != nil {
+		t.Fatal(err)
+	}
+	if cp, err := s.Checkpoint(ctx); err != nil || string(cp) != "x" || !synced.Load() {
+		t.Errorf("Checkpoint = %q, %v (synced: %v); want x, made durable first", cp, err, synced.Load())
+	}
+}
+
+func TestBeforeSyncFailureFailsTheStore(t *testing.T) {
+	boom := errors.New("output disk full")
+	s := openT(t, t.TempDir(), Options{SyncInterval: never, BeforeSync: func() error { return boom }})
+	defer s.Close()
+	mustAdd(t, s, item("a", "/1"))
+	if err := s.Sync(); !errors.Is(err, boom) || !errors.Is(err, ErrFailed) {
+		t.Fatalf("Sync with a failing BeforeSync: %v", err)
+	}
+	if _, err := s.Claim(ctx, t0, opt); !errors.Is(err, boom) || !errors.Is(err, ErrFailed) {
+		t.Errorf("Claim after the failure: %v, want the failure", err)
+	}
+}
+
+// TestDiskErrors fails the write-ahead log's writes and syncs under a
+// running Store: the Store fails, every call says why, and what was
+// durable before opens again.
+func TestDiskErrors(t *testing.T) {
+	for name, kinds := range map[string][]errorfs.OpKind{
+		"write": {errorfs.OpFileWrite, errorfs.OpFileWriteAt},
+		"sync":  {errorfs.OpFileSync, errorfs.OpFileSyncData, errorfs.OpFileSyncTo},
+	} {
+		t.Run(name, func(t *testing.T) {
+			mem := vfs.NewCrashableMem()
+			var armed atomic.Bool
+			fs := errorfs.Wrap(mem, errorfs.InjectorFunc(func(op errorfs.Op) error {
+				if armed.Load() && slices.Contains(kinds, op.Kind) && strings.HasSuffix(op.Path, ".log") {
+					return errorfs.ErrInjected
+				}
+				return nil
+			}))
+			s := openT(t, memDir, Options{FS: fs, SyncInterval: never})
+			mustAdd(t, s, item("a", "/1"), item("a", "/2"), item("b", "/1"))
+			l := mustClaim(t, s, t0, opt)
+			if err := s.Ack(ctx, l, t0, frontier.Outcome{Host: l.Host, Checkpoint: []byte("a/1")}); err != nil {
+				t.Fatal(err)
+			}
+			mustSync(t, s)
+
+			armed.Store(true)
+			var first error
+			if _, err := s.Add(ctx, []frontier.Item{item("c", "/1")}, frontier.Limits{}); err != nil {
+				first = err
+			} else {
+				first = s.Sync()
+			}
+			if !errors.Is(first, ErrFailed) || !errors.Is(first, errorfs.ErrInjected) {
+				t.Fatalf("first error after the disk failed: %v; want ErrFailed wrapping the injected error", first)
+			}
+			armed.Store(false) // the disk is back: the Store stays failed
+			calls := map[string]error{}
+			_, calls["Add"] = s.Add(ctx, []frontier.Item{item("d", "/1")}, frontier.Limits{})
+			_, calls["Claim"] = s.Claim(ctx, t0, opt)
+			_, _, calls["ClaimKey"] = s.ClaimKey(ctx, "x", t0, opt)
+			_, calls["GiveUp"] = s.GiveUp(ctx, "b")
+			_, calls["Counts"] = s.Counts(ctx, t0)
+			_, calls["Host"] = s.Host(ctx, "a")
+			_, calls["Meta"] = s.Meta(ctx, "m")
+			calls["SetMeta"] = s.SetMeta(ctx, "m", []byte("v"))
+			_, calls["Checkpoint"] = s.Checkpoint(ctx)
+			calls["Sync"] = s.Sync()
+			for name, err := range calls {
+				if !errors.Is(err, ErrFailed) || !errors.Is(err, errorfs.ErrInjected) {
+					t.Errorf("%s after the failure: %v; want ErrFailed wrapping the first failure", name, err)
+				}
+			}
+			s.Close() // may report the failure again; must not hang or panic
+
+			s = openT(t, memDir, Options{FS: mem.CrashClone(vfs.CrashCloneCfg{})})
+			defer s.Close()
+			if cp, _ := s.Checkpoint(ctx); string(cp) != "a/1" {
+				t.Errorf("Checkpoint after reopening = %q, want a/1", cp)
+			}
+			got := drainURLs(t, s)
+			slices.Sort(got)
+			if want := []string{"http://a/2", "http://b/1"}; !slices.Equal(got, want) {
+				t.Errorf("after reopening: %v, want %v", got, want)
+			}
+		})
+	}
+}
+
+func TestLock(t *testing.T) {
+	dir := t.TempDir()
+	s := openT(t, dir, Options{})
+	_, err := Open(dir, Options{})
+	if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), "pid "+strconv.Itoa(os.Getpid())) {
+		t.Fatalf("second Open: %v; want ErrLocked naming pid %d", err, os.Getpid())
+	}
+	host, _ := os.Hostname()
+	if !strings.Contains(err.Error(), host) {
+		t.Errorf("second Open: %v; want it to name host %s", err, host)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// A lock file a dead process left, naming it, does not block.
+	if err := os.WriteFile(filepath.Join(dir, lockName), []byte("pid 999999 on host gone\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s = openT(t, dir, Options{})
+	defer s.Close()
+	b, _ := os.ReadFile(filepath.Join(dir, lockName))
+	if want := fmt.Sprintf("pid %d on host ", os.Getpid()); !strings.HasPrefix(string(b), want) {
+		t.Errorf("lock file holds %q, want %q...", b, want)
+	}
+}
+
+func TestOpenRefusesAnotherDatabase(t *testing.T) {
+	dir := t.TempDir()
+	s := openT(t, dir, Options{})
+	if err := s.db.Set([]byte("zzz"), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.db.Delete(keyVersion, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(dir, Options{}); err == nil || !strings.Contains(err.Error(), "not a heed store") {
+		t.Errorf("Open of a pebble database without the store's version: %v", err)
+	}
+}
+
+func TestClosed(t *testing.T) {
+	s := openT(t, t.TempDir(), Options{})
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if _, err := s.Add(ctx, []frontier.Item{item("a", "/1")}, frontier.Limits{}); !errors.Is(err, ErrClosed) {
+		t.Errorf("Add after Close: %v", err)
+	}
+	if err := s.Sync(); !errors.Is(err, ErrClosed) {
+		t.Errorf("Sync after Close: %v", err)
+	}
+}
+
+// TestCountersSurviveForgetting: the Schedule forgets an idle key with its
+// counters, yet the counts on disk add up, so that after reopening the
+// crawl's totals (what Limits.MaxPages bounds) are whole.
+func TestCountersSurviveForgetting(t *testing.T) {
+	s := openT(t, t.TempDir(), Options{SyncInterval: never})
+	mustAdd(t, s, item("a", "/1"), item("a", "/2"), item("b", "/1"))
+	drainURLs(t, s)
+	// Enough claims for the Schedule to sweep its idle keys.
+	for range 10 {
+		if _, err := s.Claim(ctx, time.Now().Add(48*time.Hour), opt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustAdd(t, s, item("a", "/3"))
+	s = reopenT(t, s)
+	defer s.Close()
+	c, err := s.Counts(ctx, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Scheduled != 4 || c.Queued != 1 {
+		t.Errorf("Counts after reopening = %+v, want 4 scheduled, 1 queued", c)
+	}
+	if refused, _ := s.Add(ctx, []frontier.Item{item("c", "/1")}, frontier.Limits{MaxPages: 4}); !errors.Is(refused[0], frontier.ErrLimit) {
+		t.Errorf("a fifth page with MaxPages 4 after reopening: %v, want ErrLimit", refused[0])
+	}
+}
+
+func TestGiveUpSurvivesReopening(t *testing.T) {
+	s := openT(t, t.TempDir(), Options{SyncInterval: never})
+	mustAdd(t, s, item("dead", "/1"), item("dead", "/2"), item("live", "/1"))
+	if _, err := s.GiveUp(ctx, "dead"); err != nil {
+		t.Fatal(err)
+	}
+	s = reopenT(t, s)
+	defer s.Close()
+	if refused, _ := s.Add(ctx, []frontier.Item{item("dead", "/3")}, frontier.Limits{}); !errors.Is(refused[0], frontier.ErrGivenUp) {
+		t.Errorf("Add to a given-up key after reopening: %v, want ErrGivenUp", refused[0])
+	}
+	if got := drainURLs(t, s); !slices.Equal(got, []string{"http://live/1"}) {
+		t.Errorf("after reopening: %v, want live/1 only", got)
+	}
+}
