@@ -2,6 +2,7 @@ package crawler
 
 import (
 	"context"
+	"fmt"
 	"net/netip"
 	"net/url"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/heedcrawl/heed/fetch"
+	"github.com/heedcrawl/heed/frontier"
 )
 
 // seedLookupTimeout bounds the lookup of one seed host's addresses, and
@@ -17,6 +19,42 @@ const (
 	seedLookupTimeout = 5 * time.Second
 	seedLookups       = 16
 )
+
+// addressMeta is the Store metadata under which a crawl keeps the address
+// classes its seeds allowed, so that a resumed crawl — which may be given
+// no seeds — reaches what the first run could.
+const addressMeta = "crawler/address-classes"
+
+// crawlAddresses returns the address policy of a crawl from seeds on
+// store: the classes the seeds allow, and those an earlier run on the same
+// store allowed.
+func (c *Crawler) crawlAddresses(ctx context.Context, store frontier.Store, seeds []string) (*fetch.AddressPolicy, error) {
+	p := c.addressPolicy(ctx, seeds)
+	if p.AllowAll {
+		return p, nil
+	}
+	kept, err := store.Meta(ctx, addressMeta)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", frontier.ErrStore, err)
+	}
+	changed := false
+	for _, b := range kept {
+		if cl := fetch.AddressClass(b); !slices.Contains(p.Allow, cl) {
+			p.Allow = append(p.Allow, cl)
+		}
+	}
+	for _, cl := range p.Allow {
+		if !slices.Contains(kept, byte(cl)) {
+			kept, changed = append(kept, byte(cl)), true
+		}
+	}
+	if changed {
+		if err := store.SetMeta(ctx, addressMeta, kept); err != nil {
+			return nil, fmt.Errorf("%w: %w", frontier.ErrStore, err)
+		}
+	}
+	return p, nil
+}
 
 // addressPolicy returns the addresses the crawl may connect to: public ones,
 // and those of the classes the seeds themselves are on (loopback for a

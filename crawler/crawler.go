@@ -28,6 +28,13 @@ type Page struct {
 	// Links are the followable links found on the page: empty for
 	// redirects, non-2xx responses and pages whose directives say nofollow.
 	Links []Link
+	// Meta is the metadata given with the page's URL (a Seed's, or
+	// Follow's and Enqueue's meta); nil when there is none. Handlers must
+	// not modify it.
+	Meta map[string]string
+
+	run  *run
+	item *frontier.Item
 }
 
 // Link is a URL found on a page by an extractor.
@@ -70,6 +77,7 @@ type Crawler struct {
 	onPage       []func(context.Context, *Page)
 	onError      []func(context.Context, string, error)
 	onDisallowed []func(context.Context, *url.URL, DisallowReason)
+	onHTML       []htmlHandler
 	filters      []func(u *url.URL, from *url.URL, depth int) bool
 
 	running atomic.Bool
@@ -151,16 +159,21 @@ func (c *Crawler) Filter(f func(u *url.URL, from *url.URL, depth int) bool) {
 
 // Enqueue schedules rawURL from inside a running crawl, for instance from an
 // OnPage handler that found a URL the extractors did not. from, if non-nil,
-// is the page it was found on: the URL gets one more depth than from and
-// from's URL as referrer; otherwise it is scheduled like a seed but without
-// widening the scope. The URL goes through canonicalisation, dedup, scope,
-// filters and robots like any other.
-func (c *Crawler) Enqueue(ctx context.Context, rawURL string, from *Page) error {
+// is the page it was found on: rawURL may then be relative, and is resolved
+// against the page's base URL (see Page.Follow); it gets one more depth than
+// from and from's URL as referrer. Without from, rawURL must be absolute
+// and is scheduled like a seed but without widening the scope. meta, if not
+// nil, travels with the URL to its Page.Meta. The URL goes through
+// canonicalisation, dedup, scope, filters and robots like any other.
+func (c *Crawler) Enqueue(ctx context.Context, rawURL string, from *Page, meta map[string]string) error {
 	r := c.cur.Load()
 	if r == nil {
 		return ErrNotRunning
 	}
-	it := frontier.Item{URL: rawURL}
+	if from != nil && from.Page != nil && from.run == r {
+		return from.Follow(ctx, rawURL, meta)
+	}
+	it := frontier.Item{URL: rawURL, Meta: meta}
 	var fromURL *url.URL
 	if from != nil && from.Page != nil {
 		it.Depth = from.Depth + 1
@@ -170,6 +183,13 @@ func (c *Crawler) Enqueue(ctx context.Context, rawURL string, from *Page) error 
 		}
 	}
 	return r.add(ctx, it, fromURL, true)
+}
+
+// Seed is a URL to start a crawl from, with metadata that travels with it
+// to its Page.Meta.
+type Seed struct {
+	URL  string
+	Meta map[string]string
 }
 
 // HostInfo is what a running crawl knows about one host: how it reads its
@@ -236,6 +256,15 @@ func (c *Crawler) Stats() Stats {
 // cancellation and Run returns that error (wrapping frontier.ErrStore): no
 // URL is silently lost. Run starts no goroutine that outlives it.
 func (c *Crawler) Run(ctx context.Context, seeds ...string) error {
+	s := make([]Seed, len(seeds))
+	for i, u := range seeds {
+		s[i].URL = u
+	}
+	return c.RunSeeds(ctx, s...)
+}
+
+// RunSeeds is Run with seeds that carry metadata.
+func (c *Crawler) RunSeeds(ctx context.Context, seeds ...Seed) error {
 	if !c.running.CompareAndSwap(false, true) {
 		return ErrRunning
 	}
@@ -244,7 +273,19 @@ func (c *Crawler) Run(ctx context.Context, seeds ...string) error {
 		return err
 	}
 
-	r, err := c.newRun(c.addressPolicy(ctx, seeds))
+	urls := make([]string, len(seeds))
+	for i, s := range seeds {
+		urls[i] = s.URL
+	}
+	store := c.cfg.store
+	if store == nil {
+		store = new(frontier.MemoryStore)
+	}
+	addrs, err := c.crawlAddresses(ctx, store, urls)
+	if err != nil {
+		return err
+	}
+	r, err := c.newRun(store, addrs)
 	if err != nil {
 		return err
 	}
@@ -320,6 +361,7 @@ type run struct {
 	onPage       []func(context.Context, *Page)
 	onError      []func(context.Context, string, error)
 	onDisallowed []func(context.Context, *url.URL, DisallowReason)
+	onHTML       []htmlHandler
 	filters      []func(u *url.URL, from *url.URL, depth int) bool
 
 	// stop is Run's context: once it ends no wait for a host (robots gate,
@@ -337,11 +379,15 @@ type run struct {
 // seeds. It fails with ErrNoSeeds when there is nothing to crawl: no seed
 // could be scheduled, none was a URL crawled before, and the Store holds
 // no work.
-func (r *run) addSeeds(ctx context.Context, seeds []string) error {
+func (r *run) addSeeds(ctx context.Context, seeds []Seed) error {
 	if err := r.fr.Resume(ctx); err != nil {
 		return err
 	}
-	errs, err := r.fr.AddSeeds(ctx, seeds)
+	items := make([]frontier.Item, len(seeds))
+	for i, s := range seeds {
+		items[i] = frontier.Item{URL: s.URL, Meta: s.Meta}
+	}
+	errs, err := r.fr.AddSeedItems(ctx, items)
 	if err != nil {
 		return err
 	}
@@ -355,7 +401,7 @@ func (r *run) addSeeds(ctx context.Context, seeds []string) error {
 			r.stats.skipped("seen")
 		default:
 			r.stats.skipped(skipReason(err))
-			r.reportError(ctx, seeds[i], &Error{Kind: skipReason(err), Err: fmt.Errorf("seed skipped: %w", err)})
+			r.reportError(ctx, seeds[i].URL, &Error{Kind: skipReason(err), Err: fmt.Errorf("seed skipped: %w", err)})
 		}
 	}
 	if accepted > 0 || seen > 0 {
@@ -378,7 +424,7 @@ func (r *run) now() time.Time {
 	return time.Now()
 }
 
-func (c *Crawler) newRun(addrs *fetch.AddressPolicy) (*run, error) {
+func (c *Crawler) newRun(store frontier.Store, addrs *fetch.AddressPolicy) (*run, error) {
 	cfg := &c.cfg
 	c.mu.Lock()
 	r := &run{
@@ -386,6 +432,7 @@ func (c *Crawler) newRun(addrs *fetch.AddressPolicy) (*run, error) {
 		onPage:       append([]func(context.Context, *Page){}, c.onPage...),
 		onError:      append([]func(context.Context, string, error){}, c.onError...),
 		onDisallowed: append([]func(context.Context, *url.URL, DisallowReason){}, c.onDisallowed...),
+		onHTML:       append([]htmlHandler{}, c.onHTML...),
 		filters:      append([]func(*url.URL, *url.URL, int) bool{}, c.filters...),
 	}
 	c.mu.Unlock()
@@ -444,7 +491,7 @@ func (c *Crawler) newRun(addrs *fetch.AddressPolicy) (*run, error) {
 	}
 
 	fcfg := frontier.Config{
-		Store:         cfg.store,
+		Store:         store,
 		Canonicalizer: cfg.canonicalizer,
 		Scope:         cfg.scope,
 		InScope:       cfg.scopeFunc,
@@ -456,9 +503,6 @@ func (c *Crawler) newRun(addrs *fetch.AddressPolicy) (*run, error) {
 		MaxPathSegments:   cfg.maxPathSegs,
 		MaxSegmentRepeats: cfg.maxSegRepeats,
 		Claim:             frontier.ClaimOptions{PerHost: cfg.perHost, Affinity: hostRun},
-	}
-	if fcfg.Store == nil {
-		fcfg.Store = new(frontier.MemoryStore)
 	}
 	if p, ok := fcfg.Store.(interface{ PollInterval() time.Duration }); ok {
 		fcfg.Poll = p.PollInterval() // a store shared with other processes

@@ -382,15 +382,15 @@ func TestEnqueue(t *testing.T) {
 		"/hidden": htmlPage("hidden"),
 	})
 	c := newCrawler(t)
-	if err := c.Enqueue(context.Background(), s.URL+"/hidden", nil); !errors.Is(err, crawler.ErrNotRunning) {
+	if err := c.Enqueue(context.Background(), s.URL+"/hidden", nil, nil); !errors.Is(err, crawler.ErrNotRunning) {
 		t.Errorf("Enqueue before Run = %v, want ErrNotRunning", err)
 	}
 	pages := recordPages(c)
 	var enqueueErr, privateErr error
 	c.OnPage(func(ctx context.Context, p *crawler.Page) {
 		if p.URL.Path == "/" {
-			enqueueErr = c.Enqueue(ctx, s.URL+"/hidden", p)
-			privateErr = c.Enqueue(ctx, s.URL+"/private/x", p)
+			enqueueErr = c.Enqueue(ctx, s.URL+"/hidden", p, nil)
+			privateErr = c.Enqueue(ctx, s.URL+"/private/x", p, nil)
 		}
 	})
 	var disallowed atomic.Int64
@@ -409,7 +409,7 @@ func TestEnqueue(t *testing.T) {
 	if s.count("/private/x") != 0 || disallowed.Load() != 1 {
 		t.Errorf("an enqueued URL robots.txt forbids was requested %d times, reported %d times; want 0 and 1", s.count("/private/x"), disallowed.Load())
 	}
-	if err := c.Enqueue(context.Background(), s.URL+"/hidden", nil); !errors.Is(err, crawler.ErrNotRunning) {
+	if err := c.Enqueue(context.Background(), s.URL+"/hidden", nil, nil); !errors.Is(err, crawler.ErrNotRunning) {
 		t.Errorf("Enqueue after Run = %v, want ErrNotRunning", err)
 	}
 }

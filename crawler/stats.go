@@ -3,9 +3,12 @@ package crawler
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"net"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -234,4 +237,48 @@ func skipReason(err error) string {
 	default:
 		return "invalid"
 	}
+}
+
+// String summarises s in a few lines a person can read: pages and bytes,
+// statuses, robots.txt, errors, skips, and the queue.
+func (s Stats) String() string {
+	var b strings.Builder
+	rate := 0.0
+	if s.Elapsed > 0 {
+		rate = float64(s.Pages) / s.Elapsed.Seconds()
+	}
+	fmt.Fprintf(&b, "%d pages, %d bytes in %v (%.1f pages/s)", s.Pages, s.Bytes, s.Elapsed.Round(time.Millisecond), rate)
+	if len(s.Statuses) > 0 {
+		b.WriteString("\nstatuses:")
+		for _, code := range s.StatusCodes() {
+			fmt.Fprintf(&b, " %d×%d", code, s.Statuses[code])
+		}
+	}
+	fmt.Fprintf(&b, "\nrobots.txt: %d disallowed%s", s.Disallowed, countsText(s.RobotsOutcomes, "; fetches"))
+	if s.CrawlDelayHosts > 0 {
+		fmt.Fprintf(&b, "; Crawl-delay on %d hosts (longest applied %v)", s.CrawlDelayHosts, s.MaxCrawlDelay)
+	}
+	fmt.Fprintf(&b, "\nerrors: %d%s; retries %d", s.ErrorCount(), countsText(s.Errors, ""), s.Retries)
+	if len(s.Skipped) > 0 {
+		fmt.Fprintf(&b, "\nskipped:%s", countsText(s.Skipped, ""))
+	}
+	if s.Sitemaps > 0 {
+		fmt.Fprintf(&b, "\nsitemaps: %d listing %d pages", s.Sitemaps, s.SitemapURLs)
+	}
+	fmt.Fprintf(&b, "\nqueue: %d queued, %d in flight; hosts: %d with work, %d active, %d ready, %d resting",
+		s.Queued, s.InFlight, s.Hosts, s.HostsActive, s.HostsReady, s.HostsResting)
+	return b.String()
+}
+
+// countsText lists m as " (a 1, b 2)" after label, sorted by key, or "" if
+// m is empty.
+func countsText(m map[string]int64, label string) string {
+	if len(m) == 0 {
+		return ""
+	}
+	parts := make([]string, 0, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
+	}
+	return label + " (" + strings.Join(parts, ", ") + ")"
 }

@@ -426,7 +426,7 @@ func (r *run) fetchPage(ctx context.Context, j *job, u *url.URL) {
 	}
 	r.stats.page(p.Status, p.TransferSize)
 
-	page := &Page{Page: p}
+	page := &Page{Page: p, Meta: j.Meta, run: r, item: &j.Item}
 	if p.Redirect != nil {
 		r.followRedirect(ctx, j, p)
 	} else if p.Status >= 200 && p.Status < 300 {
@@ -436,6 +436,7 @@ func (r *run) fetchPage(ctx context.Context, j *job, u *url.URL) {
 		for _, f := range r.onPage {
 			r.safely(ctx, j.URL, func() { f(ctx, page) })
 		}
+		r.runHTML(ctx, page)
 	})
 }
 

@@ -142,6 +142,11 @@ func (p *Page) Directives() Directives {
 // defeats it.
 func (p *Page) Title() string { return p.outline().title }
 
+// BaseURL returns the URL relative links on p resolve against: the
+// page's first usable <base href>, resolved against its URL, or else the
+// URL itself.
+func (p *Page) BaseURL() *url.URL { return documentBase(p.URL, p.outline().baseHref) }
+
 // outline scans an HTML page once for its title, base URL and robots
 // <meta> directives.
 func (p *Page) outline() *outline {

@@ -326,6 +326,16 @@ func (f *Frontier) AddSeeds(ctx context.Context, seeds []string) (errs []error, 
 	return f.add(ctx, items, true)
 }
 
+// AddSeedItems is AddSeeds for seeds given as items, with their Meta: each
+// is scheduled at depth 0, whatever its Depth says.
+func (f *Frontier) AddSeedItems(ctx context.Context, seeds []Item) (errs []error, err error) {
+	items := make([]Item, len(seeds))
+	for i, s := range seeds {
+		items[i] = Item{URL: s.URL, Meta: s.Meta}
+	}
+	return f.add(ctx, items, true)
+}
+
 // Add schedules it. it.URL may be any absolute URL; Add canonicalises it
 // and sets it.Key. Depth, Referrer, Kind, Priority, Lastmod and the item's
 // history are kept as given. Checks run in this order, the first failing
