@@ -106,7 +106,7 @@ func runCrawl(ctx context.Context, args []string, stdin io.Reader, stdout, rawSt
 		fmt.Fprintf(stderr, "%scrawl: %s; stopping the crawl\n", erase, outputErrorText(err))
 	}
 	stopFlushing := rec.flushEvery(time.Second)
-	fails := newFailures(c)
+	fails := newFailures()
 	c.OnPage(rec.page)
 	c.OnError(func(ctx context.Context, u string, err error) {
 		if fails.failed(u, err) {
@@ -115,7 +115,7 @@ func runCrawl(ctx context.Context, args []string, stdin io.Reader, stdout, rawSt
 	})
 	c.OnDisallowed(func(ctx context.Context, u *url.URL, why crawler.DisallowReason) {
 		logger.Info("disallowed by robots.txt", "url", u.String(), "reason", string(why))
-		fails.disallowed(u, why)
+		fails.disallowed(why)
 	})
 
 	stopWatch := watchSignals(cancel, stderr, func() {

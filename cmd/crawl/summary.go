@@ -1,15 +1,11 @@
 package main
 
 import (
-	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
 	"maps"
 	"net"
-	"net/http"
 	"net/url"
 	"slices"
 	"strings"
@@ -17,7 +13,6 @@ import (
 	"time"
 
 	"github.com/heedcrawl/heed/crawler"
-	"github.com/heedcrawl/heed/fetch"
 	"github.com/heedcrawl/heed/frontier"
 )
 
@@ -25,7 +20,6 @@ import (
 // each kind of error, whether any was the network's, how many URLs
 // robots.txt rules kept out, and the seeds a page limit kept out.
 type failures struct {
-	c           *crawler.Crawler
 	mu          sync.Mutex
 	examples    map[string]string // error kind → "URL (cause)"
 	network     bool              // some failure was DNS, a refused connection or a timeout
@@ -33,8 +27,8 @@ type failures struct {
 	unscheduled map[string]int // limit flag → seeds it refused
 }
 
-func newFailures(c *crawler.Crawler) *failures {
-	return &failures{c: c, examples: map[string]string{}, unscheduled: map[string]int{}}
+func newFailures() *failures {
+	return &failures{examples: map[string]string{}, unscheduled: map[string]int{}}
 }
 
 // failed notes an error reported for u. It returns whether the error
@@ -47,33 +41,20 @@ func (f *failures) failed(u string, err error) bool {
 		f.unscheduled[flag]++
 		return false
 	}
-	f.note(errorKind(err), u, causeText(err), isNetwork(err))
+	f.note(crawler.ErrorKind(err), u, causeText(err), isNetwork(err))
 	return true
 }
 
-// disallowed notes a URL robots.txt kept out. For one whose robots.txt could
-// not be fetched, the example says why, as the crawl's robots.txt entry
-// tells it.
-func (f *failures) disallowed(u *url.URL, why crawler.DisallowReason) {
-	if why != crawler.DisallowedUnavailable {
-		f.mu.Lock()
-		f.byRules++
-		f.mu.Unlock()
+// disallowed notes a URL robots.txt kept out. Only its rules count: a URL
+// whose robots.txt could not be fetched is reported to OnError too, with
+// the cause, and failed notes it there.
+func (f *failures) disallowed(why crawler.DisallowReason) {
+	if why != crawler.DisallowedByRules {
 		return
 	}
-	cause, network := "robots.txt unreachable", false
-	if info, err := f.c.Host(u.String()); err == nil && info.Robots != nil {
-		switch e := info.Robots; {
-		case e.Err != nil:
-			cause += ": " + causeText(e.Err)
-			network = isNetwork(e.Err)
-		case e.Status != 0:
-			cause += fmt.Sprintf(": answered %d %s", e.Status, http.StatusText(e.Status))
-		}
-	}
 	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.note(string(crawler.DisallowedUnavailable), u.String(), cause, network)
+	f.byRules++
+	f.mu.Unlock()
 }
 
 // note keeps the first example of kind. f.mu must be held.
@@ -114,62 +95,6 @@ func (f *failures) nothingFetched(s crawler.Stats) (msg string, failed bool) {
 	return "no seed could be fetched; the errors above say why", true
 }
 
-// kindedError is an error that names its kind among Stats.Errors' keys.
-type kindedError interface{ ErrorKind() string }
-
-// errorKind sorts an error reported to OnError into the kinds of
-// Stats.Errors, so that the summary can give an example of each. It follows
-// the crawler's own sorting; an error that names its kind is taken at its
-// word.
-func errorKind(err error) string {
-	var k kindedError
-	var dnsErr *net.DNSError
-	var netErr net.Error
-	msg := err.Error()
-	switch {
-	case errors.As(err, &k):
-		return k.ErrorKind()
-	case errors.Is(err, frontier.ErrGivenUp):
-		return "host-given-up"
-	case errors.Is(err, fetch.ErrExtractorPanic):
-		return "extractor-panic"
-	case strings.HasPrefix(msg, "crawler: handler panicked"):
-		return "handler-panic"
-	case strings.HasPrefix(msg, "extracting links: "):
-		return "extract"
-	case strings.HasPrefix(msg, "sitemap: "):
-		return "sitemap"
-	case strings.HasPrefix(msg, "robots gate: "):
-		return "other"
-	case errors.Is(err, fetch.ErrForbiddenAddress):
-		return "private-address"
-	case strings.HasPrefix(msg, "seed skipped: "), strings.HasPrefix(msg, "redirect target: "):
-		return "skipped"
-	case errors.Is(err, fetch.ErrTimeout), errors.Is(err, fetch.ErrHeaderTimeout), errors.Is(err, context.DeadlineExceeded):
-		return "timeout"
-	case errors.As(err, &dnsErr):
-		return "dns"
-	case errors.Is(err, fetch.ErrContentEncoding):
-		return "encoding"
-	case errors.Is(err, fetch.ErrTooManyRedirects), errors.Is(err, fetch.ErrRedirectLoop):
-		return "redirect"
-	case errors.As(err, &netErr) && netErr.Timeout():
-		return "timeout"
-	case isTLS(err):
-		return "tls"
-	case errors.As(err, new(*net.OpError)):
-		return "connection"
-	}
-	return "other"
-}
-
-// isTLS reports whether err comes from a TLS handshake or certificate check.
-func isTLS(err error) bool {
-	return errors.As(err, new(tls.RecordHeaderError)) || errors.As(err, new(*tls.CertificateVerificationError)) ||
-		errors.As(err, new(x509.UnknownAuthorityError)) || errors.As(err, new(x509.HostnameError)) ||
-		errors.As(err, new(x509.CertificateInvalidError))
-}
-
 // isNetwork reports whether err says the network, not the site, failed: a
 // name that did not resolve, a connection refused or reset, a timeout.
 func isNetwork(err error) bool {
@@ -180,7 +105,19 @@ func isNetwork(err error) bool {
 
 // causeText is err without what the summary line says already: the URL
 // (a fetch's "fetch URL: Get "URL": " prefix) and the name server asked.
+// For a URL whose robots.txt could not be fetched it says so first, since
+// the cause is then robots.txt's, not the URL's.
 func causeText(err error) string {
+	cause := fetchCause(err)
+	if unreachable := crawler.ErrRobotsUnavailable.Error(); errors.Is(err, crawler.ErrRobotsUnavailable) && !strings.HasPrefix(cause, unreachable) {
+		cause = unreachable + ": " + cause
+	}
+	return cause
+}
+
+// fetchCause is the cause of a failed request, without the URL and the
+// name server.
+func fetchCause(err error) string {
 	var dnsErr *net.DNSError
 	if errors.As(err, &dnsErr) {
 		return "lookup " + dnsErr.Name + ": " + dnsErr.Err
@@ -245,8 +182,8 @@ func summary(w io.Writer, s crawler.Stats, fails *failures, f *flags) {
 		}
 		fmt.Fprintln(w, line)
 	}
-	// Errors the crawler counts elsewhere (skipped seeds, refused
-	// addresses), or under a kind the command sorted otherwise.
+	// Errors of kinds the crawler counts in Skipped rather than Errors:
+	// skipped seeds, refused addresses.
 	for _, kind := range slices.Sorted(maps.Keys(examples)) {
 		fmt.Fprintf(w, "crawl: %s: e.g. %s\n", kind, examples[kind])
 	}

@@ -22,7 +22,9 @@ import (
 )
 
 // TestNothingFetched crawls seeds that give no page: the summary says why
-// with an example, and the last line what to try.
+// with an example, and the last line what to try. A seed whose robots.txt
+// could not be fetched is an error, with a record of its own; one that
+// robots.txt rules keep out is neither.
 func TestNothingFetched(t *testing.T) {
 	closed, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -48,38 +50,65 @@ func TestNothingFetched(t *testing.T) {
 		name    string
 		seeds   []string
 		exit    int
-		example string // in the summary, whichever kind the crawler counts it under
+		counts  string // in the first line of the summary
+		example string // in the summary
+		records string // the error of each seed's record; "" for no output
 		last    string // the last line of stderr
 	}{
 		{
 			"connection refused", []string{"http://" + refused + "/", "http://" + refused + "/other"}, 1,
-			", e.g. http://" + refused + "/ (robots.txt unreachable: dial tcp " + refused + ": connect: connection refused)\n",
+			"; 0 disallowed by robots.txt; 2 errors; ",
+			"\ncrawl: errors: 2 robots-unavailable, e.g. http://" + refused + "/ (robots.txt unreachable: dial tcp " + refused + ": connect: connection refused)\n",
+			"robots.txt unreachable: fetch http://" + refused + "/robots.txt: ",
 			"crawl: no seed could be fetched; offline? try `go run ./examples/titles`, which serves its own site",
 		},
 		{
 			"robots.txt answers 500", []string{robots500.URL + "/"}, 1,
-			", e.g. " + robots500.URL + "/ (robots.txt unreachable: answered 500 Internal Server Error)\n",
+			"; 0 disallowed by robots.txt; 1 errors; ",
+			"\ncrawl: errors: 1 robots-unavailable, e.g. " + robots500.URL + "/ (robots.txt unreachable: answered 500 Internal Server Error)\n",
+			"robots.txt unreachable: answered 500 Internal Server Error",
 			"crawl: no seed could be fetched; the errors above say why",
 		},
 		{
 			"robots.txt disallows", []string{disallowAll.URL + "/"}, 0,
+			"; 1 disallowed by robots.txt; 0 errors; ",
+			"",
 			"",
 			"crawl: no page fetched: robots.txt disallows the seeds; `crawl robots URL` shows its rules",
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			code, out, stderr := runCmd(t, strings.Join(tc.seeds, "\n"), "-delay", "0s", "-progress", "off", "-")
+			code, out, stderr := runCmd(t, strings.Join(tc.seeds, "\n"), "-delay", "0s", "-sitemaps=false", "-progress", "off", "-")
 			if code != tc.exit {
 				t.Errorf("exit %d, want %d; stderr:\n%s", code, tc.exit, stderr)
 			}
-			if out != "" {
-				t.Errorf("output %q, want none", out)
+			first, _, _ := strings.Cut(stderr, "\n")
+			if !strings.Contains(first, tc.counts) {
+				t.Errorf("summary's first line %q lacks %q", first, tc.counts)
 			}
 			if !strings.Contains(stderr, tc.example) {
 				t.Errorf("stderr lacks the example %q:\n%s", tc.example, stderr)
 			}
+			if m := regexp.MustCompile(`(?m)^crawl: [a-z-]+: e\.g\. .*$`).FindString(stderr); m != "" {
+				t.Errorf("an example under a kind the crawler did not count: %s\nstderr:\n%s", m, stderr)
+			}
 			if !strings.HasSuffix(stderr, "\n"+tc.last+"\n") {
 				t.Errorf("stderr does not end with the line %q:\n%s", tc.last, stderr)
+			}
+			if tc.records == "" {
+				if out != "" {
+					t.Errorf("output %q, want none", out)
+				}
+				return
+			}
+			recs := readRecords(t, []byte(out))
+			if len(recs) != len(tc.seeds) {
+				t.Errorf("%d records, want one per seed:\n%s", len(recs), out)
+			}
+			for _, seed := range tc.seeds {
+				if rec := recs[seed]; !strings.HasPrefix(rec.Error, tc.records) || rec.Status != 0 {
+					t.Errorf("record of %s: %+v; want an error record starting %q", seed, rec, tc.records)
+				}
 			}
 		})
 	}
@@ -137,32 +166,43 @@ func TestErrorExamples(t *testing.T) {
 	}
 }
 
+// TestSummaryExampleOfDNSFailure gives the summary what a crawl without
+// internet meets: each seed reported to OnError because its robots.txt
+// could not be fetched, then to OnDisallowed as unavailable.
 func TestSummaryExampleOfDNSFailure(t *testing.T) {
-	// What a crawl without internet meets: the robots.txt fetch's error as
-	// the fetcher wraps it.
+	// The robots.txt fetch's error as the fetcher wraps it, and as the
+	// crawler reports it for the URLs it kept out.
 	dnsErr := &net.DNSError{Err: "no such host", Name: "books.toscrape.com", Server: "10.255.255.53:53", IsNotFound: true}
-	err := fmt.Errorf("fetch https://books.toscrape.com/robots.txt: %w", &url.Error{
+	fetchErr := fmt.Errorf("fetch https://books.toscrape.com/robots.txt: %w", &url.Error{
 		Op: "Get", URL: "https://books.toscrape.com/robots.txt",
 		Err: &net.OpError{Op: "dial", Net: "tcp", Err: dnsErr},
 	})
-	if got, want := causeText(err), "lookup books.toscrape.com: no such host"; got != want {
-		t.Errorf("causeText = %q, want %q", got, want)
+	reported := &crawler.Error{Kind: "robots-unavailable", Err: fmt.Errorf("%w: %w", crawler.ErrRobotsUnavailable, fetchErr)}
+	if got, want := causeText(fetchErr), "lookup books.toscrape.com: no such host"; got != want {
+		t.Errorf("causeText(the fetch's error) = %q, want %q", got, want)
 	}
-	if got := errorKind(err); got != "dns" {
-		t.Errorf("errorKind = %q, want dns", got)
+	if got, want := causeText(reported), "robots.txt unreachable: lookup books.toscrape.com: no such host"; got != want {
+		t.Errorf("causeText(the error reported) = %q, want %q", got, want)
 	}
-	if !isNetwork(err) {
-		t.Error("isNetwork = false for a failed lookup")
+	fails := newFailures()
+	for _, u := range []string{"https://books.toscrape.com/", "https://books.toscrape.com/catalogue/"} {
+		if !fails.failed(u, reported) {
+			t.Errorf("failed(%s) = false: no error record for a URL robots.txt kept out by being unreachable", u)
+		}
+		fails.disallowed(crawler.DisallowedUnavailable)
 	}
-	fails := newFailures(nil)
-	fails.mu.Lock()
-	fails.note("robots-unavailable", "https://books.toscrape.com/", "robots.txt unreachable: "+causeText(err), isNetwork(err))
-	fails.mu.Unlock()
 	var b bytes.Buffer
-	summary(&b, crawler.Stats{Errors: map[string]int64{"robots-unavailable": 2}, Disallowed: 2}, fails, &flags{})
-	want := "crawl: errors: 2 robots-unavailable, e.g. https://books.toscrape.com/ (robots.txt unreachable: lookup books.toscrape.com: no such host)\n"
-	if !strings.Contains(b.String(), want) {
-		t.Errorf("summary:\n%s\nwant the line\n%s", &b, want)
+	summary(&b, crawler.Stats{Errors: map[string]int64{"robots-unavailable": 2}}, fails, &flags{})
+	for _, want := range []string{
+		"; 0 disallowed by robots.txt; 2 errors; ",
+		"\ncrawl: errors: 2 robots-unavailable, e.g. https://books.toscrape.com/ (robots.txt unreachable: lookup books.toscrape.com: no such host)\n",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("summary:\n%s\nwant it to contain\n%s", &b, want)
+		}
+	}
+	if m := regexp.MustCompile(`(?m)^crawl: [a-z-]+: e\.g\. .*$`).FindString(b.String()); m != "" {
+		t.Errorf("an example under a kind the crawler did not count: %s", m)
 	}
 	if msg, failed := fails.nothingFetched(crawler.Stats{}); !failed || msg != "no seed could be fetched; offline? try `go run ./examples/titles`, which serves its own site" {
 		t.Errorf("nothingFetched = %q, %v", msg, failed)
