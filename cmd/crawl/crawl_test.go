@@ -547,6 +547,20 @@ func TestOutputRecordsAndBody(t *testing.T) {
 	}
 }
 
+// TestTitleOfDeeplyNestedPage gives a page nested deeper than an HTML
+// parser goes: its record still has its title.
+func TestTitleOfDeeplyNestedPage(t *testing.T) {
+	deep := "<html><head><title>Deep\n  down</title></head><body>" + strings.Repeat("<div>", 5000) + "bottom</body></html>"
+	s := newSite(t, map[string]http.HandlerFunc{"/": page(deep)})
+	code, out, stderr := runCmd(t, s.URL+"/\n", "-delay", "0s", "-sitemaps=false", "-progress", "off", "-")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if rec := readRecords(t, []byte(out))[s.URL+"/"]; rec.Status != http.StatusOK || rec.Title != "Deep down" {
+		t.Errorf("record of the nested page: %+v; want status 200 and title %q", rec, "Deep down")
+	}
+}
+
 func TestLogFileHasDisallowedDecisions(t *testing.T) {
 	s := newSite(t, map[string]http.HandlerFunc{
 		"/": page(`<a href="/private/x">x</a><a href="/open">open</a>`),

@@ -9,12 +9,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
 
-	"github.com/andybalholm/cascadia"
 	"github.com/heedcrawl/heed/crawler"
 )
 
@@ -77,9 +75,6 @@ func outputErrorText(err error) string {
 	}
 	return "writing output: " + err.Error()
 }
-
-// titleSelector is compiled once; goquery's Find would compile it per page.
-var titleSelector = cascadia.MustCompile("title")
 
 // record is one line of the JSON Lines output; the README documents it.
 type record struct {
@@ -206,11 +201,9 @@ func (r *recorder) page(_ context.Context, p *crawler.Page) {
 	}
 	d := p.Directives()
 	rec.Noindex, rec.Nofollow = d.Noindex, d.Nofollow
-	if p.IsHTML() && len(p.Body) > 0 {
-		if doc, err := p.Document(); err == nil {
-			rec.Title = strings.Join(strings.Fields(doc.FindMatcher(titleSelector).First().Text()), " ")
-		}
-	}
+	// Read from the markup's tokens: no parse tree to build, and no
+	// nesting depth that makes the parser give up.
+	rec.Title = p.Title()
 	if r.body {
 		s := string(p.Body)
 		rec.Body = &s
