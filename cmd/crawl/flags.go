@@ -132,16 +132,9 @@ durations (500ms, 2s, 1m).
 	for _, g := range flagGroups {
 		fmt.Fprintf(w, "\n%s:\n", g.title)
 		for _, name := range g.names {
-			fl := fs.Lookup(name)
-			if fl == nil {
-				continue
+			if fl := fs.Lookup(name); fl != nil {
+				printFlag(w, fl)
 			}
-			_, text := flag.UnquoteUsage(fl)
-			def := ""
-			if fl.DefValue != "" && fl.DefValue != "0" && fl.DefValue != "false" {
-				def = " (default " + fl.DefValue + ")"
-			}
-			fmt.Fprintf(w, "  %-26s %s%s\n", flagHead(fl), text, def)
 		}
 	}
 	fmt.Fprint(w, `
@@ -151,6 +144,17 @@ pages (/cal/2025/01, /cal/2025/02, ...) are stopped by -max-depth and
 -max-pages-per-host; sitemap chains by -max-sitemaps and -max-sitemap-urls; a
 dead or failing host by -max-failures.
 `)
+}
+
+// printFlag writes one line of -h: the flag's head, its usage and its
+// default, unless that is empty, 0 or false.
+func printFlag(w io.Writer, fl *flag.Flag) {
+	_, text := flag.UnquoteUsage(fl)
+	def := ""
+	if fl.DefValue != "" && fl.DefValue != "0" && fl.DefValue != "false" {
+		def = " (default " + fl.DefValue + ")"
+	}
+	fmt.Fprintf(w, "  %-26s %s%s\n", flagHead(fl), text, def)
 }
 
 // flagHead is how -h and the README's flags table show a flag: its name and

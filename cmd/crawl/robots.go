@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -20,30 +19,15 @@ import (
 // Crawl-delay, sitemaps and the verdict for each path.
 func runRobots(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("crawl robots", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	ua := fs.String("ua", "", "User-Agent header for the fetch (default built from the agent)")
-	timeout := fs.Duration("timeout", 30*time.Second, "timeout for each robots.txt request, body included")
-	headerTimeout := fs.Duration("header-timeout", 15*time.Second, "timeout for the response headers of each robots.txt request")
-	fs.Usage = func() {
-		fmt.Fprint(stderr, `Usage: crawl robots [flags] URL|FILE [agent] [path ...]
-
-Shows how heed reads a robots.txt for agent (default "heed"): the outcome of
-the fetch, the groups chosen, their rules in precedence order, Crawl-delay,
-sitemaps, and the verdict with the deciding rule for each path (the URL's own
-path when none is given). URL is any URL of the site; FILE a robots.txt on disk.
-
-Flags:
-`)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	timeout, headerTimeout := 30*time.Second, 15*time.Second
+	fs.Var((*durationFlag)(&timeout), "timeout", "timeout for each robots.txt request, body included")
+	fs.Var((*durationFlag)(&headerTimeout), "header-timeout", "timeout for the response headers of each robots.txt request")
+	if code, ok := parseFlags(fs, args, func(w io.Writer) { robotsUsage(fs, w) }, stdout, stderr); !ok {
+		return code
 	}
 	if fs.NArg() < 1 {
-		fs.Usage()
+		fmt.Fprintln(stderr, "crawl robots: want a URL or a robots.txt file; see crawl robots -h")
 		return 2
 	}
 	target := fs.Arg(0)
@@ -71,7 +55,7 @@ Flags:
 	} else {
 		u, err := url.Parse(target)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			fmt.Fprintf(stderr, "crawl robots: %q is neither a readable file nor an http(s) URL\n", target)
+			fmt.Fprintf(stderr, "crawl robots: %q is neither a readable file nor an http(s) URL; see crawl robots -h\n", target)
 			return 2
 		}
 		// The crawler's own fetcher and gate read robots.txt here, so the
@@ -79,7 +63,7 @@ Flags:
 		c, err := crawler.New(
 			crawler.WithAgent(agentToken(agent)),
 			crawler.WithUserAgent(*ua),
-			crawler.WithTimeouts(0, *headerTimeout, *timeout),
+			crawler.WithTimeouts(0, headerTimeout, timeout),
 		)
 		if err != nil {
 			fmt.Fprintf(stderr, "crawl robots: %v\n", err)
@@ -107,6 +91,20 @@ Flags:
 	}
 	printRobots(stdout, source, outcome, rb, agent, paths)
 	return 0
+}
+
+// robotsUsage is crawl robots -h.
+func robotsUsage(fs *flag.FlagSet, w io.Writer) {
+	fmt.Fprint(w, `Usage: crawl robots [flags] URL|FILE [agent] [path ...]
+
+Shows how heed reads a robots.txt for agent (default "heed"): the outcome of
+the fetch, the groups chosen, their rules in precedence order, Crawl-delay,
+sitemaps, and the verdict with the deciding rule for each path (the URL's own
+path when none is given). URL is any URL of the site; FILE a robots.txt on disk.
+
+Flags:
+`)
+	fs.VisitAll(func(fl *flag.Flag) { printFlag(w, fl) })
 }
 
 // agentToken returns the product token of agent ("FooBot/1.2" → "FooBot"),

@@ -93,3 +93,46 @@ func TestRobotsCommandHeaderTimeout(t *testing.T) {
 		t.Fatalf("took %v: -header-timeout did not cut the wait", d)
 	}
 }
+
+func TestRobotsUsageErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string // the whole of stderr
+	}{
+		{"no arguments", nil, "crawl robots: want a URL or a robots.txt file; see crawl robots -h"},
+		{"flags only", []string{"-timeout", "5s"}, "crawl robots: want a URL or a robots.txt file; see crawl robots -h"},
+		{"unknown flag", []string{"-no-such-flag", "robots.txt"}, "crawl robots: unknown flag -no-such-flag; see crawl robots -h"},
+		{"duration without unit", []string{"-timeout", "5", "robots.txt"}, `crawl robots: invalid value "5" for -timeout: missing unit, e.g. 5s; see crawl robots -h`},
+		{"not a duration", []string{"-header-timeout", "soon", "robots.txt"}, `crawl robots: invalid value "soon" for -header-timeout: want a duration such as 500ms, 2s or 1m; see crawl robots -h`},
+		{"flag without its value", []string{"-ua"}, "crawl robots: flag needs an argument: -ua; see crawl robots -h"},
+		{"neither file nor URL", []string{"no-such-file.txt"}, `crawl robots: "no-such-file.txt" is neither a readable file nor an http(s) URL; see crawl robots -h`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := runCmd(t, "", append([]string{"robots"}, tc.args...)...)
+			if code != 2 {
+				t.Errorf("exit %d, want 2; stderr: %s", code, stderr)
+			}
+			if stderr != tc.want+"\n" {
+				t.Errorf("stderr:\n%s\nwant the one line:\n%s", stderr, tc.want)
+			}
+			if stdout != "" {
+				t.Errorf("stdout %q, want nothing", stdout)
+			}
+		})
+	}
+}
+
+func TestRobotsHelpOnStdout(t *testing.T) {
+	for _, arg := range []string{"-h", "-help", "--help"} {
+		code, stdout, stderr := runCmd(t, "", "robots", arg)
+		if code != 0 || stderr != "" {
+			t.Errorf("%s: exit %d, stderr %q; want 0 and nothing on stderr", arg, code, stderr)
+		}
+		for _, want := range []string{"Usage: crawl robots [flags] URL|FILE [agent] [path ...]", "-timeout DURATION", "(default 30s)", "-header-timeout DURATION", "(default 15s)", "-ua STRING"} {
+			if !strings.Contains(stdout, want) {
+				t.Errorf("%s: help does not mention %q:\n%s", arg, want, stdout)
+			}
+		}
+	}
+}
