@@ -167,6 +167,15 @@ type Fetcher struct {
 	// Addresses is set, and for HostClasses; nil means net.DefaultResolver.
 	Resolver Resolver
 
+	// Recorder, if non-nil, is given every exchange (request and response
+	// bytes as they crossed the connection) of every fetch, for a web
+	// archive. It needs the transport CrawlTransport builds, which then
+	// speaks HTTP/1.1 only, does TLS itself and uses no proxy; a fetch
+	// through any other Client or Transport fails with ErrRecord. An
+	// exchange is recorded when its body is closed, so Fetch returns after
+	// the Recorder; a fetch that got no response header records nothing.
+	Recorder Recorder
+
 	// wrapDial, set by tests, wraps the function that finally connects,
 	// so a test can fail if any address but loopback reaches it.
 	wrapDial func(dialFunc) dialFunc
@@ -202,7 +211,9 @@ func (f *Fetcher) init() {
 // HTTP/2 where the server offers it, proxies from the environment
 // (HTTP_PROXY, HTTPS_PROXY, NO_PROXY) and no transparent decompression.
 // With Addresses set, its dialer resolves names through Resolver and
-// connects only to addresses the policy allows. Callers may adjust it (for instance TLSClientConfig) and set it as
+// connects only to addresses the policy allows. With Recorder set, it
+// captures the bytes of its connections (inside TLS), speaks HTTP/1.1 only
+// and uses no proxy. Callers may adjust it (for instance TLSClientConfig) and set it as
 // f.Transport before first use.
 func (f *Fetcher) CrawlTransport() *http.Transport {
 	connect := orDuration(f.ConnectTimeout, DefaultConnectTimeout)
@@ -229,6 +240,9 @@ func (f *Fetcher) CrawlTransport() *http.Transport {
 		d := newGuardedDialer(f, connect)
 		tr.DialContext = d.DialContext
 		tr.Proxy = d.proxy(tr.Proxy)
+	}
+	if f.Recorder != nil {
+		recordOn(tr)
 	}
 	return tr
 }
@@ -282,7 +296,9 @@ func (f *Fetcher) Fetch(ctx context.Context, req Request) (*Page, error) {
 	if truncated {
 		err = nil
 	}
-	b.Close()
+	if cerr := b.Close(); errors.Is(cerr, ErrRecord) {
+		return nil, cerr
+	}
 	if err != nil {
 		return nil, fmt.Errorf("fetch %s: reading body: %w", p.URL, err)
 	}
@@ -295,7 +311,8 @@ func (f *Fetcher) Fetch(ctx context.Context, req Request) (*Page, error) {
 // returns the Page (headers, no Body) and a reader of the decompressed body,
 // which yields at most the size limit and then fails with ErrBodyTooLarge if
 // more remains. The caller must Close it; Close sets Page.TransferSize and
-// Page.Timings.Total. The body is not charset-decoded.
+// Page.Timings.Total, and returns the Recorder's error (ErrRecord), if any.
+// The body is not charset-decoded.
 //
 // For a redirect or a Filtered response the body is nil.
 func (f *Fetcher) Stream(ctx context.Context, req Request) (*Page, io.ReadCloser, error) {
@@ -341,6 +358,11 @@ func (f *Fetcher) Stream(ctx context.Context, req Request) (*Page, io.ReadCloser
 	hr.Header.Set("Accept-Encoding", acceptEncoding)
 
 	start := time.Now()
+	var rec *capture
+	if f.Recorder != nil {
+		rec = new(capture)
+		hr = hr.WithContext(rec.trace(ctx))
+	}
 	headerTimer := time.AfterFunc(orDuration(f.HeaderTimeout, DefaultHeaderTimeout), func() {
 		cancel(ErrHeaderTimeout)
 	})
@@ -350,6 +372,14 @@ func (f *Fetcher) Stream(ctx context.Context, req Request) (*Page, io.ReadCloser
 		err = fetchError(ctx, u, err)
 		release()
 		return nil, nil, err
+	}
+	if rec != nil {
+		if !rec.captured() {
+			resp.Body.Close()
+			release()
+			return nil, nil, fmt.Errorf("fetch %s: %w: the connection was not captured; a Fetcher with a Recorder must use a transport from CrawlTransport", u, ErrRecord)
+		}
+		resp.Body = &recordedBody{ReadCloser: resp.Body, x: rec, recorder: f.Recorder, ctx: ctx, url: u.String(), start: start}
 	}
 
 	p := &Page{
@@ -370,8 +400,11 @@ func (f *Fetcher) Stream(ctx context.Context, req Request) (*Page, io.ReadCloser
 		// A little draining lets the connection be reused; a redirect body
 		// is never worth more.
 		_, _ = io.CopyN(io.Discard, resp.Body, 4<<10)
-		resp.Body.Close()
+		cerr := resp.Body.Close()
 		release()
+		if errors.Is(cerr, ErrRecord) {
+			return nil, nil, cerr
+		}
 		p.Timings.Total = time.Since(start)
 		return p, nil, nil
 	}
@@ -407,7 +440,9 @@ func (f *Fetcher) Stream(ctx context.Context, req Request) (*Page, io.ReadCloser
 	}
 	if f.Accept != nil && !f.Accept(p) {
 		p.Filtered = true
-		body.Close()
+		if cerr := body.Close(); errors.Is(cerr, ErrRecord) {
+			return nil, nil, cerr
+		}
 		return p, nil, nil
 	}
 	return p, body, nil
