@@ -7,12 +7,15 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"sync"
 	"time"
 
 	"github.com/heedcrawl/heed/crawler"
+	"github.com/heedcrawl/heed/crawler/metrics"
 )
 
 func runCrawl(ctx context.Context, args []string, stdin io.Reader, stdout, rawStderr io.Writer) int {
@@ -38,6 +41,19 @@ func runCrawl(ctx context.Context, args []string, stdin io.Reader, stdout, rawSt
 	seeds, code := loadSeeds(seedsName, stdin, stderr)
 	if code != 0 {
 		return code
+	}
+
+	// Listen before anything else is set up, so that an address in use
+	// fails the command before it creates files or fetches anything.
+	var metricsLn net.Listener
+	if f.metrics != "" {
+		ln, err := net.Listen("tcp", f.metrics)
+		if err != nil {
+			fmt.Fprintf(stderr, "crawl: -metrics: %v\n", err)
+			return 2
+		}
+		defer ln.Close() // on the early returns; stopMetrics closes it otherwise
+		metricsLn = ln
 	}
 
 	var logW *syncWriter
@@ -70,6 +86,18 @@ func runCrawl(ctx context.Context, args []string, stdin io.Reader, stdout, rawSt
 	if err != nil {
 		fmt.Fprintf(stderr, "crawl: %v; see crawl -h\n", err)
 		return 2
+	}
+
+	// Before Run: the metrics record each page through an OnPage handler,
+	// which the crawler takes when Run starts.
+	var metricsHandler http.Handler
+	if metricsLn != nil {
+		m, err := metrics.New(c, metrics.WithRuntimeMetrics())
+		if err != nil {
+			fmt.Fprintf(stderr, "crawl: -metrics: %v\n", err)
+			return 2
+		}
+		metricsHandler = m.Handler()
 	}
 
 	var out io.Writer = stdout
@@ -128,12 +156,18 @@ func runCrawl(ctx context.Context, args []string, stdin io.Reader, stdout, rawSt
 	})
 	defer stopWatch()
 
+	stopMetrics := func() {}
+	if metricsLn != nil {
+		stopMetrics = serveMetrics(metricsLn, metricsHandler, stderr)
+		fmt.Fprintf(stderr, "crawl: metrics on http://%s/metrics\n", metricsLn.Addr())
+	}
 	progressDone := make(chan struct{})
 	var progressWG sync.WaitGroup
 	if showProgress {
 		progressWG.Go(func() { progress(c, stderr, progressDone) })
 	}
 	runErr := c.Run(ctx, seeds...)
+	stopMetrics()
 	if err := stopProfiles(); err != nil {
 		fmt.Fprintf(stderr, "crawl: %v\n", err)
 	}

@@ -32,6 +32,7 @@ type flags struct {
 	grace                    time.Duration
 	progress                 string
 	verbose                  bool
+	metrics                  string
 	cpuProfile, memProfile   string
 	sortQuery, stripTracking bool
 	maxRedirects             int
@@ -52,7 +53,7 @@ var flagGroups = []struct {
 	{"Politeness", []string{"delay", "max-delay", "per-host", "key", "retries", "robots-wait", "max-failures"}},
 	{"Scope and limits", []string{"scope", "allow-private", "max-depth", "max-pages", "max-pages-per-host", "sitemaps", "max-sitemaps", "max-sitemap-urls", "nofollow", "max-links", "max-redirects", "max-path-segments", "max-segment-repeats", "sort-query", "strip-tracking"}},
 	{"Throughput and timeouts", []string{"workers", "connect-timeout", "header-timeout", "timeout", "max-body", "grace"}},
-	{"Output", []string{"o", "body", "log", "progress", "v", "cpuprofile", "memprofile"}},
+	{"Output", []string{"o", "body", "log", "progress", "v", "metrics", "cpuprofile", "memprofile"}},
 }
 
 // flagArgs names what the string flags without a `NAME` in their usage
@@ -114,6 +115,7 @@ func newFlagSet(f *flags) *flag.FlagSet {
 	fs.StringVar(&f.logFile, "log", "", "write robots.txt fetches and decisions, disallowed URLs, skips and errors as JSON log records to `FILE`")
 	fs.StringVar(&f.progress, "progress", "auto", "the live progress line on stderr (auto: when stderr is a terminal)")
 	boolean(&f.verbose, "v", false, "log to stderr as well")
+	fs.StringVar(&f.metrics, "metrics", "", "serve Prometheus metrics at http://`ADDR`/metrics during the crawl, e.g. localhost:9090 (port 0: any free port; the address is printed on stderr)")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the crawl to `FILE` (go tool pprof)")
 	fs.StringVar(&f.memProfile, "memprofile", "", "write a heap profile taken at the end of the crawl to `FILE`")
 	return fs

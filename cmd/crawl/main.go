@@ -10,9 +10,10 @@
 // Run crawl -h for the flags.
 //
 // Exit status: 0 when the crawl ran to its end, 1 when it failed (no seed
-// could be fetched, or the output could not be written), 2 for bad flags or
-// an unreadable seeds file, 128+n when stopped by signal n: 130 for SIGINT
-// (Ctrl-C), 143 for SIGTERM, 129 for SIGHUP.
+// could be fetched, or the output could not be written), 2 for bad flags,
+// an unreadable seeds file, an -o or -log that would overwrite the seeds
+// file or a -metrics address that cannot be listened on, 128+n when stopped
+// by signal n: 130 for SIGINT (Ctrl-C), 143 for SIGTERM, 129 for SIGHUP.
 package main
 
 import (
