@@ -245,8 +245,8 @@ func (s *Schedule) End(key string, now time.Time, o Outcome, requeue bool) {
 			s.ready.push(heapEntry{at: math.MinInt64, k: k})
 			return
 		}
-		k.streak = 0
 	}
+	k.streak = 0 // the run is over, however it ended
 	s.schedule(k)
 	s.maybeIdle(k)
 }
