@@ -18,6 +18,9 @@ import (
 	"github.com/heedcrawl/heed/crawler/metrics"
 )
 
+// runCrawl is the crawl command proper: it reads the flags and the seeds,
+// crawls, writes a record per page or failed URL, and prints the summary.
+// It returns the exit status.
 func runCrawl(ctx context.Context, args []string, stdin io.Reader, stdout, rawStderr io.Writer) int {
 	stderr := &syncWriter{w: rawStderr}
 	var f flags

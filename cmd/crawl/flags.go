@@ -86,7 +86,7 @@ func newFlagSet(f *flags) *flag.FlagSet {
 	integer(&f.perHost, "per-host", crawler.DefaultPerHost, "requests in flight per host at once")
 	fs.StringVar(&f.key, "key", "host", "what shares one delay and one concurrency limit: the host, the registrable domain, or the resolved IP address")
 	integer(&f.retries, "retries", crawler.DefaultPageRetries, "more tries for a page that timed out, failed to connect or answered 429/5xx, after the host's back-off")
-	duration(&f.robotsWait, "robots-wait", 0, "how long URLs wait for an unreachable robots.txt (5xx, 429, timeouts) to come back before they are skipped")
+	duration(&f.robotsWait, "robots-wait", 0, "how long URLs wait for an unreachable robots.txt (5xx, 429, timeouts) to come back before they are given up as errors (robots-unavailable)")
 	integer(&f.hostFailures, "max-failures", crawler.DefaultHostFailures, "consecutive failed requests (timeouts, resets, 429, 5xx) after which a host is given up and its URLs reported (0: never)")
 	fs.StringVar(&f.scope, "scope", "seeds", "links followed: to the seed hosts, to their registrable domains, or anywhere")
 	boolean(&f.allowPrivate, "allow-private", false, "allow loopback, private, link-local and multicast addresses (by default refused unless the seeds are on such addresses)")
