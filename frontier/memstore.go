@@ -98,6 +98,7 @@ func (s *MemoryStore) lazyInit() {
 	}
 	s.init = true
 	s.seed = maphash.MakeSeed()
+	s.token = maphash.String(s.seed, "lease tokens") // each store's tokens start elsewhere, so another store's lease is refused
 	s.queues = make(map[string]*ring)
 	s.leases = make(map[uint64]leaseRecord)
 	s.meta = make(map[string][]byte)
