@@ -180,8 +180,11 @@ func WithPerHost(n int) Option {
 	}
 }
 
-// WithDelay sets the minimum delay between the starts of two requests to one
-// host (DefaultMinDelay). Zero is allowed: then only robots.txt Crawl-delay
+// WithDelay sets the minimum delay between two requests to one host
+// (DefaultMinDelay). With one request in flight per host (the default,
+// WithPerHost(1)) it runs from the previous answer, however late the server
+// saw that request; with WithPerHost above 1 it separates the starts of
+// requests. Zero is allowed: then only robots.txt Crawl-delay
 // and back-off pace a host. A site's Crawl-delay can lengthen the delay,
 // never shorten it.
 func WithDelay(d time.Duration) Option {
@@ -408,9 +411,10 @@ func WithRetries(n int) Option {
 // WithRobotsWait sets how long a URL may wait for its host's robots.txt to
 // become reachable again. An unreachable robots.txt (5xx, 429, timeouts,
 // network errors) means complete disallow (RFC 9309 §2.3.1.4); the gate
-// retries it with back-off. By default (0) such URLs are skipped at once,
-// counted in Stats.Errors["robots-unavailable"] and reported to
-// OnDisallowed, so one failing host does not hold a crawl open.
+// retries it with back-off. By default (0) such URLs are given up at once,
+// counted in Stats.Errors["robots-unavailable"] and reported to OnError (an
+// *Error wrapping ErrRobotsUnavailable and the cause) and to OnDisallowed,
+// so one failing host does not hold a crawl open.
 func WithRobotsWait(d time.Duration) Option {
 	return func(c *config) error {
 		if d < 0 {

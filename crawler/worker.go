@@ -460,7 +460,7 @@ func (r *run) followRedirect(ctx context.Context, it *job, p *fetch.Page) {
 		// the site the seed names, and its links are in scope.
 		if err := r.fr.AddScope(ctx, next.URL); err != nil {
 			r.stats.skipped("invalid")
-			r.reportError(ctx, it.URL, fmt.Errorf("redirect target: %w", err))
+			r.reportError(ctx, it.URL, &Error{Kind: "invalid", Err: fmt.Errorf("redirect target: %w", err)})
 			return
 		}
 	}

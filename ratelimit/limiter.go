@@ -61,9 +61,10 @@ func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) 
 // means its default, so Config{} gives a 1 s minimum delay, a 60 s maximum,
 // one request in flight per host and host keys.
 type Config struct {
-	// MinDelay is the user's minimum delay between the starts of two
-	// requests to one key. Zero means DefaultMinDelay; a negative value
-	// (NoMinDelay) means no minimum.
+	// MinDelay is the user's minimum delay between two requests to one
+	// key: from the previous answer with Concurrency 1, between starts
+	// above. Zero means DefaultMinDelay; a negative value (NoMinDelay)
+	// means no minimum.
 	MinDelay time.Duration
 
 	// MaxDelay caps every delay: Crawl-delay, back-off and adaptive pacing.
