@@ -36,9 +36,6 @@ var (
 	ErrExhausted = errors.New("frontier: exhausted")
 	// ErrClosed: the Frontier was closed.
 	ErrClosed = errors.New("frontier: closed")
-	// ErrNotInFlight: Done or Defer got an item that Next did not hand out,
-	// or that was already released.
-	ErrNotInFlight = errors.New("frontier: item not in flight")
 	// ErrSitemapLimit: the item's key has had Config.MaxSitemapsPerHost
 	// sitemaps scheduled, or (for a page listed by a sitemap)
 	// Config.MaxSitemapURLsPerHost pages from sitemaps.
@@ -229,10 +226,11 @@ type Frontier struct {
 	poll       time.Duration
 	limitHit   atomic.Bool
 
+	saveMu     sync.Mutex // orders the writes of the scope to the Store
 	mu         sync.Mutex
 	scopeNames map[string]struct{}
 	closed     bool
-	waiters    int           // Next calls blocked
+	waiters    int           // Next and NextKey calls under way
 	wake       chan struct{} // closed to wake them
 	timer      <-chan time.Time
 	timerAt    time.Time
@@ -471,6 +469,10 @@ func (f *Frontier) check(it *Item, seed bool) (err error, name string) {
 
 // saveScope stores the scope names, so that Resume finds them.
 func (f *Frontier) saveScope(ctx context.Context) error {
+	// One write at a time, each of a snapshot taken under saveMu: a write
+	// of an older snapshot can then never land after a newer one.
+	f.saveMu.Lock()
+	defer f.saveMu.Unlock()
 	f.mu.Lock()
 	names := slices.Sorted(maps.Keys(f.scopeNames))
 	f.mu.Unlock()
@@ -498,6 +500,8 @@ func registrableDomain(name string) string {
 // returns ErrClosed after Close, ctx.Err() if ctx is done, even when an
 // item is ready, and a Store failure wrapped in ErrStore.
 func (f *Frontier) Next(ctx context.Context) (*Lease, error) {
+	f.watch(1)
+	defer f.watch(-1)
 	for {
 		wake, err := f.wakeChan(ctx)
 		if err != nil {
@@ -528,6 +532,8 @@ func (f *Frontier) Next(ctx context.Context) (*Lease, error) {
 // robots.txt redirect hop to another host), paced with the key's pages.
 // End it with Done.
 func (f *Frontier) NextKey(ctx context.Context, key string) (*Lease, error) {
+	f.watch(1)
+	defer f.watch(-1)
 	for {
 		wake, err := f.wakeChan(ctx)
 		if err != nil {
@@ -547,6 +553,16 @@ func (f *Frontier) NextKey(ctx context.Context, key string) (*Lease, error) {
 			return nil, err
 		}
 	}
+}
+
+// watch counts a Next or NextKey call in (d = 1) or out (d = -1) of those
+// broadcast must wake. A call counts from before it first takes the wake
+// channel until it returns, so that a change made between its question to
+// the Store and its wait closes the channel it holds.
+func (f *Frontier) watch(d int) {
+	f.mu.Lock()
+	f.waiters += d
+	f.mu.Unlock()
 }
 
 // wakeChan returns the channel the next change closes, taken before the
@@ -576,7 +592,6 @@ func (f *Frontier) wait(ctx context.Context, wake chan struct{}, at time.Time) e
 		}
 		timer = f.timer
 	}
-	f.waiters++
 	hook := f.waitHook
 	f.mu.Unlock()
 	if hook != nil {
@@ -586,11 +601,6 @@ func (f *Frontier) wait(ctx context.Context, wake chan struct{}, at time.Time) e
 	if f.poll > 0 {
 		poll = f.clock.After(f.poll)
 	}
-	defer func() {
-		f.mu.Lock()
-		f.waiters--
-		f.mu.Unlock()
-	}()
 	select {
 	case <-ctx.Done():
 		return ctx.Err()

@@ -845,7 +845,6 @@ func (s *heldStore) SetMeta(ctx context.Context, name string, value []byte) erro
 // Two seeds added at once both reach the stored scope, whatever order their
 // writes reach the Store in.
 func TestConcurrentScopeWritesBothSaved(t *testing.T) {
-	t.Skip("fails: saveScope snapshots the scope and writes it without ordering the writes, so an older snapshot can overwrite a newer one; see the frontier test port report")
 	store := &heldStore{held: make(chan struct{}), release: make(chan struct{})}
 	fr := frontier.New(frontier.Config{Store: store})
 	first := make(chan error, 1)
@@ -1195,7 +1194,6 @@ func (s *pausingStore) Claim(ctx context.Context, now time.Time, opt frontier.Cl
 // still wakes it: an Add or Done must not be lost because no Next was
 // counted as waiting yet.
 func TestNoLostWakeup(t *testing.T) {
-	t.Skip("fails: broadcast skips the wake-up while no Next is counted as waiting, but a Next counts itself only once it waits; see the frontier test port report")
 	for _, change := range []string{"Add", "Done"} {
 		t.Run(change, func(t *testing.T) {
 			store := &pausingStore{paused: make(chan struct{}), resume: make(chan struct{})}

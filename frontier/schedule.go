@@ -36,7 +36,7 @@ type Schedule struct {
 // keyState is the scheduling state of one key.
 type keyState struct {
 	key                              string
-	host                             HostState
+	host                             *HostState // nil while zero: most queued keys were never fetched
 	queued, leased                   int32
 	index                            int32 // in ready, or -1
 	streak                           int32 // claims in a row through Affinity
@@ -145,7 +145,7 @@ func (s *Schedule) schedule(k *keyState) {
 		}
 		return
 	}
-	at := nanos(k.host.NextAllowed)
+	at := nanos(k.hs().NextAllowed)
 	if k.index >= 0 {
 		if e := &s.ready[k.index]; e.at != at {
 			e.at = at
@@ -176,7 +176,7 @@ func (s *Schedule) Claim(now time.Time, opt ClaimOptions) (key string, host Host
 	s.queued--
 	s.lease(k, now)
 	s.schedule(k)
-	return k.key, k.host, time.Time{}, true
+	return k.key, *k.hs(), time.Time{}, true
 }
 
 // lease counts a lease of k at now. With one lease per key the lease itself
@@ -191,8 +191,8 @@ func (s *Schedule) lease(k *keyState, now time.Time) {
 	if s.perHost() == 1 {
 		return
 	}
-	if bump := now.Add(k.host.Delay); bump.After(k.host.NextAllowed) {
-		k.host.NextAllowed = bump
+	if bump := now.Add(k.hs().Delay); bump.After(k.hs().NextAllowed) {
+		k.mut().NextAllowed = bump
 	}
 }
 
@@ -203,14 +203,14 @@ func (s *Schedule) ClaimKey(key string, now time.Time, opt ClaimOptions) (host H
 	k := s.key(key)
 	switch {
 	case k.leased >= s.perHost():
-		return HostState{}, now.Add(max(k.host.Delay, fullRecheck)), false
-	case k.host.NextAllowed.After(now):
-		return HostState{}, k.host.NextAllowed, false
+		return HostState{}, now.Add(max(k.hs().Delay, fullRecheck)), false
+	case k.hs().NextAllowed.After(now):
+		return HostState{}, k.hs().NextAllowed, false
 	}
 	k.idleAt = 0
 	s.lease(k, now)
 	s.schedule(k)
-	return k.host, time.Time{}, true
+	return *k.hs(), time.Time{}, true
 }
 
 // End ends a lease of key at now with outcome o; requeue says its item went
@@ -227,12 +227,13 @@ func (s *Schedule) End(key string, now time.Time, o Outcome, requeue bool) {
 	if k.leased == 0 {
 		s.busy--
 	}
-	next := k.host.NextAllowed
+	next := k.hs().NextAllowed
 	if rest := now.Add(o.Rest); rest.After(next) {
 		next = rest
 	}
-	k.host = o.Host
-	k.host.NextAllowed = next
+	h := k.mut()
+	*h = o.Host
+	h.NextAllowed = next
 	if requeue {
 		k.queued++
 		s.queued++
@@ -257,7 +258,7 @@ func (s *Schedule) maybeIdle(k *keyState) {
 	if k.queued > 0 || k.leased > 0 || k.idleAt != 0 {
 		return
 	}
-	k.idleAt = max(nanos(k.host.NextAllowed), 1)
+	k.idleAt = max(nanos(k.hs().NextAllowed), 1)
 	s.idle = append(s.idle, idleKey{k, k.idleAt})
 }
 
@@ -323,7 +324,7 @@ func (s *Schedule) Lost(key string) {
 // Host returns key's pacing state.
 func (s *Schedule) Host(key string) HostState {
 	if k := s.keys[key]; k != nil {
-		return k.host
+		return *k.hs()
 	}
 	return HostState{}
 }
@@ -334,7 +335,7 @@ func (s *Schedule) Record(key string) KeyRecord {
 	if k == nil {
 		return KeyRecord{}
 	}
-	return KeyRecord{Host: k.host, Scheduled: int(k.scheduled), Sitemaps: int(k.sitemaps), SitemapURLs: int(k.sitemapURLs), GivenUp: k.givenUp}
+	return KeyRecord{Host: *k.hs(), Scheduled: int(k.scheduled), Sitemaps: int(k.sitemaps), SitemapURLs: int(k.sitemapURLs), GivenUp: k.givenUp}
 }
 
 // Restore adds key as a Store that persists found it on opening at now,
@@ -343,9 +344,10 @@ func (s *Schedule) Record(key string) KeyRecord {
 // from now.
 func (s *Schedule) Restore(key string, rec KeyRecord, queued int, now time.Time) {
 	k := s.key(key)
-	k.host = rec.Host
-	if wait := now.Add(rec.Host.Delay); wait.After(k.host.NextAllowed) {
-		k.host.NextAllowed = wait
+	h := k.mut()
+	*h = rec.Host
+	if wait := now.Add(rec.Host.Delay); wait.After(h.NextAllowed) {
+		h.NextAllowed = wait
 	}
 	k.scheduled, k.sitemaps, k.sitemapURLs = int32(rec.Scheduled), int32(rec.Sitemaps), int32(rec.SitemapURLs)
 	k.givenUp = rec.GivenUp
@@ -379,4 +381,24 @@ func (s *Schedule) Counts(now time.Time) Counts {
 		}
 	}
 	return c
+}
+
+// zeroHost is the pacing state of a key never fetched.
+var zeroHost HostState
+
+// hs returns k's pacing state, not to be modified.
+func (k *keyState) hs() *HostState {
+	if k.host == nil {
+		return &zeroHost
+	}
+	return k.host
+}
+
+// mut returns k's pacing state to modify, allocating it the first time:
+// a key with queued items but no fetch yet costs no HostState.
+func (k *keyState) mut() *HostState {
+	if k.host == nil {
+		k.host = new(HostState)
+	}
+	return k.host
 }
