@@ -41,7 +41,9 @@ type Options struct {
 	// zero means DefaultMaxSize.
 	MaxSize int64
 	// Dedup writes a revisit record instead of a response whose payload
-	// is identical to that of a response already written.
+	// is identical to that of a response already written by this Writer.
+	// It keeps the digest, record ID, target URI and date of every
+	// distinct payload in memory, about 200 bytes each.
 	Dedup bool
 	// Software names the program in the warcinfo record; empty means
 	// "heed".

@@ -712,3 +712,25 @@ func TestPayloadDigest(t *testing.T) {
 		})
 	}
 }
+
+// With Sync, files are synced after every exchange; what is written reads
+// back the same.
+func TestSyncOption(t *testing.T) {
+	srv := newRawServer(t, nil, canned(map[string]string{"/": okResponse("home")}))
+	w := newWriter(t, t.TempDir(), warc.Options{Sync: true, MaxSize: 1})
+	f := recordingFetcher(t, w)
+	for range 3 {
+		mustFetch(t, f, fetch.Request{URL: srv.URL + "/"})
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(w.Files()); n != 3 {
+		t.Errorf("%d files at MaxSize 1, want one per exchange", n)
+	}
+	recs := mustReadWARC(t, w.Files()...)
+	checkWarcinfo(t, recs)
+	if n := len(pairs(t, recs)); n != 3 {
+		t.Errorf("%d exchanges", n)
+	}
+}
