@@ -531,7 +531,26 @@ func (c *Crawler) newRun(store frontier.Store, addrs *fetch.AddressPolicy) (*run
 func (r *run) newGate(key func(*url.URL) string) (*robots.Gate, error) {
 	// The gate paces robots.txt under the same key as the frontier uses
 	// for the host's pages, with the frontier's leases.
-	return newRobotsGate(r.cfg, r.fetcher, leasePacer{r}, key)
+	var keeper robots.EntryKeeper
+	if _, inMemory := r.fr.Store().(*frontier.MemoryStore); !inMemory {
+		// A Store that outlives the process keeps robots.txt too: a
+		// resumed crawl, or another process of a distributed one, reads
+		// it back instead of asking the site again within its 24 hours.
+		keeper = storeKeeper{r.fr.Store()}
+	}
+	return newRobotsGate(r.cfg, r.fetcher, leasePacer{r}, key, keeper)
+}
+
+// storeKeeper keeps the gate's robots.txt entries in the crawl's Store, as
+// metadata under "robots/" and the authority.
+type storeKeeper struct{ store frontier.Store }
+
+func (k storeKeeper) LoadEntry(ctx context.Context, authority string) ([]byte, error) {
+	return k.store.Meta(ctx, "robots/"+authority)
+}
+
+func (k storeKeeper) SaveEntry(ctx context.Context, authority string, data []byte) error {
+	return k.store.SetMeta(ctx, "robots/"+authority, data)
 }
 
 // maxIdleConns is the least number of idle keep-alive connections the

@@ -36,7 +36,7 @@ func (c *Crawler) RobotsEntry(ctx context.Context, rawURL string) (*robots.Entry
 	}
 	f := crawlFetcher(&c.cfg, c.addressPolicy(ctx, []string{canon}))
 	defer f.CloseIdleConnections()
-	gate, err := newRobotsGate(&c.cfg, f, nil, nil)
+	gate, err := newRobotsGate(&c.cfg, f, nil, nil, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -71,9 +71,11 @@ func crawlFetcher(cfg *config, addrs *fetch.AddressPolicy) *fetch.Fetcher {
 
 // newRobotsGate returns the robots gate of a crawl configured by cfg:
 // every robots.txt request made by f, paced by pacer (nil: not paced)
-// under key (nil: the URL's host).
-func newRobotsGate(cfg *config, f *fetch.Fetcher, pacer robots.Pacer, key func(*url.URL) string) (*robots.Gate, error) {
+// under key (nil: the URL's host), its entries kept by keeper (nil: in
+// memory only).
+func newRobotsGate(cfg *config, f *fetch.Fetcher, pacer robots.Pacer, key func(*url.URL) string, keeper robots.EntryKeeper) (*robots.Gate, error) {
 	gc := robots.GateConfig{
+		Keeper:    keeper,
 		Get:       robotsGet(f),
 		Agent:     cfg.agent,
 		Host:      hostid.Key, // the crawl's one identity of a host

@@ -150,7 +150,7 @@ func TestRobotsGatePacingIsNotTimedOut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gate, err := newRobotsGate(&c.cfg, crawlFetcher(&c.cfg, &fetch.AddressPolicy{AllowAll: true}), lim, lim.Key)
+	gate, err := newRobotsGate(&c.cfg, crawlFetcher(&c.cfg, &fetch.AddressPolicy{AllowAll: true}), lim, lim.Key, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +191,7 @@ func TestRobotsGateRetryAfterRestsHost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gate, err := newRobotsGate(&c.cfg, crawlFetcher(&c.cfg, &fetch.AddressPolicy{AllowAll: true}), lim, lim.Key)
+	gate, err := newRobotsGate(&c.cfg, crawlFetcher(&c.cfg, &fetch.AddressPolicy{AllowAll: true}), lim, lim.Key, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

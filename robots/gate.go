@@ -146,6 +146,11 @@ type GateConfig struct {
 	// right for canonical URLs.
 	Host func(u *url.URL) string
 
+	// Keeper, if set, keeps every entry the gate fetches beyond its memory
+	// and its process, and is asked for an authority the memory lacks
+	// before robots.txt is fetched: a crawl that resumes from a Store does
+	// not ask every site for robots.txt again while its entries last.
+	Keeper EntryKeeper
 	// Pacer, if set, paces robots.txt fetches; see Pacer.
 	Pacer Pacer
 
@@ -277,6 +282,9 @@ type Entry struct {
 
 	// size approximates the memory the entry holds, for CacheBytes.
 	size int64
+	// body is the robots.txt the rules were parsed from, kept only for an
+	// EntryKeeper.
+	body []byte
 }
 
 // Verdict is the gate's answer for one URL.
@@ -378,6 +386,7 @@ type Gate struct {
 	userAgent   string
 	host        func(u *url.URL) string
 	pacer       Pacer
+	keeper      EntryKeeper
 	key         func(u *url.URL) string
 	clock       Clock
 	log         *slog.Logger
@@ -420,6 +429,7 @@ func NewGate(cfg GateConfig) (*Gate, error) {
 		userAgent:   cfg.UserAgent,
 		host:        cfg.Host,
 		pacer:       cfg.Pacer,
+		keeper:      cfg.Keeper,
 		key:         cfg.Key,
 		clock:       cfg.Clock,
 		log:         cfg.Logger,
@@ -583,7 +593,22 @@ func (g *Gate) entry(ctx context.Context, u *url.URL) (*Entry, gateHow, error) {
 		g.flights[auth] = f
 		g.mu.Unlock()
 
-		e, err := g.fetchRecovering(ctx, auth, prev)
+		fetched := gateFetched
+		var e *Entry
+		if prev == nil && g.keeper != nil {
+			// Not in memory: perhaps kept from an earlier run.
+			if e = g.load(ctx, auth); e != nil && !now.Before(e.Expires) {
+				prev, e = e, nil // due again; its copy may still serve as stale
+			}
+		}
+		if e != nil {
+			fetched = gateCached
+		} else {
+			e, err = g.fetchRecovering(ctx, auth, prev)
+			if err == nil && g.keeper != nil {
+				g.save(ctx, e)
+			}
+		}
 
 		g.mu.Lock()
 		delete(g.flights, auth)
@@ -594,9 +619,9 @@ func (g *Gate) entry(ctx context.Context, u *url.URL) (*Entry, gateHow, error) {
 		close(f.done)
 		g.mu.Unlock()
 		if err != nil {
-			return nil, gateFetched, err
+			return nil, fetched, err
 		}
-		return e, gateFetched, nil
+		return e, fetched, nil
 	}
 }
 

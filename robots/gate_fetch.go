@@ -98,6 +98,9 @@ func (g *Gate) fetch(ctx context.Context, auth string, prev *Entry) (*Entry, err
 	case status >= 200 && status <= 299:
 		body := gateBody(resp)
 		e = g.newEntry(auth, robotsURL, OutcomeOK, Parse(body), len(body), now)
+		if g.keeper != nil {
+			e.body = body // to save; a stale copy keeps it too
+		}
 		e.Expires = now.Add(g.cacheTTL(header))
 	case status >= 300 && status <= 499 && status != http.StatusTooManyRequests:
 		// A 3xx not followed (no usable Location, 304, 300) is as good
@@ -383,6 +386,7 @@ func (g *Gate) failed(auth, robotsURL string, prev *Entry, status int, err error
 		e.Outcome = OutcomeStale
 		e.FetchedAt = prev.FetchedAt
 		e.size = prev.size
+		e.body = prev.body
 		g.setRobots(e, prev.Robots)
 	case now.Sub(e.UnreachableSince) >= g.assumeAllow:
 		e.Outcome = OutcomeAssumedAllow
