@@ -1,0 +1,136 @@
+// Package redisstore is a frontier.Store in Redis: the state of a crawl
+// shared by every process that crawls it, and kept as long as Redis keeps
+// it.
+//
+//	client := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
+//	store, err := redisstore.New(client, "news", redisstore.Options{})
+//	...
+//	c, err := crawler.New(crawler.WithStore(store), ...)
+//
+// Any number of processes may open a Store on one job: they share its
+// seen-set, its queues and each host's pacing, so that the crawl is as
+// polite as one process would be, whichever process fetches.
+//
+// # Scheduling
+//
+// Every operation is one Lua script, run atomically by Redis: Add
+// (add-if-new for a batch, with the limits), Claim, ClaimKey, Ack and
+// Release, GiveUp. A page therefore costs three round trips: its Claim, the
+// Add of its links, its Ack. The scripts implement what the frontier's
+// Schedule does in one process: one FIFO queue per politeness key (a LIST;
+// Release puts an item back at the front), and a sorted set of the keys
+// that have queued items and a free lease slot, scored by when each may
+// next be fetched — or, for a key ready already, since when it has waited
+// — so that Claim takes the key ready longest: round-robin among ready
+// keys. Keys that became ready in the same microsecond are taken in the
+// order of their names. ClaimOptions.Affinity is ignored: a key that is
+// ready again at once waits its turn like the others.
+//
+// A lease has a fencing token (a counter in Redis) and an expiry,
+// ClaimOptions.Lease after it was granted (frontier.DefaultLease if zero).
+// Ack and Release are refused with frontier.ErrLeaseLost unless the lease
+// is still the Store's and has not expired: a worker whose lease was taken
+// back can never end someone else's. The next Claim in any process takes
+// back the leases that expired: their items go back to the front of their
+// queues, and their keys rest a full Delay from the expiry, since a request
+// may have been under way. A process that stops without ending its leases
+// (killed, partitioned away) thus delays its hosts by at most the lease
+// plus a Delay; Close ends the leases of the Store at once.
+//
+// # Clock
+//
+// Every decision — whether a key may be fetched, when a lease expires, when
+// a rest ends — is made on one clock, Redis's (the TIME command), whatever
+// the clocks of the processes say; an Outcome.Rest counts from the moment
+// Redis records the outcome. The times a Store returns to its caller
+// (Claim.Next, Lease.Expires, the next time of ClaimKey) are translated to
+// the caller's clock: now plus how far ahead they are on Redis's, so that a
+// worker whose clock runs behind Redis's never starts a request on an
+// expired lease. HostState.NextAllowed is on Redis's clock.
+//
+// Options.CallerClock makes the Store decide on the now its caller passes
+// instead: for a crawl of one process that keeps its state in Redis, and for
+// tests on a controlled clock — the contract suite in frontier/storetest
+// asks for a key at "t0 + 3 s" right after it rested 2 s.
+//
+// # Keys
+//
+// A job's keys share the prefix heed:{job}:, whose hash tag puts them all in
+// one slot of a Redis Cluster, so that one script may touch them all:
+//
+//	heed:{job}:n          hash: counters (queued, leased, hosts, busy,
+//	                      scheduled), the job's settings (perhost, keep,
+//	                      seen) and restart detection (runid, epoch, epochat)
+//	heed:{job}:seen       set: the seen-set, 8-byte fingerprints or URLs
+//	heed:{job}:q:KEY      list: KEY's queue of encoded items
+//	heed:{job}:k:KEY      hash: KEY's pacing state (na: next allowed, µs;
+//	                      delay, µs; st: the rest of its HostState), its
+//	                      leases, counters for the limits, given up
+//	heed:{job}:ready      sorted set: keys with queued items and a free slot
+//	heed:{job}:lease      hash: lease token → key
+//	heed:{job}:item       hash: lease token → the leased item
+//	heed:{job}:exp        sorted set: lease token → expiry, µs
+//	heed:{job}:token      string: the fencing token counter
+//	heed:{job}:meta       hash: SetMeta's values
+//	heed:{job}:cp:NAME    string: the checkpoint of Options.Checkpoint NAME
+//	heed:{job}:memo:ID    hash: replies of one Store's requests in flight
+//
+// A key's state lasts while it has queued items or leases, and for a minute
+// after its rest ends (unless per-key limits are in force or it was given
+// up, which it must remember): memory follows the hosts with work, plus
+// the seen-set.
+//
+// # Memory
+//
+// The seen-set holds, by default, the first 8 bytes of each URL's SHA-256
+// (two URLs collide with probability 2⁻⁶⁴ per pair: about 3e-8 over a
+// million URLs, 3e-4 over a billion — a collision skips one URL); with
+// Options.ExactSeen it holds the URLs. Redis spends some 50–70 bytes per
+// set member beside it. A queued item costs its encoding (the URL, its
+// referrer, and only the other fields that are not zero) plus Redis's
+// list overhead.
+//
+// # Failures and persistence
+//
+// A reply lost to the network is not a reason to apply an operation twice:
+// each request carries an id, and a script that already ran answers a retry
+// with the reply it gave (kept in the Store's memo hash until the Store's
+// next request). Transient errors — a dropped or refused connection, a
+// server loading its data set, a failover in progress — are retried with
+// back-off for Options.RetryFor, then returned: the crawl stops with the
+// error. A worker never fetches on a lease the Store did not grant.
+//
+// What survives a Redis restart is what Redis persisted:
+//
+//   - No persistence: nothing. The next operation of a Store that used the
+//     job fails with ErrStateLost, instead of ending the crawl as if it
+//     were done.
+//   - RDB snapshots: the state of the last snapshot. Work done since is
+//     lost: URLs added since are forgotten (not seen, so added again if
+//     rediscovered), pages done since are fetched again.
+//   - AOF with appendfsync everysec (Redis's default for AOF): all but the
+//     last second or so of operations.
+//   - AOF with appendfsync always: every operation acknowledged. Nothing a
+//     Store was told succeeded is lost.
+//
+// The same holds of a failover to a replica, which may lag its primary.
+// Whatever was lost, a Store notices a restart or failover by Redis's
+// run_id: the first script to run on the new server makes every key rest
+// a full Delay from then — a request may have been under way, and the
+// state of a key's last rest may have been lost — and moves the fencing
+// token counter ahead by 2³², so that a counter rolled back never grants a
+// token a worker still holds.
+//
+// # Processes and checkpoints
+//
+// Counts are exact, but a key that must rest after a restart counts as
+// ready until a script touches it. Checkpoint and the checkpoint an Ack
+// carries are stored under Options.Checkpoint: with processes that each
+// write their own output, give each its own name, so that each resumes from
+// its own checkpoint; with the default name, "", they share one, the last
+// acknowledged by any.
+//
+// Every process of a job must use the same ExactSeen (a Store refuses to
+// add to a job with the other kind of seen-set) and the same
+// ClaimOptions.PerHost (the last Claim's applies).
+package redisstore

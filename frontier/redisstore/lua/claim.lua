@@ -1,0 +1,35 @@
+-- claim.lua: lease the first item of the key that has waited longest
+-- among those ready now. ARGV[8] PerHost, ARGV[9] the lease in µs.
+-- Reply: {1, token, key, item, host state, next allowed, lease left µs}, or
+-- {0, has next, next - now µs, idle}.
+setPerHost(ARGV[8])
+local lease = tonumber(ARGV[9])
+sweep()
+for _ = 1, 100 do
+  local top = redis.call('ZRANGE', R, 0, 0, 'WITHSCORES')
+  if #top == 0 or tonumber(top[2]) > clock then break end
+  local s = key(top[1])
+  if s.qlen == 0 or s.leased >= perHost or s.gu then
+    redis.call('ZREM', R, s.name) -- not claimable: should not have been there
+  elseif s.na > clock then
+    save(s) -- resting since a restart: to its place
+  else
+    local item = redis.call('LPOP', s.Q)
+    s.qlen = s.qlen - 1
+    redis.call('HINCRBY', N, 'queued', -1)
+    local token = grant(s, item, lease)
+    save(s)
+    return reply({1, token, s.name, item, redis.call('HGET', s.K, 'st') or '', s.na, lease})
+  end
+end
+local nxt
+local top = redis.call('ZRANGE', R, 0, 0, 'WITHSCORES')
+if #top > 0 then nxt = tonumber(top[2]) end
+local exp = redis.call('ZRANGE', E, 0, 0, 'WITHSCORES')
+if #exp > 0 and (not nxt or tonumber(exp[2]) < nxt) then nxt = tonumber(exp[2]) end
+local c = redis.call('HMGET', N, 'queued', 'leased')
+local idle = (num(c[1]) <= 0 and num(c[2]) <= 0) and 1 or 0
+if nxt then
+  return reply({0, 1, math.max(nxt - clock, 0), idle})
+end
+return reply({0, 0, 0, idle})

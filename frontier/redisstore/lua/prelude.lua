@@ -1,0 +1,177 @@
+-- prelude.lua: shared by every script that changes the job's state.
+--
+-- KEYS[1] is the job's counters hash (it names the job's slot). ARGV:
+--   1 the job's key prefix, heed:{job}:
+--   2 the Store's memo hash ('' for none), 3 this request's id,
+--   4 ids, comma-separated, of requests whose replies arrived (forgotten),
+--   5 the caller's now in µs, 6 '1' to decide on it instead of TIME,
+--   7 '1' if the Store has used the job before (it must exist).
+-- Scripts' own arguments start at ARGV[8].
+local P = ARGV[1]
+local N = KEYS[1]
+local R, E, L, LI, T, S = P .. 'ready', P .. 'exp', P .. 'lease', P .. 'item', P .. 'token', P .. 'seen'
+-- How long an idle key's pacing state outlives its rest (ms), and a memo.
+local IDLE_TTL, MEMO_TTL = 60000, 600000
+
+local function num(v)
+  if v then return tonumber(v) or 0 end
+  return 0
+end
+
+-- The one clock of every decision: Redis's, unless the Store decides on
+-- its caller's; then an operation without a now (Add, GiveUp) takes the
+-- latest now a caller gave.
+local clock
+if ARGV[6] ~= '1' then
+  local t = redis.call('TIME')
+  clock = tonumber(t[1]) * 1000000 + tonumber(t[2])
+else
+  local last = num(redis.call('HGET', N, 'lastnow'))
+  clock = num(ARGV[5])
+  if clock == 0 then
+    clock = last
+  elseif clock > last then
+    redis.call('HSET', N, 'lastnow', clock)
+  end
+end
+
+-- A request retried after its reply was lost gets the reply it had: a
+-- script is applied once however often it is sent.
+local memo, reqID = ARGV[2], ARGV[3]
+local function reply(r)
+  if memo ~= '' then
+    redis.call('HSET', memo, reqID, cmsgpack.pack(r))
+    redis.call('PEXPIRE', memo, MEMO_TTL)
+  end
+  return r
+end
+
+local epoch, epochAt, perHost, keep = 0, 0, 1, false
+
+-- join loads the job's settings and notices a Redis that restarted (or a
+-- replica promoted) since the job last ran on it: its state may have been
+-- rolled back, and requests may have been under way. Every key then rests
+-- a full Delay from now (applied lazily, as keys are touched), and the
+-- fencing tokens jump past any a rolled-back counter could hand out again.
+-- A job the Store used before that is gone altogether is an error: Redis
+-- lost it.
+local function join()
+  local v = redis.call('HMGET', N, 'runid', 'epoch', 'epochat', 'perhost', 'keep')
+  epoch, epochAt, perHost, keep = num(v[2]), num(v[3]), math.max(num(v[4]), 1), v[5] == '1'
+  local run = string.match(redis.call('INFO', 'server'), 'run_id:(%x+)') or '?'
+  if v[1] == run then return end
+  if not v[1] then
+    if ARGV[7] == '1' then
+      error({err = 'HEEDLOST the job\'s state is gone from Redis (restarted without persistence, or deleted)'})
+    end
+    redis.call('HSET', N, 'runid', run)
+    return
+  end
+  epoch, epochAt = epoch + 1, clock
+  redis.call('HSET', N, 'runid', run, 'epoch', epoch, 'epochat', epochAt)
+  redis.call('INCRBY', T, 4294967296)
+end
+
+-- key loads a politeness key's scheduling state.
+local function key(name)
+  local K = P .. 'k:' .. name
+  local v = redis.call('HMGET', K, 'na', 'delay', 'leased', 'gu', 'ep')
+  local s = {K = K, Q = P .. 'q:' .. name, name = name, na = num(v[1]), delay = num(v[2]),
+    leased = num(v[3]), gu = v[4] == '1'}
+  if num(v[5]) < epoch then
+    s.na = math.max(s.na, epochAt + s.delay)
+  end
+  s.qlen = redis.call('LLEN', s.Q)
+  s.active, s.busy = s.qlen > 0 or s.leased > 0, s.leased > 0
+  return s
+end
+
+-- save writes s back with the extra fields given, keeps the host counters,
+-- puts the key in the ready set if it has queued items and a free lease
+-- slot (a key already there keeps its place unless it must now wait
+-- longer), and lets an idle key's state expire once its rest is over.
+local function save(s, ...)
+  redis.call('HSET', s.K, 'na', s.na, 'leased', s.leased, 'ep', epoch, ...)
+  local active, busy = s.qlen > 0 or s.leased > 0, s.leased > 0
+  if active ~= s.active then redis.call('HINCRBY', N, 'hosts', active and 1 or -1) end
+  if busy ~= s.busy then redis.call('HINCRBY', N, 'busy', busy and 1 or -1) end
+  s.active, s.busy = active, busy
+  if s.qlen > 0 and s.leased < perHost and not s.gu then
+    local cur = redis.call('ZSCORE', R, s.name)
+    local at
+    if cur then at = math.max(tonumber(cur), s.na) else at = math.max(s.na, clock) end
+    redis.call('ZADD', R, at, s.name)
+  else
+    redis.call('ZREM', R, s.name)
+  end
+  if active or s.gu or keep then
+    redis.call('PERSIST', s.K)
+  else
+    redis.call('PEXPIRE', s.K, math.floor(math.max(s.na - clock, 0) / 1000) + IDLE_TTL)
+  end
+end
+
+-- expire ends lease token: its item, if any, goes back to the front of its
+-- key's queue (dropped if the key was given up), and the key rests a full
+-- Delay from restFrom, since a request may have been under way.
+local function expire(token, restFrom)
+  local name = redis.call('HGET', L, token)
+  local item = redis.call('HGET', LI, token)
+  redis.call('HDEL', L, token)
+  redis.call('HDEL', LI, token)
+  redis.call('ZREM', E, token)
+  if not name then return end
+  redis.call('HINCRBY', N, 'leased', -1)
+  local s = key(name)
+  s.leased = math.max(s.leased - 1, 0)
+  if item and not s.gu then
+    redis.call('LPUSH', s.Q, item)
+    s.qlen = s.qlen + 1
+    redis.call('HINCRBY', N, 'queued', 1)
+  end
+  s.na = math.max(s.na, restFrom + s.delay)
+  save(s)
+end
+
+-- sweep takes back a bounded number of expired leases.
+local function sweep()
+  local due = redis.call('ZRANGEBYSCORE', E, '-inf', clock, 'WITHSCORES', 'LIMIT', 0, 32)
+  for i = 1, #due, 2 do
+    expire(due[i], tonumber(due[i + 1]))
+  end
+end
+
+-- grant records a lease of s (of item, or of the key alone when item is
+-- false) expiring lease µs from now, and returns its token.
+local function grant(s, item, lease)
+  local token = redis.call('INCR', T)
+  redis.call('HSET', L, token, s.name)
+  if item then redis.call('HSET', LI, token, item) end
+  redis.call('ZADD', E, clock + lease, token)
+  redis.call('HINCRBY', N, 'leased', 1)
+  s.leased = s.leased + 1
+  if perHost > 1 then
+    -- More than one lease at once: the next may start no sooner than a
+    -- Delay after this one.
+    s.na = math.max(s.na, clock + s.delay)
+  end
+  return token
+end
+
+-- setPerHost records the PerHost of the claim, which Add needs.
+local function setPerHost(v)
+  v = math.max(tonumber(v) or 1, 1)
+  if v ~= perHost then
+    perHost = v
+    redis.call('HSET', N, 'perhost', v)
+  end
+end
+
+if memo ~= '' then
+  for id in string.gmatch(ARGV[4], '[^,]+') do
+    redis.call('HDEL', memo, id)
+  end
+  local m = redis.call('HGET', memo, reqID)
+  if m then return cmsgpack.unpack(m) end
+end
+join()

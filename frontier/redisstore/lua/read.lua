@@ -1,0 +1,26 @@
+-- read.lua: read-only. KEYS[1] the job's counters hash; ARGV[1] the key
+-- prefix, ARGV[2] 'counts' or 'host', ARGV[3] the caller's now in µs,
+-- ARGV[4] '1' to use it instead of TIME, ARGV[5] the key for 'host'.
+local P, N = ARGV[1], KEYS[1]
+local clock
+if ARGV[4] == '1' and (tonumber(ARGV[3]) or 0) ~= 0 then
+  clock = tonumber(ARGV[3])
+else
+  local t = redis.call('TIME')
+  clock = tonumber(t[1]) * 1000000 + tonumber(t[2])
+end
+if ARGV[2] == 'counts' then
+  local c = redis.call('HMGET', N, 'queued', 'leased', 'hosts', 'busy', 'scheduled')
+  for i = 1, 5 do c[i] = tonumber(c[i]) or 0 end
+  local R = P .. 'ready'
+  c[6] = redis.call('ZCOUNT', R, '-inf', string.format('%d', clock))
+  c[7] = redis.call('ZCOUNT', R, string.format('(%d', clock), '+inf')
+  return c
+end
+local v = redis.call('HMGET', P .. 'k:' .. ARGV[5], 'na', 'delay', 'ep', 'st')
+local na = tonumber(v[1]) or 0
+local e = redis.call('HMGET', N, 'epoch', 'epochat')
+if (tonumber(v[3]) or 0) < (tonumber(e[1]) or 0) then
+  na = math.max(na, (tonumber(e[2]) or 0) + (tonumber(v[2]) or 0))
+end
+return {na, v[4] or ''}

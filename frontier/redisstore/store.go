@@ -1,0 +1,714 @@
+package redisstore
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	_ "embed"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/heedcrawl/heed/frontier"
+)
+
+// Defaults of Options.
+const (
+	// DefaultPoll is how often a waiting Frontier asks a Store again by
+	// default: other processes change the queues without telling it.
+	DefaultPoll = 100 * time.Millisecond
+	// DefaultRetryFor bounds by default how long a Store retries an
+	// operation that failed for a transient reason: long enough for Redis
+	// to restart or fail over.
+	DefaultRetryFor = 30 * time.Second
+)
+
+// closeTimeout bounds how long Close spends ending the Store's leases.
+const closeTimeout = 5 * time.Second
+
+// fullRecheck is how far ahead ClaimKey points, at least, when every lease
+// slot of a key is taken: the slot frees at a time no one knows yet.
+const fullRecheck = 100 * time.Millisecond
+
+// forgetBatch bounds how many memo entries one request clears.
+const forgetBatch = 256
+
+var (
+	// ErrStateLost: a job the Store had used is gone from Redis — it
+	// restarted without persistence, or the keys were deleted. Going on
+	// would end the crawl as if it were done.
+	ErrStateLost = errors.New("redisstore: the job's state is gone from Redis")
+	// ErrJob: New got a job name that cannot name a job's keys.
+	ErrJob = errors.New("redisstore: invalid job name")
+	// ErrClosed: the Store was closed.
+	ErrClosed = errors.New("redisstore: closed")
+)
+
+// Options configure a Store. The zero value suits a distributed crawl.
+type Options struct {
+	// ExactSeen makes the seen-set hold URLs instead of 64-bit
+	// fingerprints: no false duplicates, more memory. Every Store of a job
+	// must agree.
+	ExactSeen bool
+	// CallerClock makes the Store decide on the times its caller passes
+	// (Claim's now, ...) instead of Redis's clock: for one process, or
+	// tests on a controlled clock. Lease expiry then counts on the
+	// callers' clocks too.
+	CallerClock bool
+	// Poll is what PollInterval returns; zero means DefaultPoll.
+	Poll time.Duration
+	// RetryFor bounds how long an operation that failed for a transient
+	// reason (connection lost or refused, Redis loading or failing over)
+	// is retried before its error is returned; zero means
+	// DefaultRetryFor, negative no retries beyond the client's own.
+	RetryFor time.Duration
+	// Checkpoint names the checkpoint Ack stores and Checkpoint returns:
+	// give each process that keeps its own output its own name.
+	Checkpoint string
+}
+
+// Store is a frontier.Store in Redis, shared by every Store of the same job
+// on the same Redis. It is safe for concurrent use. Make one with New or
+// Open.
+type Store struct {
+	c       redis.UniversalClient
+	own     bool // Close closes c
+	job     string
+	prefix  string   // heed:{job}:
+	keys    []string // KEYS of every script: the counters hash
+	memo    string   // this Store's memo hash
+	opt     Options
+	seen    string // what the seen-set holds: "hash" or "url"
+	joined  atomic.Bool
+	lastReq atomic.Uint64
+
+	mu     sync.Mutex
+	forget []string            // ids of requests whose replies arrived
+	held   map[uint64]struct{} // tokens of the leases granted to this Store
+	closed bool
+}
+
+var _ frontier.Store = (*Store)(nil)
+
+// New returns a Store of job on client. job names the crawl: every Store
+// of the same job shares its state. It may not be empty nor contain braces
+// (it is the hash tag of the job's keys). Close does not close client.
+func New(client redis.UniversalClient, job string, opts Options) (*Store, error) {
+	if job == "" || strings.ContainsAny(job, "{}") {
+		return nil, fmt.Errorf("%w: %q", ErrJob, job)
+	}
+	id := make([]byte, 8)
+	rand.Read(id)
+	s := &Store{
+		c:      client,
+		job:    job,
+		prefix: "heed:{" + job + "}:",
+		opt:    opts,
+		seen:   "hash",
+		held:   make(map[uint64]struct{}),
+	}
+	if opts.ExactSeen {
+		s.seen = "url"
+	}
+	if s.opt.Poll <= 0 {
+		s.opt.Poll = DefaultPoll
+	}
+	if s.opt.RetryFor == 0 {
+		s.opt.RetryFor = DefaultRetryFor
+	}
+	s.keys = []string{s.prefix + "n"}
+	s.memo = s.prefix + "memo:" + hex.EncodeToString(id)
+	return s, nil
+}
+
+// Open connects to the Redis server at url (redis://[user:password@]host:port/db,
+// rediss:// for TLS; see redis.ParseURL) and returns a Store of job on it,
+// which Close disconnects. For Redis Cluster or Sentinel, make the client
+// and call New.
+func Open(ctx context.Context, url, job string, opts Options) (*Store, error) {
+	o, err := redis.ParseURL(url)
+	if err != nil {
+		return nil, fmt.Errorf("redisstore: %w", err)
+	}
+	c := redis.NewClient(o)
+	s, err := New(c, job, opts)
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	s.own = true
+	if err := s.retry(ctx, "ping", func() error { return c.Ping(ctx).Err() }); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Job returns the name of the Store's job.
+func (s *Store) Job() string { return s.job }
+
+// PollInterval tells the Frontier how often to ask again while it waits:
+// other processes add items and end leases without telling this one.
+func (s *Store) PollInterval() time.Duration { return s.opt.Poll }
+
+// micros returns t in microseconds since 1970, or 0 for the zero time.
+func micros(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMicro()
+}
+
+// ceilMicros returns d in microseconds, rounded up: a rest is never cut
+// short; negative durations are zero.
+func ceilMicros(d time.Duration) int64 {
+	if d <= 0 {
+		return 0
+	}
+	return int64((d + time.Microsecond - 1) / time.Microsecond)
+}
+
+// timeOf returns the time of µs microseconds since 1970, or the zero time
+// for 0.
+func timeOf(us int64) time.Time {
+	if us == 0 {
+		return time.Time{}
+	}
+	return time.UnixMicro(us)
+}
+
+// base is the caller's now that the times a script returns, relative to
+// its clock, are translated to.
+func base(now time.Time) time.Time {
+	if now.IsZero() {
+		return time.Now()
+	}
+	return now
+}
+
+func flag(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
+}
+
+// call runs the script sc, which changes the job's state, with the common
+// arguments and args, and returns its reply. A transient failure is
+// retried with the same request id, which the script answers from its memo
+// if it ran already, for Options.RetryFor.
+func (s *Store) call(ctx context.Context, sc *redis.Script, op string, now time.Time, args ...any) ([]any, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	id := strconv.FormatUint(s.lastReq.Add(1), 36)
+	argv := make([]any, 0, 7+len(args))
+	argv = append(argv, s.prefix, s.memo, id, "", micros(now), flag(s.opt.CallerClock), "")
+	argv = append(argv, args...)
+	var reply []any
+	err := s.retry(ctx, op, func() error {
+		forget := s.takeForget()
+		argv[3], argv[6] = forget, flag(s.joined.Load())
+		v, err := sc.Run(ctx, s.c, s.keys, argv...).Result()
+		if err != nil {
+			s.giveBackForget(forget)
+			return err
+		}
+		arr, ok := v.([]any)
+		if !ok {
+			return fmt.Errorf("%w: reply %T", errCorrupt, v)
+		}
+		reply = arr
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.joined.Store(true)
+	s.mu.Lock()
+	s.forget = append(s.forget, id)
+	s.mu.Unlock()
+	return reply, nil
+}
+
+// takeForget returns, comma-separated, ids of requests whose replies
+// arrived, for the next script to forget their memos.
+func (s *Store) takeForget() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := min(len(s.forget), forgetBatch)
+	if n == 0 {
+		return ""
+	}
+	ids := strings.Join(s.forget[len(s.forget)-n:], ",")
+	s.forget = s.forget[:len(s.forget)-n]
+	return ids
+}
+
+// giveBackForget returns ids to forget later: the request that carried
+// them failed, perhaps before it ran.
+func (s *Store) giveBackForget(ids string) {
+	if ids == "" {
+		return
+	}
+	s.mu.Lock()
+	s.forget = append(s.forget, strings.Split(ids, ",")...)
+	s.mu.Unlock()
+}
+
+// retry runs f until it succeeds, fails for a reason that is not
+// transient, ctx ends or Options.RetryFor has passed since its first
+// failure, waiting between tries.
+func (s *Store) retry(ctx context.Context, op string, f func() error) error {
+	var deadline time.Time
+	wait := 20 * time.Millisecond
+	for {
+		err := f()
+		if err == nil {
+			return nil
+		}
+		switch {
+		case redis.HasErrorPrefix(err, "HEEDLOST"):
+			return fmt.Errorf("redisstore: %s: job: %w", op, ErrStateLost)
+		case ctx.Err() != nil:
+			return fmt.Errorf("redisstore: %s: %w", op, ctx.Err())
+		case !transient(err) || s.opt.RetryFor < 0:
+			return fmt.Errorf("redisstore: %s: %w", op, err)
+		}
+		if deadline.IsZero() {
+			deadline = time.Now().Add(s.opt.RetryFor)
+		}
+		if !time.Now().Before(deadline) {
+			return fmt.Errorf("redisstore: %s: still failing after %v: %w", op, s.opt.RetryFor, err)
+		}
+		t := time.NewTimer(min(wait, time.Until(deadline)))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("redisstore: %s: %w (after %w)", op, ctx.Err(), err)
+		case <-t.C:
+		}
+		wait = min(2*wait, time.Second)
+	}
+}
+
+// transient reports whether err may go away if the request is tried again:
+// the connection failed, or Redis is starting, failing over or full of
+// clients.
+func transient(err error) bool {
+	switch {
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded),
+		errors.Is(err, redis.ErrClosed):
+		return false
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
+		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET),
+		errors.Is(err, syscall.EPIPE), errors.Is(err, redis.ErrPoolTimeout):
+		return true
+	case redis.IsLoadingError(err), redis.IsReadOnlyError(err), redis.IsClusterDownError(err),
+		redis.IsTryAgainError(err), redis.IsMasterDownError(err), redis.IsMaxClientsError(err):
+		return true
+	}
+	var ne net.Error
+	return errors.As(err, &ne)
+}
+
+// seenMember returns what the seen-set holds for url.
+func (s *Store) seenMember(url string) string {
+	if s.opt.ExactSeen {
+		return url
+	}
+	sum := sha256.Sum256([]byte(url))
+	return string(sum[:8])
+}
+
+// Add implements frontier.Store.
+func (s *Store) Add(ctx context.Context, batch []frontier.Item, lim frontier.Limits) ([]error, error) {
+	if len(batch) == 0 {
+		return nil, ctx.Err()
+	}
+	args := make([]any, 0, 5+4*len(batch))
+	args = append(args, lim.MaxPages, lim.MaxPagesPerHost, lim.MaxSitemapsPerHost, lim.MaxSitemapURLsPerHost, s.seen)
+	for i := range batch {
+		it := &batch[i]
+		class := "0"
+		switch {
+		case it.Kind == frontier.KindSitemap:
+			class = "1"
+		case it.FromSitemap:
+			class = "2"
+		}
+		args = append(args, s.seenMember(it.URL), it.Key, class, encodeItem(nil, it))
+	}
+	r, err := s.call(ctx, addScript, "add", time.Time{}, args...)
+	if err != nil {
+		return nil, err
+	}
+	if len(r) != len(batch) {
+		return nil, fmt.Errorf("redisstore: add: %w: %d answers for %d items", errCorrupt, len(r), len(batch))
+	}
+	refused := make([]error, len(batch))
+	for i, v := range r {
+		switch n, _ := v.(int64); n {
+		case 0:
+		case 1:
+			refused[i] = frontier.ErrSeen
+		case 2:
+			refused[i] = frontier.ErrGivenUp
+		case 3:
+			refused[i] = frontier.ErrLimit
+		case 4:
+			refused[i] = frontier.ErrHostLimit
+		case 5:
+			refused[i] = frontier.ErrSitemapLimit
+		default:
+			return nil, fmt.Errorf("redisstore: add: %w: code %v", errCorrupt, v)
+		}
+	}
+	return refused, nil
+}
+
+// leaseMicros is a lease's duration in microseconds.
+func leaseMicros(d time.Duration) int64 {
+	if d <= 0 {
+		d = frontier.DefaultLease
+	}
+	return ceilMicros(d)
+}
+
+// Claim implements frontier.Store.
+func (s *Store) Claim(ctx context.Context, now time.Time, opt frontier.ClaimOptions) (frontier.Claim, error) {
+	if err := s.open(); err != nil {
+		return frontier.Claim{}, err
+	}
+	r, err := s.call(ctx, claimScript, "claim", now, max(opt.PerHost, 1), leaseMicros(opt.Lease))
+	if err != nil {
+		return frontier.Claim{}, err
+	}
+	at := base(now)
+	if len(r) == 7 && intOf(r[0]) == 1 {
+		token := uint64(intOf(r[1]))
+		s.hold(token)
+		key := strOf(r[2])
+		it, err := decodeItem([]byte(strOf(r[3])), key)
+		if err != nil {
+			return frontier.Claim{}, fmt.Errorf("redisstore: claim: item of %s: %w", key, err)
+		}
+		host, err := decodeHost([]byte(strOf(r[4])))
+		if err != nil {
+			return frontier.Claim{}, fmt.Errorf("redisstore: claim: host %s: %w", key, err)
+		}
+		host.NextAllowed = timeOf(intOf(r[5]))
+		return frontier.Claim{Lease: &frontier.Lease{
+			Item:    it,
+			Host:    host,
+			Token:   token,
+			Expires: at.Add(time.Duration(intOf(r[6])) * time.Microsecond),
+		}}, nil
+	}
+	if len(r) != 4 || intOf(r[0]) != 0 {
+		return frontier.Claim{}, fmt.Errorf("redisstore: claim: %w: reply %v", errCorrupt, r)
+	}
+	c := frontier.Claim{Idle: intOf(r[3]) == 1}
+	if intOf(r[1]) == 1 {
+		c.Next = at.Add(time.Duration(intOf(r[2])) * time.Microsecond)
+	}
+	return c, nil
+}
+
+// ClaimKey implements frontier.Store.
+func (s *Store) ClaimKey(ctx context.Context, key string, now time.Time, opt frontier.ClaimOptions) (*frontier.Lease, time.Time, error) {
+	if err := s.open(); err != nil {
+		return nil, time.Time{}, err
+	}
+	r, err := s.call(ctx, claimKeyScript, "claim key", now, max(opt.PerHost, 1), leaseMicros(opt.Lease), key, ceilMicros(fullRecheck))
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	at := base(now)
+	switch {
+	case len(r) == 5 && intOf(r[0]) == 1:
+		token := uint64(intOf(r[1]))
+		s.hold(token)
+		host, err := decodeHost([]byte(strOf(r[2])))
+		if err != nil {
+			return nil, time.Time{}, fmt.Errorf("redisstore: claim key: host %s: %w", key, err)
+		}
+		host.NextAllowed = timeOf(intOf(r[3]))
+		return &frontier.Lease{
+			Item:    frontier.Item{Key: key},
+			Host:    host,
+			Token:   token,
+			Expires: at.Add(time.Duration(intOf(r[4])) * time.Microsecond),
+		}, time.Time{}, nil
+	case len(r) == 2 && intOf(r[0]) == 0:
+		return nil, at.Add(time.Duration(intOf(r[1])) * time.Microsecond), nil
+	}
+	return nil, time.Time{}, fmt.Errorf("redisstore: claim key: %w: reply %v", errCorrupt, r)
+}
+
+// Ack implements frontier.Store.
+func (s *Store) Ack(ctx context.Context, l *frontier.Lease, now time.Time, o frontier.Outcome) error {
+	return s.end(ctx, l, now, o, false)
+}
+
+// Release implements frontier.Store.
+func (s *Store) Release(ctx context.Context, l *frontier.Lease, now time.Time, o frontier.Outcome) error {
+	return s.end(ctx, l, now, o, true)
+}
+
+func (s *Store) end(ctx context.Context, l *frontier.Lease, now time.Time, o frontier.Outcome, requeue bool) error {
+	if l == nil {
+		return frontier.ErrLeaseLost
+	}
+	var item []byte
+	if requeue && l.URL != "" {
+		item = encodeItem(nil, &l.Item) // with what it has been through since
+	}
+	op := "ack"
+	if requeue {
+		op = "release"
+	}
+	cp := o.Checkpoint
+	if cp == nil {
+		cp = []byte{}
+	}
+	r, err := s.call(ctx, finishScript, op, now,
+		strconv.FormatUint(l.Token, 10), l.Key, flag(requeue), item,
+		encodeHost(&o.Host), ceilMicros(o.Host.Delay), ceilMicros(o.Rest),
+		flag(o.Checkpoint != nil), cp, s.opt.Checkpoint)
+	if err != nil {
+		return err
+	}
+	s.unhold(l.Token)
+	if len(r) != 1 {
+		return fmt.Errorf("redisstore: %s: %w: reply %v", op, errCorrupt, r)
+	}
+	switch intOf(r[0]) {
+	case 0:
+		return nil
+	case 1:
+		return frontier.ErrLeaseLost
+	case 2:
+		return frontier.ErrGivenUp
+	}
+	return fmt.Errorf("redisstore: %s: %w: reply %v", op, errCorrupt, r)
+}
+
+// GiveUp implements frontier.Store.
+func (s *Store) GiveUp(ctx context.Context, key string) ([]frontier.Item, error) {
+	r, err := s.call(ctx, giveUpScript, "give up", time.Time{}, key)
+	if err != nil {
+		return nil, err
+	}
+	items := make([]frontier.Item, 0, len(r))
+	for _, v := range r {
+		it, err := decodeItem([]byte(strOf(v)), key)
+		if err != nil {
+			return items, fmt.Errorf("redisstore: give up %s: %w", key, err)
+		}
+		items = append(items, it)
+	}
+	return items, nil
+}
+
+// read runs the read-only script for what ("counts" or "host").
+func (s *Store) read(ctx context.Context, op string, now time.Time, what, key string) ([]any, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var reply []any
+	err := s.retry(ctx, op, func() error {
+		v, err := readScript.Run(ctx, s.c, s.keys, s.prefix, what, micros(now), flag(s.opt.CallerClock), key).Result()
+		if err != nil {
+			return err
+		}
+		arr, ok := v.([]any)
+		if !ok {
+			return fmt.Errorf("%w: reply %T", errCorrupt, v)
+		}
+		reply = arr
+		return nil
+	})
+	return reply, err
+}
+
+// Host implements frontier.Store. A key that must rest after a Redis
+// restart shows the rest already.
+func (s *Store) Host(ctx context.Context, key string) (frontier.HostState, error) {
+	r, err := s.read(ctx, "host", time.Time{}, "host", key)
+	if err != nil {
+		return frontier.HostState{}, err
+	}
+	if len(r) != 2 {
+		return frontier.HostState{}, fmt.Errorf("redisstore: host: %w: reply %v", errCorrupt, r)
+	}
+	h, err := decodeHost([]byte(strOf(r[1])))
+	if err != nil {
+		return frontier.HostState{}, fmt.Errorf("redisstore: host %s: %w", key, err)
+	}
+	h.NextAllowed = timeOf(intOf(r[0]))
+	return h, nil
+}
+
+// Counts implements frontier.Store. Ready and Resting count the keys by
+// their place in the ready set: a key that must rest after a Redis restart
+// counts as ready until a script touches it.
+func (s *Store) Counts(ctx context.Context, now time.Time) (frontier.Counts, error) {
+	r, err := s.read(ctx, "counts", now, "counts", "")
+	if err != nil {
+		return frontier.Counts{}, err
+	}
+	if len(r) != 7 {
+		return frontier.Counts{}, fmt.Errorf("redisstore: counts: %w: reply %v", errCorrupt, r)
+	}
+	n := func(i int) int { return int(intOf(r[i])) }
+	return frontier.Counts{
+		Queued: n(0), Leased: n(1), Hosts: n(2), Busy: n(3), Scheduled: n(4),
+		Ready: n(5), Resting: n(6),
+	}, nil
+}
+
+// Meta implements frontier.Store.
+func (s *Store) Meta(ctx context.Context, name string) ([]byte, error) {
+	var v []byte
+	err := s.retry(ctx, "meta", func() error {
+		b, err := s.c.HGet(ctx, s.prefix+"meta", name).Bytes()
+		if errors.Is(err, redis.Nil) {
+			v = nil
+			return nil
+		}
+		v = b
+		return err
+	})
+	return v, err
+}
+
+// SetMeta implements frontier.Store. It is as durable as Redis's
+// persistence makes it.
+func (s *Store) SetMeta(ctx context.Context, name string, value []byte) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return s.retry(ctx, "set meta", func() error {
+		return s.c.HSet(ctx, s.prefix+"meta", name, value).Err()
+	})
+}
+
+// Checkpoint implements frontier.Store: the checkpoint of the last Ack of
+// any Store of the job with the same Options.Checkpoint.
+func (s *Store) Checkpoint(ctx context.Context) ([]byte, error) {
+	var v []byte
+	err := s.retry(ctx, "checkpoint", func() error {
+		b, err := s.c.Get(ctx, s.prefix+"cp:"+s.opt.Checkpoint).Bytes()
+		if errors.Is(err, redis.Nil) {
+			v = nil
+			return nil
+		}
+		v = b
+		return err
+	})
+	return v, err
+}
+
+// Close ends the leases this Store granted and that were not ended — their
+// items go back to the front of their queues, their keys rest a full Delay
+// — so that other processes need not wait for them to expire; and closes
+// the client if Open made it. Items stay in Redis: the job goes on with
+// other Stores, or a later one.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	tokens := make([]any, 0, len(s.held))
+	for t := range s.held {
+		tokens = append(tokens, strconv.FormatUint(t, 10))
+	}
+	clear(s.held)
+	s.mu.Unlock()
+	var err error
+	if len(tokens) > 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+		_, err = s.call(ctx, dropScript, "close", time.Time{}, tokens...)
+		cancel()
+	}
+	if s.own {
+		err = errors.Join(err, s.c.Close())
+	}
+	return err
+}
+
+// open returns ErrClosed once the Store is closed: it grants no more
+// leases, which Close could not end.
+func (s *Store) open() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	return nil
+}
+
+func (s *Store) hold(token uint64) {
+	s.mu.Lock()
+	if !s.closed {
+		s.held[token] = struct{}{}
+	}
+	s.mu.Unlock()
+}
+
+func (s *Store) unhold(token uint64) {
+	s.mu.Lock()
+	delete(s.held, token)
+	s.mu.Unlock()
+}
+
+func intOf(v any) int64 {
+	n, _ := v.(int64)
+	return n
+}
+
+func strOf(v any) string {
+	s, _ := v.(string)
+	return s
+}
+
+// The scripts. Each is the prelude, shared, and its own part.
+var (
+	//go:embed lua/prelude.lua
+	prelude string
+	//go:embed lua/add.lua
+	addSrc string
+	//go:embed lua/claim.lua
+	claimSrc string
+	//go:embed lua/claimkey.lua
+	claimKeySrc string
+	//go:embed lua/finish.lua
+	finishSrc string
+	//go:embed lua/giveup.lua
+	giveUpSrc string
+	//go:embed lua/drop.lua
+	dropSrc string
+	//go:embed lua/read.lua
+	readSrc string
+
+	addScript      = redis.NewScript(prelude + addSrc)
+	claimScript    = redis.NewScript(prelude + claimSrc)
+	claimKeyScript = redis.NewScript(prelude + claimKeySrc)
+	finishScript   = redis.NewScript(prelude + finishSrc)
+	giveUpScript   = redis.NewScript(prelude + giveUpSrc)
+	dropScript     = redis.NewScript(prelude + dropSrc)
+	readScript     = redis.NewScript(readSrc)
+)
