@@ -97,6 +97,9 @@ func New(opts ...Option) (*Crawler, error) {
 			return nil, err
 		}
 	}
+	if cfg.recorder != nil && (cfg.client != nil || cfg.transport != nil) {
+		return nil, invalid("WithWARC records through the crawler's own transport: it cannot be combined with WithHTTPClient or WithTransport")
+	}
 	if cfg.maxDelay < cfg.minDelay {
 		return nil, invalid("max delay %v is below the minimum delay %v", cfg.maxDelay, cfg.minDelay)
 	}

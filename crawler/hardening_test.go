@@ -1,11 +1,14 @@
 package crawler_test
 
 import (
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -14,6 +17,7 @@ import (
 
 	"github.com/heedcrawl/heed/crawler"
 	"github.com/heedcrawl/heed/fetch"
+	"github.com/heedcrawl/heed/fetch/warc"
 	"github.com/heedcrawl/heed/frontier"
 )
 
@@ -381,5 +385,55 @@ func TestCheckpointTravelsWithEachAck(t *testing.T) {
 	cp, err := store.Checkpoint(context.Background())
 	if err != nil || string(cp) != "5" || records != 5 {
 		t.Errorf("Checkpoint = %q, %v after %d records; want 5", cp, err, records)
+	}
+}
+
+func TestWARCRecordsEveryExchange(t *testing.T) {
+	s := newSite(t, defaultRobots, map[string]http.HandlerFunc{
+		"/":      htmlPage("home", "/moved", "/gone"),
+		"/moved": redirectTo(http.StatusMovedPermanently, "/a"),
+		"/a":     htmlPage("a"),
+	})
+	dir := t.TempDir()
+	w, err := warc.NewWriter(dir, warc.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newCrawler(t, crawler.WithWARC(w))
+	runCrawl(t, c, s.URL+"/")
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var all strings.Builder
+	for _, name := range w.Files() {
+		f, err := os.Open(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		zr, err := gzip.NewReader(f) // multistream: every member
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.Copy(&all, zr); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	for _, path := range []string{"/robots.txt", "/", "/moved", "/a", "/gone"} {
+		for _, typ := range []string{"request", "response"} {
+			want := "WARC-Type: " + typ + "\r\n"
+			found := false
+			for _, rec := range strings.Split(all.String(), "WARC/1.1\r\n") {
+				if strings.Contains(rec, want) && strings.Contains(rec, "WARC-Target-URI: "+s.URL+path+"\r\n") {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("no %s record for %s", typ, path)
+			}
+		}
+	}
+	if _, err := crawler.New(crawler.WithWARC(w), crawler.WithTransport(http.DefaultTransport)); !errors.Is(err, crawler.ErrInvalidOption) {
+		t.Errorf("WithWARC with WithTransport: %v, want ErrInvalidOption", err)
 	}
 }

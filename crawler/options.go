@@ -95,6 +95,7 @@ type config struct {
 	allowPrivate   bool
 	store          frontier.Store
 	checkpoint     func() []byte
+	recorder       fetch.Recorder
 	extractors     map[string][]fetch.Extractor // media type → extractors that replace the defaults
 	extraExtract   []registration               // added to the defaults, in order
 }
@@ -576,6 +577,19 @@ func WithStore(s frontier.Store) Option {
 func WithCheckpoint(checkpoint func() []byte) Option {
 	return func(c *config) error {
 		c.checkpoint = checkpoint
+		return nil
+	}
+}
+
+// WithWARC records every HTTP exchange of the crawl — pages, robots.txt,
+// sitemaps, redirects, error statuses — as it came off the connection, to
+// rec: a *warc.Writer (package fetch/warc) writes WARC/1.1 files. Recording
+// needs the crawler's own transport, so it cannot be combined with
+// WithHTTPClient or WithTransport. A recording that fails (a full disk)
+// stops the crawl with the error, as a Store failure does.
+func WithWARC(rec fetch.Recorder) Option {
+	return func(c *config) error {
+		c.recorder = rec
 		return nil
 	}
 }

@@ -56,6 +56,7 @@ func crawlFetcher(cfg *config, addrs *fetch.AddressPolicy) *fetch.Fetcher {
 		Timeout:        cfg.timeout,
 		MaxBodySize:    cfg.bodyLimit,
 		MaxRedirects:   cfg.maxRedirects,
+		Recorder:       cfg.recorder,
 		Directives: fetch.DirectivePolicy{
 			Agents:       []string{cfg.agent},
 			IgnoreMeta:   !cfg.respectNofollw,

@@ -24,6 +24,9 @@ func (r *run) fetchSitemap(ctx context.Context, j *job, u *url.URL) {
 	if err != nil {
 		r.observe(j, 0, nil, r.now().Sub(start), err)
 		switch {
+		case errors.Is(err, fetch.ErrRecord):
+			r.fail(fmt.Errorf("crawler: recording %s: %w", j.URL, err))
+			r.deferJob(ctx, j)
 		case ctx.Err() != nil:
 			r.deferJob(ctx, j)
 		case errors.Is(err, fetch.ErrForbiddenAddress):
@@ -43,7 +46,9 @@ func (r *run) fetchSitemap(ctx context.Context, j *job, u *url.URL) {
 			r.readSitemap(ctx, &j.Item, u, body)
 		}
 		io.Copy(io.Discard, io.LimitReader(body, 64<<10)) // let the connection be reused
-		body.Close()
+		if err := body.Close(); errors.Is(err, fetch.ErrRecord) {
+			r.fail(fmt.Errorf("crawler: recording %s: %w", j.URL, err))
+		}
 	}
 	r.observe(j, status, header, r.now().Sub(start), nil)
 	switch {

@@ -220,6 +220,9 @@ func (r *run) robotsAllow(ctx context.Context, j *job, u *url.URL) bool {
 		j.BlockedSince = time.Time{}
 		return true
 	}
+	if e != nil && errors.Is(e.Err, fetch.ErrRecord) && v.Fetched {
+		r.fail(fmt.Errorf("crawler: recording %s: %w", e.URL, e.Err))
+	}
 	if e != nil && errors.Is(e.Err, fetch.ErrForbiddenAddress) {
 		r.forbidden(ctx, j, e.Err)
 		return false
@@ -411,6 +414,9 @@ func (r *run) fetchPage(ctx context.Context, j *job, u *url.URL) {
 	r.observe(j, status, header, r.now().Sub(start), err)
 	if err != nil {
 		switch {
+		case errors.Is(err, fetch.ErrRecord):
+			r.fail(fmt.Errorf("crawler: recording %s: %w", j.URL, err))
+			r.deferJob(ctx, j)
 		case ctx.Err() != nil:
 			r.deferJob(ctx, j)
 		case errors.Is(err, fetch.ErrForbiddenAddress):
