@@ -323,8 +323,18 @@ func TestHostileWebHangsEndOnClose(t *testing.T) {
 			t.Errorf("%s: status %d, want 0 for a response that never completed", e.URL(), e.Status)
 		}
 	}
-	if n := hw.Log.Len(); n != 5 {
-		t.Errorf("%d requests logged, want 5 (silent.test's never reach the log)", n)
+	// The two requests seen to start are logged; the earlier ones are if
+	// they reached the server before the client's timeout, which a loaded
+	// machine may not grant. silent.test's never reach the log.
+	targets := map[string]int{}
+	for _, e := range hw.Log.Entries() {
+		targets[e.Host+e.Target]++
+		if e.Host == "silent.test" {
+			t.Errorf("silent.test request logged: %s", e.URL())
+		}
+	}
+	if targets["hang.test/hang"] < 1 || targets["drip.test/drip/body"] < 1 || hw.Log.Len() > 5 {
+		t.Errorf("logged %v, want the hanging and dripping requests, at most 5 in all", targets)
 	}
 }
 
