@@ -132,7 +132,9 @@ func decodeItem(b []byte, key string) (frontier.Item, error) {
 	it.FromSitemap = flags&fFromSitemap != 0
 	if flags&fMeta != 0 {
 		n := d.count()
-		it.Meta = make(map[string]string, n)
+		if n > 0 {
+			it.Meta = make(map[string]string, n)
+		}
 		for range n {
 			k := d.string()
 			it.Meta[k] = d.string()
@@ -142,8 +144,9 @@ func decodeItem(b []byte, key string) (frontier.Item, error) {
 		it.Retries = d.int()
 	}
 	if flags&fRedirects != 0 {
-		n := d.count()
-		it.Redirects = make([]string, n)
+		if n := d.count(); n > 0 {
+			it.Redirects = make([]string, n)
+		}
 		for i := range it.Redirects {
 			it.Redirects[i] = d.string()
 		}

@@ -1,0 +1,167 @@
+package redisstore
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/heedcrawl/heed/frontier"
+	"github.com/heedcrawl/heed/internal/redistest"
+)
+
+// TestInvariants runs a random mix of every operation — adds with
+// duplicates and limits, claims, key claims, acks and releases with rests,
+// leases left to expire, give-ups, on two Stores — and after each checks
+// the counters and the ready set the scripts keep against what Redis
+// holds: the queues and the leases themselves.
+func TestInvariants(t *testing.T) {
+	srv := redistest.Start(t)
+	c := srv.Client()
+	job := newJob(t)
+	o := Options{CallerClock: true}
+	stores := []*Store{mustNew(t, srv, job, o), mustNew(t, srv, job, o)}
+	rng := rand.New(rand.NewPCG(1, 2))
+	now := time.Now()
+	perHost := 2
+	claimOpt := frontier.ClaimOptions{PerHost: perHost, Lease: 10 * time.Second}
+	lim := frontier.Limits{MaxPagesPerHost: 40, MaxSitemapsPerHost: 3}
+	var leases []*frontier.Lease
+	var granted, ended, lost, expiries int
+	for step := range 1000 {
+		s := stores[rng.IntN(2)]
+		op := rng.IntN(100)
+		switch {
+		case op < 30:
+			var batch []frontier.Item
+			for range rng.IntN(6) + 1 {
+				it := item(fmt.Sprintf("k%d", rng.IntN(10)), fmt.Sprintf("/%d", rng.IntN(60)))
+				if rng.IntN(10) == 0 {
+					it.Kind = frontier.KindSitemap
+				}
+				batch = append(batch, it)
+			}
+			if _, err := s.Add(ctx, batch, lim); err != nil {
+				t.Fatalf("step %d: Add: %v", step, err)
+			}
+		case op < 60:
+			cl, err := s.Claim(ctx, now, claimOpt)
+			if err != nil {
+				t.Fatalf("step %d: Claim: %v", step, err)
+			}
+			if cl.Lease != nil {
+				granted++
+				leases = append(leases, cl.Lease)
+			}
+		case op < 65:
+			l, _, err := s.ClaimKey(ctx, fmt.Sprintf("k%d", rng.IntN(11)), now, claimOpt)
+			if err != nil {
+				t.Fatalf("step %d: ClaimKey: %v", step, err)
+			}
+			if l != nil {
+				granted++
+				leases = append(leases, l)
+			}
+		case op < 90 && len(leases) > 0:
+			i := rng.IntN(len(leases))
+			l := leases[i]
+			leases = append(leases[:i], leases[i+1:]...)
+			h := l.Host
+			h.Delay = time.Duration(rng.IntN(3)) * time.Second
+			out := frontier.Outcome{Host: h, Rest: time.Duration(rng.IntN(2000)) * time.Millisecond}
+			var err error
+			if rng.IntN(3) == 0 {
+				l.Retries++
+				err = s.Release(ctx, l, now, out)
+			} else {
+				err = s.Ack(ctx, l, now, out)
+			}
+			switch {
+			case err == nil:
+				ended++
+			case errors.Is(err, frontier.ErrLeaseLost):
+				lost++
+			case !errors.Is(err, frontier.ErrGivenUp):
+				t.Fatalf("step %d: ending a lease: %v", step, err)
+			}
+		case op < 91:
+			key := fmt.Sprintf("k%d", rng.IntN(10))
+			if _, err := s.GiveUp(ctx, key); err != nil {
+				t.Fatalf("step %d: GiveUp: %v", step, err)
+			}
+		default:
+			// Time passes: rests end, and now and then leases expire.
+			now = now.Add(time.Duration(rng.IntN(4000)) * time.Millisecond)
+			if rng.IntN(4) == 0 {
+				now = now.Add(claimOpt.Lease)
+				expiries++
+			}
+		}
+		checkInvariants(t, step, c, stores[0], now, perHost)
+	}
+	if granted < 100 || ended < 50 || lost == 0 || expiries == 0 {
+		t.Errorf("%d leases granted, %d ended, %d lost, %d expiries: the mix misses cases", granted, ended, lost, expiries)
+	}
+}
+
+// checkInvariants compares the counters and the ready set with the queues
+// and leases in Redis.
+func checkInvariants(t *testing.T, step int, c *redis.Client, s *Store, now time.Time, perHost int) {
+	t.Helper()
+	p := s.prefix
+	leased := map[string]int{}
+	for _, key := range c.HGetAll(ctx, p+"lease").Val() {
+		leased[key]++
+	}
+	queued := map[string]int{}
+	for _, q := range c.Keys(ctx, p+"q:*").Val() {
+		queued[strings.TrimPrefix(q, p+"q:")] = int(c.LLen(ctx, q).Val())
+	}
+	var want frontier.Counts
+	keys := map[string]bool{}
+	for k, n := range queued {
+		want.Queued += n
+		keys[k] = true
+	}
+	for k, n := range leased {
+		want.Leased += n
+		want.Busy++
+		keys[k] = true
+	}
+	want.Hosts = len(keys)
+	got, err := s.Counts(ctx, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Queued != want.Queued || got.Leased != want.Leased || got.Hosts != want.Hosts || got.Busy != want.Busy {
+		t.Fatalf("step %d: Counts = %+v; the queues and leases say %+v", step, got, want)
+	}
+	if n := int(c.HLen(ctx, p+"item").Val()); n > want.Leased {
+		t.Fatalf("step %d: %d leased items for %d leases", step, n, want.Leased)
+	}
+	if n := c.ZCard(ctx, p+"exp").Val(); int(n) != want.Leased {
+		t.Fatalf("step %d: %d lease expiries for %d leases", step, n, want.Leased)
+	}
+	ready := map[string]bool{}
+	for _, k := range c.ZRange(ctx, p+"ready", 0, -1).Val() {
+		ready[k] = true
+	}
+	for k := range keys {
+		rec := c.HMGet(ctx, p+"k:"+k, "leased", "gu").Val()
+		if fmt.Sprint(rec[0]) != fmt.Sprint(leased[k]) {
+			t.Fatalf("step %d: key %s counts %v leases, holds %d", step, k, rec[0], leased[k])
+		}
+		claimable := queued[k] > 0 && leased[k] < perHost && rec[1] == nil
+		if claimable != ready[k] {
+			t.Fatalf("step %d: key %s (queued %d, leased %d, given up %v) in the ready set: %v", step, k, queued[k], leased[k], rec[1], ready[k])
+		}
+		delete(ready, k)
+	}
+	for k := range ready {
+		t.Fatalf("step %d: key %s in the ready set with nothing queued", step, k)
+	}
+}
