@@ -16,7 +16,8 @@
 // Every operation is one Lua script, run atomically by Redis: Add
 // (add-if-new for a batch, with the limits), Claim, ClaimKey, Ack and
 // Release, GiveUp. A page therefore costs three round trips: its Claim, the
-// Add of its links, its Ack. The scripts implement what the frontier's
+// Add of its links, its Ack (plus, once per script after Redis starts, one
+// to load the script). The scripts implement what the frontier's
 // Schedule does in one process: one FIFO queue per politeness key (a LIST;
 // Release puts an item back at the front), and a sorted set of the keys
 // that have queued items and a free lease slot, scored by when each may
@@ -49,14 +50,19 @@
 // expired lease. HostState.NextAllowed is on Redis's clock.
 //
 // Options.CallerClock makes the Store decide on the now its caller passes
-// instead: for a crawl of one process that keeps its state in Redis, and for
-// tests on a controlled clock — the contract suite in frontier/storetest
-// asks for a key at "t0 + 3 s" right after it rested 2 s.
+// instead (Add and GiveUp, which are given none, take the latest now any
+// caller gave): for a crawl of one process that keeps its state in Redis,
+// and for tests on a controlled clock — the contract suite in
+// frontier/storetest asks for a key at "t0 + 3 s" right after it rested
+// 2 s.
 //
 // # Keys
 //
 // A job's keys share the prefix heed:{job}:, whose hash tag puts them all in
-// one slot of a Redis Cluster, so that one script may touch them all:
+// one slot of a Redis Cluster, so that one script may touch them all (the
+// scripts declare the counters hash, which routes them to the slot, and
+// touch the job's other keys, all in that slot). A job is thus served by one
+// Redis primary, however large the cluster:
 //
 //	heed:{job}:n          hash: counters (queued, leased, hosts, busy,
 //	                      scheduled), the job's settings (perhost, keep,
@@ -97,7 +103,8 @@
 // with the reply it gave (kept in the Store's memo hash until the Store's
 // next request). Transient errors — a dropped or refused connection, a
 // server loading its data set, a failover in progress — are retried with
-// back-off for Options.RetryFor, then returned: the crawl stops with the
+// back-off for Options.RetryFor (on top of the client's own retries, see
+// redis.Options.MaxRetries), then returned: the crawl stops with the
 // error. A worker never fetches on a lease the Store did not grant.
 //
 // What survives a Redis restart is what Redis persisted:

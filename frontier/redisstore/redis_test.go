@@ -85,7 +85,7 @@ func TestRedisClock(t *testing.T) {
 	if l == nil || l.URL != "http://a/1" {
 		t.Fatalf("Claim = %+v, want a/1", l)
 	}
-	const rest = 300 * time.Millisecond
+	const rest = time.Second
 	acked := time.Now()
 	if err := s.Ack(ctx, l, acked, frontier.Outcome{Host: l.Host, Rest: rest}); err != nil {
 		t.Fatal(err)
@@ -136,7 +136,7 @@ func TestLeaseExpiry(t *testing.T) {
 	s2 := mustNew(t, srv, job, Options{})
 	mustAdd(t, s1, item("a", "/1"), item("a", "/2"))
 	l := claimAt(t, s1, time.Now(), opt).Lease
-	const delay, lease = 200 * time.Millisecond, 300 * time.Millisecond
+	const delay, lease = 500 * time.Millisecond, time.Second
 	host := l.Host
 	host.Delay = delay
 	if err := s1.Ack(ctx, l, time.Now(), frontier.Outcome{Host: host}); err != nil {

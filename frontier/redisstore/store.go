@@ -69,8 +69,9 @@ type Options struct {
 	Poll time.Duration
 	// RetryFor bounds how long an operation that failed for a transient
 	// reason (connection lost or refused, Redis loading or failing over)
-	// is retried before its error is returned; zero means
-	// DefaultRetryFor, negative no retries beyond the client's own.
+	// is retried before its error is returned, on top of the retries of
+	// the client (redis.Options.MaxRetries); zero means DefaultRetryFor,
+	// negative no retries beyond the client's own.
 	RetryFor time.Duration
 	// Checkpoint names the checkpoint Ack stores and Checkpoint returns:
 	// give each process that keeps its own output its own name.

@@ -1,0 +1,90 @@
+package redisstore
+
+import (
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/heedcrawl/heed/frontier"
+	"github.com/heedcrawl/heed/internal/redistest"
+)
+
+// BenchmarkPage measures what a page costs the Store: its Claim, an Add of
+// ten links, its Ack, on a local redis-server that fsyncs every write.
+func BenchmarkPage(b *testing.B) {
+	srv := redistest.Start(b)
+	s, err := New(srv.Client(), "bench", Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var seeds []frontier.Item
+	for i := range 100 {
+		seeds = append(seeds, item(fmt.Sprintf("h%d", i), "/"))
+	}
+	if _, err := s.Add(ctx, seeds, frontier.Limits{}); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := range b.N {
+		c, err := s.Claim(ctx, time.Now(), opt)
+		if err != nil || c.Lease == nil {
+			b.Fatalf("Claim = %+v, %v", c, err)
+		}
+		links := make([]frontier.Item, 10)
+		for j := range links {
+			links[j] = item(fmt.Sprintf("h%d", (i+j)%100), fmt.Sprintf("/%d/%d", i, j))
+		}
+		if _, err := s.Add(ctx, links, frontier.Limits{}); err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Ack(ctx, c.Lease, time.Now(), frontier.Outcome{Host: c.Lease.Host}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkPageParallel is BenchmarkPage with many workers at once: Redis
+// fsyncs the writes of one event-loop turn together.
+func BenchmarkPageParallel(b *testing.B) {
+	srv := redistest.Start(b)
+	s, err := New(srv.Client(), "bench", Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var seeds []frontier.Item
+	for i := range 1000 {
+		seeds = append(seeds, item(fmt.Sprintf("h%d", i), "/"))
+	}
+	if _, err := s.Add(ctx, seeds, frontier.Limits{}); err != nil {
+		b.Fatal(err)
+	}
+	var n atomic.Int64
+	b.SetParallelism(16)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			i := int(n.Add(1))
+			c, err := s.Claim(ctx, time.Now(), opt)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			if c.Lease == nil {
+				continue
+			}
+			links := make([]frontier.Item, 10)
+			for j := range links {
+				links[j] = item(fmt.Sprintf("h%d", (i+j)%1000), fmt.Sprintf("/%d/%d", i, j))
+			}
+			if _, err := s.Add(ctx, links, frontier.Limits{}); err != nil {
+				b.Error(err)
+				return
+			}
+			if err := s.Ack(ctx, c.Lease, time.Now(), frontier.Outcome{Host: c.Lease.Host}); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
