@@ -234,6 +234,7 @@ type Frontier struct {
 	wake       chan struct{} // closed to wake them
 	timer      <-chan time.Time
 	timerAt    time.Time
+	pollTimer  <-chan time.Time
 
 	waitHook func() // tests: called each time a Next call is about to block
 }
@@ -502,6 +503,7 @@ func registrableDomain(name string) string {
 func (f *Frontier) Next(ctx context.Context) (*Lease, error) {
 	f.watch(1)
 	defer f.watch(-1)
+	polled := false
 	for {
 		wake, err := f.wakeChan(ctx)
 		if err != nil {
@@ -516,13 +518,18 @@ func (f *Frontier) Next(ctx context.Context) (*Lease, error) {
 			return nil, fmt.Errorf("%w: %w", ErrStore, err)
 		}
 		if c.Lease != nil {
+			if polled {
+				f.broadcast() // the poll found work: there may be more
+			}
 			return c.Lease, nil
 		}
 		if c.Idle {
 			return nil, ErrExhausted
 		}
-		if err := f.wait(ctx, wake, c.Next); err != nil {
+		if err := f.wait(ctx, wake, c.Next); err != nil && err != errPolled {
 			return nil, err
+		} else if err == errPolled {
+			polled = true
 		}
 	}
 }
@@ -549,7 +556,7 @@ func (f *Frontier) NextKey(ctx context.Context, key string) (*Lease, error) {
 		if l != nil {
 			return l, nil
 		}
-		if err := f.wait(ctx, wake, next); err != nil {
+		if err := f.wait(ctx, wake, next); err != nil && err != errPolled {
 			return nil, err
 		}
 	}
@@ -579,8 +586,11 @@ func (f *Frontier) wakeChan(ctx context.Context) (chan struct{}, error) {
 	return f.wake, nil
 }
 
+// errPolled is wait's answer when the poll interval passed.
+var errPolled = errors.New("frontier: poll")
+
 // wait blocks until wake closes, the time at comes (zero: no time), the
-// poll interval passes or ctx ends. One timer, shared by all waiters, is
+// poll interval passes (errPolled) or ctx ends. One timer, shared by all waiters, is
 // armed for the earliest time; whoever receives it wakes the others.
 func (f *Frontier) wait(ctx context.Context, wake chan struct{}, at time.Time) error {
 	f.mu.Lock()
@@ -599,13 +609,27 @@ func (f *Frontier) wait(ctx context.Context, wake chan struct{}, at time.Time) e
 	}
 	var poll <-chan time.Time
 	if f.poll > 0 {
-		poll = f.clock.After(f.poll)
+		// One poll timer for all waiters, and its tick wakes one of them:
+		// a shared Store is asked once per interval, not once per idle
+		// worker. A waiter that then finds work wakes the others.
+		f.mu.Lock()
+		if f.pollTimer == nil {
+			f.pollTimer = f.clock.After(f.poll)
+		}
+		poll = f.pollTimer
+		f.mu.Unlock()
 	}
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-wake:
 	case <-poll:
+		f.mu.Lock()
+		if f.pollTimer == poll {
+			f.pollTimer = nil
+		}
+		f.mu.Unlock()
+		return errPolled
 	case <-timer:
 		f.mu.Lock()
 		if f.timer == timer {
