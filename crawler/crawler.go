@@ -535,11 +535,15 @@ func (r *run) newGate(key func(*url.URL) string) (*robots.Gate, error) {
 	// The gate paces robots.txt under the same key as the frontier uses
 	// for the host's pages, with the frontier's leases.
 	var keeper robots.EntryKeeper
-	if _, inMemory := r.fr.Store().(*frontier.MemoryStore); !inMemory {
+	switch st := r.fr.Store().(type) {
+	case *frontier.MemoryStore:
+	case robots.EntryKeeper: // a Store with a place of its own for them
+		keeper = st
+	default:
 		// A Store that outlives the process keeps robots.txt too: a
 		// resumed crawl, or another process of a distributed one, reads
 		// it back instead of asking the site again within its 24 hours.
-		keeper = storeKeeper{r.fr.Store()}
+		keeper = storeKeeper{st}
 	}
 	return newRobotsGate(r.cfg, r.fetcher, leasePacer{r}, key, keeper)
 }

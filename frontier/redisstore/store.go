@@ -605,6 +605,35 @@ func (s *Store) SetMeta(ctx context.Context, name string, value []byte) error {
 	})
 }
 
+// robotsTTL is how long Redis keeps a robots.txt entry: longer than any
+// entry lives (its own Expires governs), short enough that a job's hosts
+// do not pile up in memory for ever.
+const robotsTTL = 31 * 24 * time.Hour
+
+// LoadEntry returns the robots.txt entry kept for authority, or nil: the
+// crawler's robots gate reads it (robots.EntryKeeper), so the processes of a
+// job fetch a site's robots.txt once between them.
+func (s *Store) LoadEntry(ctx context.Context, authority string) ([]byte, error) {
+	var v []byte
+	err := s.retry(ctx, "load robots entry", func() error {
+		b, err := s.c.Get(ctx, s.prefix+"robots:"+authority).Bytes()
+		if errors.Is(err, redis.Nil) {
+			v = nil
+			return nil
+		}
+		v = b
+		return err
+	})
+	return v, err
+}
+
+// SaveEntry keeps the robots.txt entry of authority for a month.
+func (s *Store) SaveEntry(ctx context.Context, authority string, data []byte) error {
+	return s.retry(ctx, "save robots entry", func() error {
+		return s.c.Set(ctx, s.prefix+"robots:"+authority, data, robotsTTL).Err()
+	})
+}
+
 // Checkpoint implements frontier.Store: the checkpoint of the last Ack of
 // any Store of the job with the same Options.Checkpoint.
 func (s *Store) Checkpoint(ctx context.Context) ([]byte, error) {
