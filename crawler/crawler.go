@@ -472,10 +472,15 @@ func (c *Crawler) newRun(store frontier.Store, addrs *fetch.AddressPolicy) (*run
 			// idle connections are worth keeping; a finished host's is
 			// the least recently used and goes first. Without a cap a
 			// crawl of many hosts keeps one open per host it ever
-			// visited (2,000 on bench workload c: 40 MB). Hosts paced
-			// a second apart may reconnect when more than this many
-			// wait at once, which costs little at that pace.
-			tr.MaxIdleConns = max(maxIdleConns, cfg.workers/2)
+			// visited (2,000 on bench workload c: 40 MB). The cap must
+			// stay well above the connections in use, though: when the
+			// pool overflows, net/http may close a connection just
+			// handed back with a bodiless answer (a redirect) under the
+			// request still reading it, which then fails with "too many
+			// idle connections" although the server answered — and is
+			// fetched again (bench workload c: a few duplicate fetches
+			// per run at workers/2).
+			tr.MaxIdleConns = max(maxIdleConns, 2*cfg.workers)
 			r.fetcher.Transport = tr
 		}
 		r.client = &http.Client{Transport: r.fetcher.Transport}
