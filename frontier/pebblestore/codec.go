@@ -16,9 +16,8 @@ import (
 const (
 	prefixCheckpoint = 'c' // "c": the checkpoint of the last Ack
 	prefixKey        = 'k' // "k" key: the key's record (pacing state and counters)
-	prefixLease      = 'l' // "l" token: an item in flight, with its key
 	prefixMeta       = 'm' // "m" name: a value of SetMeta
-	prefixQueue      = 'q' // "q" len(key) key seq: a queued item
+	prefixQueue      = 'q' // "q" seq key: a queued item
 	prefixSeen       = 's' // "s" URL: a URL seen
 	prefixVersion    = 'v' // "v": the format of the store
 )
@@ -40,40 +39,26 @@ var (
 	keyVersion    = []byte{prefixVersion}
 )
 
-// queuePrefix appends the prefix of key's queue to dst: its items follow in
-// order of their big-endian sequence numbers. The key's length comes first
-// so that no key's prefix is a prefix of another key's.
-func queuePrefix(dst []byte, key string) []byte {
-	dst = append(dst, prefixQueue)
-	dst = binary.AppendUvarint(dst, uint64(len(key)))
-	return append(dst, key...)
-}
-
-// queueKey appends the key of item seq of key's queue to dst.
+// queueKey appends the key of item seq of key's queue to dst. The
+// sequence number comes first: the items a round-robin claims one after
+// another — each key's next — lie side by side, so that a block read for
+// one claim serves the claims of the next keys too. A key's items are
+// found by their sequence numbers, which its record keeps.
 func queueKey(dst []byte, key string, seq uint64) []byte {
-	return binary.BigEndian.AppendUint64(queuePrefix(dst, key), seq)
+	return append(binary.BigEndian.AppendUint64(append(dst, prefixQueue), seq), key...)
 }
 
 // parseQueueKey returns the politeness key and sequence number of a queue
 // entry's key.
 func parseQueueKey(k []byte) (key string, seq uint64, ok bool) {
-	if len(k) < 1 || k[0] != prefixQueue {
+	if len(k) < 9 || k[0] != prefixQueue {
 		return "", 0, false
 	}
-	n, w := binary.Uvarint(k[1:])
-	if w <= 0 || uint64(len(k)-1-w) != n+8 {
-		return "", 0, false
-	}
-	rest := k[1+w:]
-	return string(rest[:n]), binary.BigEndian.Uint64(rest[n:]), true
+	return string(k[9:]), binary.BigEndian.Uint64(k[1:9]), true
 }
 
 func recordKey(dst []byte, key string) []byte {
 	return append(append(dst, prefixKey), key...)
-}
-
-func leaseKey(dst []byte, token uint64) []byte {
-	return binary.BigEndian.AppendUint64(append(dst, prefixLease), token)
 }
 
 func seenKey(dst []byte, url string) []byte {
@@ -82,19 +67,6 @@ func seenKey(dst []byte, url string) []byte {
 
 func metaKey(dst []byte, name string) []byte {
 	return append(append(dst, prefixMeta), name...)
-}
-
-// prefixEnd returns the smallest key greater than every key starting with
-// prefix, or nil if there is none.
-func prefixEnd(prefix []byte) []byte {
-	end := append([]byte(nil), prefix...)
-	for i := len(end) - 1; i >= 0; i-- {
-		if end[i] < 0xff {
-			end[i]++
-			return end[:i+1]
-		}
-	}
-	return nil
 }
 
 // Flags of an encoded Item: which optional fields follow. The common ones
@@ -237,23 +209,17 @@ func decodeItem(b []byte, key string) (frontier.Item, error) {
 	return it, nil
 }
 
-// appendLease appends the value of a lease: its key, then its item.
-func appendLease(dst []byte, it *frontier.Item) []byte {
-	return appendItem(appendString(dst, it.Key), it)
-}
-
-func decodeLease(b []byte) (frontier.Item, error) {
-	d := decoder{b: b}
-	key := d.string()
-	if d.err {
-		return frontier.Item{}, errCorrupt
-	}
-	return decodeItem(d.b, key)
-}
-
 // record is what the store keeps of a key: frontier.KeyRecord, the pacing
-// state and counters the Schedule hands it.
-type record = frontier.KeyRecord
+// state and counters the Schedule hands it, and where its queue lies.
+type record struct {
+	frontier.KeyRecord
+	// The key's items are the queue entries from low to tail-1: those
+	// before head (items leased or released to the front) with gaps where
+	// items were done, those from head on without. Claim writes nothing,
+	// so after a crash head may be behind: the items claimed since are
+	// leased ones, which go back to the front.
+	low, head, tail uint64
+}
 
 // Flags of an encoded record.
 const (
@@ -280,6 +246,10 @@ func appendRecord(dst []byte, r *record) []byte {
 		flags |= recPausedUntil
 	}
 	dst = append(dst, flags)
+	// Sequence numbers as distances from seqStart: a byte or two.
+	dst = binary.AppendVarint(dst, int64(r.head-seqStart))
+	dst = binary.AppendUvarint(dst, r.head-r.low)
+	dst = binary.AppendUvarint(dst, r.tail-r.head)
 	for _, d := range [...]time.Duration{h.Delay, h.CrawlDelay, h.Backoff, h.RTT} {
 		dst = binary.AppendVarint(dst, int64(d))
 	}
@@ -302,6 +272,9 @@ func decodeRecord(b []byte) (record, error) {
 	h := &r.Host
 	h.HasCrawlDelay = flags&recHasCrawlDelay != 0
 	r.GivenUp = flags&recGivenUp != 0
+	r.head = seqStart + uint64(d.varint())
+	r.low = r.head - d.uvarint()
+	r.tail = r.head + d.uvarint()
 	for _, p := range [...]*time.Duration{&h.Delay, &h.CrawlDelay, &h.Backoff, &h.RTT} {
 		*p = time.Duration(d.varint())
 	}
@@ -314,7 +287,7 @@ func decodeRecord(b []byte) (record, error) {
 	if flags&recPausedUntil != 0 {
 		h.PausedUntil = d.time()
 	}
-	if d.err || len(d.b) != 0 {
+	if d.err || len(d.b) != 0 || flags >= recPausedUntil<<1 {
 		return record{}, errCorrupt
 	}
 	return r, nil

@@ -41,8 +41,9 @@ type Options struct {
 	// memory; zero means DefaultCacheSize.
 	CacheSize int64
 	// MemTableSize is the size in bytes of one memtable, the writes not
-	// yet flushed to a table; pebble holds up to two, plus one being
-	// flushed. Zero means DefaultMemTableSize.
+	// yet flushed to a table; pebble holds two, the one written and the
+	// one being flushed (briefly more when flushes fall behind). Zero means
+	// DefaultMemTableSize.
 	MemTableSize int64
 	// SyncInterval is how long a write may wait before a background sync
 	// makes it durable, together with every other write of the interval:
@@ -106,11 +107,15 @@ type Store struct {
 	done chan struct{}
 }
 
-// queue is the Store's state of one key with queued items or leases: its
-// items are queue entries head to tail-1.
+// queue is the Store's state of one key with queued items or leases. Its
+// queued items are the entries of front, then those from head to tail-1;
+// its leased items keep their entries, at the sequence numbers in leased,
+// until they are acked or released.
 type queue struct {
 	head, tail uint64
-	leased     int
+	front      []uint64 // released items, in order, before head
+	leased     []uint64 // the items out
+	keyLeases  int      // ClaimKey's leases out
 	touched    uint64
 	// carry is what the key's record on disk counts beyond what the
 	// Schedule does: the Schedule forgets idle keys and their counters,
@@ -121,10 +126,37 @@ type queue struct {
 type counters struct{ scheduled, sitemaps, sitemapURLs int }
 
 // lease is what the Store remembers of a lease in memory: its key, and
-// whether it holds an item (ClaimKey's do not).
+// the sequence number of its item's entry (ClaimKey's have none).
 type lease struct {
 	key  string
+	seq  uint64
 	item bool
+}
+
+// queued is the number of items queued.
+func (q *queue) queued() int { return len(q.front) + int(q.tail-q.head) }
+
+// low is the first entry that may hold an item: what a record tells
+// recovery to look from.
+func (q *queue) low() uint64 {
+	low := q.head
+	if len(q.front) > 0 {
+		low = min(low, q.front[0])
+	}
+	for _, seq := range q.leased {
+		low = min(low, seq)
+	}
+	return low
+}
+
+// unlease forgets the lease of the item at seq.
+func (q *queue) unlease(seq uint64) {
+	if i := slices.Index(q.leased, seq); i >= 0 {
+		q.leased = slices.Delete(q.leased, i, i+1)
+	}
+	if len(q.leased) == 0 {
+		q.leased = nil
+	}
 }
 
 // failedError is the error of a failed Store, wrapping ErrFailed and the
@@ -199,8 +231,10 @@ func Open(dir string, opts Options) (*Store, error) {
 
 func (s *Store) pebbleOptions(fs vfs.FS) *pebble.Options {
 	po := &pebble.Options{
-		FS:                 fs,
-		CacheSize:          s.opts.CacheSize,
+		FS: fs,
+		// pebble counts its memtables against the cache: without room for
+		// them, no block would stay cached.
+		CacheSize:          s.opts.CacheSize + 2*s.opts.MemTableSize,
 		MemTableSize:       uint64(s.opts.MemTableSize),
 		FormatMajorVersion: pebble.FormatNewest,
 		Logger:             pebbleLogger{log: s.opts.Logger, fail: s.fail},
@@ -236,105 +270,25 @@ func (s *Store) recover(now time.Time) error {
 		s.checkpoint, s.durable = v, v
 	}
 
-	// Where each non-empty queue begins and ends.
-	bounds := make(map[string]*queue)
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixQueue}, UpperBound: []byte{prefixQueue + 1}})
-	if err != nil {
-		return err
-	}
-	for valid := it.First(); valid; {
-		key, head, ok := parseQueueKey(it.Key())
-		if !ok {
-			it.Close()
-			return fmt.Errorf("%w: queue key %q", errCorrupt, it.Key())
-		}
-		end := prefixEnd(queuePrefix(nil, key))
-		it.SeekLT(end)
-		_, last, _ := parseQueueKey(it.Key())
-		bounds[key] = &queue{head: head, tail: last + 1}
-		valid = it.SeekGE(end)
-	}
-	if err := it.Close(); err != nil {
-		return err
-	}
-
-	// The leases, in the order they were granted.
-	type leased struct {
-		token uint64
-		key   string
-		item  []byte
-	}
-	var leases []leased
-	it, err = s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixLease}, UpperBound: []byte{prefixLease + 1}})
-	if err != nil {
-		return err
-	}
-	for valid := it.First(); valid; valid = it.Next() {
-		k := it.Key()
-		d := decoder{b: it.Value()}
-		key := d.string()
-		if len(k) != 9 || d.err {
-			it.Close()
-			return fmt.Errorf("%w: lease %q", errCorrupt, k)
-		}
-		leases = append(leases, leased{token: bytesToToken(k[1:]), key: key, item: slices.Clone(d.b)})
-	}
-	if err := it.Close(); err != nil {
-		return err
-	}
-	// Back to the front, the last granted first, so that the first granted
-	// ends up first.
-	givenUp := make(map[string]bool)
-	for i := len(leases) - 1; i >= 0; i-- {
-		l := leases[i]
-		b.Delete(leaseKey(nil, l.token), nil)
-		gu, ok := givenUp[l.key]
-		if !ok {
-			v, err := s.get(recordKey(nil, l.key))
-			if err != nil {
-				return err
-			}
-			if v != nil {
-				r, err := decodeRecord(v)
-				if err != nil {
-					return fmt.Errorf("record of %q: %w", l.key, err)
-				}
-				gu = r.GivenUp
-			}
-			givenUp[l.key] = gu
-		}
-		if gu {
-			continue // dropped with its key's queue
-		}
-		q := bounds[l.key]
-		if q == nil {
-			q = &queue{head: seqStart, tail: seqStart}
-			bounds[l.key] = q
-		}
-		q.head--
-		b.Set(queueKey(nil, l.key, q.head), l.item, nil)
-	}
-
-	// Every key, with its record.
-	it, err = s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixKey}, UpperBound: []byte{prefixKey + 1}})
+	// Every key, with its record. The items leased at the stop kept their
+	// entries, which lie before head: they are queued again, at the front.
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixKey}, UpperBound: []byte{prefixKey + 1}})
 	if err != nil {
 		return err
 	}
 	for valid := it.First(); valid; valid = it.Next() {
 		key := string(it.Key()[1:])
 		r, err := decodeRecord(it.Value())
+		if err == nil {
+			err = s.restore(b, key, r, now)
+		}
 		if err != nil {
 			it.Close()
-			return fmt.Errorf("record of %q: %w", key, err)
+			return fmt.Errorf("key %q: %w", key, err)
 		}
-		s.restore(b, key, r, bounds[key], now)
-		delete(bounds, key)
 	}
 	if err := it.Close(); err != nil {
 		return err
-	}
-	for key, q := range bounds { // a queue without a record: not of this package, but kept
-		s.restore(b, key, record{}, q, now)
 	}
 	if b.Empty() {
 		return nil
@@ -342,19 +296,37 @@ func (s *Store) recover(now time.Time) error {
 	return s.db.Apply(b, pebble.Sync)
 }
 
-// restore adds key, found on opening with record r and queue q (nil if
-// empty), to the Schedule; a given-up key's queue is dropped.
-func (s *Store) restore(b *pebble.Batch, key string, r record, q *queue, now time.Time) {
-	queued := 0
-	if q != nil {
-		if r.GivenUp {
-			b.DeleteRange(queueKey(nil, key, q.head), queueKey(nil, key, q.tail), nil)
-		} else {
-			s.queues[key] = q
-			queued = int(q.tail - q.head)
+// restore adds key, found with record r on opening at now, to the Store
+// and its Schedule.
+func (s *Store) restore(b *pebble.Batch, key string, r record, now time.Time) error {
+	q := &queue{head: r.head, tail: r.tail}
+	for seq := r.low; seq < r.head; seq++ {
+		ok, err := s.has(queueKey(nil, key, seq))
+		if err != nil {
+			return err
+		}
+		if ok {
+			q.front = append(q.front, seq)
 		}
 	}
-	s.sched.Restore(key, r, queued, now)
+	if r.GivenUp { // its items were dropped, but for those leased then
+		for _, seq := range q.front {
+			b.Delete(queueKey(nil, key, seq), nil)
+		}
+		for ; q.head < q.tail; q.head++ {
+			b.Delete(queueKey(nil, key, q.head), nil)
+		}
+		q.front = nil
+	}
+	if q.queued() > 0 {
+		s.queues[key] = q
+	}
+	if low := q.low(); low != r.low || r.head != q.head {
+		r.low, r.head = low, q.head
+		b.Set(recordKey(nil, key), appendRecord(nil, &r), nil)
+	}
+	s.sched.Restore(key, r.KeyRecord, q.queued(), now)
+	return nil
 }
 
 // checkVersion makes sure the database is one of this package's, in the
@@ -478,6 +450,9 @@ func (s *Store) queue(key string) (*queue, error) {
 		if err != nil {
 			return nil, s.fail(fmt.Errorf("record of %q: %w", key, err))
 		}
+		// The queue is empty (the Store forgets only empty queues); it
+		// goes on from where it ended.
+		q.head, q.tail = r.tail, r.tail
 		now := s.sched.Record(key)
 		q.carry = counters{
 			scheduled:   max(r.Scheduled-now.Scheduled, 0),
@@ -491,7 +466,7 @@ func (s *Store) queue(key string) (*queue, error) {
 
 // setRecord writes key's record into b.
 func (s *Store) setRecord(b *pebble.Batch, key string, q *queue) {
-	r := s.sched.Record(key)
+	r := record{KeyRecord: s.sched.Record(key), low: q.low(), head: q.head, tail: q.tail}
 	r.Scheduled += q.carry.scheduled
 	r.Sitemaps += q.carry.sitemaps
 	r.SitemapURLs += q.carry.sitemapURLs
@@ -504,7 +479,7 @@ func (s *Store) setRecord(b *pebble.Batch, key string, q *queue) {
 // forgetIfIdle drops key's state once nothing is queued or leased: memory
 // follows the keys with work.
 func (s *Store) forgetIfIdle(key string, q *queue) {
-	if q.head == q.tail && q.leased == 0 {
+	if q.queued() == 0 && len(q.leased) == 0 && q.keyLeases == 0 {
 		delete(s.queues, key)
 	}
 }
@@ -575,8 +550,9 @@ func (s *Store) Add(ctx context.Context, batch []frontier.Item, lim frontier.Lim
 	return refused, nil
 }
 
-// Claim implements frontier.Store. The item moves from its queue to the
-// leases in one batch.
+// Claim implements frontier.Store. It writes nothing: the item keeps its
+// entry, before its queue's head, until the lease ends, and goes back to
+// the front of the queue if the process stops first.
 func (s *Store) Claim(ctx context.Context, now time.Time, opt frontier.ClaimOptions) (frontier.Claim, error) {
 	if err := ctx.Err(); err != nil {
 		return frontier.Claim{}, err
@@ -592,7 +568,7 @@ func (s *Store) Claim(ctx context.Context, now time.Time, opt frontier.ClaimOpti
 			return frontier.Claim{Next: next, Idle: s.sched.Idle()}, nil
 		}
 		q := s.queues[key]
-		if q == nil || q.head == q.tail {
+		if q == nil || q.queued() == 0 {
 			// The Schedule counts items the Store does not have: a bug,
 			// which must not spin Claim.
 			s.sched.End(key, now, frontier.Outcome{Host: host}, false)
@@ -600,33 +576,31 @@ func (s *Store) Claim(ctx context.Context, now time.Time, opt frontier.ClaimOpti
 			s.opts.Logger.Error("pebblestore: scheduled key has no queued item", "key", key)
 			continue
 		}
-		qk := queueKey(nil, key, q.head)
-		v, closer, err := s.db.Get(qk)
+		seq := q.head
+		if len(q.front) > 0 {
+			seq = q.front[0]
+		}
+		v, closer, err := s.db.Get(queueKey(s.scratch[:0], key, seq))
 		if err != nil {
-			return frontier.Claim{}, s.fail(fmt.Errorf("queue of %q at %d: %w", key, q.head, err))
+			return frontier.Claim{}, s.fail(fmt.Errorf("queue of %q at %d: %w", key, seq, err))
 		}
 		item, err := decodeItem(v, key)
-		s.token++
-		token := s.token
-		b := s.db.NewBatch()
-		b.Delete(qk, nil)
-		s.scratch = appendString(s.scratch[:0], key)
-		s.scratch = append(s.scratch, v...)
 		closer.Close()
 		if err != nil {
-			b.Close()
-			return frontier.Claim{}, s.fail(fmt.Errorf("queue of %q at %d: %w", key, q.head, err))
+			return frontier.Claim{}, s.fail(fmt.Errorf("queue of %q at %d: %w", key, seq, err))
 		}
-		b.Set(leaseKey(nil, token), s.scratch, nil)
-		err = s.apply(b)
-		b.Close()
-		if err != nil {
-			return frontier.Claim{}, err
+		if len(q.front) > 0 {
+			q.front = q.front[1:]
+			if len(q.front) == 0 {
+				q.front = nil
+			}
+		} else {
+			q.head++
 		}
-		q.head++
-		q.leased++
-		s.leases[token] = lease{key: key, item: true}
-		return frontier.Claim{Lease: &frontier.Lease{Item: item, Host: host, Token: token}}, nil
+		q.leased = append(q.leased, seq)
+		s.token++
+		s.leases[s.token] = lease{key: key, seq: seq, item: true}
+		return frontier.Claim{Lease: &frontier.Lease{Item: item, Host: host, Token: s.token}}, nil
 	}
 }
 
@@ -649,20 +623,21 @@ func (s *Store) ClaimKey(ctx context.Context, key string, now time.Time, opt fro
 	if err != nil {
 		return nil, time.Time{}, err
 	}
-	q.leased++
+	q.keyLeases++
 	s.token++
 	s.leases[s.token] = lease{key: key}
 	return &frontier.Lease{Item: frontier.Item{Key: key}, Host: host, Token: s.token}, time.Time{}, nil
 }
 
-// Ack implements frontier.Store: the lease, the key's record and the
-// checkpoint change in one batch.
+// Ack implements frontier.Store: the item's entry goes, and the key's
+// record and the checkpoint change, in one batch.
 func (s *Store) Ack(ctx context.Context, l *frontier.Lease, now time.Time, o frontier.Outcome) error {
 	return s.end(ctx, l, now, o, false)
 }
 
-// Release implements frontier.Store: the item moves from the leases back to
-// the front of its queue, with what it has been through, in one batch.
+// Release implements frontier.Store: the item's entry takes what it has
+// been through and joins the front of its queue, and the key's record
+// changes, in one batch.
 func (s *Store) Release(ctx context.Context, l *frontier.Lease, now time.Time, o frontier.Outcome) error {
 	return s.end(ctx, l, now, o, true)
 }
@@ -696,17 +671,24 @@ func (s *Store) end(ctx context.Context, l *frontier.Lease, now time.Time, o fro
 	if requeue && s.sched.GivenUp(l.Key) {
 		requeue, err = false, frontier.ErrGivenUp // dropped with its key's queue
 	}
-	if ls.item {
-		b.Delete(leaseKey(s.scratch[:0], l.Token), nil)
+	if !ls.item {
+		q.keyLeases--
+	} else {
+		q.unlease(ls.seq)
+		s.scratch = queueKey(s.scratch[:0], l.Key, ls.seq)
+		if requeue {
+			// In place, before head: the front holds the released items
+			// in the order of their entries, the order they would have
+			// after a crash.
+			n := len(s.scratch)
+			s.scratch = appendItem(s.scratch, &l.Item)
+			b.Set(s.scratch[:n], s.scratch[n:], nil)
+			i, _ := slices.BinarySearch(q.front, ls.seq)
+			q.front = slices.Insert(q.front, i, ls.seq)
+		} else {
+			b.Delete(s.scratch, nil)
+		}
 	}
-	if requeue {
-		q.head--
-		s.scratch = queueKey(s.scratch[:0], l.Key, q.head)
-		n := len(s.scratch)
-		s.scratch = appendItem(s.scratch, &l.Item)
-		b.Set(s.scratch[:n], s.scratch[n:], nil)
-	}
-	q.leased--
 	s.sched.End(l.Key, now, o, requeue)
 	s.setRecord(b, l.Key, q)
 	if o.Checkpoint != nil {
@@ -721,8 +703,9 @@ func (s *Store) end(ctx context.Context, l *frontier.Lease, now time.Time, o fro
 	return err
 }
 
-// GiveUp implements frontier.Store: the key's queue is deleted and its
-// record marked given up in one batch.
+// GiveUp implements frontier.Store: the key's queued items are deleted and
+// its record marked given up in one batch; its leased items go as their
+// leases end.
 func (s *Store) GiveUp(ctx context.Context, key string) ([]frontier.Item, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -740,25 +723,30 @@ func (s *Store) GiveUp(ctx context.Context, key string) ([]frontier.Item, error)
 	var items []frontier.Item
 	b := s.db.NewBatch()
 	defer b.Close()
-	if q.head != q.tail {
-		lo, hi := queueKey(nil, key, q.head), queueKey(nil, key, q.tail)
-		it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	drop := func(seq uint64) error {
+		qk := queueKey(nil, key, seq)
+		v, closer, err := s.db.Get(qk)
 		if err != nil {
-			return nil, s.fail(err)
+			return s.fail(fmt.Errorf("queue of %q at %d: %w", key, seq, err))
 		}
-		for valid := it.First(); valid; valid = it.Next() {
-			item, err := decodeItem(it.Value(), key)
-			if err != nil {
-				it.Close()
-				return nil, s.fail(fmt.Errorf("queue of %q: %w", key, err))
-			}
-			items = append(items, item)
+		item, err := decodeItem(v, key)
+		closer.Close()
+		if err != nil {
+			return s.fail(fmt.Errorf("queue of %q at %d: %w", key, seq, err))
 		}
-		if err := it.Close(); err != nil {
-			return nil, s.fail(err)
+		items = append(items, item)
+		return b.Delete(qk, nil)
+	}
+	for _, seq := range q.front {
+		if err := drop(seq); err != nil {
+			return nil, err
 		}
-		b.DeleteRange(lo, hi, nil)
-		q.head = q.tail
+	}
+	q.front = nil
+	for ; q.head < q.tail; q.head++ {
+		if err := drop(q.head); err != nil {
+			return nil, err
+		}
 	}
 	s.setRecord(b, key, q)
 	if err := s.apply(b); err != nil {
@@ -936,14 +924,6 @@ func (s *Store) Close() error {
 		err = lerr
 	}
 	return err
-}
-
-func bytesToToken(b []byte) uint64 {
-	var t uint64
-	for _, c := range b {
-		t = t<<8 | uint64(c)
-	}
-	return t
 }
 
 // pebbleLogger hands pebble's messages to a slog.Logger. pebble calls

@@ -70,6 +70,15 @@ func TestContractCrash(t *testing.T) {
 			return reopenT(t, s.(*Store))
 		},
 		Crash: func(t *testing.T, s frontier.Store) frontier.Store {
+			// The suite's crash test claims once after reopening and keeps
+			// that lease: if the crash lost the Ack that gave the key its
+			// Delay, the claim succeeds and its key's other items never
+			// drain, and are reported lost. Until the suite returns that
+			// lease, the crash comes after a sync, so that the Acks
+			// survive; TestCrashLosesNothing crashes anywhere.
+			if err := s.(*Store).Sync(); err != nil {
+				t.Fatal(err)
+			}
 			seed++
 			return crashT(t, s.(*Store), seed)
 		},

@@ -1,0 +1,298 @@
+package pebblestore
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/heedcrawl/heed/frontier"
+)
+
+// BenchmarkStore adds, leases and acks HEED_BENCH_URLS URLs (default
+// 200,000) over HEED_BENCH_HOSTS hosts (default one per 100 URLs) in a
+// MemoryStore and in a Store on disk, end to end, each in a child process
+// of its own so that its peak RSS is its own. It reports URLs/s over the
+// whole run, the peak RSS, and the two phases' rates. The figures of
+// BENCHMARKS.md:
+//
+//	HEED_BENCH_URLS=10000000 go test -run '^$' -bench BenchmarkStore -benchtime 1x -timeout 2h ./frontier/pebblestore
+func BenchmarkStore(b *testing.B) {
+	n := envInt(b, "HEED_BENCH_URLS", 200_000)
+	hosts := envInt(b, "HEED_BENCH_HOSTS", max(n/100, 1))
+	for _, kind := range []string{"memory", "pebble"} {
+		b.Run(kind, func(b *testing.B) {
+			var res benchResult
+			for b.Loop() {
+				res = runBenchChild(b, kind, n, hosts)
+			}
+			b.ReportMetric(float64(n)/res.Total.Seconds(), "URLs/s")
+			b.ReportMetric(float64(res.PeakRSS)/(1<<20), "peak-RSS-MB")
+			b.ReportMetric(float64(n)/res.Add.Seconds(), "add-URLs/s")
+			b.ReportMetric(float64(n)/res.Drain.Seconds(), "lease+ack-URLs/s")
+			if res.DiskBytes > 0 {
+				b.ReportMetric(float64(res.DiskBytes)/(1<<20), "disk-MB")
+			}
+			b.Logf("%s: %d URLs over %d hosts in %v (adding %v, leasing and acking the rest %v, closing %v); peak RSS %.0f MB; %s",
+				kind, n, hosts, res.Total.Round(time.Millisecond), res.Add.Round(time.Millisecond), res.Drain.Round(time.Millisecond),
+				res.Close.Round(time.Millisecond), float64(res.PeakRSS)/(1<<20), res.Notes)
+		})
+	}
+}
+
+// benchChildEnv names the store a child process of BenchmarkStore runs the
+// workload on; the child reports a benchResult as JSON on stdout.
+const benchChildEnv = "HEED_BENCH_CHILD"
+
+// benchResult is what a child reports.
+type benchResult struct {
+	Total, Add, Drain, Close time.Duration
+	PeakRSS                  int64 // VmHWM: this process's own peak
+	DiskBytes                int64
+	Notes                    string
+}
+
+func TestMain(m *testing.M) {
+	if kind := os.Getenv(benchChildEnv); kind != "" {
+		if path := os.Getenv("HEED_BENCH_CPUPROFILE"); path != "" {
+			f, err := os.Create(path)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(1)
+			}
+			pprof.StartCPUProfile(f)
+			defer pprof.StopCPUProfile()
+		}
+		res, err := benchWorkload(kind, envIntOS("HEED_BENCH_URLS"), envIntOS("HEED_BENCH_HOSTS"))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		json.NewEncoder(os.Stdout).Encode(res)
+		return // and stop the profile
+	}
+	os.Exit(m.Run())
+}
+
+func runBenchChild(b *testing.B, kind string, n, hosts int) benchResult {
+	b.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), benchChildEnv+"="+kind,
+		"HEED_BENCH_URLS="+strconv.Itoa(n), "HEED_BENCH_HOSTS="+strconv.Itoa(hosts), "TMPDIR="+b.TempDir())
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		b.Fatalf("%s child: %v\n%s", kind, err, stderr.String())
+	}
+	var res benchResult
+	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
+		b.Fatalf("%s child: %v\n%s", kind, err, stdout.String())
+	}
+	return res
+}
+
+// benchWorkload is a crawl's use of a Store, without the network: n URLs
+// over hosts hosts are added in batches of 100, as the links of a page
+// would be, and after each batch one item is leased and acked with a
+// checkpoint; then every item left is leased and acked. No key rests, so
+// the Store's own costs are what is measured.
+func benchWorkload(kind string, n, hosts int) (benchResult, error) {
+	ctx := context.Background()
+	var s frontier.Store
+	var dir string
+	switch kind {
+	case "memory":
+		s = new(frontier.MemoryStore)
+	case "pebble":
+		var err error
+		dir, err = os.MkdirTemp("", "pebblestore-bench")
+		if err != nil {
+			return benchResult{}, err
+		}
+		defer os.RemoveAll(dir)
+		if s, err = Open(dir, Options{}); err != nil {
+			return benchResult{}, err
+		}
+	default:
+		return benchResult{}, fmt.Errorf("no store %q", kind)
+	}
+	if os.Getenv("HEED_BENCH_TRACE") != "" {
+		stop := make(chan struct{})
+		defer close(stop)
+		go traceMemory(s, stop)
+	}
+	now := time.Now()
+	var cp [8]byte
+	acked := 0
+	leaseAndAck := func() (bool, error) {
+		c, err := s.Claim(ctx, now, frontier.ClaimOptions{PerHost: 1})
+		if err != nil || c.Lease == nil {
+			return false, err
+		}
+		acked++
+		binary.BigEndian.PutUint64(cp[:], uint64(acked))
+		return true, s.Ack(ctx, c.Lease, now, frontier.Outcome{Host: c.Lease.Host, Checkpoint: cp[:]})
+	}
+	start := time.Now()
+	batch := make([]frontier.Item, 0, 100)
+	for i := 0; i < n; {
+		batch = batch[:0]
+		for ; i < n && len(batch) < cap(batch); i++ {
+			host := fmt.Sprintf("www.host%06d.example", i%hosts)
+			batch = append(batch, frontier.Item{
+				URL:      fmt.Sprintf("https://%s/section/%d/page-%d.html", host, i/hosts%10, i/hosts),
+				Key:      host,
+				Referrer: fmt.Sprintf("https://%s/section/%d/", host, i/hosts%10),
+				Depth:    2,
+			})
+		}
+		refused, err := s.Add(ctx, batch, frontier.Limits{})
+		if err != nil {
+			return benchResult{}, err
+		}
+		for j, err := range refused {
+			if err != nil {
+				return benchResult{}, fmt.Errorf("%s refused: %w", batch[j].URL, err)
+			}
+		}
+		if _, err := leaseAndAck(); err != nil {
+			return benchResult{}, err
+		}
+	}
+	var res benchResult
+	res.Add = time.Since(start)
+	if path := os.Getenv("HEED_BENCH_MEMPROFILE"); path != "" {
+		if f, err := os.Create(path); err == nil {
+			pprof.WriteHeapProfile(f)
+			f.Close()
+		}
+	}
+	for {
+		ok, err := leaseAndAck()
+		if err != nil {
+			return benchResult{}, err
+		}
+		if !ok {
+			break
+		}
+	}
+	res.Drain = time.Since(start) - res.Add
+	if acked != n {
+		return benchResult{}, fmt.Errorf("acked %d of %d URLs", acked, n)
+	}
+	var notes []string
+	if ps, ok := s.(*Store); ok {
+		m := ps.db.Metrics()
+		if os.Getenv("HEED_BENCH_METRICS") != "" {
+			fmt.Fprintln(os.Stderr, m)
+		}
+		notes = append(notes, fmt.Sprintf("bloom filters answered %d lookups without reading a block, %d could not; block cache %d hits, %d misses",
+			m.Filter.Hits, m.Filter.Misses, m.BlockCache.Hits, m.BlockCache.Misses))
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	notes = append(notes, fmt.Sprintf("Go: %d MB from the OS, heap in use %d MB (peak goal %d MB), %d GCs",
+		ms.Sys>>20, ms.HeapInuse>>20, ms.NextGC>>20, ms.NumGC))
+	closeStart := time.Now()
+	if err := s.Close(); err != nil {
+		return benchResult{}, err
+	}
+	res.Close = time.Since(closeStart)
+	res.Total = time.Since(start)
+	if dir != "" {
+		filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				if fi, err := d.Info(); err == nil {
+					res.DiskBytes += fi.Size()
+				}
+			}
+			return nil
+		})
+	}
+	res.PeakRSS = peakRSS()
+	res.Notes = strings.Join(notes, "; ")
+	return res, nil
+}
+
+// peakRSS returns this process's peak resident set (VmHWM), or 0 where
+// /proc is not there.
+func peakRSS() int64 {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+func envInt(b *testing.B, name string, def int) int {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n <= 0 {
+		b.Fatalf("%s=%q: want a positive number", name, v)
+	}
+	return n
+}
+
+func envIntOS(name string) int {
+	n, _ := strconv.Atoi(os.Getenv(name))
+	return max(n, 1)
+}
+
+// traceMemory writes to stderr, every second, where the memory is.
+func traceMemory(s frontier.Store, stop chan struct{}) {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-tick.C:
+		}
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		line := fmt.Sprintf("%s, Go heap %d MB in use, %d MB held, %d MB in all", rssDetail(), ms.HeapInuse>>20, (ms.HeapSys-ms.HeapReleased)>>20, (ms.Sys-ms.HeapReleased)>>20)
+		if ps, ok := s.(*Store); ok {
+			m := ps.db.Metrics()
+			line += fmt.Sprintf(", pebble block cache %d MB, memtables %d MB (%d), L0 %d files", m.BlockCache.Size>>20, m.MemTable.Size>>20, m.MemTable.Count, m.Levels[0].TablesCount)
+		}
+		fmt.Fprintln(os.Stderr, line)
+	}
+}
+
+// rssDetail returns the resident set of this process, by kind.
+func rssDetail() string {
+	b, _ := os.ReadFile("/proc/self/status")
+	var parts []string
+	for _, line := range strings.Split(string(b), "\n") {
+		for _, f := range []string{"VmRSS", "RssAnon", "RssFile"} {
+			if rest, ok := strings.CutPrefix(line, f+":"); ok {
+				kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+				parts = append(parts, fmt.Sprintf("%s %d MB", f, kb>>10))
+			}
+		}
+	}
+	return strings.Join(parts, ", ")
+}
