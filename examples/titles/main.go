@@ -24,7 +24,6 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -89,15 +88,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	w := csv.NewWriter(stdout)
 	w.Write([]string{"url", "status", "title"})
 	c.OnPage(func(ctx context.Context, p *crawler.Page) {
-		title := ""
-		if p.IsHTML() {
-			if doc, err := p.Document(); err == nil {
-				title = strings.Join(strings.Fields(doc.Find("title").First().Text()), " ")
-			}
-		}
 		mu.Lock()
 		defer mu.Unlock()
-		w.Write([]string{p.URL.String(), strconv.Itoa(p.Status), title})
+		w.Write([]string{p.URL.String(), strconv.Itoa(p.Status), p.Title()})
 	})
 	c.OnError(func(ctx context.Context, url string, err error) {
 		mu.Lock()
