@@ -146,20 +146,47 @@ func readRecords(t *testing.T, out []byte) map[string]record {
 	return recs
 }
 
-// buildCrawl builds the command into a temporary directory, skipping the
+// buildCrawl builds the command, once per test process, skipping the
 // test when that is not possible here.
 func buildCrawl(t *testing.T) string {
 	t.Helper()
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
+	built.once.Do(func() {
+		goTool, err := exec.LookPath("go")
+		if err != nil {
+			goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
+		}
+		dir, err := os.MkdirTemp("", "crawl-bin-")
+		if err != nil {
+			built.err = err
+			return
+		}
+		built.dir = dir
+		bin := filepath.Join(dir, "crawl")
+		if out, err := exec.Command(goTool, "build", "-o", bin, ".").CombinedOutput(); err != nil {
+			built.err = fmt.Errorf("%v\n%s", err, out)
+			return
+		}
+		built.bin = bin
+	})
+	if built.err != nil {
+		t.Skipf("cannot build the crawl command: %v", built.err)
 	}
-	bin := filepath.Join(t.TempDir(), "crawl")
-	out, err := exec.Command(goTool, "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		t.Skipf("cannot build the crawl command: %v\n%s", err, out)
+	return built.bin
+}
+
+// built is the command buildCrawl built; TestMain removes it.
+var built struct {
+	once     sync.Once
+	dir, bin string
+	err      error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
 	}
-	return bin
+	os.Exit(code)
 }
 
 func writeSeeds(t *testing.T, seeds ...string) string {
