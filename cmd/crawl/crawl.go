@@ -16,6 +16,7 @@ import (
 
 	"github.com/heedcrawl/heed/crawler"
 	"github.com/heedcrawl/heed/crawler/metrics"
+	"github.com/heedcrawl/heed/frontier"
 )
 
 // runCrawl is the crawl command proper: it reads the flags and the seeds,
@@ -59,6 +60,20 @@ func runCrawl(ctx context.Context, args []string, stdin io.Reader, stdout, rawSt
 		metricsLn = ln
 	}
 
+	// Lock the state before any file is created: a second crawl on the
+	// same directory must not clobber the first one's output or log.
+	var st *crawlState
+	if f.state != "" {
+		st, code = openState(ctx, f.state, stderr)
+		if code != 0 {
+			return code
+		}
+		defer st.store.Close() // on the early returns; a second Close does nothing
+		if code := st.check(fs, &f, stderr); code != 0 {
+			return code
+		}
+	}
+
 	var logW *syncWriter
 	if f.logFile != "" {
 		lf, err := os.Create(f.logFile)
@@ -85,6 +100,16 @@ func runCrawl(ctx context.Context, args []string, stdin io.Reader, stdout, rawSt
 		fmt.Fprintf(stderr, "crawl: %v; see crawl -h\n", err)
 		return 2
 	}
+	var rec *recorder // made once the output is open, before Run
+	if st != nil {
+		opts = append(opts, crawler.WithStore(st.store), crawler.WithCheckpoint(func() []byte {
+			cp, err := rec.checkpoint()
+			if err != nil {
+				st.failStore(err)
+			}
+			return cp
+		}))
+	}
 	c, err := crawler.New(opts...)
 	if err != nil {
 		fmt.Fprintf(stderr, "crawl: %v; see crawl -h\n", err)
@@ -105,14 +130,21 @@ func runCrawl(ctx context.Context, args []string, stdin io.Reader, stdout, rawSt
 
 	var out io.Writer = stdout
 	closeOut := func() error { return nil }
+	var outBase int64
+	syncOut := syncFunc(stdout)
 	if f.out != "" {
-		of, err := os.Create(f.out)
-		if err != nil {
+		var of *os.File
+		if st != nil {
+			of, outBase, code = st.openOutput(f.out, f.stateOverride, stderr)
+			if code != 0 {
+				return code
+			}
+		} else if of, err = os.Create(f.out); err != nil {
 			fmt.Fprintf(stderr, "crawl: -o: %v\n", err)
 			return 2
 		}
 		defer of.Close() // on the early returns; closeOut is the one that counts
-		out, closeOut = of, of.Close
+		out, closeOut, syncOut = of, of.Close, syncFunc(of)
 	}
 	stopProfiles, err := startProfiles(f.cpuProfile, f.memProfile)
 	if err != nil {
@@ -126,7 +158,19 @@ func runCrawl(ctx context.Context, args []string, stdin io.Reader, stdout, rawSt
 	// A terminal shows each record as it comes; a pipe or a file gets them
 	// at least once a second, so a reader sees the crawl go on and a
 	// crash or kill loses at most a second of it.
-	rec := newRecorder(out, f.body, isTerminal(out))
+	rec = newRecorder(out, f.body, isTerminal(out))
+	rec.base = outBase
+	if st != nil {
+		rec.gen, rec.syncOut = st.now.OutputGen, syncOut
+		st.out.Store(rec)
+		if err := st.begin(ctx); err != nil {
+			fmt.Fprintf(stderr, "crawl: -state %s: %v\n", st.dir, err)
+			return 1
+		}
+		if line := st.resumeLine(); line != "" {
+			fmt.Fprintln(stderr, line)
+		}
+	}
 	rec.onFail = func(err error) {
 		// The output is gone: fetching more would only lose it.
 		cancel(outputFailed{err})
@@ -152,6 +196,10 @@ func runCrawl(ctx context.Context, args []string, stdin io.Reader, stdout, rawSt
 	stopWatch := watchSignals(cancel, stderr, func() {
 		// A second signal: write what was fetched, and say what it was.
 		rec.flush()
+		if st != nil {
+			// As far as it goes: a worker may hold the Store.
+			st.store.Sync()
+		}
 		if logW != nil {
 			logW.Flush()
 		}
@@ -177,24 +225,50 @@ func runCrawl(ctx context.Context, args []string, stdin io.Reader, stdout, rawSt
 	close(progressDone)
 	progressWG.Wait()
 	outErr := stopFlushing()
+	var stateErr error
+	if st != nil {
+		// Before the output closes: the Store's last sync makes it
+		// durable first.
+		stateErr = st.close(context.WithoutCancel(ctx), runErr == nil && outErr == nil && context.Cause(ctx) == nil)
+	}
 	if err := closeOut(); err != nil && outErr == nil {
 		outErr = err
 		fmt.Fprintf(stderr, "crawl: %s\n", outputErrorText(err))
 	}
 	s := c.Stats()
+	if st != nil && st.complete && runErr == nil && stateErr == nil && nothingNew(s, rec) {
+		fmt.Fprintf(stderr, "crawl: the crawl in %s is complete: every seed was crawled before and nothing is left to crawl\n", st.dir)
+		return 0
+	}
 	summary(stderr, s, fails, &f)
 
 	var sig signalled
 	switch cause := context.Cause(ctx); {
 	case outErr != nil:
+		if st != nil {
+			fmt.Fprintln(stderr, storeFailureHint(st.dir))
+		}
+		return 1
+	case runErr != nil && errors.Is(runErr, frontier.ErrStore):
+		fmt.Fprintf(stderr, "crawl: %v\n%s\n", runErr, storeFailureHint(st.dir))
 		return 1
 	case errors.As(cause, &sig):
+		if st != nil {
+			fmt.Fprintf(stderr, "crawl: state kept in %s: rerun the same command to resume\n", st.dir)
+		}
 		return signalStatus(sig.sig)
 	case runErr != nil && errors.Is(runErr, context.Canceled):
 		return signalStatus(os.Interrupt)
 	case runErr != nil:
 		fmt.Fprintf(stderr, "crawl: %v\n", runErr)
 		return 1
+	case stateErr != nil:
+		fmt.Fprintf(stderr, "crawl: -state %s: %v\n%s\n", st.dir, stateErr, storeFailureHint(st.dir))
+		return 1
+	}
+	if st != nil && st.resumed && !st.complete {
+		// The seeds were fetched, or failed, in an earlier run.
+		return 0
 	}
 	if msg, failed := fails.nothingFetched(s); msg != "" {
 		fmt.Fprintf(stderr, "crawl: %s\n", msg)

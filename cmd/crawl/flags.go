@@ -42,6 +42,8 @@ type flags struct {
 	maxPathSegs, segRepeats  int
 	hostFailures             int
 	allowPrivate             bool
+	state                    string
+	stateOverride            bool
 }
 
 // flagGroups orders the -h output, and the README's flags table, by topic.
@@ -54,6 +56,7 @@ var flagGroups = []struct {
 	{"Scope and limits", []string{"scope", "allow-private", "max-depth", "max-pages", "max-pages-per-host", "sitemaps", "max-sitemaps", "max-sitemap-urls", "nofollow", "max-links", "max-redirects", "max-path-segments", "max-segment-repeats", "sort-query", "strip-tracking"}},
 	{"Throughput and timeouts", []string{"workers", "connect-timeout", "header-timeout", "timeout", "max-body", "grace"}},
 	{"Output", []string{"o", "body", "log", "progress", "v", "metrics", "cpuprofile", "memprofile"}},
+	{"State", []string{"state", "state-override"}},
 }
 
 // flagArgs names what the string flags without a `NAME` in their usage
@@ -116,6 +119,8 @@ func newFlagSet(f *flags) *flag.FlagSet {
 	fs.StringVar(&f.progress, "progress", "auto", "the live progress line on stderr (auto: when stderr is a terminal)")
 	boolean(&f.verbose, "v", false, "log to stderr as well")
 	fs.StringVar(&f.metrics, "metrics", "", "serve Prometheus metrics at http://`ADDR`/metrics during the crawl, e.g. localhost:9090 (port 0: any free port; the address is printed on stderr)")
+	fs.StringVar(&f.state, "state", "", "keep the crawl's state in `DIR` (created if missing): run the same command again after Ctrl-C, a kill or a crash to resume it; with -o FILE each record appears in FILE exactly once across restarts (on standard output at least once)")
+	boolean(&f.stateOverride, "state-override", false, "resume a -state crawl with flags (scope, limits, agent, -o, ...) other than those it was started with")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the crawl to `FILE` (go tool pprof)")
 	fs.StringVar(&f.memProfile, "memprofile", "", "write a heap profile taken at the end of the crawl to `FILE`")
 	return fs
@@ -145,6 +150,12 @@ Traps: a link loop that repeats path segments (/a/a/a/...) is refused by
 pages (/cal/2025/01, /cal/2025/02, ...) are stopped by -max-depth and
 -max-pages-per-host; sitemap chains by -max-sitemaps and -max-sitemap-urls; a
 dead or failing host by -max-failures.
+
+Resuming: with -state DIR, run the same command again after Ctrl-C, SIGTERM,
+kill -9 or a power cut and the crawl goes on where it stopped, without
+fetching again what it wrote out; once it is complete, a rerun says so, and
+crawls only seeds new to it. Exactly-once records need -o FILE: it is cut
+back to the last record the state counts, then appended to.
 `)
 }
 

@@ -9,10 +9,15 @@
 // schema. robots.txt decisions and skipped URLs go to the optional -log file.
 // Run crawl -h for the flags.
 //
+// With -state DIR the crawl keeps its state in DIR, and the same command
+// run again resumes it after any stop (see the README's "Resuming a
+// crawl").
+//
 // Exit status: 0 when the crawl ran to its end, 1 when it failed (no seed
-// could be fetched, or the output could not be written), 2 for bad flags,
-// an unreadable seeds file, an -o or -log that would overwrite the seeds
-// file or a -metrics address that cannot be listened on, 128+n when stopped
+// could be fetched, or the output or the state could not be written), 2
+// for bad flags, an unreadable seeds file, an -o or -log that would
+// overwrite the seeds file, a -metrics address that cannot be listened on
+// or a -state DIR in use or started with other flags, 128+n when stopped
 // by signal n: 130 for SIGINT (Ctrl-C), 143 for SIGTERM, 129 for SIGHUP.
 package main
 

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -16,8 +17,8 @@ import (
 	"github.com/heedcrawl/heed/crawler"
 )
 
-// checkOutputs refuses -o and -log files that would overwrite the seeds, or
-// each other, before anything is created.
+// checkOutputs refuses -o and -log files and a -state directory that
+// would overwrite the seeds, or each other, before anything is created.
 func checkOutputs(f *flags, seedsName string, stdin io.Reader) error {
 	var seeds os.FileInfo
 	if seedsName == "-" {
@@ -27,7 +28,7 @@ func checkOutputs(f *flags, seedsName string, stdin io.Reader) error {
 	} else {
 		seeds, _ = os.Stat(seedsName)
 	}
-	outputs := []struct{ flag, name string }{{"-o", f.out}, {"-log", f.logFile}}
+	outputs := []struct{ flag, name string }{{"-o", f.out}, {"-log", f.logFile}, {"-state", f.state}}
 	for i, o := range outputs {
 		if o.name == "" {
 			continue
@@ -100,20 +101,44 @@ type record struct {
 // recorder writes records; it is called from many workers at once. The
 // first write error is kept, reported once to onFail, and ends all writing.
 type recorder struct {
-	mu     sync.Mutex
-	w      *bufio.Writer
-	enc    *json.Encoder
-	body   bool
-	each   bool // flush after every record
-	err    error
-	onFail func(error)
+	mu      sync.Mutex
+	w       *bufio.Writer
+	out     countingWriter // under w: what has left the buffer
+	enc     *json.Encoder
+	body    bool
+	each    bool // flush after every record
+	err     error
+	onFail  func(error)
+	records int64 // records written
+
+	// With -state: the output's offset when this run began, its
+	// generation (see checkpoint), and how to make what was flushed
+	// durable (nil when the output is not a regular file).
+	base    int64
+	gen     int64
+	syncOut func() error
+	whole   int64 // bytes flushed, at the end of a record, when checkpoint last flushed
+}
+
+// countingWriter counts the bytes written through it.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 func newRecorder(w io.Writer, body, each bool) *recorder {
-	bw := bufio.NewWriterSize(w, 64<<10)
-	enc := json.NewEncoder(bw)
-	enc.SetEscapeHTML(false)
-	return &recorder{w: bw, enc: enc, body: body, each: each}
+	r := &recorder{body: body, each: each}
+	r.out.w = w
+	r.w = bufio.NewWriterSize(&r.out, 64<<10)
+	r.enc = json.NewEncoder(r.w)
+	r.enc.SetEscapeHTML(false)
+	return r
 }
 
 func (r *recorder) write(rec *record) {
@@ -123,10 +148,63 @@ func (r *recorder) write(rec *record) {
 		return
 	}
 	err := r.enc.Encode(rec)
+	if err == nil {
+		r.records++
+	}
 	if err == nil && r.each {
 		err = r.w.Flush()
 	}
 	r.fail(err) // unlocks
+}
+
+// written returns how many records have been written.
+func (r *recorder) written() int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.records
+}
+
+// checkpoint is the crawler's WithCheckpoint: where the output ends with
+// every record written so far, as "generation:offset". The crawl stores it
+// with each URL's acknowledgement, which the Store writes out at once,
+// durably or not: so the records are flushed first, or a crawl killed
+// right after would count records it never wrote. A resumed crawl cuts
+// the output back to the last checkpoint the Store kept (see
+// outputCheckpoint). Once the output has failed, the checkpoint is the end
+// of the last record written whole, and err says the acknowledgement must
+// not be made: its record is not in the output.
+func (r *recorder) checkpoint() (cp []byte, err error) {
+	r.mu.Lock()
+	if r.err == nil && r.w.Buffered() > 0 {
+		if ferr := r.w.Flush(); ferr != nil {
+			r.fail(ferr) // unlocks
+			r.mu.Lock()
+		}
+	}
+	if r.err == nil {
+		r.whole = r.out.n
+	}
+	off, err := r.base+r.whole, r.err
+	r.mu.Unlock()
+	cp = strconv.AppendInt(make([]byte, 0, 24), r.gen, 10)
+	cp = append(cp, ':')
+	return strconv.AppendInt(cp, off, 10), err
+}
+
+// durable flushes the output and syncs it to disk: the Store calls it
+// before each sync, so that no checkpoint becomes durable before the
+// records it counts.
+func (r *recorder) durable() error {
+	if err := r.flush(); err != nil {
+		return err
+	}
+	if r.syncOut == nil {
+		return nil
+	}
+	err := r.syncOut()
+	r.mu.Lock()
+	r.fail(err) // unlocks
+	return err
 }
 
 // flush writes out what is buffered and returns the first write error.
