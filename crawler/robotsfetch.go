@@ -76,13 +76,17 @@ func crawlFetcher(cfg *config, addrs *fetch.AddressPolicy) *fetch.Fetcher {
 // memory only).
 func newRobotsGate(cfg *config, f *fetch.Fetcher, pacer robots.Pacer, key func(*url.URL) string, keeper robots.EntryKeeper) (*robots.Gate, error) {
 	gc := robots.GateConfig{
-		Keeper:    keeper,
-		Get:       robotsGet(f),
-		Agent:     cfg.agent,
-		Host:      hostid.Key, // the crawl's one identity of a host
-		Pacer:     pacer,
-		Key:       key,
-		CacheSize: cfg.robotsCache,
+		Keeper: keeper,
+		// A robots.txt request a stopped run made, whose answer (and
+		// Crawl-delay) it did not keep, is followed by the next only a
+		// maximum delay later.
+		ResumeWait: cfg.maxDelay,
+		Get:        robotsGet(f),
+		Agent:      cfg.agent,
+		Host:       hostid.Key, // the crawl's one identity of a host
+		Pacer:      pacer,
+		Key:        key,
+		CacheSize:  cfg.robotsCache,
 		// A robots.txt request is given as long as a page request.
 		Timeout: cfg.timeout,
 		Logger:  cfg.logger,

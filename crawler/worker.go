@@ -54,7 +54,19 @@ type job struct {
 // lease that ended now.
 func (r *run) observe(j *job, status int, header http.Header, rtt time.Duration, err error) {
 	j.answered = r.now()
+	j.Host.Interrupted = time.Time{} // a request has completed since
 	j.rest = r.policy.Observe(j.Key, &j.Host, j.answered, status, header, rtt, err)
+}
+
+// interruptedUntil is when j's host may be asked again after a request to
+// it was cut short by a stop (HostState.Interrupted): a full delay later, by
+// what is known of the host now. Zero if there was none.
+func (r *run) interruptedUntil(j *job) time.Time {
+	if j.Host.Interrupted.IsZero() || !j.answered.IsZero() {
+		return time.Time{}
+	}
+	d, _, _ := r.policy.Delay(j.Host)
+	return j.Host.Interrupted.Add(d)
 }
 
 // sleep waits d on the crawl's clock, or until ctx ends.
@@ -178,6 +190,10 @@ func (r *run) process(ctx context.Context, j *job) {
 		r.deferJob(ctx, j)
 		return
 	}
+	if at := r.interruptedUntil(j); at.After(r.now()) {
+		r.deferUntil(ctx, j, at)
+		return
+	}
 	if j.Kind == frontier.KindSitemap {
 		r.fetchSitemap(ctx, j, u)
 	} else {
@@ -209,6 +225,11 @@ func (r *run) robotsAllow(ctx context.Context, j *job, u *url.URL) bool {
 	}
 	if v.Fetched {
 		r.robotsFetched(ctx, u, e)
+	}
+	if v.Restored {
+		// Kept by an earlier run, which may have stopped before it
+		// scheduled the sitemaps: the seen-set drops the repeats.
+		r.scheduleSitemaps(ctx, u, e)
 	}
 	if v.Allowed && r.restFromNow(j) > 0 {
 		// This lease's request went to robots.txt: the page waits its
@@ -263,6 +284,9 @@ type leasePacer struct{ r *run }
 func (p leasePacer) Acquire(ctx context.Context, key string) (robots.Release, error) {
 	r := p.r
 	if j, ok := ctx.Value(heldJob{}).(*job); ok && j.Key == key {
+		if err := r.sleep(ctx, r.interruptedUntil(j).Sub(r.now())); err != nil {
+			return nil, err
+		}
 		if !j.answered.IsZero() {
 			// A redirect hop on the same host: it rests from the answer
 			// to the previous hop, as between pages.
@@ -334,7 +358,13 @@ func (r *run) robotsFetched(ctx context.Context, u *url.URL, e *robots.Entry) {
 		}
 	})
 	r.log.Debug("crawler: robots.txt", "authority", e.Authority, "outcome", e.Outcome.String(), "status", e.Status)
-	if !r.cfg.sitemaps || e.Outcome == robots.OutcomeUnreachable {
+	r.scheduleSitemaps(ctx, u, e)
+}
+
+// scheduleSitemaps schedules the sitemaps e names, or the authority's
+// /sitemap.xml.
+func (r *run) scheduleSitemaps(ctx context.Context, u *url.URL, e *robots.Entry) {
+	if e == nil || !r.cfg.sitemaps || e.Outcome == robots.OutcomeUnreachable {
 		return
 	}
 	// A robots.txt fetched again after its TTL names the same sitemaps:

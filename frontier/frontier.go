@@ -370,10 +370,6 @@ func (f *Frontier) add(ctx context.Context, items []Item, seed bool) ([]error, e
 		errs[i], names[i] = f.check(&items[i], seed)
 	}
 	f.mu.Lock()
-	if f.closed {
-		f.mu.Unlock()
-		return nil, ErrClosed
-	}
 	var added []string
 	for i := range items {
 		if errs[i] != nil || names[i] == "" {
@@ -689,9 +685,11 @@ func (f *Frontier) end(ctx context.Context, l *Lease, o Outcome, requeue bool) e
 	return fmt.Errorf("%w: %w", ErrStore, err)
 }
 
-// Close makes blocked and future Next calls return ErrClosed and Add
-// return ErrClosed. Done and Defer keep working so leases can end. Close
-// does not close the Store.
+// Close makes blocked and future Next and NextKey calls return ErrClosed:
+// no more work is handed out. Add, Done and Defer keep working, so that
+// leases still held can end — and the links of pages they fetched are kept
+// in the Store, for a crawl that resumes from it. Close does not close the
+// Store.
 func (f *Frontier) Close() {
 	f.mu.Lock()
 	defer f.mu.Unlock()

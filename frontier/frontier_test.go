@@ -554,8 +554,9 @@ func TestCloseAndCancelUnblock(t *testing.T) {
 	if _, err := fr.Next(bg); !errors.Is(err, frontier.ErrClosed) {
 		t.Errorf("Next on closed = %v", err)
 	}
-	if err := fr.Add(bg, frontier.Item{URL: "http://a/x"}); !errors.Is(err, frontier.ErrClosed) {
-		t.Errorf("Add on closed = %v", err)
+	// Links of pages still in flight are kept, for a crawl that resumes.
+	if err := fr.Add(bg, frontier.Item{URL: "http://a/x"}); err != nil {
+		t.Errorf("Add after Close = %v, want it kept", err)
 	}
 	if _, err := fr.NextKey(bg, "a"); !errors.Is(err, frontier.ErrClosed) {
 		t.Errorf("NextKey on closed = %v", err)

@@ -341,7 +341,8 @@ func (s *Schedule) Record(key string) KeyRecord {
 // Restore adds key as a Store that persists found it on opening at now,
 // with queued items in its queue. Since a request to it may have been under
 // way when the process stopped, it may not be claimed before a full Delay
-// from now.
+// from now, and HostState.Interrupted says so to the pacing policy, which
+// may know a longer delay than the one stored.
 func (s *Schedule) Restore(key string, rec KeyRecord, queued int, now time.Time) {
 	k := s.key(key)
 	h := k.mut()
@@ -349,6 +350,7 @@ func (s *Schedule) Restore(key string, rec KeyRecord, queued int, now time.Time)
 	if wait := now.Add(rec.Host.Delay); wait.After(h.NextAllowed) {
 		h.NextAllowed = wait
 	}
+	h.Interrupted = now
 	k.scheduled, k.sitemaps, k.sitemapURLs = int32(rec.Scheduled), int32(rec.Sitemaps), int32(rec.SitemapURLs)
 	k.givenUp = rec.GivenUp
 	s.scheduled += rec.Scheduled

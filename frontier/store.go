@@ -201,6 +201,13 @@ type HostState struct {
 	PausedUntil time.Time
 	// Failures counts consecutive failed requests.
 	Failures int
+	// Interrupted is when a Store found that a request to the key may have
+	// been cut short — it reopened after its process stopped — or zero. The
+	// key must not be asked again before a full delay after it, whatever
+	// the delay turns out to be once robots.txt is read (a Crawl-delay the
+	// stopped process learnt but could not record). A worker clears it
+	// once a request has completed. Stores need not persist it.
+	Interrupted time.Time
 }
 
 // Counts are a Store's counters.

@@ -151,6 +151,12 @@ type GateConfig struct {
 	// before robots.txt is fetched: a crawl that resumes from a Store does
 	// not ask every site for robots.txt again while its entries last.
 	Keeper EntryKeeper
+	// ResumeWait is, with a Keeper, how long after an earlier run started
+	// a robots.txt request whose answer it did not keep (it stopped
+	// meanwhile) the gate waits before asking again: the longest delay a
+	// host may have asked for, so that the site never sees two requests
+	// closer than its Crawl-delay, even across a crash. Zero means no wait.
+	ResumeWait time.Duration
 	// Pacer, if set, paces robots.txt fetches; see Pacer.
 	Pacer Pacer
 
@@ -302,6 +308,12 @@ type Verdict struct {
 	// robots.txt. The Pacer may have spent a token on it as for Fetched,
 	// but the fetch is the other caller's to count.
 	Waited bool
+	// Restored reports that this call read the entry back from the
+	// GateConfig.Keeper rather than fetching it: exactly one caller sees
+	// it. A crawler that acts on a fetch (scheduling the sitemaps
+	// robots.txt names) should act again, since the process that fetched
+	// it may have stopped before it did.
+	Restored bool
 	// RetryAt is set when the URL is disallowed only because robots.txt is
 	// unreachable (OutcomeUnreachable): the URL should be put aside until
 	// RetryAt, when robots.txt will be fetched again, not dropped.
@@ -387,6 +399,7 @@ type Gate struct {
 	host        func(u *url.URL) string
 	pacer       Pacer
 	keeper      EntryKeeper
+	resumeWait  time.Duration
 	key         func(u *url.URL) string
 	clock       Clock
 	log         *slog.Logger
@@ -430,6 +443,7 @@ func NewGate(cfg GateConfig) (*Gate, error) {
 		host:        cfg.Host,
 		pacer:       cfg.Pacer,
 		keeper:      cfg.Keeper,
+		resumeWait:  cfg.ResumeWait,
 		key:         cfg.Key,
 		clock:       cfg.Clock,
 		log:         cfg.Logger,
@@ -500,10 +514,11 @@ func (g *Gate) Check(ctx context.Context, u *url.URL) (Verdict, error) {
 		return Verdict{}, err
 	}
 	v := Verdict{
-		Allowed: e.Group.Allowed(gatePathQuery(u)),
-		Fetched: how == gateFetched,
-		Waited:  how == gateWaited,
-		Entry:   e,
+		Allowed:  e.Group.Allowed(gatePathQuery(u)),
+		Fetched:  how == gateFetched,
+		Waited:   how == gateWaited,
+		Restored: how == gateRestored,
+		Entry:    e,
 	}
 	if !v.Allowed && e.Outcome == OutcomeUnreachable {
 		v.RetryAt = e.Expires
@@ -554,9 +569,10 @@ func gatePathQuery(u *url.URL) string {
 type gateHow uint8
 
 const (
-	gateCached  gateHow = iota // from the cache
-	gateFetched                // this call fetched it
-	gateWaited                 // another call fetched it while this one waited
+	gateCached   gateHow = iota // from the cache
+	gateFetched                 // this call fetched it
+	gateWaited                  // another call fetched it while this one waited
+	gateRestored                // this call read it back from the Keeper
 )
 
 func (g *Gate) entry(ctx context.Context, u *url.URL) (*Entry, gateHow, error) {
@@ -595,16 +611,24 @@ func (g *Gate) entry(ctx context.Context, u *url.URL) (*Entry, gateHow, error) {
 
 		fetched := gateFetched
 		var e *Entry
+		var pending time.Time
 		if prev == nil && g.keeper != nil {
 			// Not in memory: perhaps kept from an earlier run.
-			if e = g.load(ctx, auth); e != nil && !now.Before(e.Expires) {
+			e, pending = g.load(ctx, auth)
+			if e != nil && !now.Before(e.Expires) {
 				prev, e = e, nil // due again; its copy may still serve as stale
 			}
 		}
 		if e != nil {
-			fetched = gateCached
+			fetched = gateRestored
 		} else {
-			e, err = g.fetchRecovering(ctx, auth, prev)
+			err = g.waitForPending(ctx, pending)
+			if err == nil && g.keeper != nil {
+				g.savePending(ctx, auth, prev)
+			}
+			if err == nil {
+				e, err = g.fetchRecovering(ctx, auth, prev)
+			}
 			if err == nil && g.keeper != nil {
 				g.save(ctx, e)
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -31,10 +32,18 @@ type keptEntry struct {
 	Expires          time.Time `json:"expires"`
 	Failures         int       `json:"failures,omitempty"`
 	UnreachableSince time.Time `json:"unreachable_since,omitzero"`
+	// Pending is when a request for robots.txt was started and its
+	// answer not yet kept; zero otherwise.
+	Pending time.Time `json:"pending,omitzero"`
 }
 
 // save hands e to the keeper.
 func (g *Gate) save(ctx context.Context, e *Entry) {
+	g.write(ctx, e.Authority, g.kept(e))
+}
+
+// kept is e as the keeper keeps it.
+func (g *Gate) kept(e *Entry) keptEntry {
 	k := keptEntry{
 		URL: e.URL, Outcome: e.Outcome, Status: e.Status, FetchedAt: e.FetchedAt, CheckedAt: e.CheckedAt,
 		Expires: e.Expires, Failures: e.Failures, UnreachableSince: e.UnreachableSince,
@@ -45,29 +54,72 @@ func (g *Gate) save(ctx context.Context, e *Entry) {
 	if e.Err != nil {
 		k.Err = e.Err.Error()
 	}
+	return k
+}
+
+func (g *Gate) write(ctx context.Context, auth string, k keptEntry) {
 	data, err := json.Marshal(k)
 	if err == nil {
-		err = g.keeper.SaveEntry(context.WithoutCancel(ctx), e.Authority, data)
+		err = g.keeper.SaveEntry(context.WithoutCancel(ctx), auth, data)
 	}
 	if err != nil {
-		g.log.Warn("robots: keeping robots.txt entry", "authority", e.Authority, "err", err)
+		g.log.Warn("robots: keeping robots.txt entry", "authority", auth, "err", err)
 	}
 }
 
-// load returns the entry the keeper holds for auth, or nil.
-func (g *Gate) load(ctx context.Context, auth string) *Entry {
+// savePending tells the keeper a robots.txt request for auth is about to
+// start: if the process stops before the answer is kept, the next run knows
+// the site may have been asked at this moment (see GateConfig.ResumeWait).
+// A copy kept before (prev) stays kept with it.
+func (g *Gate) savePending(ctx context.Context, auth string, prev *Entry) {
+	k := keptEntry{Pending: g.clock.Now()}
+	if prev != nil {
+		k = g.kept(prev)
+		k.Pending = g.clock.Now()
+	}
+	g.write(ctx, auth, k)
+}
+
+// waitForPending waits until the keeper's note of a robots.txt request an
+// earlier run started at pending (zero: none) is ResumeWait old.
+func (g *Gate) waitForPending(ctx context.Context, pending time.Time) error {
+	if pending.IsZero() || g.resumeWait <= 0 {
+		return nil
+	}
+	d := pending.Add(g.resumeWait).Sub(g.clock.Now())
+	if d <= 0 {
+		return nil
+	}
+	g.log.Info("robots: waiting before asking again for a robots.txt an earlier run asked for", "wait", d)
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("robots: waiting to ask again: %w", ctx.Err())
+	}
+}
+
+// load returns the entry the keeper holds for auth, or nil, and when an
+// earlier run started a robots.txt request whose answer it did not keep
+// (zero if none).
+func (g *Gate) load(ctx context.Context, auth string) (*Entry, time.Time) {
 	data, err := g.keeper.LoadEntry(ctx, auth)
 	if err != nil {
 		g.log.Warn("robots: reading kept robots.txt entry", "authority", auth, "err", err)
-		return nil
+		return nil, time.Time{}
 	}
 	if data == nil {
-		return nil
+		return nil, time.Time{}
 	}
 	var k keptEntry
-	if err := json.Unmarshal(data, &k); err != nil || k.Outcome < OutcomeOK || k.Outcome > OutcomeAssumedAllow {
+	if err := json.Unmarshal(data, &k); err != nil || k.Outcome > OutcomeAssumedAllow {
 		g.log.Warn("robots: kept robots.txt entry unreadable", "authority", auth, "err", err)
-		return nil
+		return nil, time.Time{}
+	}
+	if k.Outcome < OutcomeOK {
+		return nil, k.Pending // only the note of a request
 	}
 	e := &Entry{
 		Authority: auth, URL: k.URL, Outcome: k.Outcome, Status: k.Status, FetchedAt: k.FetchedAt,
@@ -85,5 +137,5 @@ func (g *Gate) load(ctx context.Context, auth string) *Entry {
 	default:
 		g.setRobots(e, AllowAll())
 	}
-	return e
+	return e, k.Pending
 }

@@ -2,6 +2,7 @@ package robots_test
 
 import (
 	"context"
+	"net/http"
 	"sync"
 	"testing"
 	"time"
@@ -48,11 +49,11 @@ func TestGateKeeperAcrossRestarts(t *testing.T) {
 	clock.Advance(time.Hour)
 	g2, _ := newGateForTest(t, robots.GateConfig{Keeper: keep, Clock: clock})
 	v := gateCheck(t, g2, s.url(t, "/private/x"))
-	if v.Allowed || v.Fetched || v.Entry.Outcome != robots.OutcomeOK || v.Entry.CrawlDelay != 3*time.Second {
+	if v.Allowed || v.Fetched || !v.Restored || v.Entry.Outcome != robots.OutcomeOK || v.Entry.CrawlDelay != 3*time.Second {
 		t.Fatalf("restarted gate: verdict %+v entry %+v: want the kept rules, not a fetch", v, v.Entry)
 	}
-	if !gateCheck(t, g2, s.url(t, "/public")).Allowed {
-		t.Fatal("kept rules disallow /public")
+	if v := gateCheck(t, g2, s.url(t, "/public")); !v.Allowed || v.Restored {
+		t.Fatalf("second check after restoring: %+v; want allowed, from memory", v)
 	}
 	gateWantHits(t, s, 1)
 
@@ -83,5 +84,49 @@ func TestGateKeeperIgnoresGarbage(t *testing.T) {
 	g, _ := newGateForTest(t, robots.GateConfig{Keeper: keep})
 	if v := gateCheck(t, g, s.url(t, "/private/x")); v.Allowed || !v.Fetched {
 		t.Fatalf("with an unreadable kept entry: %+v, want a fetch", v)
+	}
+}
+
+// A robots.txt request an earlier run started and did not see answered
+// (it crashed) is followed by the next only ResumeWait later: the answer
+// may have carried a Crawl-delay the crashed run could not keep.
+func TestGateKeeperWaitsAfterAnUnansweredRequest(t *testing.T) {
+	var mu sync.Mutex
+	var hit time.Time
+	body := gateBody("User-agent: *\nDisallow: /private\n")
+	s := newGateSite(t, func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		hit = time.Now()
+		mu.Unlock()
+		body(w, r)
+	})
+	keep := &mapKeeper{}
+	var asked time.Time
+	ctx, die := context.WithCancel(context.Background())
+	g1, err := robots.NewGate(robots.GateConfig{Agent: "heedbot", Keeper: keep, Get: func(ctx context.Context, u string) (*robots.Response, error) {
+		asked = time.Now()
+		die() // the process dies with the request under way
+		return nil, ctx.Err()
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g1.Check(ctx, s.url(t, "/x"))
+	if asked.IsZero() {
+		t.Fatal("the first gate made no request")
+	}
+	const wait = 300 * time.Millisecond
+	g2, err := robots.NewGate(robots.GateConfig{Agent: "heedbot", Keeper: keep, ResumeWait: wait, Client: s.srv.Client()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := g2.Check(context.Background(), s.url(t, "/private/x"))
+	if err != nil || v.Allowed || !v.Fetched {
+		t.Fatalf("second gate: %+v, %v", v, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if gap := hit.Sub(asked); gap < wait-20*time.Millisecond {
+		t.Errorf("robots.txt asked again %v after the unanswered request, want at least %v", gap, wait)
 	}
 }

@@ -148,7 +148,7 @@ func TestStateKill9(t *testing.T) {
 	bin := buildCrawl(t)
 	dir := t.TempDir()
 	state, out := filepath.Join(dir, "state"), filepath.Join(dir, "pages.jsonl")
-	args := []string{"-state", state, "-o", out, "-scope", "any", "-delay", minDelay.String(), "-progress", "off", writeSeeds(t, web.Web.Seeds()...)}
+	args := []string{"-state", state, "-o", out, "-scope", "any", "-delay", minDelay.String(), "-max-delay", "1s", "-progress", "off", writeSeeds(t, web.Web.Seeds()...)}
 
 	seed := uint64(time.Now().UnixNano())
 	if s := os.Getenv("HEED_KILL_SEED"); s != "" {
