@@ -510,7 +510,7 @@ func (c *Crawler) newRun(store frontier.Store, addrs *fetch.AddressPolicy) (*run
 		},
 		MaxPathSegments:   cfg.maxPathSegs,
 		MaxSegmentRepeats: cfg.maxSegRepeats,
-		Claim:             frontier.ClaimOptions{PerHost: cfg.perHost, Affinity: hostRun},
+		Claim:             frontier.ClaimOptions{PerHost: cfg.perHost, Affinity: hostRun, Lease: cfg.lease},
 	}
 	if p, ok := fcfg.Store.(interface{ PollInterval() time.Duration }); ok {
 		fcfg.Poll = p.PollInterval() // a store shared with other processes

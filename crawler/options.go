@@ -96,6 +96,7 @@ type config struct {
 	store          frontier.Store
 	checkpoint     func() []byte
 	recorder       fetch.Recorder
+	lease          time.Duration
 	extractors     map[string][]fetch.Extractor // media type → extractors that replace the defaults
 	extraExtract   []registration               // added to the defaults, in order
 }
@@ -590,6 +591,22 @@ func WithCheckpoint(checkpoint func() []byte) Option {
 func WithWARC(rec fetch.Recorder) Option {
 	return func(c *config) error {
 		c.recorder = rec
+		return nil
+	}
+}
+
+// WithLease sets how long a worker holds a URL it was handed, for a Store
+// shared by several processes (frontier/redisstore): if the process dies,
+// the URL goes back to its queue that long after it was handed out, and its
+// host rests a full delay from then. Zero means frontier.DefaultLease. It
+// must outlast a fetch (WithTimeouts) with room to spare: a worker never
+// starts a request on an expired lease.
+func WithLease(d time.Duration) Option {
+	return func(c *config) error {
+		if d < 0 {
+			return invalid("lease must not be negative, got %v", d)
+		}
+		c.lease = d
 		return nil
 	}
 }
