@@ -34,9 +34,15 @@ type Workload struct {
 	// Delay is each crawler's minimum delay per host; equal to the web's
 	// Crawl-delay where it has one.
 	Delay time.Duration
+	// Workers is heed's -workers in each process; 0 leaves crawl's default.
+	Workers int
+	// HeedOnly runs only heed's variants on the workload: colly and gocrawl
+	// would take very long on it, or have no setting that matches.
+	HeedOnly bool
 }
 
-// Workloads are the four workloads of the comparison.
+// Workloads are the workloads of the comparison: (a)–(d) compare heed with
+// colly and gocrawl; (e) and (f) compare heed's stores with each other.
 var Workloads = []Workload{
 	{Name: "a", Title: "throughput: 200 hosts × 50 pages, no delay",
 		Config: testweb.Config{Hosts: 200, PagesPerHost: 50, Seed: 1}},
@@ -47,7 +53,17 @@ var Workloads = []Workload{
 		Config: testweb.Config{Hosts: 2000, PagesPerHost: 20, Seed: 3}},
 	{Name: "d", Title: "slow servers: 200 hosts × 20 pages, 300 ms latency per response",
 		Config: testweb.Config{Hosts: 200, PagesPerHost: 20, Latency: 300 * time.Millisecond, Seed: 4}},
+	{Name: "e", Title: "state on disk: 1,000 hosts × 1,000 pages, no delay",
+		Config:   testweb.Config{Hosts: 1000, PagesPerHost: 1000, Seed: 5},
+		HeedOnly: true},
+	{Name: "f", Title: "scale-out: 100 hosts × 10 pages, 200 ms latency per response, 4 workers per process",
+		Config:   testweb.Config{Hosts: 100, PagesPerHost: 10, Latency: 200 * time.Millisecond, Seed: 6},
+		Workers:  4,
+		HeedOnly: true},
 }
+
+// DefaultWorkloads are the ones benchrun runs unless told otherwise.
+var DefaultWorkloads = []string{"a", "b", "c", "d"}
 
 // WorkloadByName returns the named workload of Workloads.
 func WorkloadByName(name string) (Workload, bool) {
@@ -63,10 +79,32 @@ func WorkloadByName(name string) (Workload, bool) {
 type Crawler struct {
 	Name string
 	Path string
-	// Args returns the arguments for a workload, given the seeds file and a
-	// scratch directory for the crawler's output.
-	Args func(w Workload, seedsFile, scratch string) []string
+	// Args returns the arguments of one process for a workload.
+	Args func(w Workload, env RunEnv) []string
+	// Procs is how many processes a run starts at once (0 means 1); they
+	// crawl together, sharing their state through Redis.
+	Procs int
+	// Redis says the crawler keeps its state in the Plan's Redis.
+	Redis bool
 }
+
+// RunEnv is where one process of a run finds its input and puts its output.
+type RunEnv struct {
+	SeedsFile string
+	// Scratch is a fresh directory for the run's output and state, shared
+	// by its processes.
+	Scratch string
+	// Proc numbers the processes of a run from 1.
+	Proc int
+	// RedisURL and Job name the Redis and the job of a crawler with Redis:
+	// a job of its own for every run.
+	RedisURL, Job string
+}
+
+// heedFamily says whether a crawler is heed, in any of its variants.
+func (c Crawler) heedFamily() bool { return isHeed(c.Name) }
+
+func isHeed(name string) bool { return name == "heed" || strings.HasPrefix(name, "heed-") }
 
 // Measurement is one run of one crawler on one workload.
 type Measurement struct {
@@ -79,6 +117,11 @@ type Measurement struct {
 	Report   *testweb.Report
 	Err      error  // the process failed or timed out
 	Stderr   string // the tail of the process's standard error
+	// Procs is how many processes crawled together: Wall is then from the
+	// first start to the last exit, CPU their sum, MaxRSS the largest.
+	Procs int
+	// Redis is what the run asked of Redis; nil without Redis.
+	Redis *RedisUse
 }
 
 // PagesPerSecond is distinct reachable pages fetched per wall second.
@@ -110,6 +153,9 @@ type Plan struct {
 	// by this process, and their peak RSS is never below this process's
 	// own peak (see StartSpawner).
 	Spawner *Spawner
+	// Redis serves the crawlers with Redis; it is emptied before each of
+	// their runs. Without it they fail.
+	Redis *Redis
 }
 
 // Run executes the plan: for each workload it starts the web, then runs the
@@ -156,21 +202,33 @@ func runWorkload(ctx context.Context, p Plan, w Workload, web *testweb.Loopback,
 	}
 	log.Info("workload", "name", w.Name, "title", w.Title, "reachable", len(truth.Reachable),
 		"sitemap-only", len(truth.SitemapOnly), "ideal", truth.IdealMakespan(w.Delay))
+	var crawlers []Crawler
+	for _, c := range p.Crawlers {
+		if c.heedFamily() || !w.HeedOnly {
+			crawlers = append(crawlers, c)
+		}
+	}
 	var out []Measurement
 	for run := range p.Runs {
-		for i := range p.Crawlers {
-			c := p.Crawlers[(i+run)%len(p.Crawlers)]
+		for i := range crawlers {
+			c := crawlers[(i+run)%len(crawlers)]
 			if err := ctx.Err(); err != nil {
 				return out, err
 			}
 			web.Log.Reset()
-			m := measure(ctx, p, c, w, seedsFile)
+			m := measure(ctx, p, c, w, seedsFile, run+1)
 			m.Run = run + 1
 			m.Report = truth.Analyze(web.Log.Entries(), testweb.AnalyzeOptions{MinDelay: w.Delay})
 			out = append(out, m)
 			args := []any{"workload", w.Name, "run", m.Run, "crawler", c.Name, "wall", m.Wall.Round(time.Millisecond),
 				"cpu", m.CPU.Round(time.Millisecond), "rss_mb", m.MaxRSS >> 20,
 				"pages_per_s", int(m.PagesPerSecond()), "coverage", fmt.Sprintf("%.3f", m.Report.Coverage)}
+			if m.Redis != nil && m.Report.ReachableFetched > 0 {
+				pages := float64(m.Report.ReachableFetched)
+				args = append(args, "redis_scripts_per_page", fmt.Sprintf("%.2f", float64(m.Redis.Scripts())/pages),
+					"redis_commands_per_page", fmt.Sprintf("%.2f", float64(m.Redis.Commands())/pages),
+					"redis_cpu", m.Redis.CPU.Round(time.Millisecond))
+			}
 			if m.Err != nil {
 				log.Warn("crawler failed", append(args, "err", m.Err, "stderr", m.Stderr)...)
 			} else {
@@ -181,15 +239,36 @@ func runWorkload(ctx context.Context, p Plan, w Workload, web *testweb.Loopback,
 	return out, nil
 }
 
-func measure(ctx context.Context, p Plan, c Crawler, w Workload, seedsFile string) Measurement {
-	m := Measurement{Crawler: c.Name, Workload: w.Name}
+func measure(ctx context.Context, p Plan, c Crawler, w Workload, seedsFile string, run int) Measurement {
+	m := Measurement{Crawler: c.Name, Workload: w.Name, Procs: max(c.Procs, 1)}
 	scratch, err := os.MkdirTemp(p.Scratch, c.Name+"-")
 	if err != nil {
 		m.Err = err
 		return m
 	}
 	defer os.RemoveAll(scratch)
-	req := spawnRequest{Path: c.Path, Args: c.Args(w, seedsFile, scratch), Timeout: p.Timeout}
+	env := RunEnv{SeedsFile: seedsFile, Scratch: scratch}
+	var before RedisStats
+	if c.Redis {
+		if p.Redis == nil {
+			m.Err = fmt.Errorf("harness: %s needs a Redis and the plan has none", c.Name)
+			return m
+		}
+		if err := p.Redis.Flush(ctx); err != nil {
+			m.Err = err
+			return m
+		}
+		if before, err = p.Redis.Stats(ctx); err != nil {
+			m.Err = err
+			return m
+		}
+		env.RedisURL, env.Job = p.Redis.URL(), fmt.Sprintf("bench-%s-%d", w.Name, run)
+	}
+	req := spawnRequest{Timeout: p.Timeout}
+	for i := range m.Procs {
+		env.Proc = i + 1
+		req.Procs = append(req.Procs, procSpec{Path: c.Path, Args: c.Args(w, env)})
+	}
 	var res spawnResult
 	if p.Spawner != nil {
 		if res, err = p.Spawner.run(ctx, req); err != nil {
@@ -202,6 +281,15 @@ func measure(ctx context.Context, p Plan, c Crawler, w Workload, seedsFile strin
 	m.Wall, m.CPU, m.MaxRSS, m.Stderr = res.Wall, res.CPU, res.MaxRSS, res.Stderr
 	if res.Err != "" {
 		m.Err = errors.New(res.Err)
+	}
+	if c.Redis {
+		after, err := p.Redis.Stats(ctx)
+		if err != nil {
+			m.Err = errors.Join(m.Err, err)
+			return m
+		}
+		use := after.Sub(before)
+		m.Redis = &use
 	}
 	return m
 }

@@ -3,6 +3,8 @@ package harness
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -92,5 +94,79 @@ func TestSummarizeAndTable(t *testing.T) {
 		if !strings.Contains(table, want) {
 			t.Errorf("table lacks %q:\n%s", want, table)
 		}
+	}
+}
+
+// The processes of a run crawl together and are judged as one crawl from
+// the server's log; a run with Redis is charged what it asked of Redis; a
+// crawler that is not heed's stays off a HeedOnly workload.
+func TestRunProcessesTogetherWithRedis(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	r, err := StartRedis(ctx, dir)
+	if errors.Is(err, ErrNoRedisServer) {
+		if os.Getenv("CI") == "true" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	spawner, err := StartSpawner()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer spawner.Close()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	crawlers := []Crawler{
+		{Name: "heed-redis-3", Path: exe, Args: fakeCrawlerArgs, Procs: fakeProcs, Redis: true},
+		{Name: "colly", Path: exe, Args: fakeCrawlerArgs},
+	}
+	w := Workload{Name: "t", Title: "tiny", Config: testweb.Config{Hosts: 7, PagesPerHost: 5, Seed: 1}, HeedOnly: true}
+	ms, err := Run(ctx, Plan{Workloads: []Workload{w}, Crawlers: crawlers, Runs: 2, Timeout: time.Minute,
+		Scratch: dir, Spawner: spawner, Redis: r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ms) != 2 {
+		t.Fatalf("%d measurements, want 2 (heed-redis-3 twice, colly never on a HeedOnly workload)", len(ms))
+	}
+	for _, m := range ms {
+		if m.Crawler != "heed-redis-3" || m.Err != nil || m.Procs != fakeProcs {
+			t.Fatalf("%s run %d: procs %d, err %v\n%s", m.Crawler, m.Run, m.Procs, m.Err, m.Stderr)
+		}
+		// Each process fetched a third of the seeds: only together did
+		// they fetch every home page.
+		if r := m.Report; r.PageRequests != 7 || r.DistinctPages != 7 || len(r.Duplicates) != 0 {
+			t.Errorf("run %d: %d page requests, %d distinct, %d duplicates; want the 7 home pages once each",
+				m.Run, r.PageRequests, r.DistinctPages, len(r.Duplicates))
+		}
+		// One EVAL per process, the INCR it ran, the client's HELLO;
+		// FLUSHALL and INFO are the harness's own.
+		if m.Redis == nil || m.Redis.Scripts() != fakeProcs || m.Redis.Calls["incr"] != fakeProcs ||
+			m.Redis.Commands() != 3*fakeProcs || m.Redis.Calls["info"] != 0 {
+			t.Errorf("run %d: Redis use %+v; want %d EVAL, %d INCR and %d HELLO", m.Run, m.Redis, fakeProcs, fakeProcs, fakeProcs)
+		}
+	}
+	// Each run had a fresh Redis: the job's counter of the second run
+	// counts its three processes only.
+	if n, err := r.client.Get(ctx, "bench-t-2").Int(); err != nil || n != fakeProcs {
+		t.Errorf("bench-t-2 = %d, %v; want %d", n, err, fakeProcs)
+	}
+	table := Table(Summarize(ms), []Workload{w}, map[string]error{"colly": ErrNotRequested, "heed": ErrNotRequested})
+	perPage := fmt.Sprintf("%.2f script calls", float64(fakeProcs)/float64(ms[0].Report.ReachableFetched))
+	for _, want := range []string{"| heed | not run", "| heed-redis-3 | 2 |", "3 processes at once", perPage} {
+		if !strings.Contains(table, want) {
+			t.Errorf("table lacks %q:\n%s", want, table)
+		}
+	}
+	if strings.Contains(table, "colly") {
+		t.Errorf("table of a HeedOnly workload has a row for colly:\n%s", table)
 	}
 }

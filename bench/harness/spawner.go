@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -34,16 +36,24 @@ func ServeSpawnerIfRequested() bool {
 	return true
 }
 
+// spawnRequest is one run: its processes are started together.
 type spawnRequest struct {
-	Path    string
-	Args    []string
+	Procs   []procSpec
 	Timeout time.Duration
 }
 
+// procSpec is one process of a run.
+type procSpec struct {
+	Path string
+	Args []string
+}
+
+// spawnResult measures a run: Wall from the first start to the last exit,
+// CPU summed over the processes, MaxRSS the largest process's peak.
 type spawnResult struct {
 	Wall, CPU time.Duration
 	MaxRSS    int64
-	Err       string
+	Err       string // the first failure, naming its process when there are several
 	Stderr    string
 }
 
@@ -60,8 +70,8 @@ func serveSpawner(in io.Reader, out io.Writer) {
 	}
 }
 
-// runChild runs one crawler and measures it. After Timeout it is asked to
-// stop (SIGINT), and killed 10 s later.
+// runChild runs the processes of one run together and measures them. After
+// Timeout they are asked to stop (SIGINT), and killed 10 s later.
 func runChild(req spawnRequest) spawnResult {
 	ctx := context.Background()
 	if req.Timeout > 0 {
@@ -69,30 +79,59 @@ func runChild(req spawnRequest) spawnResult {
 		ctx, cancel = context.WithTimeout(ctx, req.Timeout)
 		defer cancel()
 	}
-	cmd := exec.CommandContext(ctx, req.Path, req.Args...)
-	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
-	cmd.WaitDelay = 10 * time.Second
-	dieWithParent(cmd)
-	stderr := &tailBuffer{max: 4 << 10}
-	cmd.Stdout = io.Discard
-	cmd.Stderr = stderr
+	type proc struct {
+		cmd    *exec.Cmd
+		stderr *tailBuffer
+		err    error
+	}
+	// A crawler that is a Go program calling ServeSpawnerIfRequested
+	// (as the tests' fake crawler does) must not become a spawner.
+	childEnv := slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, spawnerEnv+"=") })
+	procs := make([]*proc, len(req.Procs))
 	start := time.Now()
-	err := cmd.Run()
+	var wg sync.WaitGroup
+	for i, spec := range req.Procs {
+		cmd := exec.CommandContext(ctx, spec.Path, spec.Args...)
+		cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+		cmd.WaitDelay = 10 * time.Second
+		cmd.Env = childEnv
+		dieWithParent(cmd)
+		p := &proc{cmd: cmd, stderr: &tailBuffer{max: 4 << 10}}
+		cmd.Stdout = io.Discard
+		cmd.Stderr = p.stderr
+		procs[i] = p
+		if p.err = cmd.Start(); p.err != nil {
+			continue
+		}
+		wg.Go(func() { p.err = cmd.Wait() })
+	}
+	wg.Wait()
 	var res spawnResult
 	res.Wall = time.Since(start)
-	if ctx.Err() != nil {
-		err = fmt.Errorf("stopped after %v: %w", req.Timeout, ctx.Err())
-	}
-	if err != nil {
-		res.Err = err.Error()
-	}
-	res.Stderr = stderr.String()
-	if ps := cmd.ProcessState; ps != nil {
-		res.CPU = ps.UserTime() + ps.SystemTime()
-		if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
-			res.MaxRSS = maxRSSBytes(ru)
+	var tails []string
+	for i, p := range procs {
+		err := p.err
+		if ctx.Err() != nil {
+			err = fmt.Errorf("stopped after %v: %w", req.Timeout, ctx.Err())
+		}
+		name := ""
+		if len(procs) > 1 {
+			name = fmt.Sprintf("process %d: ", i+1)
+		}
+		if err != nil && res.Err == "" {
+			res.Err = name + err.Error()
+		}
+		if tail := p.stderr.String(); tail != "" {
+			tails = append(tails, name+tail)
+		}
+		if ps := p.cmd.ProcessState; ps != nil {
+			res.CPU += ps.UserTime() + ps.SystemTime()
+			if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
+				res.MaxRSS = max(res.MaxRSS, maxRSSBytes(ru))
+			}
 		}
 	}
+	res.Stderr = strings.Join(tails, "\n")
 	return res
 }
 

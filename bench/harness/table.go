@@ -10,8 +10,13 @@ import (
 	"github.com/heedcrawl/heed/internal/testweb"
 )
 
-// Baseline is the crawler the ratios in the table compare with.
-const Baseline = "gocrawl"
+// Baseline is the crawler the ratios in the table compare with, and
+// HeedBaseline the one where Baseline did not run (heed's variants are
+// compared with heed in memory).
+const (
+	Baseline     = "gocrawl"
+	HeedBaseline = "heed"
+)
 
 // Summary is the medians of one crawler's runs on one workload.
 type Summary struct {
@@ -31,6 +36,14 @@ type Summary struct {
 	Unavailable       float64 // fetches on the 503 host past robots.txt
 	NofollowOnly      float64
 	MakespanRatio     float64 // makespan / ideal; 0 when the ideal is 0
+	Procs             int     // processes per run
+
+	// Medians of what the runs asked of Redis, per reachable page fetched;
+	// Redis is false without Redis.
+	Redis                bool
+	RedisScriptsPerPage  float64 // script calls (EVALSHA, EVAL): round trips
+	RedisCommandsPerPage float64 // every command, those run inside scripts included
+	RedisCPU             time.Duration
 }
 
 // Summarize computes the medians of each crawler's runs per workload.
@@ -48,9 +61,16 @@ func Summarize(ms []Measurement) []Summary {
 	var out []Summary
 	for _, k := range order {
 		g := groups[k]
-		s := Summary{Crawler: k.c, Workload: k.w, Runs: len(g)}
+		s := Summary{Crawler: k.c, Workload: k.w, Runs: len(g), Procs: max(g[0].Procs, 1)}
 		var wall, cpu, cpp, rss, pps, cov, smo, rv, pv, dup, dshare, un, nf, mk []float64
+		var rScripts, rCmds, rCPU []float64
 		for _, m := range g {
+			if m.Redis != nil && m.Report != nil && m.Report.ReachableFetched > 0 {
+				pages := float64(m.Report.ReachableFetched)
+				rScripts = append(rScripts, float64(m.Redis.Scripts())/pages)
+				rCmds = append(rCmds, float64(m.Redis.Commands())/pages)
+				rCPU = append(rCPU, float64(m.Redis.CPU))
+			}
 			if m.Err != nil {
 				s.Failed++
 			}
@@ -83,6 +103,10 @@ func Summarize(ms []Measurement) []Summary {
 		s.PagesPerSecond, s.Coverage, s.SitemapOnly = median(pps), median(cov), median(smo)
 		s.RobotsViolations, s.Politeness, s.Duplicates, s.DuplicateShare = median(rv), median(pv), median(dup), median(dshare)
 		s.Unavailable, s.NofollowOnly, s.MakespanRatio = median(un), median(nf), median(mk)
+		if len(rCmds) > 0 {
+			s.Redis = true
+			s.RedisScriptsPerPage, s.RedisCommandsPerPage, s.RedisCPU = median(rScripts), median(rCmds), time.Duration(median(rCPU))
+		}
 		out = append(out, s)
 	}
 	return out
@@ -101,26 +125,36 @@ func median(xs []float64) float64 {
 	return (xs[n/2-1] + xs[n/2]) / 2
 }
 
-// Table renders the summaries as one markdown table per workload, crawlers
-// in CrawlerNames order, with ratios against Baseline. Crawlers in skipped
-// get a row saying why they have no figures.
+// Table renders the summaries as one markdown table per workload: heed and
+// its variants, then colly and gocrawl, with ratios against Baseline, or
+// against HeedBaseline where Baseline did not run. Crawlers in skipped get a
+// row saying why they have no figures (on a HeedOnly workload, heed's
+// variants only). Runs of several processes, and runs with Redis, get a note
+// under the table.
 func Table(sums []Summary, workloads []Workload, skipped map[string]error) string {
 	var b strings.Builder
 	for _, w := range workloads {
 		var base *Summary
-		for i := range sums {
-			if sums[i].Workload == w.Name && sums[i].Crawler == Baseline {
-				base = &sums[i]
+		for _, name := range []string{Baseline, HeedBaseline} {
+			for i := range sums {
+				if base == nil && sums[i].Workload == w.Name && sums[i].Crawler == name {
+					base = &sums[i]
+				}
 			}
 		}
+		baseName := Baseline
+		if base != nil {
+			baseName = base.Crawler
+		}
 		fmt.Fprintf(&b, "**(%s) %s**\n\n", w.Name, w.Title)
-		b.WriteString("| crawler | runs | wall s | CPU s | peak RSS MB | reachable pages/s | pages/s ×" + Baseline +
-			" | CPU ms/page | CPU/page ×" + Baseline + " | coverage | sitemap-only | robots viol. | politeness viol. | duplicate fetches | 503-host fetches | nofollow-only | makespan / ideal |\n")
+		b.WriteString("| crawler | runs | wall s | CPU s | peak RSS MB | reachable pages/s | pages/s ×" + baseName +
+			" | CPU ms/page | CPU/page ×" + baseName + " | coverage | sitemap-only | robots viol. | politeness viol. | duplicate fetches | 503-host fetches | nofollow-only | makespan / ideal |\n")
 		b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
-		for _, name := range CrawlerNames {
+		var notes []string
+		for _, name := range rowOrder(sums, w, skipped) {
 			if err, ok := skipped[name]; ok {
 				msg, _, _ := strings.Cut(err.Error(), "\n")
-				for _, reason := range []error{ErrNoCrawlCommand, ErrCrawlDoesNotBuild, ErrNotRequested} {
+				for _, reason := range []error{ErrNoCrawlCommand, ErrCrawlDoesNotBuild, ErrNoRedisFlag, ErrNotRequested} {
 					if errors.Is(err, reason) {
 						msg = reason.Error()
 					}
@@ -157,8 +191,76 @@ func Table(sums []Summary, workloads []Workload, skipped map[string]error) strin
 				float64(s.CPUPerPage)/float64(time.Millisecond), ratio(float64(s.CPUPerPage), baseCPP),
 				s.Coverage, s.SitemapOnly, s.SitemapOnlyTotal, s.RobotsViolations, s.Politeness,
 				s.Duplicates, 100*s.DuplicateShare, s.Unavailable, s.NofollowOnly, mk)
+			if note := s.note(); note != "" {
+				notes = append(notes, "- "+name+": "+note)
+			}
 		}
 		b.WriteString("\n")
+		if len(notes) > 0 {
+			b.WriteString(strings.Join(notes, "\n") + "\n\n")
+		}
 	}
 	return b.String()
+}
+
+// note says how a crawler's runs differ from one process in memory.
+func (s Summary) note() string {
+	var parts []string
+	if s.Procs > 1 {
+		parts = append(parts, fmt.Sprintf("%d processes at once: wall from the first start to the last exit, CPU summed, peak RSS of the largest", s.Procs))
+	}
+	if s.Redis {
+		parts = append(parts, fmt.Sprintf("Redis ran %.2f script calls (EVALSHA: round trips) and %.2f commands in all (those inside scripts included) per reachable page; redis-server's own CPU %.2f s, not in the CPU column",
+			s.RedisScriptsPerPage, s.RedisCommandsPerPage, s.RedisCPU.Seconds()))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// rowOrder is the crawlers of a workload's table: heed, its variants (by
+// name), colly, gocrawl, then any other.
+func rowOrder(sums []Summary, w Workload, skipped map[string]error) []string {
+	var names []string
+	add := func(name string) {
+		if !slices.Contains(names, name) && (!w.HeedOnly || isHeed(name)) {
+			names = append(names, name)
+		}
+	}
+	for _, s := range sums {
+		if s.Workload == w.Name {
+			add(s.Crawler)
+		}
+	}
+	for name := range skipped {
+		if _, heed := heedVariant(name); heed || slices.Contains(CrawlerNames, name) {
+			add(name)
+		}
+	}
+	rank := func(name string) int {
+		switch {
+		case name == "heed":
+			return 0
+		case isHeed(name):
+			return 1
+		case name == "colly":
+			return 2
+		case name == "gocrawl":
+			return 3
+		}
+		return 4
+	}
+	slices.SortFunc(names, func(a, b string) int {
+		if d := rank(a) - rank(b); d != 0 {
+			return d
+		}
+		return variantCompare(a, b)
+	})
+	return names
+}
+
+// variantCompare orders heed-redis-2 before heed-redis-10.
+func variantCompare(a, b string) int {
+	if len(a) != len(b) && strings.TrimRight(a, "0123456789") == strings.TrimRight(b, "0123456789") {
+		return len(a) - len(b)
+	}
+	return strings.Compare(a, b)
 }

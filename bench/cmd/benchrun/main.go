@@ -6,13 +6,24 @@
 // log, and prints a markdown table of the medians with ratios against
 // gocrawl.
 //
-// Run it from the bench module:
+// Run it from the repository's root:
 //
-//	go -C bench run ./cmd/benchrun                      # all workloads, 3 runs each
+//	go -C bench run ./cmd/benchrun                      # workloads a–d, 3 runs each
 //	go -C bench run ./cmd/benchrun -workloads b -runs 1 # smoke test
 //
+// Heed's variants run the same crawl command with its state elsewhere:
+// heed-state in pebble (-state, a fresh directory per run), heed-redis in a
+// redis-server benchrun starts (-redis, a fresh job per run), heed-redis-N
+// as N processes sharing one job. Workloads e and f compare them with heed
+// in memory:
+//
+//	go -C bench run ./cmd/benchrun -workloads e -crawlers heed,heed-state -runs 1
+//	go -C bench run ./cmd/benchrun -workloads f -crawlers heed,heed-redis,heed-redis-4 -runs 1
+//	go -C bench run ./cmd/benchrun -workloads a -crawlers heed,heed-redis -runs 3
+//	go -C bench run ./cmd/benchrun -workloads b -crawlers heed,heed-redis-3 -runs 3
+//
 // Heed is skipped, with a note in the table, while ../cmd/crawl does not
-// exist or does not build.
+// exist or does not build; heed-redis while crawl has no -redis flag.
 package main
 
 import (
@@ -46,8 +57,8 @@ func run() int {
 	}
 	defer spawner.Close()
 
-	workloads := flag.String("workloads", "a,b,c,d", "comma-separated workloads: "+workloadList())
-	crawlers := flag.String("crawlers", strings.Join(harness.CrawlerNames, ","), "comma-separated crawlers")
+	workloads := flag.String("workloads", strings.Join(harness.DefaultWorkloads, ","), "comma-separated workloads: "+workloadList())
+	crawlers := flag.String("crawlers", strings.Join(harness.CrawlerNames, ","), "comma-separated crawlers; heed's variants: "+harness.HeedVariants)
 	runs := flag.Int("runs", 3, "runs of each crawler per workload (alternating); 1 for a smoke test")
 	port := flag.Int("port", 8080, "port of every host's listener on its 127.0.x.y address; 0 picks free ports")
 	timeout := flag.Duration("timeout", 10*time.Minute, "stop a crawler run after this long")
@@ -86,6 +97,16 @@ func run() int {
 	}
 	plan.Crawlers, plan.Runs, plan.Port, plan.Timeout, plan.Scratch, plan.Logger = built, *runs, *port, *timeout, scratch, log
 	plan.Spawner = spawner
+	for _, c := range built {
+		if c.Redis && plan.Redis == nil {
+			if plan.Redis, err = harness.StartRedis(ctx, scratch); err != nil {
+				fmt.Fprintln(os.Stderr, "benchrun:", err)
+				return 1
+			}
+			defer plan.Redis.Close()
+			log.Info("redis-server", "addr", plan.Redis.Addr)
+		}
+	}
 
 	ms, err := harness.Run(ctx, plan)
 	var b strings.Builder
@@ -109,7 +130,11 @@ func run() int {
 func workloadList() string {
 	var names []string
 	for _, w := range harness.Workloads {
-		names = append(names, w.Name+" ("+w.Title+")")
+		title := w.Title
+		if w.HeedOnly {
+			title += "; heed's variants only"
+		}
+		names = append(names, w.Name+" ("+title+")")
 	}
 	return strings.Join(names, "; ")
 }

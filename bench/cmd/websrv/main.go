@@ -23,7 +23,7 @@ import (
 )
 
 func main() {
-	workload := flag.String("workload", "b", "workload to serve: a, b, c or d")
+	workload := flag.String("workload", "b", "workload to serve: a–f (see benchrun -h)")
 	port := flag.Int("port", 8080, "port of every host's listener; 0 picks free ports")
 	seeds := flag.String("seeds", "seeds.txt", "write the seed URLs (every home page) to this file")
 	logFile := flag.String("log", "", "write the request log (JSON Lines) to this file when stopping")
