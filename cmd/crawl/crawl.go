@@ -29,7 +29,14 @@ func runCrawl(ctx context.Context, args []string, stdin io.Reader, stdout, rawSt
 	if code, ok := parseFlags(fs, args, func(w io.Writer) { usage(fs, w) }, stdout, stderr); !ok {
 		return code
 	}
-	if fs.NArg() != 1 {
+	if code := checkModeFlags(fs, &f, stderr); code != 0 {
+		return code
+	}
+	switch {
+	case f.redis != "" && fs.NArg() > 1:
+		fmt.Fprintln(stderr, "crawl: want at most one seeds file with -redis (without one, the process joins the job as it is); see crawl -h")
+		return 2
+	case f.redis == "" && fs.NArg() != 1:
 		fmt.Fprintln(stderr, "crawl: want exactly one seeds file (or - for standard input); see crawl -h")
 		return 2
 	}
@@ -42,9 +49,12 @@ func runCrawl(ctx context.Context, args []string, stdin io.Reader, stdout, rawSt
 		return 2
 	}
 
-	seeds, code := loadSeeds(seedsName, stdin, stderr)
-	if code != 0 {
-		return code
+	var seeds []string
+	code := 0
+	if seedsName != "" {
+		if seeds, code = loadSeeds(seedsName, stdin, stderr); code != 0 {
+			return code
+		}
 	}
 
 	// Listen before anything else is set up, so that an address in use
@@ -73,6 +83,19 @@ func runCrawl(ctx context.Context, args []string, stdin io.Reader, stdout, rawSt
 			return code
 		}
 	}
+	// Join the job before any file is created too: a process whose flags
+	// are not the job's leaves nothing behind.
+	var rj *redisJob
+	if f.redis != "" {
+		rj, code = openRedis(ctx, &f, stderr)
+		if code != 0 {
+			return code
+		}
+		defer rj.drop() // on the early returns; close has dropped it otherwise
+		if code := rj.check(ctx, fs, &f, len(seeds) > 0, stderr); code != 0 {
+			return code
+		}
+	}
 
 	var logW *syncWriter
 	if f.logFile != "" {
@@ -94,6 +117,9 @@ func runCrawl(ctx context.Context, args []string, stdin io.Reader, stdout, rawSt
 		handler = teeHandler{handler, slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo})}
 	}
 	logger := slog.New(handler)
+	if rj != nil {
+		rj.setLog(logger)
+	}
 
 	opts, err := f.options(logger)
 	if err != nil {
@@ -109,6 +135,9 @@ func runCrawl(ctx context.Context, args []string, stdin io.Reader, stdout, rawSt
 			}
 			return cp
 		}))
+	}
+	if rj != nil {
+		opts = append(opts, crawler.WithStore(rj.store), crawler.WithLease(f.lease))
 	}
 	c, err := crawler.New(opts...)
 	if err != nil {
@@ -139,6 +168,13 @@ func runCrawl(ctx context.Context, args []string, stdin io.Reader, stdout, rawSt
 			if code != 0 {
 				return code
 			}
+		} else if rj != nil {
+			// Appended to: a process that rejoins its job keeps what it
+			// wrote before.
+			if of, err = os.OpenFile(f.out, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644); err != nil {
+				fmt.Fprintf(stderr, "crawl: -o: %v\n", err)
+				return 2
+			}
 		} else if of, err = os.Create(f.out); err != nil {
 			fmt.Fprintf(stderr, "crawl: -o: %v\n", err)
 			return 2
@@ -158,7 +194,10 @@ func runCrawl(ctx context.Context, args []string, stdin io.Reader, stdout, rawSt
 	// A terminal shows each record as it comes; a pipe or a file gets them
 	// at least once a second, so a reader sees the crawl go on and a
 	// crash or kill loses at most a second of it.
-	rec = newRecorder(out, f.body, isTerminal(out))
+	// With -redis each record is written out before its page is
+	// acknowledged to the job: a process killed at any moment loses no
+	// record of a page the job counts done.
+	rec = newRecorder(out, f.body, isTerminal(out) || rj != nil)
 	rec.base = outBase
 	if st != nil {
 		rec.gen, rec.syncOut = st.now.OutputGen, syncOut
@@ -168,6 +207,15 @@ func runCrawl(ctx context.Context, args []string, stdin io.Reader, stdout, rawSt
 			return 1
 		}
 		if line := st.resumeLine(); line != "" {
+			fmt.Fprintln(stderr, line)
+		}
+	}
+	if rj != nil {
+		if err := rj.begin(ctx, len(seeds) > 0); err != nil {
+			fmt.Fprintf(stderr, "crawl: %s: %v\n", rj.where(), err)
+			return 1
+		}
+		if line := rj.joinedLine(); line != "" {
 			fmt.Fprintln(stderr, line)
 		}
 	}
@@ -188,6 +236,11 @@ func runCrawl(ctx context.Context, args []string, stdin io.Reader, stdout, rawSt
 			rec.failure(ctx, u, err)
 		}
 	})
+	if rj != nil {
+		// The heartbeat's counts: the crawler's Stats would ask Redis.
+		c.OnPage(func(context.Context, *crawler.Page) { rj.pages.Add(1) })
+		c.OnError(func(context.Context, string, error) { rj.errored.Add(1) })
+	}
 	c.OnDisallowed(func(ctx context.Context, u *url.URL, why crawler.DisallowReason) {
 		logger.Info("disallowed by robots.txt", "url", u.String(), "reason", string(why))
 		fails.disallowed(why)
@@ -225,11 +278,23 @@ func runCrawl(ctx context.Context, args []string, stdin io.Reader, stdout, rawSt
 	close(progressDone)
 	progressWG.Wait()
 	outErr := stopFlushing()
+	ranToEnd := runErr == nil && outErr == nil && context.Cause(ctx) == nil
 	var stateErr error
 	if st != nil {
 		// Before the output closes: the Store's last sync makes it
 		// durable first.
-		stateErr = st.close(context.WithoutCancel(ctx), runErr == nil && outErr == nil && context.Cause(ctx) == nil)
+		stateErr = st.close(context.WithoutCancel(ctx), ranToEnd)
+	}
+	if rj != nil {
+		how := "failed"
+		var sig signalled
+		switch {
+		case ranToEnd, errors.Is(runErr, crawler.ErrNoSeeds) && rj.existed:
+			how = "done"
+		case errors.As(context.Cause(ctx), &sig):
+			how = "stopped"
+		}
+		stateErr = rj.close(ctx, ranToEnd, how)
 	}
 	if err := closeOut(); err != nil && outErr == nil {
 		outErr = err
@@ -238,6 +303,14 @@ func runCrawl(ctx context.Context, args []string, stdin io.Reader, stdout, rawSt
 	s := c.Stats()
 	if st != nil && st.complete && runErr == nil && stateErr == nil && nothingNew(s, rec) {
 		fmt.Fprintf(stderr, "crawl: the crawl in %s is complete: every seed was crawled before and nothing is left to crawl\n", st.dir)
+		return 0
+	}
+	if rj != nil && rj.existed && (rj.complete && runErr == nil && stateErr == nil && nothingNew(s, rec) || errors.Is(runErr, crawler.ErrNoSeeds)) {
+		if rj.complete {
+			fmt.Fprintf(stderr, "crawl: %s is complete: nothing is left to crawl\n", rj.where())
+		} else {
+			fmt.Fprintf(stderr, "crawl: %s has nothing queued and nothing held: nothing to do\n", rj.where())
+		}
 		return 0
 	}
 	summary(stderr, s, fails, &f)
@@ -249,6 +322,9 @@ func runCrawl(ctx context.Context, args []string, stdin io.Reader, stdout, rawSt
 			fmt.Fprintln(stderr, storeFailureHint(st.dir))
 		}
 		return 1
+	case runErr != nil && errors.Is(runErr, frontier.ErrStore) && rj != nil:
+		fmt.Fprintf(stderr, "crawl: %v\n%s\n", runErr, rj.redisFailureHint(runErr))
+		return 1
 	case runErr != nil && errors.Is(runErr, frontier.ErrStore):
 		fmt.Fprintf(stderr, "crawl: %v\n%s\n", runErr, storeFailureHint(st.dir))
 		return 1
@@ -256,11 +332,17 @@ func runCrawl(ctx context.Context, args []string, stdin io.Reader, stdout, rawSt
 		if st != nil {
 			fmt.Fprintf(stderr, "crawl: state kept in %s: rerun the same command to resume\n", st.dir)
 		}
+		if rj != nil {
+			fmt.Fprintf(stderr, "crawl: process %s left %s: its other processes go on, and the same command rejoins it\n", rj.process, rj.where())
+		}
 		return signalStatus(sig.sig)
 	case runErr != nil && errors.Is(runErr, context.Canceled):
 		return signalStatus(os.Interrupt)
 	case runErr != nil:
 		fmt.Fprintf(stderr, "crawl: %v\n", runErr)
+		return 1
+	case stateErr != nil && rj != nil:
+		fmt.Fprintf(stderr, "crawl: leaving %s: %v\n", rj.where(), stateErr)
 		return 1
 	case stateErr != nil:
 		fmt.Fprintf(stderr, "crawl: -state %s: %v\n%s\n", st.dir, stateErr, storeFailureHint(st.dir))
@@ -268,6 +350,11 @@ func runCrawl(ctx context.Context, args []string, stdin io.Reader, stdout, rawSt
 	}
 	if st != nil && st.resumed && !st.complete {
 		// The seeds were fetched, or failed, in an earlier run.
+		return 0
+	}
+	if rj != nil {
+		// The job's pages are fetched by all its processes: one that
+		// fetched none, or whose seeds others fetched, did its part.
 		return 0
 	}
 	if msg, failed := fails.nothingFetched(s); msg != "" {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/heedcrawl/heed/crawler"
 	"github.com/heedcrawl/heed/frontier"
+	"github.com/heedcrawl/heed/frontier/redisstore"
 	"github.com/heedcrawl/heed/ratelimit"
 )
 
@@ -44,6 +45,8 @@ type flags struct {
 	allowPrivate             bool
 	state                    string
 	stateOverride            bool
+	redis, job, process      string
+	lease, redisRetry        time.Duration
 }
 
 // flagGroups orders the -h output, and the README's flags table, by topic.
@@ -57,6 +60,7 @@ var flagGroups = []struct {
 	{"Throughput and timeouts", []string{"workers", "connect-timeout", "header-timeout", "timeout", "max-body", "grace"}},
 	{"Output", []string{"o", "body", "log", "progress", "v", "metrics", "cpuprofile", "memprofile"}},
 	{"State", []string{"state", "state-override"}},
+	{"Distributed", []string{"redis", "job", "process", "lease", "redis-retry"}},
 }
 
 // flagArgs names what the string flags without a `NAME` in their usage
@@ -120,7 +124,12 @@ func newFlagSet(f *flags) *flag.FlagSet {
 	boolean(&f.verbose, "v", false, "log to stderr as well")
 	fs.StringVar(&f.metrics, "metrics", "", "serve Prometheus metrics at http://`ADDR`/metrics during the crawl, e.g. localhost:9090 (port 0: any free port; the address is printed on stderr)")
 	fs.StringVar(&f.state, "state", "", "keep the crawl's state in `DIR` (created if missing): run the same command again after Ctrl-C, a kill or a crash to resume it; with -o FILE each record appears in FILE exactly once across restarts (on standard output at least once)")
-	boolean(&f.stateOverride, "state-override", false, "resume a -state crawl with flags (scope, limits, agent, -o, ...) other than those it was started with")
+	boolean(&f.stateOverride, "state-override", false, "resume a -state crawl, or join a -redis job, with flags (scope, limits, agent, -o, ...) other than those it was started with, and keep these from then on")
+	fs.StringVar(&f.redis, "redis", "", "keep the crawl's state in the Redis server at `URL` (redis://[user:password@]host:port[/db], rediss:// for TLS), shared by every process of the -job, on any machine; the seeds file is then optional")
+	fs.StringVar(&f.job, "job", "", "the crawl on -redis this process joins, by `NAME`: the first process with a seeds file starts it, any number of others, with or without seeds, join it")
+	fs.StringVar(&f.process, "process", "", "this process's `NAME` in the -job, as crawl status lists it (default HOST-PID)")
+	duration(&f.lease, "lease", frontier.DefaultLease, "how long this process holds a URL it took from -redis: if it dies, the URL goes to another process that long after it was taken; longer than -timeout")
+	duration(&f.redisRetry, "redis-retry", redisstore.DefaultRetryFor, "how long an operation on -redis that failed for a transient reason (Redis unreachable, restarting) is retried before the crawl stops with the error")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the crawl to `FILE` (go tool pprof)")
 	fs.StringVar(&f.memProfile, "memprofile", "", "write a heap profile taken at the end of the crawl to `FILE`")
 	return fs
@@ -129,6 +138,10 @@ func newFlagSet(f *flags) *flag.FlagSet {
 func usage(fs *flag.FlagSet, w io.Writer) {
 	fmt.Fprint(w, `Usage:
   crawl [flags] seeds.txt       crawl from the URLs in seeds.txt (one per line; "-" reads stdin)
+  crawl -redis URL -job NAME [flags] [seeds.txt]
+                                start or join a crawl shared by many processes
+  crawl status -redis URL -job NAME
+                                show how a -redis crawl is going
   crawl robots URL|FILE [agent] [path ...]
                                 show how heed reads a site's robots.txt for an agent
 
@@ -156,6 +169,11 @@ kill -9 or a power cut and the crawl goes on where it stopped, without
 fetching again what it wrote out; once it is complete, a rerun says so, and
 crawls only seeds new to it. Exactly-once records need -o FILE: it is cut
 back to the last record the state counts, then appended to.
+
+Distributed: with -redis URL -job NAME, every process started so, on any
+machine, crawls the same job: the seen URLs, the queues and each host's
+pace are in Redis, so the job is as polite as one process. Each writes its
+own output (-o is appended to); all exit when nothing is queued or held.
 `)
 }
 

@@ -1,6 +1,10 @@
 // Command crawl runs heed, the polite web crawler, from the command line.
 //
 //	crawl [flags] seeds.txt     crawl from the URLs in seeds.txt ("-" for stdin)
+//	crawl -redis URL -job NAME [flags] [seeds.txt]
+//	                            start or join a crawl shared by many processes
+//	crawl status -redis URL -job NAME
+//	                            show how such a crawl is going
 //	crawl robots URL|FILE [agent] [path ...]
 //	                            show how heed reads a robots.txt for an agent
 //
@@ -11,14 +15,18 @@
 //
 // With -state DIR the crawl keeps its state in DIR, and the same command
 // run again resumes it after any stop (see the README's "Resuming a
-// crawl").
+// crawl"). With -redis URL -job NAME it keeps it in Redis, shared by every
+// process of the job, wherever they run (the README's "Distributed
+// crawls").
 //
 // Exit status: 0 when the crawl ran to its end, 1 when it failed (no seed
-// could be fetched, or the output or the state could not be written), 2
-// for bad flags, an unreadable seeds file, an -o or -log that would
-// overwrite the seeds file, a -metrics address that cannot be listened on
-// or a -state DIR in use or started with other flags, 128+n when stopped
-// by signal n: 130 for SIGINT (Ctrl-C), 143 for SIGTERM, 129 for SIGHUP.
+// could be fetched, the output or the state could not be written, Redis
+// could not be reached or lost the job), 2 for bad flags, an unreadable
+// seeds file, an -o or -log that would overwrite the seeds file, a
+// -metrics address that cannot be listened on, a -state DIR in use or
+// started with other flags, or a -redis job started with other flags,
+// 128+n when stopped by signal n: 130 for SIGINT (Ctrl-C), 143 for
+// SIGTERM, 129 for SIGHUP.
 package main
 
 import (
@@ -58,6 +66,9 @@ const gcPercent = 200
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "robots" {
 		return runRobots(ctx, args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "status" {
+		return runStatus(ctx, args[1:], stdout, stderr)
 	}
 	return runCrawl(ctx, args, stdin, stdout, stderr)
 }

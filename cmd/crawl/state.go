@@ -57,10 +57,11 @@ type settings struct {
 	OutputStart int64 `json:"output_start"`
 }
 
-// currentSettings are the settings the command was run with.
-func currentSettings(fs *flag.FlagSet, out string) (settings, error) {
+// currentSettings are the settings the command was run with: the values
+// of the flags names, and the output.
+func currentSettings(fs *flag.FlagSet, names []string, out string) (settings, error) {
 	s := settings{Flags: map[string]string{}}
-	for _, name := range stateFlags {
+	for _, name := range names {
 		s.Flags[name] = fs.Lookup(name).Value.String()
 	}
 	if out != "" {
@@ -73,12 +74,12 @@ func currentSettings(fs *flag.FlagSet, out string) (settings, error) {
 	return s, nil
 }
 
-// differences says how now differs from was, one item per flag:
-// "-max-depth 2 (now 3)". A flag was lacks (one newer than the state) is
-// compared with its default.
-func (was settings) differences(fs *flag.FlagSet, now settings) []string {
+// differences says how now differs from was in the flags names and the
+// output, one item per flag: "-max-depth 2 (now 3)". A flag was lacks (one
+// newer than the state) is compared with its default.
+func (was settings) differences(fs *flag.FlagSet, names []string, now settings) []string {
 	var diffs []string
-	for _, name := range stateFlags {
+	for _, name := range names {
 		fl := fs.Lookup(name)
 		old, ok := was.Flags[name]
 		if !ok {
@@ -209,7 +210,7 @@ func (st *crawlState) failStore(err error) {
 // check compares this run's flags with those the crawl was started with.
 // A difference stops the command (status 2) unless override is set.
 func (st *crawlState) check(fs *flag.FlagSet, f *flags, stderr io.Writer) int {
-	now, err := currentSettings(fs, f.out)
+	now, err := currentSettings(fs, stateFlags, f.out)
 	if err != nil {
 		fmt.Fprintf(stderr, "crawl: %v\n", err)
 		return 2
@@ -221,7 +222,7 @@ func (st *crawlState) check(fs *flag.FlagSet, f *flags, stderr io.Writer) int {
 		return 0
 	}
 	st.now.OutputGen, st.now.OutputStart = st.was.OutputGen, st.was.OutputStart
-	st.diffs = st.was.differences(fs, now)
+	st.diffs = st.was.differences(fs, stateFlags, now)
 	if len(st.diffs) == 0 {
 		return 0
 	}

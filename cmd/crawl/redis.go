@@ -1,0 +1,431 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/heedcrawl/heed/frontier"
+	"github.com/heedcrawl/heed/frontier/redisstore"
+)
+
+// metaProcess prefixes the name under which each process of a -redis job
+// records its heartbeat.
+const metaProcess = "crawl/process/"
+
+const (
+	// heartbeatEvery is how often a -redis process records that it is
+	// alive, and how far it has got.
+	heartbeatEvery = 2 * time.Second
+	// recentWindow is how long ago crawl status counts a process as seen
+	// recently: many heartbeats, so a busy Redis does not hide one.
+	recentWindow = time.Minute
+	// closeTimeout bounds the last writes of a process leaving its job:
+	// the mark of a complete crawl and its last heartbeat.
+	closeTimeout = 5 * time.Second
+)
+
+// redisFlags are the flags every process of a -redis job shares: those a
+// -state crawl is bound to, and the pacing flags, since the processes
+// pace the same hosts together (and Redis applies the -per-host of the
+// last process that asked to all of them).
+var redisFlags = append(slices.Clone(stateFlags), "per-host", "delay", "max-delay")
+
+// metaKey is the Redis hash that holds a job's SetMeta values, as the
+// package documentation of redisstore lays out its keys. crawl reads and
+// writes it directly for what the Store has no operation for: storing the
+// settings only if no process has yet (HSETNX), and listing the
+// processes' heartbeats (HSCAN).
+func metaKey(job string) string { return "heed:{" + job + "}:meta" }
+
+// redactedURL is a -redis URL fit for messages: without its password.
+func redactedURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(a URL that does not parse)"
+	}
+	return u.Redacted()
+}
+
+// defaultProcess names a process by where it runs: HOST-PID.
+func defaultProcess() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "host"
+	}
+	return host + "-" + strconv.Itoa(os.Getpid())
+}
+
+// redisLog sends go-redis's own messages (a connection pool in trouble,
+// a failed handshake) to the command's log, instead of standard error;
+// nowhere until the log is open.
+type redisLog struct{ l atomic.Pointer[slog.Logger] }
+
+// logRedis makes go-redis log to a new redisLog, and returns it. go-redis
+// has one logger per process, which this replaces.
+func logRedis() *redisLog {
+	r := new(redisLog)
+	redis.SetLogger(r)
+	return r
+}
+
+func (r *redisLog) Printf(ctx context.Context, format string, v ...any) {
+	l := r.l.Load()
+	if l == nil {
+		return
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	l.Log(ctx, slog.LevelWarn, "redis: "+strings.TrimSpace(fmt.Sprintf(format, v...)))
+}
+
+// redisClient connects to the Redis at rawURL for job, with a Store of
+// it. A URL or job that cannot work is a usage error (status 2).
+func redisClient(rawURL, job, process string, retry time.Duration) (*redis.Client, *redisstore.Store, error) {
+	o, err := redis.ParseURL(rawURL)
+	if err != nil {
+		return nil, nil, fmt.Errorf("-redis %s: %w", redactedURL(rawURL), err)
+	}
+	if retry == 0 {
+		retry = -1 // the Store's "no retries": its zero means the default
+	}
+	c := redis.NewClient(o)
+	s, err := redisstore.New(c, job, redisstore.Options{Checkpoint: process, RetryFor: retry})
+	if err != nil {
+		c.Close()
+		if errors.Is(err, redisstore.ErrJob) {
+			return nil, nil, fmt.Errorf("-job %q: not a job name (empty, or with { or })", job)
+		}
+		return nil, nil, err
+	}
+	return c, s, nil
+}
+
+// unreachable says that Redis could not be asked anything, on one line.
+func unreachable(rawURL string, err error) string {
+	return fmt.Sprintf("cannot reach Redis at %s: %v", redactedURL(rawURL), err)
+}
+
+// heartbeat is what a process of a -redis job records under
+// metaProcess+name.
+type heartbeat struct {
+	// Seen is when it was recorded, on Redis's clock, which every
+	// process and crawl status share.
+	Seen    time.Time `json:"seen"`
+	Started time.Time `json:"started"`
+	Host    string    `json:"host,omitempty"`
+	PID     int       `json:"pid"`
+	// Pages and Errors are the process's own counts since it started.
+	Pages  int64 `json:"pages"`
+	Errors int64 `json:"errors"`
+	// State is "crawling", or how the process ended: "done" (nothing left
+	// to crawl), "stopped" (by a signal), "failed".
+	State string `json:"state"`
+}
+
+// redisJob is this process's part in a -redis job.
+type redisJob struct {
+	rawURL  string
+	job     string
+	process string
+	client  *redis.Client
+	store   *redisstore.Store
+	// log is the command's log, once open; go-redis's messages go there
+	// through redisLog.
+	log      *slog.Logger
+	redisLog *redisLog
+
+	// What Redis held when the process joined.
+	existed  bool     // the job's settings: the job was started
+	was      settings // and what they were
+	complete bool     // the job ran to its end before
+	counts   frontier.Counts
+
+	now         settings // this process's settings
+	diffs       []string // how they differ from was
+	saveSetting bool     // now must replace was (-state-override)
+
+	started        time.Time
+	pages, errored atomic.Int64
+	stopBeat       func()
+}
+
+// openRedis connects to the job's Redis and reads what the job holds. On
+// failure it has said why on stderr and returns the exit status: 2 for a
+// URL or job name that cannot work, 1 for a Redis that cannot be reached.
+func openRedis(ctx context.Context, f *flags, stderr io.Writer) (*redisJob, int) {
+	logs := logRedis() // before the client exists, which may log at once
+	client, store, err := redisClient(f.redis, f.job, f.process, f.redisRetry)
+	if err != nil {
+		fmt.Fprintf(stderr, "crawl: %v\n", err)
+		return nil, 2
+	}
+	rj := &redisJob{rawURL: f.redis, job: f.job, process: f.process, client: client, store: store, log: slog.New(slog.DiscardHandler), started: time.Now()}
+	rj.redisLog = logs
+	fail := func(err error) (*redisJob, int) {
+		fmt.Fprintf(stderr, "crawl: %s\n", unreachable(f.redis, err))
+		store.Close()
+		client.Close()
+		return nil, 1
+	}
+	// The first request: the Store retries it, for -redis-retry, while
+	// Redis cannot be reached.
+	raw, err := store.Meta(ctx, metaSettings)
+	if err != nil {
+		return fail(err)
+	}
+	if raw != nil {
+		if err := json.Unmarshal(raw, &rj.was); err != nil {
+			fmt.Fprintf(stderr, "crawl: job %s on %s: its settings do not read: %v\n", rj.job, redactedURL(rj.rawURL), err)
+			rj.drop()
+			return nil, 2
+		}
+		rj.existed = true
+	}
+	done, err := store.Meta(ctx, metaComplete)
+	if err != nil {
+		return fail(err)
+	}
+	rj.complete = len(done) > 0
+	if rj.counts, err = store.Counts(ctx, time.Now()); err != nil {
+		return fail(err)
+	}
+	return rj, 0
+}
+
+// drop disconnects without a word to the job: nothing was done in it.
+func (rj *redisJob) drop() {
+	rj.store.Close()
+	rj.client.Close()
+}
+
+// where names the job for messages: "job news on redis://host:6379".
+func (rj *redisJob) where() string {
+	return fmt.Sprintf("job %s on %s", rj.job, redactedURL(rj.rawURL))
+}
+
+// check compares this process's flags with those the job was started
+// with, and starts the job, storing them, when it has not been. A process
+// with other flags is refused (status 2) unless override; one without
+// seeds needs a job to join.
+func (rj *redisJob) check(ctx context.Context, fs *flag.FlagSet, f *flags, seeds bool, stderr io.Writer) int {
+	now, err := currentSettings(fs, redisFlags, "")
+	if err != nil {
+		fmt.Fprintf(stderr, "crawl: %v\n", err)
+		return 2
+	}
+	rj.now = now
+	if !rj.existed {
+		if !seeds {
+			fmt.Fprintf(stderr, "crawl: there is no %s to join: start it with a seeds file\n", rj.where())
+			return 2
+		}
+		b, err := json.Marshal(now)
+		if err != nil {
+			fmt.Fprintf(stderr, "crawl: %v\n", err)
+			return 2
+		}
+		// Only if no other process has: processes started together must
+		// not each take their own flags for the job's.
+		set, err := rj.client.HSetNX(ctx, metaKey(rj.job), metaSettings, b).Result()
+		if err != nil {
+			fmt.Fprintf(stderr, "crawl: %s\n", unreachable(rj.rawURL, err))
+			return 1
+		}
+		if set {
+			return 0
+		}
+		raw, err := rj.store.Meta(ctx, metaSettings)
+		if err == nil {
+			err = json.Unmarshal(raw, &rj.was)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "crawl: %s: its settings: %v\n", rj.where(), err)
+			return 1
+		}
+		rj.existed = true
+	}
+	rj.diffs = rj.was.differences(fs, redisFlags, now)
+	if len(rj.diffs) == 0 {
+		return 0
+	}
+	if !f.stateOverride {
+		fmt.Fprintf(stderr, "crawl: %s was started with other settings:\n", rj.where())
+		for _, d := range rj.diffs {
+			fmt.Fprintf(stderr, "crawl:   %s\n", d)
+		}
+		fmt.Fprintln(stderr, "crawl: run every process of a job with the job's own flags, or add -state-override to go on with these")
+		return 2
+	}
+	fmt.Fprintf(stderr, "crawl: -state-override: joining %s with %s\n", rj.where(), strings.Join(rj.diffs, ", "))
+	rj.saveSetting = true
+	return 0
+}
+
+// begin stores this process's settings if -state-override replaces the
+// job's, and clears the mark of a complete job when the process brings
+// seeds, which may be new; then starts the heartbeat.
+func (rj *redisJob) begin(ctx context.Context, seeds bool) error {
+	if rj.saveSetting {
+		b, err := json.Marshal(rj.now)
+		if err != nil {
+			return err
+		}
+		if err := rj.store.SetMeta(ctx, metaSettings, b); err != nil {
+			return err
+		}
+	}
+	if rj.complete && seeds {
+		if err := rj.store.SetMeta(ctx, metaComplete, nil); err != nil {
+			return err
+		}
+	}
+	beatCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(heartbeatEvery)
+		defer t.Stop()
+		for {
+			rj.beat(beatCtx, "crawling")
+			select {
+			case <-beatCtx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	})
+	rj.stopBeat = func() {
+		cancel()
+		wg.Wait()
+	}
+	return nil
+}
+
+// setLog makes l the log of the process's part in the job, go-redis's
+// messages included.
+func (rj *redisJob) setLog(l *slog.Logger) {
+	rj.log = l
+	rj.redisLog.l.Store(l)
+}
+
+// joinedLine says what the job held when this process joined it; "" for
+// a job it started, or one complete.
+func (rj *redisJob) joinedLine() string {
+	if !rj.existed || rj.complete {
+		return ""
+	}
+	return fmt.Sprintf("crawl: process %s joining %s: %d URLs queued, %d held by processes, %d scheduled so far",
+		rj.process, rj.where(), rj.counts.Queued, rj.counts.Leased, rj.counts.Scheduled)
+}
+
+// beat records the heartbeat. It is not retried: the next one comes soon,
+// and a Redis that stays away stops the crawl anyway.
+func (rj *redisJob) beat(ctx context.Context, state string) {
+	now, err := rj.client.Time(ctx).Result()
+	if err != nil {
+		rj.log.Debug("crawl: heartbeat", "err", err)
+		return
+	}
+	host, _ := os.Hostname()
+	b, err := json.Marshal(heartbeat{
+		Seen: now.UTC(), Started: rj.started.UTC(), Host: host, PID: os.Getpid(),
+		Pages: rj.pages.Load(), Errors: rj.errored.Load(), State: state,
+	})
+	if err == nil {
+		err = rj.client.HSet(ctx, metaKey(rj.job), metaProcess+rj.process, b).Err()
+	}
+	if err != nil {
+		rj.log.Debug("crawl: heartbeat", "err", err)
+	}
+}
+
+// close leaves the job: a process whose crawl ran to its end marks the
+// job complete (nothing is queued or held anywhere); the last heartbeat
+// says how the process ended; the leases it holds go back to the job.
+func (rj *redisJob) close(ctx context.Context, ranToEnd bool, state string) error {
+	if rj.stopBeat != nil {
+		rj.stopBeat()
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
+	defer cancel()
+	var err error
+	if ranToEnd {
+		b, merr := json.Marshal(struct {
+			Finished time.Time `json:"finished"`
+		}{time.Now().UTC()})
+		if merr == nil {
+			err = rj.store.SetMeta(ctx, metaComplete, b)
+		}
+	}
+	rj.beat(ctx, state)
+	err = errors.Join(err, rj.store.Close())
+	return errors.Join(err, rj.client.Close())
+}
+
+// redisFailureHint follows the message of a Store that failed.
+func (rj *redisJob) redisFailureHint(err error) string {
+	if errors.Is(err, redisstore.ErrStateLost) {
+		return fmt.Sprintf("crawl: Redis no longer holds %s (restarted without persistence, or its keys deleted): it cannot go on; the outputs keep what was fetched", rj.where())
+	}
+	return fmt.Sprintf("crawl: %s is kept as Redis holds it: once Redis answers again, run the command again to rejoin it", rj.where())
+}
+
+// defaultTimeout is the crawler's whole-fetch timeout when -timeout is 0.
+const defaultTimeout = 60 * time.Second
+
+// checkModeFlags checks that the flags of -state and -redis go together.
+// It names this process if -process does not.
+func checkModeFlags(fs *flag.FlagSet, f *flags, stderr io.Writer) int {
+	set := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "crawl: "+format+"; see crawl -h\n", a...)
+		return 2
+	}
+	timeout := f.timeout
+	if timeout <= 0 {
+		timeout = defaultTimeout
+	}
+	switch {
+	case f.redis == "":
+		if f.job != "" || set["job"] {
+			return fail("-job needs -redis URL, the Redis that holds the job")
+		}
+		for _, name := range []string{"process", "lease", "redis-retry"} {
+			if set[name] {
+				return fail("-%s is for a crawl with -redis", name)
+			}
+		}
+		return 0
+	case f.state != "":
+		return fail("-state and -redis both keep the crawl's state: give one of them")
+	case f.job == "":
+		return fail("-redis needs -job NAME, the crawl to start or join")
+	case f.lease < 2*timeout:
+		// A URL's robots.txt and then the URL itself may each take a
+		// whole -timeout under one lease; a request running past its
+		// lease could overlap another process's to the same host.
+		return fail("-lease %v is too short for -timeout %v: a URL's robots.txt and the URL may take a -timeout each under one lease; give at least %v", f.lease, timeout, 2*timeout)
+	case f.redisRetry < 0:
+		return fail("-redis-retry must not be negative, got %v", f.redisRetry)
+	}
+	if f.process == "" {
+		f.process = defaultProcess()
+	}
+	return 0
+}

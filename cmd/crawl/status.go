@@ -1,0 +1,175 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/heedcrawl/heed/frontier"
+)
+
+// statusRetry is how long crawl status retries a Redis that does not
+// answer, by default: someone is waiting for the answer.
+const statusRetry = 5 * time.Second
+
+// runStatus is `crawl status -redis URL -job NAME`: how a -redis job is
+// going. It returns the exit status: 0 when it could tell, 1 when Redis
+// could not be reached or holds no such job, 2 for bad flags.
+func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("crawl status", flag.ContinueOnError)
+	var rawURL, job string
+	retry := statusRetry
+	fs.StringVar(&rawURL, "redis", "", "the Redis server holding the job, at `URL` (redis://[user:password@]host:port[/db])")
+	fs.StringVar(&job, "job", "", "the job's `NAME`")
+	fs.Var((*durationFlag)(&retry), "redis-retry", "how long to retry a Redis that cannot be reached")
+	usage := func(w io.Writer) {
+		fmt.Fprint(w, `Usage:
+  crawl status -redis URL -job NAME
+
+Shows how a crawl shared through Redis (crawl -redis URL -job NAME) is going:
+URLs queued and held, hosts, pages scheduled and fetched, errors, and the
+processes seen in the last minute.
+
+Flags:
+`)
+		fs.VisitAll(func(fl *flag.Flag) { printFlag(w, fl) })
+	}
+	if code, ok := parseFlags(fs, args, usage, stdout, stderr); !ok {
+		return code
+	}
+	switch {
+	case rawURL == "" || job == "":
+		fmt.Fprintln(stderr, "crawl status: want -redis URL and -job NAME; see crawl status -h")
+		return 2
+	case fs.NArg() > 0:
+		fmt.Fprintf(stderr, "crawl status: unexpected argument %q; see crawl status -h\n", fs.Arg(0))
+		return 2
+	}
+	// What go-redis would print, the error returned says.
+	logRedis()
+	client, store, err := redisClient(rawURL, job, "", retry)
+	if err != nil {
+		fmt.Fprintf(stderr, "crawl status: %v\n", err)
+		return 2
+	}
+	defer client.Close()
+	defer store.Close()
+
+	fail := func(err error) int {
+		fmt.Fprintf(stderr, "crawl status: %s\n", unreachable(rawURL, err))
+		return 1
+	}
+	settingsRaw, err := store.Meta(ctx, metaSettings)
+	if err != nil {
+		return fail(err)
+	}
+	completeRaw, err := store.Meta(ctx, metaComplete)
+	if err != nil {
+		return fail(err)
+	}
+	counts, err := store.Counts(ctx, time.Now())
+	if err != nil {
+		return fail(err)
+	}
+	procs, err := heartbeats(ctx, client, job)
+	if err != nil {
+		return fail(err)
+	}
+	now, err := client.Time(ctx).Result()
+	if err != nil {
+		return fail(err)
+	}
+	where := fmt.Sprintf("job %s on %s", job, redactedURL(rawURL))
+	if settingsRaw == nil && counts == (frontier.Counts{}) && len(procs) == 0 {
+		fmt.Fprintf(stderr, "crawl status: there is no %s\n", where)
+		return 1
+	}
+	writeStatus(stdout, where, now, counts, len(completeRaw) > 0, procs)
+	return 0
+}
+
+// namedBeat is a process's last heartbeat.
+type namedBeat struct {
+	name string
+	heartbeat
+}
+
+// heartbeats reads every process's last heartbeat in job.
+func heartbeats(ctx context.Context, client *redis.Client, job string) ([]namedBeat, error) {
+	var beats []namedBeat
+	var cursor uint64
+	for {
+		kv, next, err := client.HScan(ctx, metaKey(job), cursor, metaProcess+"*", 256).Result()
+		if err != nil {
+			return nil, err
+		}
+		for i := 0; i+1 < len(kv); i += 2 {
+			var hb heartbeat
+			if json.Unmarshal([]byte(kv[i+1]), &hb) != nil {
+				continue // not one of ours: nothing to tell of it
+			}
+			beats = append(beats, namedBeat{strings.TrimPrefix(kv[i], metaProcess), hb})
+		}
+		if cursor = next; cursor == 0 {
+			break
+		}
+	}
+	// HSCAN may return a field twice.
+	slices.SortFunc(beats, func(a, b namedBeat) int { return cmp.Compare(a.name, b.name) })
+	return slices.CompactFunc(beats, func(a, b namedBeat) bool { return a.name == b.name }), nil
+}
+
+// writeStatus writes the status of a job at now (Redis's clock).
+func writeStatus(w io.Writer, where string, now time.Time, c frontier.Counts, complete bool, procs []namedBeat) {
+	var recent []namedBeat
+	var pages, errs int64
+	for _, p := range procs {
+		pages += p.Pages
+		errs += p.Errors
+		if now.Sub(p.Seen) <= recentWindow {
+			recent = append(recent, p)
+		}
+	}
+	crawling := 0
+	for _, p := range recent {
+		if p.State == "crawling" {
+			crawling++
+		}
+	}
+	state := "running"
+	switch {
+	case c.Queued+c.Leased == 0 && complete:
+		state = "complete"
+	case c.Queued+c.Leased == 0:
+		state = "idle: nothing queued or held"
+	case crawling == 0:
+		state = "stopped: URLs are queued but no process is crawling; start one (crawl -redis URL -job NAME) to go on"
+	}
+	fmt.Fprintf(w, "%s: %s\n", where, state)
+	fmt.Fprintf(w, "queued:     %d URLs, %d held by processes\n", c.Queued, c.Leased)
+	fmt.Fprintf(w, "hosts:      %d with work: %d busy, %d ready, %d resting\n", c.Hosts, c.Busy, c.Ready, c.Resting)
+	fmt.Fprintf(w, "scheduled:  %d pages\n", c.Scheduled)
+	fmt.Fprintf(w, "fetched:    %d pages, %d errors (as the processes last reported)\n", pages, errs)
+	fmt.Fprintf(w, "processes:  %d seen in the last minute", len(recent))
+	if older := len(procs) - len(recent); older > 0 {
+		fmt.Fprintf(w, " (%d more before)", older)
+	}
+	fmt.Fprintln(w)
+	slices.SortFunc(recent, func(a, b namedBeat) int { return b.Seen.Compare(a.Seen) })
+	for _, p := range recent {
+		how := p.State
+		if how != "crawling" {
+			how = "exited: " + how
+		}
+		fmt.Fprintf(w, "  %s  %s, seen %s ago, %d pages, %d errors (pid %d on %s)\n", p.name, how,
+			max(now.Sub(p.Seen), 0).Round(time.Second), p.Pages, p.Errors, p.PID, p.Host)
+	}
+}
