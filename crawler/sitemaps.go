@@ -23,17 +23,7 @@ func (r *run) fetchSitemap(ctx context.Context, j *job, u *url.URL) {
 	p, body, err := r.fetcher.Stream(ctx, req)
 	if err != nil {
 		r.observe(j, 0, nil, r.now().Sub(start), err)
-		switch {
-		case errors.Is(err, fetch.ErrRecord):
-			r.fail(fmt.Errorf("crawler: recording %s: %w", j.URL, err))
-			r.deferJob(ctx, j)
-		case ctx.Err() != nil:
-			r.deferJob(ctx, j)
-		case errors.Is(err, fetch.ErrForbiddenAddress):
-			r.forbidden(ctx, j, err)
-		default:
-			r.finish(ctx, j, func() { r.failed(ctx, j.URL, ErrorKind(err), fmt.Errorf("sitemap: %w", err)) })
-		}
+		r.fetchFailed(ctx, j, fmt.Errorf("sitemap: %w", err), false)
 		return
 	}
 	var status int

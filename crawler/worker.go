@@ -443,18 +443,7 @@ func (r *run) fetchPage(ctx context.Context, j *job, u *url.URL) {
 	}
 	r.observe(j, status, header, r.now().Sub(start), err)
 	if err != nil {
-		switch {
-		case errors.Is(err, fetch.ErrRecord):
-			r.fail(fmt.Errorf("crawler: recording %s: %w", j.URL, err))
-			r.deferJob(ctx, j)
-		case ctx.Err() != nil:
-			r.deferJob(ctx, j)
-		case errors.Is(err, fetch.ErrForbiddenAddress):
-			r.forbidden(ctx, j, err)
-		case r.maybeRetry(ctx, j, 0, err):
-		default:
-			r.finish(ctx, j, func() { r.failed(ctx, j.URL, ErrorKind(err), err) })
-		}
+		r.fetchFailed(ctx, j, err, true)
 		return
 	}
 	if r.maybeRetry(ctx, j, status, nil) {
@@ -474,6 +463,25 @@ func (r *run) fetchPage(ctx context.Context, j *job, u *url.URL) {
 		}
 		r.runHTML(ctx, page)
 	})
+}
+
+// fetchFailed ends j after its fetch failed with err: the crawl stops if
+// its recording failed; the item goes back if the crawl is stopping; a
+// forbidden address is a skip; otherwise it is tried again (when retry and
+// tries remain) or reported.
+func (r *run) fetchFailed(ctx context.Context, j *job, err error, retry bool) {
+	switch {
+	case errors.Is(err, fetch.ErrRecord):
+		r.fail(fmt.Errorf("crawler: recording %s: %w", j.URL, err))
+		r.deferJob(ctx, j)
+	case ctx.Err() != nil:
+		r.deferJob(ctx, j)
+	case errors.Is(err, fetch.ErrForbiddenAddress):
+		r.forbidden(ctx, j, err)
+	case retry && r.maybeRetry(ctx, j, 0, err):
+	default:
+		r.finish(ctx, j, func() { r.failed(ctx, j.URL, ErrorKind(err), err) })
+	}
 }
 
 // followRedirect schedules a redirect's target as a new URL, so it passes
