@@ -1,0 +1,350 @@
+package main
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/heedcrawl/heed/internal/redistest"
+)
+
+// closedPort returns a loopback address no one listens on.
+func closedPort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
+}
+
+// noGoRedisLines fails the test if go-redis printed to stderr on its own:
+// its default logger's lines begin "redis: " and a date.
+func noGoRedisLines(t *testing.T, stderr string) {
+	t.Helper()
+	for line := range strings.SplitSeq(stderr, "\n") {
+		if strings.HasPrefix(line, "redis: ") {
+			t.Errorf("go-redis wrote to stderr itself: %q", line)
+		}
+	}
+}
+
+func TestRedisUsageErrors(t *testing.T) {
+	seeds := writeSeeds(t, "https://example.invalid/")
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string // the whole of stderr
+	}{
+		{"job without redis", []string{"-job", "j", seeds}, "crawl: -job needs -redis URL, the Redis that holds the job; see crawl -h"},
+		{"process without redis", []string{"-process", "p", seeds}, "crawl: -process is for a crawl with -redis; see crawl -h"},
+		{"lease without redis", []string{"-lease", "10m", seeds}, "crawl: -lease is for a crawl with -redis; see crawl -h"},
+		{"redis without job", []string{"-redis", "redis://127.0.0.1:1", seeds}, "crawl: -redis needs -job NAME, the crawl to start or join; see crawl -h"},
+		{"state and redis", []string{"-redis", "redis://127.0.0.1:1", "-job", "j", "-state", t.TempDir(), seeds}, "crawl: -state and -redis both keep the crawl's state: give one of them; see crawl -h"},
+		{"short lease", []string{"-redis", "redis://127.0.0.1:1", "-job", "j", "-timeout", "10s", "-lease", "15s", seeds}, "crawl: -lease 15s is too short for -timeout 10s: a URL's robots.txt and the URL may take a -timeout each under one lease; give at least 20s; see crawl -h"},
+		{"negative retry", []string{"-redis", "redis://127.0.0.1:1", "-job", "j", "-redis-retry", "-1s", seeds}, "crawl: -redis-retry must not be negative, got -1s; see crawl -h"},
+		{"two seeds files", []string{"-redis", "redis://127.0.0.1:1", "-job", "j", seeds, seeds}, "crawl: want at most one seeds file with -redis (without one, the process joins the job as it is); see crawl -h"},
+		{"not a redis URL", []string{"-redis", "http://127.0.0.1:1", "-job", "j", seeds}, "crawl: -redis http://127.0.0.1:1: redis: invalid URL scheme: http"},
+		{"bad job", []string{"-redis", "redis://127.0.0.1:1", "-job", "a{b}", seeds}, `crawl: -job "a{b}": not a job name (empty, or with { or })`},
+		{"status without job", []string{"status", "-redis", "redis://127.0.0.1:1"}, "crawl status: want -redis URL and -job NAME; see crawl status -h"},
+		{"status with argument", []string{"status", "-redis", "redis://127.0.0.1:1", "-job", "j", "extra"}, `crawl status: unexpected argument "extra"; see crawl status -h`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := runCmd(t, "", tc.args...)
+			if code != 2 || stderr != tc.want+"\n" || stdout != "" {
+				t.Errorf("exit %d, stderr:\n%s\nstdout %q\nwant exit 2 and the one line:\n%s", code, stderr, stdout, tc.want)
+			}
+		})
+	}
+}
+
+// TestRedisUnreachable starts a crawl, and asks for a status, on a Redis
+// no one listens for: one line saying so, exit 1, no request and no file.
+// The password in the URL is not shown.
+func TestRedisUnreachable(t *testing.T) {
+	s := newSite(t, map[string]http.HandlerFunc{"/": page("<title>Home</title>")})
+	addr := closedPort(t)
+	dir := t.TempDir()
+	out, logFile := filepath.Join(dir, "out.jsonl"), filepath.Join(dir, "log.jsonl")
+	url := "redis://heed:s3cret@" + addr
+	code, stdout, stderr := runCmd(t, "", "-redis", url, "-job", "j", "-redis-retry", "100ms", "-o", out, "-log", logFile, writeSeeds(t, s.URL+"/"))
+	want := "crawl: cannot reach Redis at redis://heed:xxxxx@" + addr + ": "
+	if code != 1 || !strings.HasPrefix(stderr, want) || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "connection refused") || stdout != "" {
+		t.Errorf("exit %d, stderr:\n%s\nwant exit 1 and one line beginning %q, naming the refused connection", code, stderr, want)
+	}
+	if strings.Contains(stderr, "s3cret") {
+		t.Errorf("stderr shows the password: %s", stderr)
+	}
+	if n := s.requests(); n != 0 {
+		t.Errorf("%d requests sent to the site", n)
+	}
+	for _, name := range []string{out, logFile} {
+		if _, err := os.Stat(name); err == nil {
+			t.Errorf("%s was created", name)
+		}
+	}
+
+	// The client's own retries make a second or more of the wait;
+	// max_retries=-1 turns them off.
+	code, stdout, stderr = runCmd(t, "", "status", "-redis", "redis://"+addr+"?max_retries=-1", "-job", "j", "-redis-retry", "100ms")
+	want = "crawl status: cannot reach Redis at redis://" + addr + "?max_retries=-1: "
+	if code != 1 || !strings.HasPrefix(stderr, want) || strings.Count(stderr, "\n") != 1 || stdout != "" {
+		t.Errorf("status: exit %d, stderr:\n%s\nstdout %q\nwant exit 1 and one line beginning %q", code, stderr, stdout, want)
+	}
+}
+
+// TestRedisStatus asks for the status of a job while its one process is
+// held on a page, after it completed, and of a job that does not exist.
+func TestRedisStatus(t *testing.T) {
+	srv := redistest.Start(t)
+	bin := buildCrawl(t)
+	entered, release := make(chan struct{}), make(chan struct{})
+	s := newSite(t, map[string]http.HandlerFunc{
+		"/":  page(`<title>Home</title><a href="/a">a</a> <a href="/b">b</a>`),
+		"/a": blockingPage(entered, release, "<title>A</title>"),
+		"/b": page("<title>B</title>"),
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	r := startCrawl(t, ctx, bin, "-redis", srv.URL(), "-job", "st", "-process", "worker-1", "-delay", "0s", "-sitemaps=false", "-progress", "off", "-o", filepath.Join(t.TempDir(), "out.jsonl"), writeSeeds(t, s.URL+"/"))
+	waitOrFail(t, entered, "the request for /a")
+
+	code, stdout, stderr := runCmd(t, "", "status", "-redis", srv.URL(), "-job", "st")
+	where := "job st on " + srv.URL()
+	for _, want := range []string{
+		where + ": running\n",
+		"queued:     1 URLs, 1 held by processes\n",
+		"hosts:      1 with work: 1 busy, 0 ready, 0 resting\n",
+		"scheduled:  3 pages\n",
+		"processes:  1 seen in the last minute\n",
+		"  worker-1  crawling, seen ",
+		" (pid " + strconv.Itoa(r.cmd.Process.Pid) + " on ",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("status during the crawl lacks %q:\n%s", want, stdout)
+		}
+	}
+	if code != 0 || stderr != "" {
+		t.Errorf("status during the crawl: exit %d, stderr %q", code, stderr)
+	}
+
+	close(release)
+	if err := <-r.exited; exitCode(err) != 0 {
+		t.Fatalf("crawl: exit %v; stderr:\n%s", err, r.stderr)
+	}
+	code, stdout, stderr = runCmd(t, "", "status", "-redis", srv.URL(), "-job", "st")
+	for _, want := range []string{
+		where + ": complete\n",
+		"queued:     0 URLs, 0 held by processes\n",
+		"hosts:      0 with work: 0 busy, 0 ready, 0 resting\n",
+		"scheduled:  3 pages\n",
+		"fetched:    3 pages, 0 errors (as the processes last reported)\n",
+		"  worker-1  exited: done, seen ",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("status after the crawl lacks %q:\n%s", want, stdout)
+		}
+	}
+	if code != 0 || stderr != "" {
+		t.Errorf("status after the crawl: exit %d, stderr %q", code, stderr)
+	}
+
+	code, stdout, stderr = runCmd(t, "", "status", "-redis", srv.URL(), "-job", "nope")
+	if want := "crawl status: there is no job nope on " + srv.URL() + "\n"; code != 1 || stderr != want || stdout != "" {
+		t.Errorf("status of no job: exit %d, stdout %q, stderr %q; want 1 and %q", code, stdout, stderr, want)
+	}
+}
+
+// TestRedisSettingsMismatch joins a job with flags that change what it
+// crawls or how it paces its hosts: refused, each difference named, exit
+// 2, nothing fetched or written; -state-override joins and stores its
+// own; a process without seeds needs a job to join.
+func TestRedisSettingsMismatch(t *testing.T) {
+	srv := redistest.Start(t)
+	bin := buildCrawl(t)
+	s := newSite(t, map[string]http.HandlerFunc{
+		"/":  page(`<title>Home</title><a href="/a">a</a>`),
+		"/a": page(`<title>A</title><a href="/b">b</a>`),
+		"/b": page(`<title>B</title>`),
+	})
+	dir := t.TempDir()
+	seeds := writeSeeds(t, s.URL+"/")
+	where := "job m on " + srv.URL()
+	run := func(extra ...string) (int, string) {
+		t.Helper()
+		return runBin(t, bin, append([]string{"-redis", srv.URL(), "-job", "m", "-delay", "0s", "-sitemaps=false", "-progress", "off"}, extra...)...)
+	}
+	code, stderr := run("-process", "none", "-max-depth", "1")
+	if want := "crawl: there is no " + where + " to join: start it with a seeds file\n"; code != 2 || stderr != want {
+		t.Errorf("seedless process on no job: exit %d, stderr:\n%s\nwant 2 and %q", code, stderr, want)
+	}
+	if code, stderr := run("-max-depth", "1", "-o", filepath.Join(dir, "first.jsonl"), seeds); code != 0 {
+		t.Fatalf("first process: exit %d; stderr:\n%s", code, stderr)
+	}
+	requests := s.requests()
+
+	other := filepath.Join(dir, "other.jsonl")
+	for _, tc := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"limit", []string{"-max-depth", "2", seeds}, []string{"crawl:   -max-depth 1 (now 2)\n"}},
+		{"without seeds", []string{"-max-depth", "2"}, []string{"crawl:   -max-depth 1 (now 2)\n"}},
+		{"pacing", []string{"-max-depth", "1", "-per-host", "2", "-max-delay", "30s"}, []string{"crawl:   -per-host 1 (now 2)\n", "crawl:   -max-delay 1m0s (now 30s)\n"}},
+		{"agent and sitemaps", []string{"-max-depth", "1", "-agent", "other", "-sitemaps=true", seeds}, []string{"crawl:   -agent heed (now other)\n", "crawl:   -sitemaps=false (now true)\n"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stderr := run(append([]string{"-o", other}, tc.args...)...)
+			if code != 2 {
+				t.Errorf("exit %d, want 2; stderr:\n%s", code, stderr)
+			}
+			for _, want := range append(tc.want, "crawl: "+where+" was started with other settings:\n", "add -state-override to go on with these\n") {
+				if !strings.Contains(stderr, want) {
+					t.Errorf("stderr lacks %q:\n%s", want, stderr)
+				}
+			}
+			if n := s.requests(); n != requests {
+				t.Errorf("%d requests sent", n-requests)
+			}
+			if _, err := os.Stat(other); err == nil {
+				t.Errorf("%s was created", other)
+			}
+		})
+	}
+	// -ua, -o, -process, -workers and the timeouts are each process's own.
+	code, stderr = run("-max-depth", "1", "-ua", "another/1.0", "-workers", "3", "-timeout", "5s", "-lease", "1m", "-process", "p2", "-o", other)
+	if want := "crawl: " + where + " is complete: nothing is left to crawl\n"; code != 0 || !strings.HasSuffix(stderr, want) || strings.Contains(stderr, "other settings") {
+		t.Errorf("a process with the job's flags: exit %d, stderr:\n%s\nwant 0 ending %q", code, stderr, want)
+	}
+
+	// -state-override joins, and the job keeps its flags from then on.
+	code, stderr = run("-max-depth", "2", "-state-override", seeds)
+	if want := "crawl: -state-override: joining " + where + " with -max-depth 1 (now 2)\n"; code != 0 || !strings.Contains(stderr, want) {
+		t.Errorf("with -state-override: exit %d; stderr:\n%s\nwant 0 and %q", code, stderr, want)
+	}
+	code, stderr = run("-max-depth", "1")
+	if code != 2 || !strings.Contains(stderr, "crawl:   -max-depth 2 (now 1)\n") {
+		t.Errorf("with the flags the override replaced: exit %d; stderr:\n%s", code, stderr)
+	}
+	if n := s.requests(); n != requests {
+		t.Errorf("%d requests sent after the job completed, for seeds it had crawled", n-requests)
+	}
+
+	// Two processes that start a job together with other flags: one
+	// starts it, the other is refused.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	base := []string{"-redis", srv.URL(), "-job", "race", "-delay", "0s", "-sitemaps=false", "-progress", "off", seeds}
+	a := startCrawl(t, ctx, bin, append([]string{"-max-depth", "1"}, base...)...)
+	b := startCrawl(t, ctx, bin, append([]string{"-max-depth", "2"}, base...)...)
+	codeA, codeB := exitCode(<-a.exited), exitCode(<-b.exited)
+	if codeA+codeB != 2 || codeA*codeB != 0 {
+		t.Errorf("processes started together with other flags: exits %d and %d, want one 0 and one 2; stderr:\n%s\n%s", codeA, codeB, a.stderr, b.stderr)
+	}
+}
+
+// TestRedisGoneDuringCrawl kills Redis while a page is in flight: the
+// process retries for -redis-retry, then stops (exit 1) saying why and how
+// to go on, with no request after Redis went away but the one under way,
+// and nothing from go-redis on stderr. Run again once Redis is back, it
+// rejoins the job and completes it, fetching the page whose lease was
+// lost once it has expired.
+func TestRedisGoneDuringCrawl(t *testing.T) {
+	srv := redistest.Start(t)
+	bin := buildCrawl(t)
+	entered, release := make(chan struct{}), make(chan struct{})
+	s := newSite(t, map[string]http.HandlerFunc{
+		"/":  page(`<title>Home</title><a href="/a">a</a> <a href="/b">b</a>`),
+		"/a": blockingPage(entered, release, "<title>A</title>"),
+		"/b": page("<title>B</title>"),
+	})
+	// max_retries=-1: no retries of the client's beneath the Store's, so
+	// that -redis-retry alone says how long the process waits.
+	url := srv.URL() + "?max_retries=-1"
+	where := "job gone on " + url
+	args := []string{"-redis", url, "-job", "gone", "-delay", "0s", "-sitemaps=false", "-progress", "off", "-redis-retry", "500ms", "-timeout", "1s", "-lease", "2s"}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	r := startCrawl(t, ctx, bin, append(args, writeSeeds(t, s.URL+"/"))...)
+	waitOrFail(t, entered, "the request for /a")
+	srv.Kill()
+	before := s.requests()
+	close(release)
+	err := <-r.exited
+	stderr := r.stderr.String()
+	if code := exitCode(err); code != 1 {
+		t.Fatalf("exit %v, want 1; stderr:\n%s", err, stderr)
+	}
+	for _, want := range []string{
+		"still failing after 500ms",
+		"crawl: " + where + " is kept as Redis holds it: once Redis answers again, run the command again to rejoin it\n",
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	noGoRedisLines(t, stderr)
+	if n := s.requests(); n != before {
+		t.Errorf("%d requests after Redis went away; the log: %v", n-before, s.log)
+	}
+
+	srv.Restart()
+	code, stderr := runBin(t, bin, args...)
+	if code != 0 || !strings.Contains(stderr, "crawl: process ") || !strings.Contains(stderr, " joining "+where+": 1 URLs queued, 1 held by processes, 3 scheduled so far\n") {
+		t.Errorf("rejoining: exit %d; stderr:\n%s", code, stderr)
+	}
+	for target, want := range map[string]int{"/robots.txt": 1, "/": 1, "/a": 2, "/b": 1} {
+		if n := s.requested(target); n != want {
+			t.Errorf("%s requested %d times, want %d", target, n, want)
+		}
+	}
+}
+
+// TestRedisStateLost restarts a Redis without persistence under a crawl:
+// the process stops (exit 1) saying the job is gone, instead of ending as
+// if the crawl were done.
+func TestRedisStateLost(t *testing.T) {
+	srv := redistest.StartWith(t, redistest.Options{NoPersistence: true})
+	bin := buildCrawl(t)
+	entered, release := make(chan struct{}), make(chan struct{})
+	s := newSite(t, map[string]http.HandlerFunc{
+		"/":  page(`<title>Home</title><a href="/a">a</a> <a href="/b">b</a>`),
+		"/a": blockingPage(entered, release, "<title>A</title>"),
+		"/b": page("<title>B</title>"),
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	r := startCrawl(t, ctx, bin, "-redis", srv.URL(), "-job", "lost", "-delay", "0s", "-sitemaps=false", "-progress", "off", writeSeeds(t, s.URL+"/"))
+	waitOrFail(t, entered, "the request for /a")
+	srv.Kill()
+	srv.Restart()
+	close(release)
+	err := <-r.exited
+	stderr := r.stderr.String()
+	if code := exitCode(err); code != 1 {
+		t.Fatalf("exit %v, want 1; stderr:\n%s", err, stderr)
+	}
+	for _, want := range []string{
+		"redisstore: the job's state is gone from Redis\n",
+		"crawl: Redis no longer holds job lost on " + srv.URL() + " (restarted without persistence, or its keys deleted): it cannot go on; the outputs keep what was fetched\n",
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	if strings.Contains(stderr, "is complete") {
+		t.Errorf("the crawl says it is complete:\n%s", stderr)
+	}
+	if n := s.requested("/b"); n != 0 {
+		t.Errorf("/b requested %d times after the job was lost", n)
+	}
+}
