@@ -4,23 +4,25 @@
 //	c, err := crawler.New(crawler.WithMaxPages(100))
 //	if err != nil { ... }
 //	c.OnPage(func(ctx context.Context, p *crawler.Page) {
-//		doc, _ := p.Document() // goquery, parsed on first use
-//		fmt.Println(p.URL, p.Status, doc.Find("title").Text())
+//		fmt.Println(p.URL, p.Status, p.Title())
 //	})
 //	err = c.Run(ctx, "https://example.com/")
 //
 // # How a URL travels
 //
 // Every URL, seed, link, redirect target or sitemap entry, enters the
-// frontier (package frontier), which canonicalises it, drops duplicates and
-// out-of-scope URLs, and queues it per host. Workers take from the frontier
-// only URLs whose host may be fetched now, so a worker never waits on one
-// host while another is ready. A URL then passes the robots gate (package
-// robots), which fetches, caches and obeys its authority's robots.txt, and
-// the host's token bucket (package ratelimit), before the fetcher (package
-// fetch) downloads it without following redirects. The extractors find the
-// page's links, which go back to the frontier; a redirect's target does too,
-// so it is checked against robots.txt like any URL.
+// frontier (package frontier), which canonicalises it, refuses out-of-scope
+// and trap-shaped URLs, and has its Store drop duplicates and queue it per
+// host. Workers take from the frontier leases of URLs whose host may be
+// fetched now, so a worker never waits on one host while another is ready.
+// A URL then passes the robots gate (package robots), which fetches, caches
+// and obeys its authority's robots.txt, before the fetcher (package fetch)
+// downloads it without following redirects, to an address the crawl may
+// reach. The extractors find the page's links, which go back to the
+// frontier in one batch; a redirect's target does too, so it is checked
+// against robots.txt like any URL. When the lease ends, the host's pacing
+// state goes back to the Store with how long the host must rest, as package
+// ratelimit's Policy decides.
 //
 // # Politeness
 //
@@ -28,28 +30,43 @@
 // at a time per host, at least a second apart (WithDelay, WithPerHost),
 // counted from the previous answer. A robots.txt Crawl-delay can lengthen
 // that delay, never shorten it, up to WithMaxDelay. 429 and 5xx answers
-// and timeouts back the host off; Retry-After pauses it. A robots.txt that
-// answers 4xx allows everything; one that answers 429 or 5xx, or cannot be
-// reached, disallows everything (RFC 9309 §2.3.1), and its URLs are skipped
-// and reported (WithRobotsWait lets them wait for it instead). Links marked
+// and timeouts back the host off; Retry-After pauses it; a host that keeps
+// failing is given up (WithHostFailures). A robots.txt that answers 4xx
+// allows everything; one that answers 429 or 5xx, or cannot be reached,
+// disallows everything (RFC 9309 §2.3.1), and its URLs are reported as
+// errors (WithRobotsWait lets them wait for it instead). Links marked
 // nofollow, by rel, robots <meta> or X-Robots-Tag, are not followed
 // (WithRespectNofollow). Sitemaps named in robots.txt, or /sitemap.xml, are
-// read and their pages crawled (WithSitemaps).
+// read and their pages crawled within a per-host budget (WithSitemaps,
+// WithSitemapLimits). Loopback, private and link-local addresses are
+// refused unless the seeds are on them (WithAllowPrivate).
 //
 // # Hooks
 //
-// OnPage, OnError, OnDisallowed and Filter are called from the workers:
-// handlers of different pages run concurrently, the handlers of one page in
-// registration order, and Run returns only after every handler has
-// returned. A handler that panics is recovered, counted and reported to
-// OnError; the crawl goes on. Enqueue adds URLs from inside a handler.
-// WithExtractor and WithExtractors add or replace link extractors per media
-// type.
+// OnPage, OnHTML, OnError, OnDisallowed and Filter are called from the
+// workers: handlers of different pages run concurrently, the handlers of
+// one page in registration order, and Run returns only after every handler
+// has returned. A handler or extractor that panics is recovered, counted and
+// reported to OnError; the crawl goes on. Page.Follow and Enqueue add URLs
+// from inside a handler, with metadata that travels to their pages
+// (Page.Meta). WithExtractor and WithExtractors add or replace link
+// extractors per media type.
+//
+// # State
+//
+// The crawl's state lives in a frontier.Store: in memory by default; with
+// WithStore, on disk (frontier/pebblestore: Run resumes after any stop) or
+// in Redis (frontier/redisstore: many processes share one crawl, and a host
+// is leased to one of them at a time). WithCheckpoint keeps a program's own
+// output in step with it, for records written exactly once across crashes.
+// A Store that fails stops the crawl with its error.
 //
 // # Watching a crawl
 //
 // Stats is readable at any time, live during Run and as the summary after
-// it; Host tells how the running crawl reads one host's robots.txt and how
-// fast it may fetch from it. Logging goes to the *slog.Logger given with
-// WithLogger, and is discarded by default.
+// it (its String method prints it for people; package crawler/metrics
+// exports it to Prometheus); Host tells how the running crawl reads one
+// host's robots.txt and how fast it may fetch from it. WithWARC archives
+// every exchange. Logging goes to the *slog.Logger given with WithLogger,
+// and is discarded by default.
 package crawler
