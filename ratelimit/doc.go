@@ -1,9 +1,17 @@
-// Package ratelimit paces a crawler's requests per politeness key, so that
-// every site sees at most one request per delay, however many workers the
-// crawler runs.
+// Package ratelimit decides how long a host must rest between requests, so
+// that every site sees at most one request per delay, however many workers —
+// or processes — the crawler runs.
 //
-// A HostLimiter keeps one golang.org/x/time/rate token bucket (burst 1) per
-// key. The delay between the starts of two requests to one key is
+// Policy is that decision and nothing else: given a host's pacing state (a
+// frontier.HostState, which the frontier and its Store own, persist and
+// share) and the answer to a request, it updates the state and says how long
+// the host rests. heed's crawler uses it this way, so that one owner — the
+// frontier — knows when each host may next be fetched, across restarts and
+// across the processes of a distributed crawl. A HostLimiter applies the same
+// Policy with state of its own, in token buckets, for programs that pace
+// without a frontier.
+//
+// The delay between two requests to one key is
 //
 //	min(MaxDelay, max(MinDelay, Crawl-delay, AdaptiveFactor×response time, back-off))
 //
@@ -28,8 +36,8 @@
 //
 // # Working with a scheduler
 //
-// A scheduler that must never park a worker on one host while another is
-// ready asks ReadyAt for the earliest time a request to a key may start and
+// With a HostLimiter, a scheduler that must never park a worker on one host
+// while another is ready asks ReadyAt for the earliest time a request to a key may start and
 // hands the key out only when that time has come. The worker then calls
 // Wait, which returns at once because the key is ready, makes its request,
 // reports it with Observe and releases its in-flight slot with Done:
@@ -41,8 +49,8 @@
 //	lim.Done(key)
 //	next := lim.ReadyAt(key) // already reflects the token just taken
 //
-// Wait also works on its own, blocking until the key is ready, which is how
-// the robots gate paces its robots.txt fetches (HostLimiter satisfies
+// Wait also works on its own, blocking until the key is ready; Acquire
+// wraps Wait, Observe and Done for the robots gate (HostLimiter satisfies
 // robots.Pacer).
 //
 // # Politeness keys
@@ -50,8 +58,10 @@
 // Key maps a URL to its politeness key: its host (the default), its
 // registrable domain (eTLD+1 from the public suffix list, so a.example.com
 // and b.example.com share one budget), or its resolved IP address (so many
-// virtual hosts on one server share one). Keys of idle hosts are forgotten
-// after IdleTimeout, so memory stays proportional to the hosts being crawled.
+// virtual hosts on one server share one; a name keeps its first address for
+// good, so a round-robin host is one key). Keys computes them without a
+// limiter. A HostLimiter forgets the keys of idle hosts after IdleTimeout, so
+// memory stays proportional to the hosts being crawled.
 //
 // All time comes from Config.Clock, so tests drive the limiter with a fake
 // clock and never sleep.
