@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/heedcrawl/heed/frontier"
 	"github.com/heedcrawl/heed/internal/fakeclock"
 	"github.com/heedcrawl/heed/ratelimit"
 )
@@ -69,4 +70,28 @@ func ExampleHostLimiter_Observe() {
 	// 200 4s back-off
 	// 200 2s back-off
 	// 200 1s min-delay
+}
+
+// A Policy keeps no state: the host's pacing state is a frontier.HostState
+// that the frontier keeps, and the Policy says how long the host rests
+// after each answer.
+func ExamplePolicy() {
+	pol, err := ratelimit.NewPolicy(ratelimit.Config{MinDelay: time.Second, MaxDelay: time.Minute})
+	if err != nil {
+		panic(err)
+	}
+	var h frontier.HostState // as the frontier hands it out with a lease
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+
+	pol.SetCrawlDelay("example.com", &h, 5*time.Second, true) // from robots.txt
+	fmt.Println("after a 200:", pol.Observe("example.com", &h, now, 200, nil, 80*time.Millisecond, nil))
+
+	header := http.Header{"Retry-After": {"120"}}
+	fmt.Println("after a 503 with Retry-After:", pol.Observe("example.com", &h, now, 503, header, 0, nil))
+	d, why, _ := pol.Delay(h)
+	fmt.Println("delay:", d, why)
+	// Output:
+	// after a 200: 5s
+	// after a 503 with Retry-After: 2m0s
+	// delay: 5s crawl-delay
 }
