@@ -205,7 +205,26 @@ func openRedis(ctx context.Context, f *flags, stderr io.Writer) (*redisJob, int)
 	if rj.counts, err = store.Counts(ctx, time.Now()); err != nil {
 		return fail(err)
 	}
+	rj.warnNamesake(ctx, stderr)
 	return rj, 0
+}
+
+// warnNamesake warns when a process of the same name was crawling the job
+// a moment ago: two processes of one name share a heartbeat, and crawl
+// status would show one of them. A process restarted at once after a
+// kill is its own namesake, hence a warning only.
+func (rj *redisJob) warnNamesake(ctx context.Context, stderr io.Writer) {
+	raw, err := rj.client.HGet(ctx, metaKey(rj.job), metaProcess+rj.process).Bytes()
+	var hb heartbeat
+	if err != nil || json.Unmarshal(raw, &hb) != nil || hb.State != "crawling" {
+		return
+	}
+	now, err := rj.client.Time(ctx).Result()
+	if err != nil || now.Sub(hb.Seen) > 3*heartbeatEvery {
+		return
+	}
+	fmt.Fprintf(stderr, "crawl: a process named %s was crawling %s %v ago (pid %d on %s): if it still runs, give each process its own -process name\n",
+		rj.process, rj.where(), max(now.Sub(hb.Seen), 0).Round(time.Second), hb.PID, hb.Host)
 }
 
 // drop disconnects without a word to the job: nothing was done in it.

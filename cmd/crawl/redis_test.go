@@ -6,8 +6,10 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -134,6 +136,19 @@ func TestRedisStatus(t *testing.T) {
 	}
 	if code != 0 || stderr != "" {
 		t.Errorf("status during the crawl: exit %d, stderr %q", code, stderr)
+	}
+
+	// A second process of the same name is warned of the first (and
+	// refused here for its flags, before it does anything).
+	code, _, stderr = runCmd(t, "", "-redis", srv.URL(), "-job", "st", "-process", "worker-1", "-max-depth", "9")
+	for _, want := range []string{
+		"crawl: a process named worker-1 was crawling " + where + " ",
+		" ago (pid " + strconv.Itoa(r.cmd.Process.Pid) + " on ",
+		"): if it still runs, give each process its own -process name\n",
+	} {
+		if code != 2 || !strings.Contains(stderr, want) {
+			t.Errorf("a namesake: exit %d; stderr lacks %q:\n%s", code, want, stderr)
+		}
 	}
 
 	close(release)
@@ -272,9 +287,10 @@ func TestRedisGoneDuringCrawl(t *testing.T) {
 	url := srv.URL() + "?max_retries=-1"
 	where := "job gone on " + url
 	args := []string{"-redis", url, "-job", "gone", "-delay", "0s", "-sitemaps=false", "-progress", "off", "-redis-retry", "500ms", "-timeout", "1s", "-lease", "2s"}
+	logFile := filepath.Join(t.TempDir(), "log.jsonl")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	r := startCrawl(t, ctx, bin, append(args, writeSeeds(t, s.URL+"/"))...)
+	r := startCrawl(t, ctx, bin, append(args, "-log", logFile, writeSeeds(t, s.URL+"/"))...)
 	waitOrFail(t, entered, "the request for /a")
 	srv.Kill()
 	before := s.requests()
@@ -293,6 +309,9 @@ func TestRedisGoneDuringCrawl(t *testing.T) {
 		}
 	}
 	noGoRedisLines(t, stderr)
+	if log, _ := os.ReadFile(logFile); !strings.Contains(string(log), `"msg":"redis: `) {
+		t.Errorf("go-redis's messages are not in the -log file:\n%s", log)
+	}
 	if n := s.requests(); n != before {
 		t.Errorf("%d requests after Redis went away; the log: %v", n-before, s.log)
 	}
@@ -346,5 +365,59 @@ func TestRedisStateLost(t *testing.T) {
 	}
 	if n := s.requested("/b"); n != 0 {
 		t.Errorf("/b requested %d times after the job was lost", n)
+	}
+}
+
+// TestRedisSigterm stops a process of a job with SIGTERM while it holds a
+// page: it exits 143 saying how to rejoin, and gives its lease back at
+// once — crawl status shows nothing held and no process crawling — so a
+// process that rejoins fetches the page without waiting out the lease
+// (five minutes by default).
+func TestRedisSigterm(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no SIGTERM on Windows")
+	}
+	srv := redistest.Start(t)
+	bin := buildCrawl(t)
+	entered, release := make(chan struct{}), make(chan struct{})
+	s := newSite(t, map[string]http.HandlerFunc{
+		"/":  page(`<title>Home</title><a href="/a">a</a> <a href="/b">b</a>`),
+		"/a": blockingPage(entered, release, "<title>A</title>"),
+		"/b": page("<title>B</title>"),
+	})
+	args := []string{"-redis", srv.URL(), "-job", "term", "-process", "p1", "-delay", "0s", "-sitemaps=false", "-progress", "off", "-grace", "100ms"}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	r := startCrawl(t, ctx, bin, append(args, writeSeeds(t, s.URL+"/"))...)
+	waitOrFail(t, entered, "the request for /a")
+	if err := r.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	err := <-r.exited
+	where := "job term on " + srv.URL()
+	if want := "crawl: process p1 left " + where + ": its other processes go on, and the same command rejoins it\n"; exitCode(err) != 143 || !strings.HasSuffix(r.stderr.String(), want) {
+		t.Fatalf("exit %v, stderr:\n%s\nwant 143 ending %q", err, r.stderr, want)
+	}
+
+	_, stdout, _ := runCmd(t, "", "status", "-redis", srv.URL(), "-job", "term")
+	for _, want := range []string{
+		where + ": stopped: URLs are queued but no process is crawling",
+		"queued:     2 URLs, 0 held by processes\n",
+		"  p1  exited: stopped, seen ",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("status after SIGTERM lacks %q:\n%s", want, stdout)
+		}
+	}
+
+	close(release)
+	code, stderr := runBin(t, bin, args...)
+	if code != 0 || strings.Contains(stderr, "was crawling") {
+		t.Errorf("rejoining: exit %d; stderr:\n%s", code, stderr)
+	}
+	for target, want := range map[string]int{"/robots.txt": 1, "/": 1, "/a": 2, "/b": 1} {
+		if n := s.requested(target); n != want {
+			t.Errorf("%s requested %d times, want %d", target, n, want)
+		}
 	}
 }
