@@ -281,6 +281,9 @@ func (rj *redisJob) check(ctx context.Context, fs *flag.FlagSet, f *flags, seeds
 	}
 	rj.diffs = rj.was.differences(fs, redisFlags, now)
 	if len(rj.diffs) == 0 {
+		if !seeds {
+			return rj.awaitSeeds(ctx, stderr)
+		}
 		return 0
 	}
 	if !f.stateOverride {
@@ -293,7 +296,54 @@ func (rj *redisJob) check(ctx context.Context, fs *flag.FlagSet, f *flags, seeds
 	}
 	fmt.Fprintf(stderr, "crawl: -state-override: joining %s with %s\n", rj.where(), strings.Join(rj.diffs, ", "))
 	rj.saveSetting = true
+	if !seeds {
+		return rj.awaitSeeds(ctx, stderr)
+	}
 	return 0
+}
+
+const (
+	// seedsWait bounds how long a process without seeds waits for the
+	// process that started the job to schedule its seeds.
+	seedsWait = time.Minute
+	// seedsPoll is how often it looks.
+	seedsPoll = 100 * time.Millisecond
+)
+
+// awaitSeeds waits, for a process without seeds, until the job has
+// scheduled something. The process that starts a job stores its settings
+// first, and the scope and address classes its seeds allow just before
+// it schedules them: a process that began before those were stored would
+// take every link for out of scope, and its seeds' loopback or private
+// addresses for forbidden.
+func (rj *redisJob) awaitSeeds(ctx context.Context, stderr io.Writer) int {
+	if rj.counts.Scheduled > 0 || rj.complete {
+		return 0
+	}
+	fmt.Fprintf(stderr, "crawl: waiting for the process that started %s to schedule its seeds\n", rj.where())
+	deadline := time.Now().Add(seedsWait)
+	tick := time.NewTicker(seedsPoll)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return 1
+		case <-tick.C:
+		}
+		c, err := rj.store.Counts(ctx, time.Now())
+		if err != nil {
+			fmt.Fprintf(stderr, "crawl: %s\n", unreachable(rj.rawURL, err))
+			return 1
+		}
+		if c.Scheduled > 0 {
+			rj.counts = c
+			return 0
+		}
+		if time.Now().After(deadline) {
+			fmt.Fprintf(stderr, "crawl: %s has scheduled no URL in %v: start it with a seeds file\n", rj.where(), seedsWait)
+			return 2
+		}
+	}
 }
 
 // begin stores this process's settings if -state-override replaces the

@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -418,6 +419,61 @@ func TestRedisSigterm(t *testing.T) {
 	for target, want := range map[string]int{"/robots.txt": 1, "/": 1, "/a": 2, "/b": 1} {
 		if n := s.requested(target); n != want {
 			t.Errorf("%s requested %d times, want %d", target, n, want)
+		}
+	}
+}
+
+// TestRedisSeedlessWaitsForSeeds starts a process without seeds on a job
+// whose settings are stored but whose seeds are not scheduled yet (here,
+// because its first process's seed was refused): it waits for them, and
+// when another process schedules its seeds it joins with their scope, so
+// that the crawl, in the default -scope seeds, is complete.
+func TestRedisSeedlessWaitsForSeeds(t *testing.T) {
+	srv := redistest.Start(t)
+	bin := buildCrawl(t)
+	s := newSite(t, map[string]http.HandlerFunc{
+		"/":  page(`<title>Home</title><a href="/a">a</a>`),
+		"/a": page(`<title>A</title><a href="/b">b</a>`),
+		"/b": page(`<title>B</title>`),
+	})
+	base := []string{"-redis", srv.URL(), "-job", "wait", "-delay", "0s", "-sitemaps=false", "-progress", "off"}
+	// A seed that repeats a path segment is refused: the job is started,
+	// its settings stored, and nothing scheduled.
+	code, stderr := runBin(t, bin, append(base, writeSeeds(t, s.URL+"/x/x/x/x/"))...)
+	if code != 1 || !strings.Contains(stderr, "no valid seed") {
+		t.Fatalf("the process with a refused seed: exit %d; stderr:\n%s", code, stderr)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	waiting := newWatchWriter("crawl: waiting for the process that started job wait on " + srv.URL() + " to schedule its seeds\n")
+	seedless := exec.CommandContext(ctx, bin, append(base, "-process", "seedless")...)
+	seedless.Stderr = waiting
+	if err := seedless.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- seedless.Wait() }()
+	select {
+	case <-waiting.seen:
+	case err := <-exited:
+		t.Fatalf("the process without seeds ended (%v) instead of waiting; stderr:\n%s", err, waiting)
+	case <-ctx.Done():
+		t.Fatalf("the process without seeds did not say it waits; stderr:\n%s", waiting)
+	}
+	if n := s.requests(); n != 0 {
+		t.Errorf("%d requests before any seed was scheduled", n)
+	}
+
+	if code, stderr := runBin(t, bin, append(base, writeSeeds(t, s.URL+"/"))...); code != 0 {
+		t.Errorf("the process with seeds: exit %d; stderr:\n%s", code, stderr)
+	}
+	if err := <-exited; exitCode(err) != 0 {
+		t.Errorf("the process without seeds: exit %v; stderr:\n%s", err, waiting)
+	}
+	for _, target := range []string{"/", "/a", "/b"} {
+		if n := s.requested(target); n != 1 {
+			t.Errorf("%s requested %d times, want once", target, n)
 		}
 	}
 }
