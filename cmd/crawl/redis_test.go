@@ -386,7 +386,8 @@ func TestRedisSigterm(t *testing.T) {
 		"/a": blockingPage(entered, release, "<title>A</title>"),
 		"/b": page("<title>B</title>"),
 	})
-	args := []string{"-redis", srv.URL(), "-job", "term", "-process", "p1", "-delay", "0s", "-sitemaps=false", "-progress", "off", "-grace", "100ms"}
+	out := filepath.Join(t.TempDir(), "out.jsonl")
+	args := []string{"-redis", srv.URL(), "-job", "term", "-process", "p1", "-delay", "0s", "-sitemaps=false", "-progress", "off", "-grace", "100ms", "-o", out}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	r := startCrawl(t, ctx, bin, append(args, writeSeeds(t, s.URL+"/"))...)
@@ -421,6 +422,8 @@ func TestRedisSigterm(t *testing.T) {
 			t.Errorf("%s requested %d times, want %d", target, n, want)
 		}
 	}
+	// The rejoining process appended to the output of the first.
+	checkOnce(t, out, s.URL+"/", s.URL+"/a", s.URL+"/b")
 }
 
 // TestRedisSeedlessWaitsForSeeds starts a process without seeds on a job
