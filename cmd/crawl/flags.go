@@ -128,8 +128,8 @@ func newFlagSet(f *flags) *flag.FlagSet {
 	fs.StringVar(&f.redis, "redis", "", "keep the crawl's state in the Redis server at `URL` (redis://[user:password@]host:port[/db], rediss:// for TLS), shared by every process of the -job, on any machine; the seeds file is then optional")
 	fs.StringVar(&f.job, "job", "", "the crawl on -redis this process joins, by `NAME`: the first process with a seeds file starts it, any number of others, with or without seeds, join it")
 	fs.StringVar(&f.process, "process", "", "this process's `NAME` in the -job, as crawl status lists it (default HOST-PID)")
-	duration(&f.lease, "lease", frontier.DefaultLease, "how long this process holds a URL it took from -redis: if it dies, the URL goes to another process that long after it was taken; longer than -timeout")
-	duration(&f.redisRetry, "redis-retry", redisstore.DefaultRetryFor, "how long an operation on -redis that failed for a transient reason (Redis unreachable, restarting) is retried before the crawl stops with the error")
+	duration(&f.lease, "lease", frontier.DefaultLease, "how long this process holds a URL it took from -redis: if it dies, the URL goes to another process that long after it was taken; at least twice -timeout")
+	duration(&f.redisRetry, "redis-retry", redisstore.DefaultRetryFor, "how long an operation on -redis that failed for a transient reason (Redis unreachable, restarting) is retried before the crawl stops with the error; 0s: only the client's own few retries")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the crawl to `FILE` (go tool pprof)")
 	fs.StringVar(&f.memProfile, "memprofile", "", "write a heap profile taken at the end of the crawl to `FILE`")
 	return fs
