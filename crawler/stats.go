@@ -131,7 +131,11 @@ func (st *stats) snapshot(now time.Time) Stats {
 	fr := st.frontier
 	st.mu.Unlock()
 	if fr != nil {
-		if fs, err := fr.Stats(context.Background()); err == nil {
+		// A Store out of reach must not hold a progress line or the final
+		// summary for its whole retry budget.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		if fs, err := fr.Stats(ctx); err == nil {
 			out.Queued, out.InFlight, out.Hosts = fs.Queued, fs.Leased, fs.Hosts
 			out.HostsActive, out.HostsWaiting = fs.Busy, max(fs.Hosts-fs.Busy, 0)
 			out.HostsReady, out.HostsResting = fs.Ready, fs.Resting

@@ -229,6 +229,7 @@ type Frontier struct {
 	saveMu     sync.Mutex // orders the writes of the scope to the Store
 	mu         sync.Mutex
 	scopeNames map[string]struct{}
+	scopeRead  time.Time // when a shared Store's scope was last read
 	closed     bool
 	waiters    int           // Next and NextKey calls under way
 	wake       chan struct{} // closed to wake them
@@ -288,18 +289,64 @@ func (f *Frontier) Store() Store { return f.store }
 // hosts or domains and the hosts they redirected to), so that a crawl
 // resumed from it follows the same links. A Store without one is fine.
 func (f *Frontier) Resume(ctx context.Context) error {
-	v, err := f.store.Meta(ctx, scopeMeta)
+	names, err := f.storedScope(ctx)
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrStore, err)
+		return err
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	for _, name := range names {
+		f.scopeNames[name] = struct{}{}
+	}
+	f.scopeRead = f.clock.Now()
+	return nil
+}
+
+// A ScopeStore is a Store shared by several processes that keeps the
+// crawl's scope as a set each process adds to: the seed hosts (or domains)
+// of every process, and the hosts their seeds redirected to. A process that
+// finds a link to a host outside its own view of the scope asks the Store
+// again (at most once per Config.Poll) before refusing it.
+type ScopeStore interface {
+	AddScope(ctx context.Context, names []string) error
+	Scope(ctx context.Context) ([]string, error)
+}
+
+// storedScope returns the scope names the Store keeps.
+func (f *Frontier) storedScope(ctx context.Context) ([]string, error) {
+	if ss, ok := f.store.(ScopeStore); ok {
+		names, err := ss.Scope(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrStore, err)
+		}
+		return names, nil
+	}
+	v, err := f.store.Meta(ctx, scopeMeta)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrStore, err)
+	}
+	var names []string
 	for name := range strings.SplitSeq(string(v), "\n") {
 		if name != "" {
-			f.scopeNames[name] = struct{}{}
+			names = append(names, name)
 		}
 	}
-	return nil
+	return names, nil
+}
+
+// refreshScope reads a shared Store's scope again, if it was not read
+// within the poll interval, and reports whether it did.
+func (f *Frontier) refreshScope(ctx context.Context) bool {
+	if _, ok := f.store.(ScopeStore); !ok || f.poll <= 0 {
+		return false
+	}
+	f.mu.Lock()
+	due := f.clock.Now().Sub(f.scopeRead) >= f.poll
+	if due {
+		f.scopeRead = f.clock.Now()
+	}
+	f.mu.Unlock()
+	return due && f.Resume(ctx) == nil
 }
 
 // AddSeed schedules rawURL at depth 0 and adds its host (or registrable
@@ -369,6 +416,9 @@ func (f *Frontier) add(ctx context.Context, items []Item, seed bool) ([]error, e
 	for i := range items {
 		errs[i], names[i] = f.check(&items[i], seed)
 	}
+	if !seed && f.poll > 0 && f.unknownScope(items, errs, names) {
+		f.refreshScope(ctx) // another process may have widened it
+	}
 	f.mu.Lock()
 	var added []string
 	for i := range items {
@@ -388,7 +438,7 @@ func (f *Frontier) add(ctx context.Context, items []Item, seed bool) ([]error, e
 	}
 	f.mu.Unlock()
 	if len(added) > 0 {
-		if err := f.saveScope(ctx); err != nil {
+		if err := f.saveScope(ctx, added); err != nil {
 			return nil, err
 		}
 	}
@@ -465,7 +515,13 @@ func (f *Frontier) check(it *Item, seed bool) (err error, name string) {
 }
 
 // saveScope stores the scope names, so that Resume finds them.
-func (f *Frontier) saveScope(ctx context.Context) error {
+func (f *Frontier) saveScope(ctx context.Context, added []string) error {
+	if ss, ok := f.store.(ScopeStore); ok {
+		if err := ss.AddScope(ctx, added); err != nil {
+			return fmt.Errorf("%w: %w", ErrStore, err)
+		}
+		return nil
+	}
 	// One write at a time, each of a snapshot taken under saveMu: a write
 	// of an older snapshot can then never land after a newer one.
 	f.saveMu.Lock()
@@ -744,7 +800,22 @@ func (f *Frontier) AddScope(ctx context.Context, rawURL string) error {
 	if ok {
 		return nil
 	}
-	return f.saveScope(ctx)
+	return f.saveScope(ctx, []string{name})
+}
+
+// unknownScope reports whether an item that passed its checks has a scope
+// name the Frontier does not know.
+func (f *Frontier) unknownScope(items []Item, errs []error, names []string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i := range items {
+		if errs[i] == nil && names[i] != "" {
+			if _, ok := f.scopeNames[names[i]]; !ok {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // LimitReached reports whether the Store has refused a page for

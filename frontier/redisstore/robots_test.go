@@ -2,9 +2,12 @@ package redisstore
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
+	"github.com/heedcrawl/heed/frontier"
+	"github.com/heedcrawl/heed/internal/fakeclock"
 	"github.com/heedcrawl/heed/internal/redistest"
 	"github.com/heedcrawl/heed/robots"
 )
@@ -29,5 +32,39 @@ func TestRobotsEntries(t *testing.T) {
 	ttl, err := a.c.TTL(ctx, a.prefix+"robots:http://h.test").Result()
 	if err != nil || ttl <= 24*time.Hour || ttl > robotsTTL {
 		t.Errorf("entry TTL %v, %v; want about %v", ttl, err, robotsTTL)
+	}
+}
+
+var _ frontier.ScopeStore = (*Store)(nil)
+
+// The scope is one set for the job: a process sees the seeds another
+// process brought, once it asks again.
+func TestScopeSharedByProcesses(t *testing.T) {
+	srv := redistest.Start(t)
+	job := newJob(t)
+	ctx := context.Background()
+	clock := fakeclock.New(time.Now())
+	fa := frontier.New(frontier.Config{Store: mustNew(t, srv, job, Options{}), Poll: time.Second, Clock: clock})
+	fb := frontier.New(frontier.Config{Store: mustNew(t, srv, job, Options{}), Poll: time.Second, Clock: clock})
+	if err := fa.AddSeed(ctx, "http://a.test/"); err != nil {
+		t.Fatal(err)
+	}
+	if err := fb.Resume(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := fb.AddSeed(ctx, "http://b.test/"); err != nil {
+		t.Fatal(err)
+	}
+	// a's process started before b's seeds: it learns of b.test when a link
+	// there turns up.
+	clock.Advance(time.Second) // the scope is read again at most once per poll
+	if err := fa.Add(ctx, frontier.Item{URL: "http://b.test/page", Depth: 1}); err != nil {
+		t.Errorf("a link to the other process's seed host: %v", err)
+	}
+	if err := fb.Add(ctx, frontier.Item{URL: "http://a.test/page", Depth: 1}); err != nil {
+		t.Errorf("a link to the first process's seed host: %v", err)
+	}
+	if err := fa.Add(ctx, frontier.Item{URL: "http://c.test/page", Depth: 1}); !errors.Is(err, frontier.ErrScope) {
+		t.Errorf("a link outside every seed: %v, want ErrScope", err)
 	}
 }

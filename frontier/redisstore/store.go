@@ -605,6 +605,32 @@ func (s *Store) SetMeta(ctx context.Context, name string, value []byte) error {
 	})
 }
 
+// AddScope adds names to the job's scope, a set every process adds its
+// seeds' hosts (or domains) to (frontier.ScopeStore).
+func (s *Store) AddScope(ctx context.Context, names []string) error {
+	if len(names) == 0 {
+		return nil
+	}
+	args := make([]any, len(names))
+	for i, n := range names {
+		args[i] = n
+	}
+	return s.retry(ctx, "add scope", func() error {
+		return s.c.SAdd(ctx, s.prefix+"scope", args...).Err()
+	})
+}
+
+// Scope returns the job's scope (frontier.ScopeStore).
+func (s *Store) Scope(ctx context.Context) ([]string, error) {
+	var names []string
+	err := s.retry(ctx, "scope", func() error {
+		var err error
+		names, err = s.c.SMembers(ctx, s.prefix+"scope").Result()
+		return err
+	})
+	return names, err
+}
+
 // robotsTTL is how long Redis keeps a robots.txt entry: longer than any
 // entry lives (its own Expires governs), short enough that a job's hosts
 // do not pile up in memory for ever.
