@@ -75,7 +75,7 @@ type Crawler struct {
 
 	mu           sync.Mutex
 	onPage       []func(context.Context, *Page)
-	onError      []func(context.Context, string, error)
+	onError      []func(context.Context, *url.URL, error)
 	onDisallowed []func(context.Context, *url.URL, DisallowReason)
 	onHTML       []htmlHandler
 	filters      []func(u *url.URL, from *url.URL, depth int) bool
@@ -134,9 +134,12 @@ func (c *Crawler) OnPage(f func(ctx context.Context, p *Page)) {
 	c.mu.Unlock()
 }
 
-// OnError registers f to be called when fetching or handling url fails.
-// Same concurrency guarantees as OnPage.
-func (c *Crawler) OnError(f func(ctx context.Context, url string, err error)) {
+// OnError registers f to be called when fetching or handling u fails; err
+// is an *Error, whose Kind is the key Stats.Errors counts it under (see
+// ErrorKind). u is a *url.URL like every hook's; a seed that is not a URL
+// at all comes whole in u.Opaque, so u.String() gives it back. Same
+// concurrency guarantees as OnPage.
+func (c *Crawler) OnError(f func(ctx context.Context, u *url.URL, err error)) {
 	c.mu.Lock()
 	c.onError = append(c.onError, f)
 	c.mu.Unlock()
@@ -362,7 +365,7 @@ type run struct {
 	pool    workerPool
 
 	onPage       []func(context.Context, *Page)
-	onError      []func(context.Context, string, error)
+	onError      []func(context.Context, *url.URL, error)
 	onDisallowed []func(context.Context, *url.URL, DisallowReason)
 	onHTML       []htmlHandler
 	filters      []func(u *url.URL, from *url.URL, depth int) bool
@@ -433,7 +436,7 @@ func (c *Crawler) newRun(store frontier.Store, addrs *fetch.AddressPolicy) (*run
 	r := &run{
 		c: c, cfg: cfg, log: cfg.logger, clock: cfg.clock,
 		onPage:       append([]func(context.Context, *Page){}, c.onPage...),
-		onError:      append([]func(context.Context, string, error){}, c.onError...),
+		onError:      append([]func(context.Context, *url.URL, error){}, c.onError...),
 		onDisallowed: append([]func(context.Context, *url.URL, DisallowReason){}, c.onDisallowed...),
 		onHTML:       append([]htmlHandler{}, c.onHTML...),
 		filters:      append([]func(*url.URL, *url.URL, int) bool{}, c.filters...),

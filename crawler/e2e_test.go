@@ -78,7 +78,7 @@ func crawlVirtual(t *testing.T, cfg testweb.Config, topts testweb.TruthOptions, 
 		res.disallowed[canonical(t, u.String())] = why
 		mu.Unlock()
 	})
-	c.OnError(func(ctx context.Context, u string, err error) {
+	c.OnError(func(ctx context.Context, u *url.URL, err error) {
 		t.Logf("OnError %s: %v", u, err)
 	})
 	seeds := topts.Seeds

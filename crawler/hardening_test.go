@@ -378,7 +378,7 @@ func TestCheckpointTravelsWithEachAck(t *testing.T) {
 	}))
 	c.OnPage(func(context.Context, *crawler.Page) { write() })
 	c.OnDisallowed(func(context.Context, *url.URL, crawler.DisallowReason) { write() })
-	c.OnError(func(context.Context, string, error) { write() })
+	c.OnError(func(context.Context, *url.URL, error) { write() })
 	runCrawl(t, c, s.URL+"/")
 	// /, /a, /b and /missing (a 404 page) reach OnPage, /private/x
 	// OnDisallowed: five records, and the last acknowledgement carries 5.

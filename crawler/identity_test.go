@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -131,9 +132,9 @@ func TestOneHostOneBudget(t *testing.T) {
 			keys[info.Key] = append(keys[info.Key], l)
 		}
 	})
-	c.OnError(func(ctx context.Context, url string, err error) {
+	c.OnError(func(ctx context.Context, u *url.URL, err error) {
 		mu.Lock()
-		errs = append(errs, url+": "+err.Error())
+		errs = append(errs, u.String()+": "+err.Error())
 		mu.Unlock()
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

@@ -6,6 +6,7 @@ import (
 	"html"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -203,9 +204,9 @@ type errorLog struct {
 
 func recordErrors(c *crawler.Crawler) *errorLog {
 	l := &errorLog{errs: map[string][]error{}}
-	c.OnError(func(ctx context.Context, u string, err error) {
+	c.OnError(func(ctx context.Context, u *url.URL, err error) {
 		l.mu.Lock()
-		l.errs[u] = append(l.errs[u], err)
+		l.errs[u.String()] = append(l.errs[u.String()], err)
 		l.mu.Unlock()
 	})
 	return l

@@ -624,10 +624,11 @@ func (r *run) safely(ctx context.Context, url string, f func()) {
 			r.stats.errorKind("handler-panic")
 			err := &Error{Kind: "handler-panic", Err: fmt.Errorf("crawler: handler panicked: %v\n%s", v, debug.Stack())}
 			r.log.Error("crawler: handler panicked", "url", url, "panic", fmt.Sprint(v))
+			u := hookURL(url)
 			for _, h := range r.onError {
 				func() {
 					defer func() { recover() }() // an OnError that panics too is not called again
-					h(ctx, url, err)
+					h(ctx, u, err)
 				}()
 			}
 		}
@@ -644,7 +645,21 @@ func (r *run) failed(ctx context.Context, url, kind string, err error) {
 
 func (r *run) reportError(ctx context.Context, url string, err error) {
 	r.log.Debug("crawler: error", "url", url, "err", err)
-	for _, h := range r.onError {
-		r.safely(ctx, url, func() { h(ctx, url, err) })
+	if len(r.onError) == 0 {
+		return
 	}
+	u := hookURL(url)
+	for _, h := range r.onError {
+		r.safely(ctx, url, func() { h(ctx, u, err) })
+	}
+}
+
+// hookURL is raw as hooks receive it: parsed, or whole in Opaque when it
+// does not parse.
+func hookURL(raw string) *url.URL {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return &url.URL{Opaque: raw}
+	}
+	return u
 }

@@ -231,15 +231,15 @@ func runCrawl(ctx context.Context, args []string, stdin io.Reader, stdout, rawSt
 	stopFlushing := rec.flushEvery(time.Second)
 	fails := newFailures()
 	c.OnPage(rec.page)
-	c.OnError(func(ctx context.Context, u string, err error) {
-		if fails.failed(u, err) {
-			rec.failure(ctx, u, err)
+	c.OnError(func(ctx context.Context, u *url.URL, err error) {
+		if fails.failed(u.String(), err) {
+			rec.failure(ctx, u.String(), err)
 		}
 	})
 	if rj != nil {
 		// The heartbeat's counts: the crawler's Stats would ask Redis.
 		c.OnPage(func(context.Context, *crawler.Page) { rj.pages.Add(1) })
-		c.OnError(func(context.Context, string, error) { rj.errored.Add(1) })
+		c.OnError(func(context.Context, *url.URL, error) { rj.errored.Add(1) })
 	}
 	c.OnDisallowed(func(ctx context.Context, u *url.URL, why crawler.DisallowReason) {
 		logger.Info("disallowed by robots.txt", "url", u.String(), "reason", string(why))

@@ -130,8 +130,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		defer mu.Unlock()
 		products = append(products, product{Name: name, Price: strings.TrimSpace(amount + " " + currency), URL: p.URL.String()})
 	})
-	c.OnError(func(ctx context.Context, url string, err error) {
-		fmt.Fprintf(stderr, "shop: %s: %v\n", url, err)
+	c.OnError(func(ctx context.Context, u *url.URL, err error) {
+		fmt.Fprintf(stderr, "shop: %s: %v\n", u, err)
 	})
 	var refused []string
 	c.OnDisallowed(func(ctx context.Context, u *url.URL, why crawler.DisallowReason) {

@@ -26,6 +26,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/signal"
 	"strings"
@@ -102,10 +103,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		defer mu.Unlock()
 		fmt.Fprintf(stdout, "%d %-40s found by %s\n", p.Status, p.URL, how)
 	})
-	c.OnError(func(ctx context.Context, url string, err error) {
+	c.OnError(func(ctx context.Context, u *url.URL, err error) {
 		mu.Lock()
 		defer mu.Unlock()
-		fmt.Fprintf(stderr, "sitemap: %s: %v\n", url, err)
+		fmt.Fprintf(stderr, "sitemap: %s: %v\n", u, err)
 	})
 
 	runErr := c.Run(ctx, seed)

@@ -21,6 +21,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/signal"
 	"strconv"
@@ -92,10 +93,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		defer mu.Unlock()
 		w.Write([]string{p.URL.String(), strconv.Itoa(p.Status), p.Title()})
 	})
-	c.OnError(func(ctx context.Context, url string, err error) {
+	c.OnError(func(ctx context.Context, u *url.URL, err error) {
 		mu.Lock()
 		defer mu.Unlock()
-		fmt.Fprintf(stderr, "titles: %s: %v\n", url, err)
+		fmt.Fprintf(stderr, "titles: %s: %v\n", u, err)
 	})
 
 	runErr := c.Run(ctx, seed)

@@ -206,9 +206,9 @@ func (res *hostileCrawl) hook(c *crawler.Crawler) {
 		res.pages[p.URL.String()] = pageSeen{links: len(p.Links)}
 		res.mu.Unlock()
 	})
-	c.OnError(func(ctx context.Context, u string, err error) {
+	c.OnError(func(ctx context.Context, u *url.URL, err error) {
 		res.mu.Lock()
-		res.errs[u] = append(res.errs[u], err)
+		res.errs[u.String()] = append(res.errs[u.String()], err)
 		res.mu.Unlock()
 	})
 	c.OnDisallowed(func(ctx context.Context, u *url.URL, why crawler.DisallowReason) {
