@@ -5,12 +5,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/heedcrawl/heed/fetch/warc"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -138,6 +141,24 @@ func runCrawl(ctx context.Context, args []string, stdin io.Reader, stdout, rawSt
 	}
 	if rj != nil {
 		opts = append(opts, crawler.WithStore(rj.store), crawler.WithLease(f.lease))
+	}
+	if f.warcDir != "" {
+		w, err := warc.NewWriter(f.warcDir, warc.Options{
+			MaxSize:  int64(f.warcSize),
+			Dedup:    f.warcDedup,
+			Software: "heed/" + crawler.Version + " (crawl)",
+			Info:     warcInfo(&f, fs.Args()),
+		})
+		if err != nil {
+			fmt.Fprintf(stderr, "crawl: -warc: %v\n", err)
+			return 2
+		}
+		defer func() {
+			if err := w.Close(); err != nil {
+				fmt.Fprintf(stderr, "crawl: -warc: %v\n", err)
+			}
+		}()
+		opts = append(opts, crawler.WithWARC(w))
 	}
 	c, err := crawler.New(opts...)
 	if err != nil {
@@ -399,4 +420,22 @@ func isTerminal(w io.Writer) bool {
 	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// warcInfo is what a warcinfo record says of the crawl: the settings that
+// shaped it.
+func warcInfo(f *flags, args []string) []warc.Field {
+	info := []warc.Field{
+		{Name: "robots", Value: "classic"},
+		{Name: "http-header-user-agent", Value: f.ua},
+		{Name: "description", Value: "crawl " + strings.Join(args, " ")},
+		{Name: "scope", Value: f.scope},
+		{Name: "delay", Value: f.delay.String()},
+		{Name: "max-depth", Value: strconv.Itoa(f.maxDepth)},
+		{Name: "max-pages", Value: strconv.Itoa(f.maxPages)},
+	}
+	if f.ua == "" {
+		info[1].Value = "(default for -agent " + f.agent + ")"
+	}
+	return info
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/heedcrawl/heed/fetch/warc"
 	"io"
 	"log/slog"
 	"strconv"
@@ -34,6 +35,9 @@ type flags struct {
 	progress                 string
 	verbose                  bool
 	metrics                  string
+	warcDir                  string
+	warcSize                 byteSize
+	warcDedup                bool
 	cpuProfile, memProfile   string
 	sortQuery, stripTracking bool
 	maxRedirects             int
@@ -58,7 +62,7 @@ var flagGroups = []struct {
 	{"Politeness", []string{"delay", "max-delay", "per-host", "key", "retries", "robots-wait", "max-failures"}},
 	{"Scope and limits", []string{"scope", "allow-private", "max-depth", "max-pages", "max-pages-per-host", "sitemaps", "max-sitemaps", "max-sitemap-urls", "nofollow", "max-links", "max-redirects", "max-path-segments", "max-segment-repeats", "sort-query", "strip-tracking"}},
 	{"Throughput and timeouts", []string{"workers", "connect-timeout", "header-timeout", "timeout", "max-body", "grace"}},
-	{"Output", []string{"o", "body", "log", "progress", "v", "metrics", "cpuprofile", "memprofile"}},
+	{"Output", []string{"o", "body", "log", "progress", "v", "metrics", "warc", "warc-size", "warc-dedup", "cpuprofile", "memprofile"}},
 	{"State", []string{"state", "state-override"}},
 	{"Distributed", []string{"redis", "job", "process", "lease", "redis-retry"}},
 }
@@ -122,6 +126,10 @@ func newFlagSet(f *flags) *flag.FlagSet {
 	fs.StringVar(&f.logFile, "log", "", "write robots.txt fetches and decisions, disallowed URLs, skips and errors as JSON log records to `FILE`")
 	fs.StringVar(&f.progress, "progress", "auto", "the live progress line on stderr (auto: when stderr is a terminal)")
 	boolean(&f.verbose, "v", false, "log to stderr as well")
+	fs.StringVar(&f.warcDir, "warc", "", "archive every HTTP exchange (pages, robots.txt, sitemaps, redirects) as WARC/1.1 files in `DIR` (heed-<time>-<serial>.warc.gz)")
+	f.warcSize = byteSize(warc.DefaultMaxSize)
+	fs.Var(&f.warcSize, "warc-size", "start a new WARC file past this size, e.g. 100MiB")
+	fs.BoolVar(&f.warcDedup, "warc-dedup", false, "write a revisit record instead of a body already archived in this crawl")
 	fs.StringVar(&f.metrics, "metrics", "", "serve Prometheus metrics at http://`ADDR`/metrics during the crawl, e.g. localhost:9090 (port 0: any free port; the address is printed on stderr)")
 	fs.StringVar(&f.state, "state", "", "keep the crawl's state in `DIR` (created if missing): run the same command again after Ctrl-C, a kill or a crash to resume it; with -o FILE each record appears in FILE exactly once across restarts (on standard output at least once)")
 	boolean(&f.stateOverride, "state-override", false, "resume a -state crawl, or join a -redis job, with flags (scope, limits, agent, -o, ...) other than those it was started with, and keep these from then on")
