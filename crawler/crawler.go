@@ -79,6 +79,7 @@ type Crawler struct {
 	onDisallowed []func(context.Context, *url.URL, DisallowReason)
 	onHTML       []htmlHandler
 	filters      []func(u *url.URL, from *url.URL, depth int) bool
+	feed         <-chan Seed // RunFeed's, while it runs
 
 	running atomic.Bool
 	cur     atomic.Pointer[run]
@@ -334,6 +335,20 @@ func (c *Crawler) RunSeeds(ctx context.Context, seeds ...Seed) error {
 		}
 	})
 
+	c.mu.Lock()
+	feed := c.feed
+	c.mu.Unlock()
+	var following sync.WaitGroup
+	followCtx, stopFollowing := context.WithCancel(ctx)
+	defer func() {
+		stopFollowing()
+		following.Wait()
+	}()
+	if feed != nil {
+		r.feed = &seedFeed{open: true, moved: make(chan struct{})}
+		following.Go(func() { r.follow(followCtx, feed) })
+	}
+
 	r.pool = workerPool{max: int32(c.cfg.workers), run: func() { r.work(work) }}
 	r.pool.start(min(c.cfg.workers, initialWorkers))
 	r.pool.wg.Wait()
@@ -369,6 +384,7 @@ type run struct {
 	onDisallowed []func(context.Context, *url.URL, DisallowReason)
 	onHTML       []htmlHandler
 	filters      []func(u *url.URL, from *url.URL, depth int) bool
+	feed         *seedFeed // nil unless RunFeed
 
 	// stop is Run's context: once it ends no wait for a host (robots gate,
 	// limiter) may turn into a new request, while fetches already under

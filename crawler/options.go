@@ -97,6 +97,7 @@ type config struct {
 	checkpoint     func() []byte
 	recorder       fetch.Recorder
 	lease          time.Duration
+	follow         bool
 	extractors     map[string][]fetch.Extractor // media type → extractors that replace the defaults
 	extraExtract   []registration               // added to the defaults, in order
 }
@@ -122,6 +123,7 @@ func defaultConfig() config {
 		maxSitemapURLs: DefaultMaxSitemapURLs,
 		maxSitemapNest: DefaultMaxSitemapDepth,
 		hostFailures:   DefaultHostFailures,
+		follow:         true,
 		sitemaps:       true,
 		canonicalizer:  frontier.Canonicalizer{SortQuery: true},
 		respectNofollw: true,
@@ -607,6 +609,17 @@ func WithLease(d time.Duration) Option {
 			return invalid("lease must not be negative, got %v", d)
 		}
 		c.lease = d
+		return nil
+	}
+}
+
+// WithFollowLinks sets whether the links found on pages are followed (the
+// default). With false the crawl fetches only its seeds — and the URLs they
+// redirect to — politely, robots.txt obeyed; sitemaps are not read.
+// Page.Links still lists each page's followable links.
+func WithFollowLinks(on bool) Option {
+	return func(c *config) error {
+		c.follow = on
 		return nil
 	}
 }

@@ -26,6 +26,9 @@ func (r *run) work(ctx context.Context) {
 		if r.pool.idle.Add(-1) == 0 && err == nil {
 			r.pool.grow() // no worker is left waiting for the next item
 		}
+		if errors.Is(err, frontier.ErrExhausted) && r.feed.waiting(r.stop) {
+			continue // a seed arrived on the feed
+		}
 		if err != nil {
 			if !errors.Is(err, frontier.ErrExhausted) && !errors.Is(err, frontier.ErrClosed) && ctx.Err() == nil {
 				r.fail(fmt.Errorf("crawler: frontier: %w", err))
@@ -98,6 +101,9 @@ func (r *run) fail(err error) {
 		r.failure = err
 		r.log.Error("crawler: stopping", "err", err)
 		r.fr.Close()
+		if r.feed != nil {
+			r.feed.signal(true) // no worker waits for more seeds
+		}
 	})
 }
 
@@ -364,7 +370,7 @@ func (r *run) robotsFetched(ctx context.Context, u *url.URL, e *robots.Entry) {
 // scheduleSitemaps schedules the sitemaps e names, or the authority's
 // /sitemap.xml.
 func (r *run) scheduleSitemaps(ctx context.Context, u *url.URL, e *robots.Entry) {
-	if e == nil || !r.cfg.sitemaps || e.Outcome == robots.OutcomeUnreachable {
+	if e == nil || !r.cfg.sitemaps || !r.cfg.follow || e.Outcome == robots.OutcomeUnreachable {
 		return
 	}
 	// A robots.txt fetched again after its TTL names the same sitemaps:
@@ -548,7 +554,9 @@ func (r *run) extract(ctx context.Context, j *job, p *fetch.Page) []Link {
 		kept = append(kept, l)
 		items = append(items, j.Child(l.URL))
 	}
-	r.addAll(ctx, items, p.URL, true)
+	if r.cfg.follow {
+		r.addAll(ctx, items, p.URL, true)
+	}
 	return kept
 }
 

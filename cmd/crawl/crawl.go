@@ -54,7 +54,10 @@ func runCrawl(ctx context.Context, args []string, stdin io.Reader, stdout, rawSt
 
 	var seeds []string
 	code := 0
-	if seedsName != "" {
+	// "-" streams: crawling starts as lines arrive on standard input. A
+	// crawl with a state to resume, or a job to join, reads it whole first.
+	streaming := seedsName == "-" && f.state == "" && f.redis == ""
+	if seedsName != "" && !streaming {
 		if seeds, code = loadSeeds(seedsName, stdin, stderr); code != 0 {
 			return code
 		}
@@ -291,7 +294,17 @@ func runCrawl(ctx context.Context, args []string, stdin io.Reader, stdout, rawSt
 	if showProgress {
 		progressWG.Go(func() { progress(c, stderr, progressDone) })
 	}
-	runErr := c.Run(ctx, seeds...)
+	var runErr error
+	if streaming {
+		feed := make(chan crawler.Seed)
+		go streamSeeds(ctx, stdin, feed, stderr)
+		if runErr = c.RunFeed(ctx, feed); errors.Is(runErr, crawler.ErrNoSeeds) {
+			fmt.Fprintln(stderr, "crawl: -: no seed URLs")
+			return 2
+		}
+	} else {
+		runErr = c.Run(ctx, seeds...)
+	}
 	stopMetrics()
 	if err := stopProfiles(); err != nil {
 		fmt.Fprintf(stderr, "crawl: %v\n", err)

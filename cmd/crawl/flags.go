@@ -38,6 +38,7 @@ type flags struct {
 	warcDir                  string
 	warcSize                 byteSize
 	warcDedup                bool
+	follow                   bool
 	cpuProfile, memProfile   string
 	sortQuery, stripTracking bool
 	maxRedirects             int
@@ -60,7 +61,7 @@ var flagGroups = []struct {
 }{
 	{"Identity", []string{"agent", "ua"}},
 	{"Politeness", []string{"delay", "max-delay", "per-host", "key", "retries", "robots-wait", "max-failures"}},
-	{"Scope and limits", []string{"scope", "allow-private", "max-depth", "max-pages", "max-pages-per-host", "sitemaps", "max-sitemaps", "max-sitemap-urls", "nofollow", "max-links", "max-redirects", "max-path-segments", "max-segment-repeats", "sort-query", "strip-tracking"}},
+	{"Scope and limits", []string{"scope", "follow", "allow-private", "max-depth", "max-pages", "max-pages-per-host", "sitemaps", "max-sitemaps", "max-sitemap-urls", "nofollow", "max-links", "max-redirects", "max-path-segments", "max-segment-repeats", "sort-query", "strip-tracking"}},
 	{"Throughput and timeouts", []string{"workers", "connect-timeout", "header-timeout", "timeout", "max-body", "grace"}},
 	{"Output", []string{"o", "body", "log", "progress", "v", "metrics", "warc", "warc-size", "warc-dedup", "cpuprofile", "memprofile"}},
 	{"State", []string{"state", "state-override"}},
@@ -126,6 +127,7 @@ func newFlagSet(f *flags) *flag.FlagSet {
 	fs.StringVar(&f.logFile, "log", "", "write robots.txt fetches and decisions, disallowed URLs, skips and errors as JSON log records to `FILE`")
 	fs.StringVar(&f.progress, "progress", "auto", "the live progress line on stderr (auto: when stderr is a terminal)")
 	boolean(&f.verbose, "v", false, "log to stderr as well")
+	fs.BoolVar(&f.follow, "follow", true, "follow the links of pages (false: fetch only the listed URLs and where they redirect; no sitemaps)")
 	fs.StringVar(&f.warcDir, "warc", "", "archive every HTTP exchange (pages, robots.txt, sitemaps, redirects) as WARC/1.1 files in `DIR` (heed-<time>-<serial>.warc.gz)")
 	f.warcSize = byteSize(warc.DefaultMaxSize)
 	fs.Var(&f.warcSize, "warc-size", "start a new WARC file past this size, e.g. 100MiB")
@@ -335,6 +337,7 @@ func (f *flags) options(logger *slog.Logger) ([]crawler.Option, error) {
 		crawler.WithPathLimits(f.maxPathSegs, f.segRepeats),
 		crawler.WithHostFailures(f.hostFailures),
 		crawler.WithAllowPrivate(f.allowPrivate),
+		crawler.WithFollowLinks(f.follow),
 		crawler.WithLogger(logger),
 	}
 	if f.ua != "" {

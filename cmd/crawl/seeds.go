@@ -2,11 +2,14 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"net/url"
 	"os"
 	"strings"
+
+	"github.com/heedcrawl/heed/crawler"
 )
 
 // seedProblem is a seeds-file line that was skipped, with the reason.
@@ -28,23 +31,34 @@ const maxSeedLine = 64 << 10
 // trailing after whitespace) are ignored; lines that are not absolute http(s) URLs are
 // returned as problems with their line numbers so the caller can report them and go on.
 func readSeeds(r io.Reader) (seeds []string, problems []seedProblem, err error) {
+	err = scanSeeds(r, func(s string) bool {
+		seeds = append(seeds, s)
+		return true
+	}, func(p seedProblem) { problems = append(problems, p) })
+	return seeds, problems, err
+}
+
+// scanSeeds reads r line by line as readSeeds does, handing each seed to
+// yield as soon as its line is read (until yield returns false) and each bad
+// line to problem.
+func scanSeeds(r io.Reader, yield func(seed string) bool, problem func(seedProblem)) error {
 	br := bufio.NewReaderSize(r, 64<<10)
 	for n := 1; ; n++ {
 		line, tooLong, rerr := readLine(br)
 		if rerr != nil && rerr != io.EOF {
-			return seeds, problems, fmt.Errorf("reading seeds: line %d: %w", n, rerr)
+			return fmt.Errorf("reading seeds: line %d: %w", n, rerr)
 		}
 		if tooLong {
-			problems = append(problems, seedProblem{Line: n, Text: line[:80] + "…", Reason: "line longer than 64 KiB"})
+			problem(seedProblem{Line: n, Text: line[:80] + "…", Reason: "line longer than 64 KiB"})
 		} else if s := seedText(line); s != "" {
 			if reason := checkSeed(s); reason != "" {
-				problems = append(problems, seedProblem{Line: n, Text: s, Reason: reason})
-			} else {
-				seeds = append(seeds, s)
+				problem(seedProblem{Line: n, Text: s, Reason: reason})
+			} else if !yield(s) {
+				return nil
 			}
 		}
 		if rerr == io.EOF {
-			return seeds, problems, nil
+			return nil
 		}
 	}
 }
@@ -140,4 +154,22 @@ func loadSeeds(name string, stdin io.Reader, stderr io.Writer) ([]string, int) {
 		return nil, 2
 	}
 	return seeds, 0
+}
+
+// streamSeeds sends the seeds of standard input to feed as their lines
+// arrive, reporting bad lines, and closes feed at the end of the input or
+// when ctx ends.
+func streamSeeds(ctx context.Context, stdin io.Reader, feed chan<- crawler.Seed, stderr io.Writer) {
+	defer close(feed)
+	err := scanSeeds(stdin, func(s string) bool {
+		select {
+		case feed <- crawler.Seed{URL: s}:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}, func(p seedProblem) { fmt.Fprintf(stderr, "crawl: -: skipped %s\n", p) })
+	if err != nil {
+		fmt.Fprintf(stderr, "crawl: seeds: %v\n", err)
+	}
 }

@@ -34,7 +34,7 @@ const (
 // Politeness, throughput and logging flags may change between runs.
 var stateFlags = []string{
 	"agent", "key", "scope", "allow-private", "max-depth", "max-pages", "max-pages-per-host",
-	"sitemaps", "max-sitemaps", "max-sitemap-urls", "nofollow", "max-links", "max-redirects",
+	"sitemaps", "max-sitemaps", "max-sitemap-urls", "nofollow", "follow", "max-links", "max-redirects",
 	"max-path-segments", "max-segment-repeats", "sort-query", "strip-tracking", "body",
 }
 
