@@ -147,7 +147,7 @@ func newFlagSet(f *flags) *flag.FlagSet {
 
 func usage(fs *flag.FlagSet, w io.Writer) {
 	fmt.Fprint(w, `Usage:
-  crawl [flags] seeds.txt       crawl from the URLs in seeds.txt (one per line; "-" reads stdin)
+  crawl [flags] seeds.txt       crawl from the URLs in seeds.txt (one per line; "-": standard input, crawled as lines arrive)
   crawl -redis URL -job NAME [flags] [seeds.txt]
                                 start or join a crawl shared by many processes
   crawl status -redis URL -job NAME
