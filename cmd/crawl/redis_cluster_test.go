@@ -139,7 +139,7 @@ func TestRedisThreeProcesses(t *testing.T) {
 	srv := redistest.Start(t)
 	web, err := testweb.ListenLoopback(testweb.Config{Hosts: hosts, PagesPerHost: pagesPerHost, CrawlDelay: crawlDelay, Latency: 10 * time.Millisecond, Seed: 10}, 0, nil)
 	if err != nil {
-		t.Skipf("cannot listen on loopback addresses: %v", err)
+		t.Fatalf("cannot listen on loopback addresses: %v", err)
 	}
 	defer web.Close()
 	truth, err := web.Web.Truth(testweb.TruthOptions{})

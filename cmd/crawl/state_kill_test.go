@@ -138,7 +138,7 @@ func TestStateKill9(t *testing.T) {
 	)
 	web, err := testweb.ListenLoopback(testweb.Config{Hosts: hosts, PagesPerHost: pages, CrawlDelay: crawlDelay, Seed: 9}, 0, nil)
 	if err != nil {
-		t.Skipf("cannot listen on loopback addresses: %v", err)
+		t.Fatalf("cannot listen on loopback addresses: %v", err)
 	}
 	defer web.Close()
 	truth, err := web.Web.Truth(testweb.TruthOptions{})
