@@ -117,7 +117,7 @@ func TestRobotsCommandOnFile(t *testing.T) {
 func TestCrawlLoopbackWeb(t *testing.T) {
 	web, err := testweb.ListenLoopback(testweb.Config{Hosts: 5, PagesPerHost: 12, Seed: 3}, 0, nil)
 	if err != nil {
-		t.Skipf("cannot listen on loopback addresses: %v", err)
+		t.Fatalf("cannot listen on loopback addresses: %v", err)
 	}
 	defer web.Close()
 	truth, err := web.Web.Truth(testweb.TruthOptions{})

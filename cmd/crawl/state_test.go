@@ -116,7 +116,7 @@ func TestStateSigterm(t *testing.T) {
 	const minDelay = 20 * time.Millisecond
 	web, err := testweb.ListenLoopback(testweb.Config{Hosts: 6, PagesPerHost: 12, CrawlDelay: 100 * time.Millisecond, Seed: 4}, 0, nil)
 	if err != nil {
-		t.Skipf("cannot listen on loopback addresses: %v", err)
+		t.Fatalf("cannot listen on loopback addresses: %v", err)
 	}
 	defer web.Close()
 	truth, err := web.Web.Truth(testweb.TruthOptions{})
