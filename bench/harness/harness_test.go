@@ -148,7 +148,7 @@ func TestRunProcessesTogetherWithRedis(t *testing.T) {
 				m.Run, r.PageRequests, r.DistinctPages, len(r.Duplicates))
 		}
 		// One EVAL per process, the INCR it ran, the client's HELLO;
-		// FLUSHALL and INFO are the harness's own.
+		// FLUSHALL and INFO are the harness's own, not charged.
 		if m.Redis == nil || m.Redis.Scripts() != fakeProcs || m.Redis.Calls["incr"] != fakeProcs ||
 			m.Redis.Commands() != 3*fakeProcs || m.Redis.Calls["info"] != 0 {
 			t.Errorf("run %d: Redis use %+v; want %d EVAL, %d INCR and %d HELLO", m.Run, m.Redis, fakeProcs, fakeProcs, fakeProcs)
