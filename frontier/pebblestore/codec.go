@@ -17,6 +17,7 @@ const (
 	prefixCheckpoint = 'c' // "c": the checkpoint of the last Ack
 	prefixKey        = 'k' // "k" key: the key's record (pacing state and counters)
 	prefixMeta       = 'm' // "m" name: a value of SetMeta
+	prefixSeenCount  = 'n' // "n": how many URLs were seen, a uvarint
 	prefixQueue      = 'q' // "q" seq key: a queued item
 	prefixSeen       = 's' // "s" URL: a URL seen
 	prefixVersion    = 'v' // "v": the format of the store
@@ -36,6 +37,7 @@ var errCorrupt = errors.New("pebblestore: corrupt value")
 
 var (
 	keyCheckpoint = []byte{prefixCheckpoint}
+	keySeenCount  = []byte{prefixSeenCount}
 	keyVersion    = []byte{prefixVersion}
 )
 

@@ -24,7 +24,7 @@ var ErrLocked = errors.New("directory locked by another Store")
 // there, so that a second Open can say who holds it; on another file system
 // (a test's) it takes that file system's lock.
 func lockDir(fs vfs.FS, dir string) (io.Closer, error) {
-	if fs != nil {
+	if fs != nil && fs != vfs.Default {
 		c, err := fs.Lock(fs.PathJoin(dir, lockName))
 		if err != nil {
 			return nil, fmt.Errorf("pebblestore: %s is in use: %v: %w", dir, err, ErrLocked)

@@ -1,0 +1,105 @@
+// Package pebblestore is a frontier.Store on disk, in a pebble database
+// (github.com/cockroachdb/pebble/v2): a crawl that stops — cleanly, killed,
+// or with its machine — resumes from what was made durable.
+//
+//	s, err := pebblestore.Open("crawl.db", pebblestore.Options{})
+//	...
+//	f := frontier.New(frontier.Config{Store: s})
+//
+// # Layout
+//
+// A store is a directory holding pebble's files and heed.lock. Its keys
+// fall in keyspaces by their first byte:
+//
+//	v             the store's format ("heed pebblestore 1"); Open refuses others
+//	c             the Checkpoint of the last Ack
+//	k key         the key's record: its pacing state (frontier.HostState), the
+//	              items scheduled, sitemaps and sitemap URLs counted against its
+//	              limits, whether it was given up, and where its queue lies
+//	m name        a value of SetMeta
+//	n             how many URLs were seen
+//	q seq key     an item queued or leased (the frontier.Item, all its fields
+//	              but Key, in a compact binary encoding)
+//	s URL         a URL seen (the canonical URL itself: no false duplicates)
+//
+// A queue entry's key starts with its big-endian sequence number, then the
+// politeness key: a round-robin claims each key's next item in turn, and
+// those items, having the same sequence number or nearly, lie side by side
+// on disk, so that one block read serves a run of claims. A key's record
+// holds the sequence numbers of its queue (items added go at the tail,
+// items claimed leave at the head), so no scan of a key's entries is ever
+// needed.
+//
+// Add looks a URL up in a bloom filter over the seen-set, in memory, first:
+// a URL never seen is found new there in the common case, without touching
+// pebble, let alone the disk; only the few the filter lets by (about 5%),
+// and the URLs seen before, are looked up in pebble, whose tables have
+// bloom filters too. The filter is rebuilt from the seen-set on Open (a
+// scan of it: a few seconds for ten million URLs) and takes 1 to 2 bytes a
+// URL, outside the Go heap.
+//
+// # Operations
+//
+// Each operation is one pebble batch, applied atomically: Add marks each
+// new URL seen and queues it, with its key's record; Ack deletes the item's
+// entry and writes the key's record and the checkpoint; Release rewrites the
+// item's entry with what it has been through (Retries, Redirects, ...) and
+// puts it back at the front of its queue; GiveUp deletes the key's queued
+// items and marks its record. Claim writes nothing: a leased item keeps its
+// entry, just before the queue's head, until its lease ends, and so it is
+// at the front of its queue, with the history it had when claimed, if the
+// process stops first. Leases themselves live in memory: they die with the
+// process, as the Store's contract allows.
+//
+// # Durability
+//
+// Batches are applied without waiting for the disk: what one operation did
+// is visible to the next at once. A background loop makes them durable by
+// group commit: at most Options.SyncInterval (100 ms) after a write, it
+// calls Options.BeforeSync and syncs pebble's log, making every write of the
+// interval durable with one fsync. Sync, Checkpoint, SetMeta and Close sync
+// at once. After a crash, what survives is every operation up to the last
+// sync at least, and possibly some after it, always whole operations in the
+// order they were made; Checkpoint returns the checkpoint of the last Ack
+// made durable.
+//
+// BeforeSync runs before each of the Store's syncs, with Acks and Releases
+// that carry a checkpoint held back until the sync ends: a crawl flushes and
+// syncs its output there, so that after a crash of the machine the output
+// is not behind the checkpoint. pebble also syncs its log when it moves to a
+// new one (every MemTableSize bytes of writes), without BeforeSync; what
+// that sync makes durable early is at most one SyncInterval of Acks. A crash
+// of the process alone loses nothing that reached the operating system:
+// a crawl that writes its output before the Ack carrying its offset is
+// safe from it.
+//
+// Open after a stop puts back the items leased at the stop at the front of
+// their queues, and restores every key into a frontier.Schedule, which makes
+// each wait a full Delay from the reopening, since a request to it may have
+// been under way.
+//
+// # Failures
+//
+// Once a write, a sync or BeforeSync fails, or pebble meets an error it
+// cannot go on from (a corrupt table, a log it cannot write: pebble's
+// Logger.Fatalf, which the Store takes instead of letting pebble exit the
+// process), the Store is failed: every later call returns an error wrapping
+// ErrFailed and that first failure, and a crawl stops with it. The Store
+// makes nothing durable after the failure; what was durable before it opens
+// again.
+//
+// A directory is open in one Store at a time: Open takes an flock on
+// heed.lock, whose content names the holder, and a second Open, in this
+// process or another, fails with ErrLocked and that name. The lock dies
+// with its process: a lock file left by a crawl that was killed does not
+// block the next.
+//
+// # Memory
+//
+// The items and the seen-set live on disk. In memory the Store keeps its
+// Schedule and, for each key with queued or leased items, the sequence
+// numbers of its queue: about 250 bytes a key. pebble keeps its block cache
+// (Options.CacheSize) and two memtables (Options.MemTableSize) in memory
+// allocated outside the Go heap. BenchmarkStore measures a crawl of ten
+// million URLs over 100,000 hosts.
+package pebblestore
