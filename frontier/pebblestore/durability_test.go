@@ -479,3 +479,21 @@ func TestCrashLosesNothing(t *testing.T) {
 		s.Close()
 	}
 }
+
+// TestBatchOverManyKeys: one Add over many keys, some of them several
+// times, writes every key's record, so that all its items are there after
+// a crash.
+func TestBatchOverManyKeys(t *testing.T) {
+	s := openT(t, memDir, Options{FS: vfs.NewCrashableMem(), SyncInterval: never})
+	var batch []frontier.Item
+	for i := range 100 {
+		batch = append(batch, item(fmt.Sprintf("k%d", i%40), fmt.Sprintf("/%d", i)))
+	}
+	mustAdd(t, s, batch...)
+	mustSync(t, s)
+	s = crashExact(t, s)
+	defer s.Close()
+	if got := drainURLs(t, s); len(got) != len(batch) {
+		t.Errorf("after the crash, %d items of %d", len(got), len(batch))
+	}
+}

@@ -103,7 +103,8 @@ type Store struct {
 	queues     map[string]*queue
 	leases     map[uint64]lease
 	token      uint64
-	touch      uint64 // Add's generation, to visit each touched queue once
+	touched    []string // the keys an Add queued items of
+	touchedSet map[string]struct{}
 	dirty      bool   // written since the last sync began
 	checkpoint []byte // of the last Ack applied
 	applied    bool   // an Ack has carried a checkpoint since Open
@@ -125,19 +126,19 @@ type Store struct {
 // Store holds one for every key with work.
 type queue struct {
 	head, tail uint64
-	// carry is what the key's record on disk counts beyond what the
-	// Schedule does: the Schedule forgets idle keys and their counters,
-	// while the records on disk add up to the crawl's totals.
-	carry   counters
-	touched uint64    // the last Add that queued an item of the key
-	out     *outState // nil while nothing is out or released
+	out        *outState // nil while nothing is out or released, and nothing carried
 }
 
-// outState is what a key has out: few keys at a time have any.
+// outState is what a key has out, and what its record carries: few keys
+// have any.
 type outState struct {
 	front     []uint64 // released items, in order, before head
 	leased    []uint64 // the items out
 	keyLeases int      // ClaimKey's leases out
+	// carry is what the key's record on disk counts beyond what the
+	// Schedule does: the Schedule forgets idle keys and their counters,
+	// while the records on disk add up to the crawl's totals.
+	carry counters
 }
 
 type counters struct{ scheduled, sitemaps, sitemapURLs int32 }
@@ -169,9 +170,9 @@ func (q *queue) outState() *outState {
 	return q.out
 }
 
-// tidy drops q.out once nothing is out or released.
+// tidy drops q.out once it holds nothing.
 func (q *queue) tidy() {
-	if o := q.out; o != nil && len(o.front) == 0 && len(o.leased) == 0 && o.keyLeases == 0 {
+	if o := q.out; o != nil && len(o.front) == 0 && len(o.leased) == 0 && o.keyLeases == 0 && o.carry == (counters{}) {
 		q.out = nil
 	}
 }
@@ -529,7 +530,7 @@ func (s *Store) queue(key string) (*queue, error) {
 		// goes on from where it ended.
 		q.head, q.tail = r.tail, r.tail
 		now := s.sched.Record(key)
-		q.carry = counters{
+		q.outState().carry = counters{
 			scheduled:   int32(max(r.Scheduled-now.Scheduled, 0)),
 			sitemaps:    int32(max(r.Sitemaps-now.Sitemaps, 0)),
 			sitemapURLs: int32(max(r.SitemapURLs-now.SitemapURLs, 0)),
@@ -542,9 +543,11 @@ func (s *Store) queue(key string) (*queue, error) {
 // setRecord writes key's record into b.
 func (s *Store) setRecord(b *pebble.Batch, key string, q *queue) {
 	r := record{KeyRecord: s.sched.Record(key), low: q.low(), head: q.head, tail: q.tail}
-	r.Scheduled += int(q.carry.scheduled)
-	r.Sitemaps += int(q.carry.sitemaps)
-	r.SitemapURLs += int(q.carry.sitemapURLs)
+	if o := q.out; o != nil {
+		r.Scheduled += int(o.carry.scheduled)
+		r.Sitemaps += int(o.carry.sitemaps)
+		r.SitemapURLs += int(o.carry.sitemapURLs)
+	}
 	s.scratch = recordKey(s.scratch[:0], key)
 	n := len(s.scratch)
 	s.scratch = appendRecord(s.scratch, &r)
@@ -573,8 +576,7 @@ func (s *Store) Add(ctx context.Context, batch []frontier.Item, lim frontier.Lim
 	refused := make([]error, len(batch))
 	b := s.db.NewBatch()
 	defer b.Close()
-	s.touch++
-	var touched []string
+	touched := s.touched[:0]
 	clear(s.inBatch)
 	for i := range batch {
 		it := &batch[i]
@@ -611,14 +613,17 @@ func (s *Store) Add(ctx context.Context, batch []frontier.Item, lim frontier.Lim
 		b.Set(s.scratch[:n], s.scratch[n:], nil)
 		q.tail++
 		s.sched.Queue(it, lim)
-		if q.touched != s.touch {
-			q.touched = s.touch
-			touched = append(touched, it.Key)
-		}
+		touched = s.touch(touched, it.Key)
 	}
 	for _, key := range touched {
 		s.setRecord(b, key, s.queues[key])
 	}
+	clear(touched)
+	s.touched = touched[:0]
+	if len(s.touchedSet) > 1024 {
+		s.touchedSet = nil // a huge batch's map is not kept
+	}
+	clear(s.touchedSet)
 	added := uint64(0)
 	for i := range batch {
 		if refused[i] == nil {
@@ -642,6 +647,32 @@ func (s *Store) Add(ctx context.Context, batch []frontier.Item, lim frontier.Lim
 		}
 	}
 	return refused, nil
+}
+
+// touch adds key to touched, the keys an Add queued items of, once.
+func (s *Store) touch(touched []string, key string) []string {
+	if n := len(touched); n > 0 && touched[n-1] == key {
+		return touched // the common case: links to the page's own host
+	}
+	if len(touched) < 16 {
+		if slices.Contains(touched, key) {
+			return touched
+		}
+		return append(touched, key)
+	}
+	if s.touchedSet == nil {
+		s.touchedSet = make(map[string]struct{})
+	}
+	if len(s.touchedSet) == 0 {
+		for _, k := range touched {
+			s.touchedSet[k] = struct{}{}
+		}
+	}
+	if _, ok := s.touchedSet[key]; ok {
+		return touched
+	}
+	s.touchedSet[key] = struct{}{}
+	return append(touched, key)
 }
 
 // Claim implements frontier.Store. It writes nothing: the item keeps its
