@@ -46,7 +46,8 @@ const (
 var ErrInvalidOption = errors.New("crawler: invalid option")
 
 // Clock is the time source of a crawl: pacing, scheduling and the robots.txt
-// cache all read it. internal/fakeclock satisfies it; nil means real time.
+// cache all read it; nil means real time. Tests pass a clock they advance by
+// hand: any type with these two methods will do.
 type Clock interface {
 	Now() time.Time
 	After(d time.Duration) <-chan time.Time

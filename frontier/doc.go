@@ -148,6 +148,6 @@
 //
 // All Frontier methods are safe for concurrent use; Stores are called
 // without the Frontier's lock held. Time comes from Config.Clock
-// (internal/fakeclock in tests), so scheduling tests are exact and never
-// sleep.
+// (a clock advanced by hand in tests), so scheduling tests are exact and
+// never sleep.
 package frontier

@@ -121,8 +121,8 @@ func (it *Item) Child(rawURL string) Item {
 	return Item{URL: rawURL, Depth: it.Depth + 1, Referrer: it.URL}
 }
 
-// Clock is the time source the Frontier waits on; nil means real time.
-// internal/fakeclock satisfies it.
+// Clock is the time source the Frontier waits on; nil means real time. Tests
+// pass a clock they advance by hand: any type with these two methods will do.
 type Clock interface {
 	Now() time.Time
 	After(d time.Duration) <-chan time.Time

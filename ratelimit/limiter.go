@@ -45,8 +45,8 @@ const evictScan = 8
 // ErrInvalidConfig is returned, wrapped, by New for an inconsistent Config.
 var ErrInvalidConfig = errors.New("ratelimit: invalid config")
 
-// Clock is the source of time. *fakeclock.Clock satisfies it; nil means real
-// time.
+// Clock is the source of time; nil means real time. Tests pass a clock they
+// advance by hand: any type with these two methods will do.
 type Clock interface {
 	Now() time.Time
 	After(d time.Duration) <-chan time.Time

@@ -75,8 +75,8 @@ type Pacer interface {
 // how a Retry-After header is honoured — the gate does not read it itself.
 type Release = func(status int, header http.Header, rtt time.Duration, err error) (ready time.Time)
 
-// Clock is the gate's source of time. *fakeclock.Clock satisfies it; nil
-// means real time.
+// Clock is the gate's source of time; nil means real time. Tests pass a clock
+// they advance by hand.
 type Clock interface {
 	Now() time.Time
 }
