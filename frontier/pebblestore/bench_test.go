@@ -30,6 +30,12 @@ import (
 // BENCHMARKS.md:
 //
 //	HEED_BENCH_URLS=10000000 go test -run '^$' -bench BenchmarkStore -benchtime 1x -timeout 2h ./frontier/pebblestore
+//
+// For experiments, the child also reads HEED_BENCH_CACHE_MB and
+// HEED_BENCH_MEMTABLE_MB (Options), HEED_BENCH_TUNE (pebble settings, see
+// benchWorkload), HEED_BENCH_TRACE (memory every second on stderr),
+// HEED_BENCH_METRICS (pebble's metrics at the end), HEED_BENCH_CPUPROFILE
+// and HEED_BENCH_MEMPROFILE (a heap profile once everything is added).
 func BenchmarkStore(b *testing.B) {
 	n := envInt(b, "HEED_BENCH_URLS", 200_000)
 	hosts := envInt(b, "HEED_BENCH_HOSTS", max(n/100, 1))

@@ -32,11 +32,10 @@
 //
 // Add looks a URL up in a bloom filter over the seen-set, in memory, first:
 // a URL never seen is found new there in the common case, without touching
-// pebble, let alone the disk; only the few the filter lets by (about 5%),
-// and the URLs seen before, are looked up in pebble, whose tables have
-// bloom filters too. The filter is rebuilt from the seen-set on Open (a
-// scan of it: a few seconds for ten million URLs) and takes 1 to 2 bytes a
-// URL, outside the Go heap.
+// pebble, let alone the disk; only those the filter lets by (5 to 10%), and
+// the URLs seen before, are looked up in pebble, whose tables have bloom
+// filters too. The filter takes 1 to 2 bytes a URL, outside the Go heap,
+// and is rebuilt from the seen-set on Open: 1.8 s for ten million URLs.
 //
 // # Operations
 //
@@ -97,9 +96,17 @@
 // # Memory
 //
 // The items and the seen-set live on disk. In memory the Store keeps its
-// Schedule and, for each key with queued or leased items, the sequence
-// numbers of its queue: about 250 bytes a key. pebble keeps its block cache
-// (Options.CacheSize) and two memtables (Options.MemTableSize) in memory
-// allocated outside the Go heap. BenchmarkStore measures a crawl of ten
-// million URLs over 100,000 hosts.
+// Schedule, the filter over the seen-set, and, for each key with queued or
+// leased items, where its queue lies (24 bytes and a map entry). pebble
+// keeps its block cache (Options.CacheSize) and two memtables
+// (Options.MemTableSize) in memory of its own, outside the Go heap.
+//
+// BenchmarkStore measures a crawl's use of a Store, ten million URLs over
+// 100,000 hosts added, leased and acked, on two cores: with the default
+// Options, about 100,000 URLs/s and a peak RSS of about 200 MB (of which
+// the Go heap about 100, the Schedule's 100,000 keys the largest part of
+// what it holds; pebble's cache and memtables 32; the filter 16), and 100
+// MB on disk at the end. glibc's malloc keeps memory that pebble freed in
+// arenas of its own per thread: with MALLOC_ARENA_MAX=2 in the
+// environment the peak is about 20 MB lower.
 package pebblestore
