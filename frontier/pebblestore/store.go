@@ -91,6 +91,7 @@ type Store struct {
 	lock io.Closer
 
 	failure atomic.Pointer[failedError]
+	broken  atomic.Bool // pebble panicked: the database is left as it is
 
 	// syncMu serialises syncs; cpMu holds back Acks carrying a checkpoint
 	// while BeforeSync and the sync that follows it run.
@@ -261,7 +262,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		err = s.recover(opts.Now())
 	}
 	if err != nil {
-		if s.db != nil {
+		if s.db != nil && !s.broken.Load() {
 			s.db.Close()
 		}
 		if s.seen != nil {
@@ -344,7 +345,7 @@ func (s *Store) recover(now time.Time) error {
 	if b.Empty() {
 		return nil
 	}
-	return s.db.Apply(b, pebble.Sync)
+	return s.commit(b, pebble.Sync, false)
 }
 
 // loadSeen builds the filter over the seen-set, sized for half as many
@@ -492,7 +493,7 @@ func (s *Store) apply(b *pebble.Batch) error {
 	if b.Empty() {
 		return nil
 	}
-	if err := s.db.Apply(b, pebble.NoSync); err != nil {
+	if err := s.commit(b, pebble.NoSync, false); err != nil {
 		return s.fail(err)
 	}
 	// pebble reports some failed commits through its logger only (see
@@ -508,6 +509,29 @@ func (s *Store) apply(b *pebble.Batch) error {
 		}
 	}
 	return nil
+}
+
+// commit applies b with opts. pebble panics when its log cannot be
+// written (it is made for a process that dies with its disk); the panic
+// is the Store's failure instead, and the database is not touched again,
+// as pebble may have left its commit pipeline locked.
+// With noSyncWait (and opts.Sync), it returns once b is applied, and
+// b.SyncWait waits for the disk.
+func (s *Store) commit(b *pebble.Batch, opts *pebble.WriteOptions, noSyncWait bool) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.broken.Store(true)
+			perr, ok := r.(error)
+			if !ok {
+				perr = fmt.Errorf("%v", r)
+			}
+			err = fmt.Errorf("pebble panicked: %w", perr)
+		}
+	}()
+	if noSyncWait {
+		return s.db.ApplyNoSyncWait(b, opts)
+	}
+	return s.db.Apply(b, opts)
 }
 
 // queue returns the state of key's queue, reading what the key's record
@@ -977,8 +1001,7 @@ func (s *Store) sync() error {
 		defer s.cpMu.Unlock()
 	}
 	s.mu.Lock()
-	dirty, cp, applied := s.dirty, s.checkpoint, s.applied
-	s.dirty = false
+	dirty := s.dirty
 	s.mu.Unlock()
 	if err := s.failed(); err != nil || !dirty {
 		return err
@@ -988,7 +1011,22 @@ func (s *Store) sync() error {
 			return s.fail(fmt.Errorf("BeforeSync: %w", err))
 		}
 	}
-	if err := s.db.LogData(nil, pebble.Sync); err != nil {
+	// The sync is committed like every write, under s.mu, but waited for
+	// outside it: operations go on meanwhile, and what they write is made
+	// durable by the next sync, or by this one.
+	s.mu.Lock()
+	cp, applied := s.checkpoint, s.applied
+	s.dirty = false
+	b := s.db.NewBatch()
+	b.LogData(nil, nil)
+	err := s.commit(b, pebble.Sync, true)
+	s.mu.Unlock()
+	if err != nil {
+		return s.fail(err) // b is left to the garbage collector, in whatever state pebble left it
+	}
+	err = b.SyncWait()
+	b.Close()
+	if err != nil {
 		return s.fail(err)
 	}
 	if err := s.failed(); err != nil {
@@ -1043,8 +1081,10 @@ func (s *Store) Close() error {
 	s.syncMu.Lock()
 	defer s.syncMu.Unlock()
 	err := s.sync()
-	if cerr := s.db.Close(); err == nil && s.failed() == nil {
-		err = cerr
+	if !s.broken.Load() { // else closing could wait for locks pebble left held
+		if cerr := s.db.Close(); err == nil && s.failed() == nil {
+			err = cerr
+		}
 	}
 	if lerr := s.lock.Close(); err == nil {
 		err = lerr
