@@ -80,12 +80,15 @@
 // # Failures
 //
 // Once a write, a sync or BeforeSync fails, or pebble meets an error it
-// cannot go on from (a corrupt table, a log it cannot write: pebble's
-// Logger.Fatalf, which the Store takes instead of letting pebble exit the
-// process), the Store is failed: every later call returns an error wrapping
-// ErrFailed and that first failure, and a crawl stops with it. The Store
-// makes nothing durable after the failure; what was durable before it opens
-// again.
+// cannot go on from, the Store is failed: every later call returns an
+// error wrapping ErrFailed and that first failure, and a crawl stops with
+// it. The Store makes nothing durable after the failure; what was durable
+// before it opens again. pebble, made for processes that die with their
+// disk, reports such errors by calling Logger.Fatalf (a corrupt table, a
+// failed commit), which would exit the process, or by panicking (a log it
+// cannot write); the Store takes both as its failure instead, and after a
+// panic leaves the database as it is, unclosed, since pebble may hold its
+// locks: the process should exit soon after.
 //
 // A directory is open in one Store at a time: Open takes an flock on
 // heed.lock, whose content names the holder, and a second Open, in this

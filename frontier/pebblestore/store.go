@@ -293,8 +293,9 @@ func (s *Store) pebbleOptions(fs vfs.FS) *pebble.Options {
 			},
 		},
 	}
-	// A filter on every level, L0 included: a Get of a URL never seen
-	// skips each table by its filter, which stays in the block cache.
+	// A bloom filter on every level, L0 included: a Get skips the tables
+	// that cannot hold its key (a queue entry lies in one; a URL that got
+	// past the Store's own filter is usually in none).
 	for i := range po.Levels {
 		po.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
 	}
@@ -554,10 +555,12 @@ func (s *Store) queue(key string) (*queue, error) {
 		// goes on from where it ended.
 		q.head, q.tail = r.tail, r.tail
 		now := s.sched.Record(key)
-		q.outState().carry = counters{
+		if c := (counters{
 			scheduled:   int32(max(r.Scheduled-now.Scheduled, 0)),
 			sitemaps:    int32(max(r.Sitemaps-now.Sitemaps, 0)),
 			sitemapURLs: int32(max(r.SitemapURLs-now.SitemapURLs, 0)),
+		}); c != (counters{}) {
+			q.outState().carry = c
 		}
 	}
 	s.queues[key] = q
