@@ -120,6 +120,8 @@ type Measurement struct {
 	// Procs is how many processes crawled together: Wall is then from the
 	// first start to the last exit, CPU their sum, MaxRSS the largest.
 	Procs int
+	// Exits is when each process exited, from the first start, in order.
+	Exits []time.Duration
 	// Redis is what the run asked of Redis; nil without Redis.
 	Redis *RedisUse
 }
@@ -278,7 +280,7 @@ func measure(ctx context.Context, p Plan, c Crawler, w Workload, seedsFile strin
 	} else {
 		res = runChild(req)
 	}
-	m.Wall, m.CPU, m.MaxRSS, m.Stderr = res.Wall, res.CPU, res.MaxRSS, res.Stderr
+	m.Wall, m.CPU, m.MaxRSS, m.Stderr, m.Exits = res.Wall, res.CPU, res.MaxRSS, res.Stderr, res.Exits
 	if res.Err != "" {
 		m.Err = errors.New(res.Err)
 	}

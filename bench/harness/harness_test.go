@@ -138,8 +138,8 @@ func TestRunProcessesTogetherWithRedis(t *testing.T) {
 		t.Fatalf("%d measurements, want 2 (heed-redis-3 twice, colly never on a HeedOnly workload)", len(ms))
 	}
 	for _, m := range ms {
-		if m.Crawler != "heed-redis-3" || m.Err != nil || m.Procs != fakeProcs {
-			t.Fatalf("%s run %d: procs %d, err %v\n%s", m.Crawler, m.Run, m.Procs, m.Err, m.Stderr)
+		if m.Crawler != "heed-redis-3" || m.Err != nil || m.Procs != fakeProcs || len(m.Exits) != fakeProcs || m.Exits[fakeProcs-1] > m.Wall {
+			t.Fatalf("%s run %d: procs %d, exits %v in %v, err %v\n%s", m.Crawler, m.Run, m.Procs, m.Exits, m.Wall, m.Err, m.Stderr)
 		}
 		// Each process fetched a third of the seeds: only together did
 		// they fetch every home page.
@@ -161,7 +161,7 @@ func TestRunProcessesTogetherWithRedis(t *testing.T) {
 	}
 	table := Table(Summarize(ms), []Workload{w}, map[string]error{"colly": ErrNotRequested, "heed": ErrNotRequested})
 	perPage := fmt.Sprintf("%.2f script calls", float64(fakeProcs)/float64(ms[0].Report.ReachableFetched))
-	for _, want := range []string{"| heed | not run", "| heed-redis-3 | 2 |", "3 processes at once", perPage} {
+	for _, want := range []string{"| heed | not run", "| heed-redis-3 | 2 |", "3 processes at once", "the processes exited after ", perPage} {
 		if !strings.Contains(table, want) {
 			t.Errorf("table lacks %q:\n%s", want, table)
 		}

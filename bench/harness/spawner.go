@@ -55,6 +55,8 @@ type spawnResult struct {
 	MaxRSS    int64
 	Err       string // the first failure, naming its process when there are several
 	Stderr    string
+	// Exits is when each process exited, from the first start, in order.
+	Exits []time.Duration
 }
 
 func serveSpawner(in io.Reader, out io.Writer) {
@@ -83,6 +85,7 @@ func runChild(req spawnRequest) spawnResult {
 		cmd    *exec.Cmd
 		stderr *tailBuffer
 		err    error
+		exit   time.Duration
 	}
 	// A crawler that is a Go program calling ServeSpawnerIfRequested
 	// (as the tests' fake crawler does) must not become a spawner.
@@ -103,7 +106,10 @@ func runChild(req spawnRequest) spawnResult {
 		if p.err = cmd.Start(); p.err != nil {
 			continue
 		}
-		wg.Go(func() { p.err = cmd.Wait() })
+		wg.Go(func() {
+			p.err = cmd.Wait()
+			p.exit = time.Since(start)
+		})
 	}
 	wg.Wait()
 	var res spawnResult
@@ -125,6 +131,7 @@ func runChild(req spawnRequest) spawnResult {
 			tails = append(tails, name+tail)
 		}
 		if ps := p.cmd.ProcessState; ps != nil {
+			res.Exits = append(res.Exits, p.exit)
 			res.CPU += ps.UserTime() + ps.SystemTime()
 			if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
 				res.MaxRSS = max(res.MaxRSS, maxRSSBytes(ru))
@@ -132,6 +139,7 @@ func runChild(req spawnRequest) spawnResult {
 		}
 	}
 	res.Stderr = strings.Join(tails, "\n")
+	slices.Sort(res.Exits)
 	return res
 }
 

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -99,6 +100,9 @@ func TestSpawnerRunsProcessesTogether(t *testing.T) {
 	}
 	if res.Wall < time.Second || res.Wall >= 2500*time.Millisecond {
 		t.Errorf("three sleeps of 1 s together took %v; want from 1 s to well under 3 s", res.Wall)
+	}
+	if len(res.Exits) != 3 || res.Exits[0] < time.Second || res.Exits[2] > res.Wall || !slices.IsSorted(res.Exits) {
+		t.Errorf("exits %v of a run of %v: want three, in order, each after 1 s", res.Exits, res.Wall)
 	}
 	bad := procSpec{Path: sleepBin, Args: []string{"not-a-number"}}
 	res, err = s.run(context.Background(), spawnRequest{Procs: []procSpec{{Path: sleepBin, Args: []string{"0"}}, bad}})

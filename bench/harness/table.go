@@ -37,6 +37,8 @@ type Summary struct {
 	NofollowOnly      float64
 	MakespanRatio     float64 // makespan / ideal; 0 when the ideal is 0
 	Procs             int     // processes per run
+	Makespan          time.Duration
+	Exits             []time.Duration // medians of each process's exit, in order
 
 	// Medians of what the runs asked of Redis, per reachable page fetched;
 	// Redis is false without Redis.
@@ -63,8 +65,14 @@ func Summarize(ms []Measurement) []Summary {
 		g := groups[k]
 		s := Summary{Crawler: k.c, Workload: k.w, Runs: len(g), Procs: max(g[0].Procs, 1)}
 		var wall, cpu, cpp, rss, pps, cov, smo, rv, pv, dup, dshare, un, nf, mk []float64
-		var rScripts, rCmds, rCPU []float64
+		var rScripts, rCmds, rCPU, span []float64
+		exits := make([][]float64, s.Procs)
 		for _, m := range g {
+			if len(m.Exits) == s.Procs {
+				for i, e := range m.Exits {
+					exits[i] = append(exits[i], float64(e))
+				}
+			}
 			if m.Redis != nil && m.Report != nil && m.Report.ReachableFetched > 0 {
 				pages := float64(m.Report.ReachableFetched)
 				rScripts = append(rScripts, float64(m.Redis.Scripts())/pages)
@@ -97,12 +105,19 @@ func Summarize(ms []Measurement) []Summary {
 			if r.IdealMakespan > 0 {
 				mk = append(mk, float64(r.Makespan)/float64(r.IdealMakespan))
 			}
+			span = append(span, float64(r.Makespan))
 		}
 		s.Wall, s.CPU, s.CPUPerPage = time.Duration(median(wall)), time.Duration(median(cpu)), time.Duration(median(cpp))
 		s.MaxRSS = int64(median(rss))
 		s.PagesPerSecond, s.Coverage, s.SitemapOnly = median(pps), median(cov), median(smo)
 		s.RobotsViolations, s.Politeness, s.Duplicates, s.DuplicateShare = median(rv), median(pv), median(dup), median(dshare)
 		s.Unavailable, s.NofollowOnly, s.MakespanRatio = median(un), median(nf), median(mk)
+		s.Makespan = time.Duration(median(span))
+		for _, e := range exits {
+			if len(e) > 0 {
+				s.Exits = append(s.Exits, time.Duration(median(e)))
+			}
+		}
 		if len(rCmds) > 0 {
 			s.Redis = true
 			s.RedisScriptsPerPage, s.RedisCommandsPerPage, s.RedisCPU = median(rScripts), median(rCmds), time.Duration(median(rCPU))
@@ -207,7 +222,12 @@ func Table(sums []Summary, workloads []Workload, skipped map[string]error) strin
 func (s Summary) note() string {
 	var parts []string
 	if s.Procs > 1 {
-		parts = append(parts, fmt.Sprintf("%d processes at once: wall from the first start to the last exit, CPU summed, peak RSS of the largest", s.Procs))
+		exits := make([]string, len(s.Exits))
+		for i, e := range s.Exits {
+			exits[i] = fmt.Sprintf("%.2f", e.Seconds())
+		}
+		parts = append(parts, fmt.Sprintf("%d processes at once: wall from the first start to the last exit, CPU summed, peak RSS of the largest; "+
+			"the processes exited after %s s, the server's last answer came %.2f s after its first request", s.Procs, strings.Join(exits, ", "), s.Makespan.Seconds()))
 	}
 	if s.Redis {
 		parts = append(parts, fmt.Sprintf("Redis ran %.2f script calls (EVALSHA: round trips) and %.2f commands in all (those inside scripts included) per reachable page; redis-server's own CPU %.2f s, not in the CPU column",
