@@ -576,9 +576,13 @@ func (f *Frontier) Next(ctx context.Context) (*Lease, error) {
 			return c.Lease, nil
 		}
 		if c.Idle {
+			// The others may be waiting for a poll only this call would
+			// have re-armed (the work ended in another process): they
+			// must ask too, and end.
+			f.broadcast()
 			return nil, ErrExhausted
 		}
-		if err := f.wait(ctx, wake, c.Next); err != nil && err != errPolled {
+		if err := f.wait(ctx, wake, c.Next, true); err != nil && err != errPolled {
 			return nil, err
 		} else if err == errPolled {
 			polled = true
@@ -608,7 +612,9 @@ func (f *Frontier) NextKey(ctx context.Context, key string) (*Lease, error) {
 		if l != nil {
 			return l, nil
 		}
-		if err := f.wait(ctx, wake, next); err != nil && err != errPolled {
+		// A key lease waits on a poll of its own: the shared one wakes
+		// only one waiter, which may be a Next that asks for any key.
+		if err := f.wait(ctx, wake, next, false); err != nil && err != errPolled {
 			return nil, err
 		}
 	}
@@ -644,7 +650,9 @@ var errPolled = errors.New("frontier: poll")
 // wait blocks until wake closes, the time at comes (zero: no time), the
 // poll interval passes (errPolled) or ctx ends. One timer, shared by all waiters, is
 // armed for the earliest time; whoever receives it wakes the others.
-func (f *Frontier) wait(ctx context.Context, wake chan struct{}, at time.Time) error {
+// Waiters for any key (sharedPoll) share one poll timer too; others get
+// their own.
+func (f *Frontier) wait(ctx context.Context, wake chan struct{}, at time.Time, sharedPoll bool) error {
 	f.mu.Lock()
 	var timer <-chan time.Time
 	if !at.IsZero() {
@@ -660,7 +668,9 @@ func (f *Frontier) wait(ctx context.Context, wake chan struct{}, at time.Time) e
 		hook()
 	}
 	var poll <-chan time.Time
-	if f.poll > 0 {
+	if f.poll > 0 && !sharedPoll {
+		poll = f.clock.After(f.poll)
+	} else if f.poll > 0 {
 		// One poll timer for all waiters, and its tick wakes one of them:
 		// a shared Store is asked once per interval, not once per idle
 		// worker. A waiter that then finds work wakes the others.

@@ -62,3 +62,34 @@ func TestPollOnceForAllWaiters(t *testing.T) {
 	fr.Close()
 	done.Wait()
 }
+
+// When the work done elsewhere ends, every waiting worker ends: the poll
+// wakes one, and the one that finds the Store idle wakes the others, which
+// would otherwise wait for a poll that only the first one re-arms.
+func TestPollIdleEndsEveryWaiter(t *testing.T) {
+	clock := fakeclock.New(time.Unix(1_700_000_000, 0))
+	store := &busyElsewhereStore{}
+	fr := frontier.New(frontier.Config{Store: store, Clock: clock, Poll: 100 * time.Millisecond})
+	const workers = 4
+	waiting := make(chan struct{}, 1000)
+	frontier.SetWaitHook(fr, func() { waiting <- struct{}{} })
+	ended := make(chan error, workers)
+	for range workers {
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), watchdog)
+			defer cancel()
+			_, err := fr.Next(ctx)
+			ended <- err
+		}()
+	}
+	for range workers {
+		<-waiting
+	}
+	store.done.Store(true) // the last lease elsewhere was acked
+	clock.Advance(100 * time.Millisecond)
+	for i := range workers {
+		if err := <-ended; err != frontier.ErrExhausted {
+			t.Fatalf("worker %d: Next: %v, want ErrExhausted", i, err)
+		}
+	}
+}
