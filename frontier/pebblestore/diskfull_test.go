@@ -39,7 +39,11 @@ func TestDiskErrorsUnderLoad(t *testing.T) {
 			batch[j] = item(fmt.Sprintf("h%d", j), fmt.Sprintf("/%d/%s", i, strings.Repeat("x", 200)))
 		}
 		_, err = s.Add(ctx, batch, frontier.Limits{})
-		if err == nil && i%10 == 0 {
+		if err == nil {
+			// Before pebble's first memtable (256 KB) fills: pebble
+			// cannot survive a log failing as it moves to a new one (see
+			// Failures in the package documentation), which this test is
+			// not about.
 			err = s.Sync()
 		}
 	}

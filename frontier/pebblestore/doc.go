@@ -88,7 +88,11 @@
 // failed commit), which would exit the process, or by panicking (a log it
 // cannot write); the Store takes both as its failure instead, and after a
 // panic leaves the database as it is, unclosed, since pebble may hold its
-// locks: the process should exit soon after.
+// locks: the process should exit soon after. One failure pebble does not
+// survive even so: a log that cannot be written just as pebble moves to a
+// new one (every MemTableSize bytes) ends the process with a fatal error in
+// pebble, which no recover catches. That is a crash like any other: what
+// was synced opens again.
 //
 // A directory is open in one Store at a time: Open takes an flock on
 // heed.lock, whose content names the holder, and a second Open, in this
