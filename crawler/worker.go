@@ -127,6 +127,14 @@ func (r *run) release(ctx context.Context, j *job) {
 // what the handlers wrote and the acknowledgement that carries the
 // checkpoint stay in step.
 func (r *run) finish(ctx context.Context, j *job, report func()) {
+	r.finishAdding(ctx, j, report, nil, nil)
+}
+
+// finishAdding is finish for a page whose links (from it) are items: the
+// filters run on them, and the frontier schedules those they let through
+// and ends j in one Store operation (frontier.DoneAdding).
+func (r *run) finishAdding(ctx context.Context, j *job, report func(), items []frontier.Item, from *url.URL) {
+	items = r.filter(ctx, items, from)
 	o := frontier.Outcome{Host: j.Host, Rest: r.restFromNow(j)}
 	if r.cfg.checkpoint != nil {
 		r.commitMu.Lock()
@@ -138,7 +146,11 @@ func (r *run) finish(ctx context.Context, j *job, report func()) {
 	if r.cfg.checkpoint != nil {
 		o.Checkpoint = r.cfg.checkpoint()
 	}
-	if err := r.fr.Done(context.WithoutCancel(ctx), j.Lease, o); err != nil {
+	errs, err := r.fr.DoneAdding(context.WithoutCancel(ctx), j.Lease, o, items)
+	if len(items) > 0 {
+		r.scheduled(items, errs, err)
+	}
+	if err != nil {
 		r.frontierError(j, err)
 	}
 }
@@ -458,17 +470,18 @@ func (r *run) fetchPage(ctx context.Context, j *job, u *url.URL) {
 	r.stats.page(p.Status, p.TransferSize)
 
 	page := &Page{Page: p, Meta: j.Meta, run: r, item: &j.Item}
+	var follow []frontier.Item
 	if p.Redirect != nil {
 		r.followRedirect(ctx, j, p)
 	} else if p.Status >= 200 && p.Status < 300 {
-		page.Links = r.extract(ctx, j, p)
+		page.Links, follow = r.extract(ctx, j, p)
 	}
-	r.finish(ctx, j, func() {
+	r.finishAdding(ctx, j, func() {
 		for _, f := range r.onPage {
 			r.safely(ctx, j.URL, func() { f(ctx, page) })
 		}
 		r.runHTML(ctx, page)
-	})
+	}, follow, p.URL)
 }
 
 // fetchFailed ends j after its fetch failed with err: the crawl stops if
@@ -523,16 +536,17 @@ func isSeed(it *frontier.Item) bool {
 	return it.Kind == frontier.KindPage && it.Depth == 0 && it.Referrer == "" && !it.FromSitemap
 }
 
-// extract runs the extractors on p and schedules the followable links they
-// return, at most WithMaxLinks of them, in one batch.
-func (r *run) extract(ctx context.Context, j *job, p *fetch.Page) []Link {
+// extract runs the extractors on p and returns the links they found, and
+// those to schedule (at most WithMaxLinks of them; none without
+// WithFollowLinks), for finishAdding.
+func (r *run) extract(ctx context.Context, j *job, p *fetch.Page) ([]Link, []frontier.Item) {
 	d := p.Directives()
 	if d.Noindex {
 		r.stats.update(func(s *Stats) { s.Noindex++ })
 	}
 	if d.Nofollow && r.cfg.respectNofollw {
 		r.stats.update(func(s *Stats) { s.Nofollow++ })
-		return nil
+		return nil, nil
 	}
 	links, dropped, err := r.reg.ExtractLimited(ctx, p)
 	if dropped > 0 {
@@ -554,10 +568,10 @@ func (r *run) extract(ctx context.Context, j *job, p *fetch.Page) []Link {
 		kept = append(kept, l)
 		items = append(items, j.Child(l.URL))
 	}
-	if r.cfg.follow {
-		r.addAll(ctx, items, p.URL, true)
+	if !r.cfg.follow {
+		items = nil
 	}
-	return kept
+	return kept, items
 }
 
 // add runs the filters and schedules it, counting a refusal. A Store
@@ -574,20 +588,36 @@ func (r *run) add(ctx context.Context, it frontier.Item, from *url.URL, filter b
 // one Store call, counting refusals. It returns the frontier's answer for
 // each item scheduled (not for those filtered out).
 func (r *run) addAll(ctx context.Context, items []frontier.Item, from *url.URL, filter bool) []error {
-	if filter && len(r.filters) > 0 {
-		kept := items[:0]
-		for _, it := range items {
-			if r.filtered(ctx, it, from) {
-				kept = append(kept, it)
-			}
-		}
-		items = kept
+	if filter {
+		items = r.filter(ctx, items, from)
 	}
 	if len(items) == 0 {
 		return nil
 	}
 	errs, err := r.fr.AddAll(ctx, items)
-	if err != nil {
+	return r.scheduled(items, errs, err)
+}
+
+// filter returns the items (from the page at from) that every filter lets
+// through, reusing items' array.
+func (r *run) filter(ctx context.Context, items []frontier.Item, from *url.URL) []frontier.Item {
+	if len(r.filters) == 0 {
+		return items
+	}
+	kept := items[:0]
+	for _, it := range items {
+		if r.filtered(ctx, it, from) {
+			kept = append(kept, it)
+		}
+	}
+	return kept
+}
+
+// scheduled counts the frontier's answers (errs, or err for all when errs
+// is nil) for items it was asked to schedule, and returns one per item; a
+// Store failure ends the crawl.
+func (r *run) scheduled(items []frontier.Item, errs []error, err error) []error {
+	if errs == nil && err != nil {
 		if errors.Is(err, frontier.ErrStore) {
 			r.fail(fmt.Errorf("crawler: scheduling %d URLs: %w", len(items), err))
 		}

@@ -408,10 +408,26 @@ func (f *Frontier) AddAll(ctx context.Context, items []Item) (errs []error, err 
 // add checks items (modified in place), widens the scope by the seeds, and
 // hands the rest to the Store in one batch.
 func (f *Frontier) add(ctx context.Context, items []Item, seed bool) ([]error, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
+	errs, batch, at, err := f.prepare(ctx, items, seed)
+	if err != nil || len(batch) == 0 {
+		return errs, err
 	}
-	errs := make([]error, len(items))
+	refused, err := f.store.Add(ctx, batch, f.limits)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrStore, err)
+	}
+	f.added(errs, at, refused)
+	return errs, nil
+}
+
+// prepare checks items (modified in place) and widens the scope by the
+// seeds. It returns each item's error so far, and the batch for the Store:
+// the items that passed, batch[j] being items[at[j]].
+func (f *Frontier) prepare(ctx context.Context, items []Item, seed bool) (errs []error, batch []Item, at []int, err error) {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, nil, err
+	}
+	errs = make([]error, len(items))
 	names := make([]string, len(items)) // what the scope set holds for each
 	for i := range items {
 		errs[i], names[i] = f.check(&items[i], seed)
@@ -439,24 +455,23 @@ func (f *Frontier) add(ctx context.Context, items []Item, seed bool) ([]error, e
 	f.mu.Unlock()
 	if len(added) > 0 {
 		if err := f.saveScope(ctx, added); err != nil {
-			return nil, err
+			return nil, nil, nil, err
 		}
 	}
-	batch := make([]Item, 0, len(items))
-	at := make([]int, 0, len(items))
+	batch = make([]Item, 0, len(items))
+	at = make([]int, 0, len(items))
 	for i := range items {
 		if errs[i] == nil {
 			batch = append(batch, items[i])
 			at = append(at, i)
 		}
 	}
-	if len(batch) == 0 {
-		return errs, nil
-	}
-	refused, err := f.store.Add(ctx, batch, f.limits)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrStore, err)
-	}
+	return errs, batch, at, nil
+}
+
+// added takes the Store's answers for a batch prepare made into errs, and
+// wakes the waiters if anything was queued.
+func (f *Frontier) added(errs []error, at []int, refused []error) {
 	queued := false
 	for j, i := range at {
 		errs[i] = refused[j]
@@ -470,7 +485,6 @@ func (f *Frontier) add(ctx context.Context, items []Item, seed bool) ([]error, e
 	if queued {
 		f.broadcast()
 	}
-	return errs, nil
 }
 
 // check runs the checks that need no Store on it, canonicalising its URL
@@ -730,6 +744,39 @@ func (f *Frontier) Done(ctx context.Context, l *Lease, o Outcome) error {
 // instead, and Defer returns ErrGivenUp.
 func (f *Frontier) Defer(ctx context.Context, l *Lease, o Outcome) error {
 	return f.end(ctx, l, o, true)
+}
+
+// DoneAdding is Done for a fetched page whose links are items: they are
+// added as AddAll adds them, then l ends as Done ends it — in one Store
+// operation when the Store is an AckAdder (one round trip to a shared
+// Store, one batch on disk). errs is AddAll's answer for the items, nil if
+// the Store failed; err is Done's, or the Store's failure (ErrStore).
+func (f *Frontier) DoneAdding(ctx context.Context, l *Lease, o Outcome, items []Item) (errs []error, err error) {
+	aa, ok := f.store.(AckAdder)
+	if !ok || len(items) == 0 || l == nil {
+		if len(items) > 0 {
+			if errs, err = f.AddAll(ctx, items); err != nil {
+				return nil, err
+			}
+		}
+		return errs, f.Done(ctx, l, o)
+	}
+	errs, batch, at, err := f.prepare(ctx, slices.Clone(items), false)
+	if err != nil {
+		return nil, err
+	}
+	o.Rest = max(o.Rest, 0)
+	refused, err := aa.AckAdd(ctx, l, f.clock.Now(), o, batch, f.limits)
+	f.broadcast()
+	if refused == nil && err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrStore, err)
+	}
+	f.added(errs, at, refused)
+	switch {
+	case err == nil, errors.Is(err, ErrLeaseLost), errors.Is(err, ErrGivenUp):
+		return errs, err
+	}
+	return errs, fmt.Errorf("%w: %w", ErrStore, err)
 }
 
 func (f *Frontier) end(ctx context.Context, l *Lease, o Outcome, requeue bool) error {

@@ -6,6 +6,19 @@ import (
 	"time"
 )
 
+// An AckAdder is a Store that can add the links of a fetched page and end
+// its lease in one operation: one round trip to a shared Store, one batch
+// on disk. Frontier.DoneAdding uses it when the Store has it, and calls Add
+// then Ack when not.
+type AckAdder interface {
+	// AckAdd adds batch as Add does, then acks l as Ack does. refused is
+	// Add's answer, nil when the Store failed before adding (err says
+	// why); with refused not nil, err is the Ack's error alone
+	// (ErrLeaseLost, ErrGivenUp, or a failure after the items were
+	// added).
+	AckAdd(ctx context.Context, l *Lease, now time.Time, o Outcome, batch []Item, lim Limits) (refused []error, err error)
+}
+
 // Store keeps a crawl's state: everything a crawl must not forget when its
 // process stops. It holds the seen-set, one FIFO queue per politeness key,
 // the leases of items handed out, each key's pacing state (when it may next

@@ -209,7 +209,10 @@ type failedError struct{ err error }
 func (e *failedError) Error() string   { return "pebblestore: failed: " + e.err.Error() }
 func (e *failedError) Unwrap() []error { return []error{ErrFailed, e.err} }
 
-var _ frontier.Store = (*Store)(nil)
+var (
+	_ frontier.Store    = (*Store)(nil)
+	_ frontier.AckAdder = (*Store)(nil)
+)
 
 // Open opens the Store in dir, creating it if needed. A Store found there
 // is resumed: items that were leased when it stopped go back to the front of
@@ -600,9 +603,72 @@ func (s *Store) Add(ctx context.Context, batch []frontier.Item, lim frontier.Lim
 	if err := s.usable(); err != nil {
 		return nil, err
 	}
-	refused := make([]error, len(batch))
 	b := s.db.NewBatch()
 	defer b.Close()
+	refused, err := s.addTo(b, batch, lim, "")
+	if err != nil {
+		return nil, err
+	}
+	if err := s.apply(b); err != nil {
+		return nil, err
+	}
+	s.addedSeen(batch, refused)
+	return refused, nil
+}
+
+// AckAdd implements frontier.AckAdder: Add and Ack in one batch, which
+// writes the record of the page's own key, where most of its links go,
+// once.
+func (s *Store) AckAdd(ctx context.Context, l *frontier.Lease, now time.Time, o frontier.Outcome, batch []frontier.Item, lim frontier.Limits) ([]error, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if o.Checkpoint != nil && s.opts.BeforeSync != nil {
+		s.cpMu.Lock()
+		defer s.cpMu.Unlock()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.usable(); err != nil {
+		return nil, err
+	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	ls, held := s.leases[l.Token]
+	held = held && ls.key == l.Key
+	skip := ""
+	if held {
+		skip = l.Key // endTo writes its record
+	}
+	refused, err := s.addTo(b, batch, lim, skip)
+	if err != nil {
+		return nil, err
+	}
+	var ackErr error
+	var q *queue
+	if held {
+		if q, ackErr = s.endTo(b, l, ls, now, o, false); q == nil {
+			return nil, ackErr // the Store failed
+		}
+	} else {
+		ackErr = frontier.ErrLeaseLost
+	}
+	if err := s.apply(b); err != nil {
+		return nil, err
+	}
+	s.addedSeen(batch, refused)
+	if q != nil {
+		s.forgetIfIdle(l.Key, q)
+	}
+	return refused, ackErr
+}
+
+// addTo writes into b what Add does for batch, and changes the Store's
+// state in memory accordingly, but for the filter over the seen-set, which
+// addedSeen updates once b is applied. It writes no record for key skip.
+// s.mu is held.
+func (s *Store) addTo(b *pebble.Batch, batch []frontier.Item, lim frontier.Limits, skip string) ([]error, error) {
+	refused := make([]error, len(batch))
 	touched := s.touched[:0]
 	clear(s.inBatch)
 	for i := range batch {
@@ -612,22 +678,24 @@ func (s *Store) Add(ctx context.Context, batch []frontier.Item, lim frontier.Lim
 			continue
 		}
 		seen := false
-		if s.seen.mayContain(it.URL) {
+		if len(batch) > 1 && s.inBatch != nil {
+			_, seen = s.inBatch[it.URL]
+		}
+		if !seen && s.seen.mayContain(it.URL) {
 			var err error
 			if seen, err = s.has(seenKey(s.scratch[:0], it.URL)); err != nil {
 				return nil, s.fail(err)
 			}
 		}
-		if !seen && len(batch) > 1 {
-			if s.inBatch == nil {
-				s.inBatch = make(map[string]struct{})
-			}
-			_, seen = s.inBatch[it.URL]
-			s.inBatch[it.URL] = struct{}{}
-		}
 		if seen {
 			refused[i] = frontier.ErrSeen
 			continue
+		}
+		if len(batch) > 1 {
+			if s.inBatch == nil {
+				s.inBatch = make(map[string]struct{})
+			}
+			s.inBatch[it.URL] = struct{}{}
 		}
 		q, err := s.queue(it.Key)
 		if err != nil {
@@ -643,7 +711,9 @@ func (s *Store) Add(ctx context.Context, batch []frontier.Item, lim frontier.Lim
 		touched = s.touch(touched, it.Key)
 	}
 	for _, key := range touched {
-		s.setRecord(b, key, s.queues[key])
+		if key != skip {
+			s.setRecord(b, key, s.queues[key])
+		}
 	}
 	clear(touched)
 	s.touched = touched[:0]
@@ -664,16 +734,18 @@ func (s *Store) Add(ctx context.Context, batch []frontier.Item, lim frontier.Lim
 	if len(s.inBatch) > 1024 {
 		s.inBatch = nil // a huge batch's map is not kept
 	}
-	if err := s.apply(b); err != nil {
-		return nil, err
-	}
-	s.seenCount += added
+	return refused, nil
+}
+
+// addedSeen counts the URLs of batch that were added, and adds them to the
+// filter over the seen-set, once their batch is applied. s.mu is held.
+func (s *Store) addedSeen(batch []frontier.Item, refused []error) {
 	for i := range batch {
 		if refused[i] == nil {
+			s.seenCount++
 			s.seen.add(batch[i].URL)
 		}
 	}
-	return refused, nil
 }
 
 // touch adds key to touched, the keys an Add queued items of, once.
@@ -809,13 +881,29 @@ func (s *Store) end(ctx context.Context, l *frontier.Lease, now time.Time, o fro
 	if !ok || ls.key != l.Key {
 		return frontier.ErrLeaseLost
 	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	q, err := s.endTo(b, l, ls, now, o, requeue)
+	if q == nil {
+		return err // the Store failed
+	}
+	if err := s.apply(b); err != nil {
+		return err
+	}
+	s.forgetIfIdle(l.Key, q)
+	return err
+}
+
+// endTo writes into b what ending lease l (held as ls) does, and changes
+// the Store's state in memory accordingly. It returns the key's queue,
+// nil if the Store failed, and ErrGivenUp for a release refused. s.mu is
+// held.
+func (s *Store) endTo(b *pebble.Batch, l *frontier.Lease, ls lease, now time.Time, o frontier.Outcome, requeue bool) (*queue, error) {
 	delete(s.leases, l.Token)
 	q := s.queues[l.Key]
 	if q == nil { // cannot be: a key with a lease keeps its state
-		return s.fail(fmt.Errorf("lease of %q without its queue", l.Key))
+		return nil, s.fail(fmt.Errorf("lease of %q without its queue", l.Key))
 	}
-	b := s.db.NewBatch()
-	defer b.Close()
 	var err error
 	requeue = requeue && ls.item
 	if requeue && s.sched.GivenUp(l.Key) {
@@ -847,11 +935,7 @@ func (s *Store) end(ctx context.Context, l *frontier.Lease, now time.Time, o fro
 		b.Set(keyCheckpoint, cp, nil)
 		s.checkpoint, s.applied = cp, true
 	}
-	if err := s.apply(b); err != nil {
-		return err
-	}
-	s.forgetIfIdle(l.Key, q)
-	return err
+	return q, err
 }
 
 // GiveUp implements frontier.Store: the key's queued items are deleted and

@@ -15,9 +15,10 @@
 //
 // Every operation is one Lua script, run atomically by Redis: Add
 // (add-if-new for a batch, with the limits), Claim, ClaimKey, Ack and
-// Release, GiveUp. A page therefore costs three round trips: its Claim, the
-// Add of its links, its Ack (plus, once per script after Redis starts, one
-// to load the script). The scripts implement what the frontier's
+// Release, AckAdd (the links of a page, then its Ack), GiveUp. A page
+// therefore costs two round trips: its Claim, and the AckAdd that ends its
+// lease with its links (plus, once per script after Redis starts, one to
+// load the script). The scripts implement what the frontier's
 // Schedule does in one process: one FIFO queue per politeness key (a LIST;
 // Release puts an item back at the front), and a sorted set of the keys
 // that have queued items and a free lease slot, scored by when each may

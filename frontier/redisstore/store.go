@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -99,7 +100,10 @@ type Store struct {
 	closed bool
 }
 
-var _ frontier.Store = (*Store)(nil)
+var (
+	_ frontier.Store    = (*Store)(nil)
+	_ frontier.AckAdder = (*Store)(nil)
+)
 
 // New returns a Store of job on client. job names the crawl: every Store
 // of the same job shares its state. It may not be empty nor contain braces
@@ -337,7 +341,44 @@ func (s *Store) Add(ctx context.Context, batch []frontier.Item, lim frontier.Lim
 	if len(batch) == 0 {
 		return nil, ctx.Err()
 	}
-	args := make([]any, 0, 5+4*len(batch))
+	r, err := s.call(ctx, addScript, "add", time.Time{}, s.addArgs(nil, batch, lim)...)
+	if err != nil {
+		return nil, err
+	}
+	return addAnswers("add", r, batch)
+}
+
+// AckAdd implements frontier.AckAdder: one script adds batch and acks l.
+func (s *Store) AckAdd(ctx context.Context, l *frontier.Lease, now time.Time, o frontier.Outcome, batch []frontier.Item, lim frontier.Limits) ([]error, error) {
+	if len(batch) == 0 {
+		return []error{}, s.Ack(ctx, l, now, o)
+	}
+	if l == nil {
+		refused, err := s.Add(ctx, batch, lim)
+		if err != nil {
+			return nil, err
+		}
+		return refused, frontier.ErrLeaseLost
+	}
+	args := s.addArgs(s.finishArgs(l, o, false), batch, lim)
+	r, err := s.call(ctx, ackAddScript, "ack", now, args...)
+	if err != nil {
+		return nil, err
+	}
+	s.unhold(l.Token)
+	if len(r) < 1 {
+		return nil, fmt.Errorf("redisstore: ack: %w: reply %v", errCorrupt, r)
+	}
+	refused, err := addAnswers("ack", r[1:], batch)
+	if err != nil {
+		return nil, err
+	}
+	return refused, finishAnswer("ack", r[:1])
+}
+
+// addArgs appends add.lua's arguments for batch to args.
+func (s *Store) addArgs(args []any, batch []frontier.Item, lim frontier.Limits) []any {
+	args = slices.Grow(args, 5+4*len(batch))
 	args = append(args, lim.MaxPages, lim.MaxPagesPerHost, lim.MaxSitemapsPerHost, lim.MaxSitemapURLsPerHost, s.seen)
 	for i := range batch {
 		it := &batch[i]
@@ -350,12 +391,13 @@ func (s *Store) Add(ctx context.Context, batch []frontier.Item, lim frontier.Lim
 		}
 		args = append(args, s.seenMember(it.URL), it.Key, class, encodeItem(nil, it))
 	}
-	r, err := s.call(ctx, addScript, "add", time.Time{}, args...)
-	if err != nil {
-		return nil, err
-	}
+	return args
+}
+
+// addAnswers reads add's codes in r, one per item of batch.
+func addAnswers(op string, r []any, batch []frontier.Item) ([]error, error) {
 	if len(r) != len(batch) {
-		return nil, fmt.Errorf("redisstore: add: %w: %d answers for %d items", errCorrupt, len(r), len(batch))
+		return nil, fmt.Errorf("redisstore: %s: %w: %d answers for %d items", op, errCorrupt, len(r), len(batch))
 	}
 	refused := make([]error, len(batch))
 	for i, v := range r {
@@ -372,7 +414,7 @@ func (s *Store) Add(ctx context.Context, batch []frontier.Item, lim frontier.Lim
 		case 5:
 			refused[i] = frontier.ErrSitemapLimit
 		default:
-			return nil, fmt.Errorf("redisstore: add: %w: code %v", errCorrupt, v)
+			return nil, fmt.Errorf("redisstore: %s: %w: code %v", op, errCorrupt, v)
 		}
 	}
 	return refused, nil
@@ -471,26 +513,35 @@ func (s *Store) end(ctx context.Context, l *frontier.Lease, now time.Time, o fro
 	if l == nil {
 		return frontier.ErrLeaseLost
 	}
-	var item []byte
-	if requeue && l.URL != "" {
-		item = encodeItem(nil, &l.Item) // with what it has been through since
-	}
 	op := "ack"
 	if requeue {
 		op = "release"
+	}
+	r, err := s.call(ctx, finishScript, op, now, s.finishArgs(l, o, requeue)...)
+	if err != nil {
+		return err
+	}
+	s.unhold(l.Token)
+	return finishAnswer(op, r)
+}
+
+// finishArgs returns finish.lua's arguments for ending l with o.
+func (s *Store) finishArgs(l *frontier.Lease, o frontier.Outcome, requeue bool) []any {
+	var item []byte
+	if requeue && l.URL != "" {
+		item = encodeItem(nil, &l.Item) // with what it has been through since
 	}
 	cp := o.Checkpoint
 	if cp == nil {
 		cp = []byte{}
 	}
-	r, err := s.call(ctx, finishScript, op, now,
-		strconv.FormatUint(l.Token, 10), l.Key, flag(requeue), item,
+	return []any{strconv.FormatUint(l.Token, 10), l.Key, flag(requeue), item,
 		encodeHost(&o.Host), ceilMicros(o.Host.Delay), ceilMicros(o.Rest),
-		flag(o.Checkpoint != nil), cp, s.opt.Checkpoint)
-	if err != nil {
-		return err
-	}
-	s.unhold(l.Token)
+		flag(o.Checkpoint != nil), cp, s.opt.Checkpoint}
+}
+
+// finishAnswer reads finish's reply r.
+func finishAnswer(op string, r []any) error {
 	if len(r) != 1 {
 		return fmt.Errorf("redisstore: %s: %w: reply %v", op, errCorrupt, r)
 	}
@@ -753,6 +804,8 @@ var (
 	claimKeySrc string
 	//go:embed lua/finish.lua
 	finishSrc string
+	//go:embed lua/ackadd.lua
+	ackAddSrc string
 	//go:embed lua/giveup.lua
 	giveUpSrc string
 	//go:embed lua/drop.lua
@@ -760,10 +813,12 @@ var (
 	//go:embed lua/read.lua
 	readSrc string
 
-	addScript      = redis.NewScript(prelude + addSrc)
+	// add.lua and finish.lua define a function each, which these run.
+	addScript      = redis.NewScript(prelude + addSrc + "return reply(add(8))\n")
+	finishScript   = redis.NewScript(prelude + finishSrc + "return reply({finish()})\n")
+	ackAddScript   = redis.NewScript(prelude + addSrc + finishSrc + ackAddSrc)
 	claimScript    = redis.NewScript(prelude + claimSrc)
 	claimKeyScript = redis.NewScript(prelude + claimKeySrc)
-	finishScript   = redis.NewScript(prelude + finishSrc)
 	giveUpScript   = redis.NewScript(prelude + giveUpSrc)
 	dropScript     = redis.NewScript(prelude + dropSrc)
 	readScript     = redis.NewScript(readSrc)

@@ -64,6 +64,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("GiveUp", func(t *testing.T) { testGiveUp(t, open(t)) })
 	t.Run("CountsAndMeta", func(t *testing.T) { testCountsAndMeta(t, open(t)) })
 	t.Run("ContextCancelled", func(t *testing.T) { testContextCancelled(t, open(t)) })
+	t.Run("AckAdd", func(t *testing.T) { testAckAdd(t, h, open(t)) })
 	if h.Reopen != nil {
 		t.Run("Reopen", func(t *testing.T) { testReopen(t, h, open(t)) })
 	}
@@ -562,5 +563,56 @@ func testItemFields(t *testing.T, s frontier.Store) {
 		!slices.Equal(got.Redirects, in.Redirects) || got.SitemapDepth != in.SitemapDepth ||
 		!got.BlockedSince.Equal(blocked) || len(got.Meta) != 2 || got.Meta["k"] != "v" || got.Meta["empty"] != "" {
 		t.Errorf("Claim gave back\n %+v\nfor\n %+v", got, in)
+	}
+}
+
+// testAckAdd: a Store that is a frontier.AckAdder adds as Add does and acks
+// as Ack does, in one call; a lost lease refuses the ack but not the links.
+func testAckAdd(t *testing.T, h Harness, s frontier.Store) {
+	aa, ok := s.(frontier.AckAdder)
+	if !ok {
+		t.Skip("not a frontier.AckAdder")
+	}
+	mustAdd(t, s, item("a", "/1"), item("a", "/2"))
+	l := mustClaim(t, s, t0, "http://a/1")
+	host := l.Host
+	host.Delay = 2 * time.Second
+	links := []frontier.Item{item("a", "/3"), item("a", "/2"), item("b", "/1"), item("a", "/3")}
+	refused, err := aa.AckAdd(ctx, l, t0, frontier.Outcome{Host: host, Rest: 2 * time.Second, Checkpoint: []byte("cp1")}, links, frontier.Limits{})
+	if err != nil {
+		t.Fatalf("AckAdd: %v", err)
+	}
+	if len(refused) != len(links) || refused[0] != nil || !errors.Is(refused[1], frontier.ErrSeen) || refused[2] != nil || !errors.Is(refused[3], frontier.ErrSeen) {
+		t.Fatalf("AckAdd refused %v, want [nil ErrSeen nil ErrSeen]", refused)
+	}
+	if err := s.Ack(ctx, l, t0, frontier.Outcome{}); !errors.Is(err, frontier.ErrLeaseLost) {
+		t.Errorf("Ack after AckAdd: %v, want ErrLeaseLost (the lease ended)", err)
+	}
+	if got, err := s.Host(ctx, "a"); err != nil || got.Delay != 2*time.Second || got.NextAllowed.Before(t0.Add(2*time.Second)) {
+		t.Errorf("Host(a) = %+v, %v: want the AckAdd's state, resting until t0+2s", got, err)
+	}
+	if cp, err := s.Checkpoint(ctx); err != nil || string(cp) != "cp1" {
+		t.Errorf("Checkpoint = %q, %v, want cp1", cp, err)
+	}
+	// b is ready; a rests.
+	lb := mustClaim(t, s, t0, "http://b/1")
+	refused, err = aa.AckAdd(ctx, lb, t0, frontier.Outcome{Host: lb.Host}, []frontier.Item{item("b", "/2")}, frontier.Limits{MaxPages: 5})
+	if err != nil || len(refused) != 1 || refused[0] != nil {
+		t.Fatalf("AckAdd(b/2) = %v, %v", refused, err)
+	}
+	// A stale lease: the links are added all the same, the ack refused.
+	stale := *lb
+	refused, err = aa.AckAdd(ctx, &stale, t0, frontier.Outcome{Host: lb.Host}, []frontier.Item{item("b", "/3"), item("b", "/4")}, frontier.Limits{MaxPages: 6})
+	if !errors.Is(err, frontier.ErrLeaseLost) || len(refused) != 2 || refused[0] != nil || !errors.Is(refused[1], frontier.ErrLimit) {
+		t.Fatalf("AckAdd with an ended lease = %v, %v; want [nil ErrLimit] and ErrLeaseLost", refused, err)
+	}
+	if h.Reopen != nil {
+		s = h.Reopen(t, s)
+		t.Cleanup(func() { s.Close() })
+	}
+	got := drain(t, s, time.Now().Add(3*time.Second))
+	slices.Sort(got)
+	if want := []string{"http://a/2", "http://a/3", "http://b/2", "http://b/3"}; !slices.Equal(got, want) {
+		t.Errorf("drained %v, want %v", got, want)
 	}
 }

@@ -1,69 +1,72 @@
--- add.lua: add-if-new for a batch. ARGV[8..11] are the limits (MaxPages,
+-- add.lua: add-if-new for a batch, as the function add(a), whose
+-- arguments start at ARGV[a]: ARGV[a..a+3] are the limits (MaxPages,
 -- MaxPagesPerHost, MaxSitemapsPerHost, MaxSitemapURLsPerHost; 0 for
--- none), ARGV[12] what the seen-set holds ('hash' or 'url'); from
--- ARGV[13], four per item: its seen-set member, key, class (0
--- page, 1 sitemap, 2 page from a sitemap) and encoded item. Reply: one code
--- per item: 0 queued, 1 seen, 2 given up, 3 page limit, 4 host limit, 5
--- sitemap limit.
-local maxPages, maxHost, maxSM, maxSMU = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
-if (maxHost > 0 or maxSM > 0 or maxSMU > 0) and not keep then
-  -- Per-key counters must outlive the keys' queues.
-  keep = true
-  redis.call('HSET', N, 'keep', 1)
-end
-local c = redis.call('HMGET', N, 'scheduled', 'seen')
-if c[2] and c[2] ~= ARGV[12] then
-  error({err = 'HEEDSEEN the job\'s seen-set holds ' .. c[2] .. ', not ' .. ARGV[12] .. ' (Options.ExactSeen differs)'})
-elseif not c[2] then
-  redis.call('HSET', N, 'seen', ARGV[12])
-end
-local scheduled = num(c[1])
-local keys, order, codes, added = {}, {}, {}, 0
-for i = 13, #ARGV, 4 do
-  local name, class = ARGV[i + 1], ARGV[i + 2]
-  local s = keys[name]
-  if not s then
-    s = key(name)
-    local c = redis.call('HMGET', s.K, 'sched', 'sm', 'smu')
-    s.sched, s.sm, s.smu = num(c[1]), num(c[2]), num(c[3])
-    keys[name] = s
-    order[#order + 1] = s
+-- none), ARGV[a+4] what the seen-set holds ('hash' or 'url'); from
+-- ARGV[a+5], four per item: its seen-set member, key, class (0
+-- page, 1 sitemap, 2 page from a sitemap) and encoded item. It returns one
+-- code per item: 0 queued, 1 seen, 2 given up, 3 page limit, 4 host limit,
+-- 5 sitemap limit.
+local function add(a)
+  local maxPages, maxHost, maxSM, maxSMU = tonumber(ARGV[a]), tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3])
+  if (maxHost > 0 or maxSM > 0 or maxSMU > 0) and not keep then
+    -- Per-key counters must outlive the keys' queues.
+    keep = true
+    redis.call('HSET', N, 'keep', 1)
   end
-  local code = 0
-  if s.gu then
-    code = 2
-  elseif class == '1' then
-    if maxSM > 0 and s.sm >= maxSM then code = 5 end
-  elseif maxPages > 0 and scheduled >= maxPages then
-    code = 3
-  elseif maxHost > 0 and s.sched >= maxHost then
-    code = 4
-  elseif class == '2' and maxSMU > 0 and s.smu >= maxSMU then
-    code = 5
+  local c = redis.call('HMGET', N, 'scheduled', 'seen')
+  if c[2] and c[2] ~= ARGV[a + 4] then
+    error({err = 'HEEDSEEN the job\'s seen-set holds ' .. c[2] .. ', not ' .. ARGV[a + 4] .. ' (Options.ExactSeen differs)'})
+  elseif not c[2] then
+    redis.call('HSET', N, 'seen', ARGV[a + 4])
   end
-  if code == 0 and redis.call('SADD', S, ARGV[i]) == 0 then
-    code = 1
-  end
-  if code == 0 then
-    redis.call('RPUSH', s.Q, ARGV[i + 3])
-    s.qlen = s.qlen + 1
-    s.changed = true
-    added = added + 1
-    if class == '1' then
-      s.sm = s.sm + 1
-    else
-      s.sched = s.sched + 1
-      scheduled = scheduled + 1
-      if class == '2' then s.smu = s.smu + 1 end
+  local scheduled = num(c[1])
+  local keys, order, codes, added = {}, {}, {}, 0
+  for i = a + 5, #ARGV, 4 do
+    local name, class = ARGV[i + 1], ARGV[i + 2]
+    local s = keys[name]
+    if not s then
+      s = key(name)
+      local c = redis.call('HMGET', s.K, 'sched', 'sm', 'smu')
+      s.sched, s.sm, s.smu = num(c[1]), num(c[2]), num(c[3])
+      keys[name] = s
+      order[#order + 1] = s
     end
+    local code = 0
+    if s.gu then
+      code = 2
+    elseif class == '1' then
+      if maxSM > 0 and s.sm >= maxSM then code = 5 end
+    elseif maxPages > 0 and scheduled >= maxPages then
+      code = 3
+    elseif maxHost > 0 and s.sched >= maxHost then
+      code = 4
+    elseif class == '2' and maxSMU > 0 and s.smu >= maxSMU then
+      code = 5
+    end
+    if code == 0 and redis.call('SADD', S, ARGV[i]) == 0 then
+      code = 1
+    end
+    if code == 0 then
+      redis.call('RPUSH', s.Q, ARGV[i + 3])
+      s.qlen = s.qlen + 1
+      s.changed = true
+      added = added + 1
+      if class == '1' then
+        s.sm = s.sm + 1
+      else
+        s.sched = s.sched + 1
+        scheduled = scheduled + 1
+        if class == '2' then s.smu = s.smu + 1 end
+      end
+    end
+    codes[#codes + 1] = code
   end
-  codes[#codes + 1] = code
+  for _, s in ipairs(order) do
+    if s.changed then save(s, 'sched', s.sched, 'sm', s.sm, 'smu', s.smu) end
+  end
+  if added > 0 then
+    redis.call('HINCRBY', N, 'queued', added)
+    redis.call('HSET', N, 'scheduled', scheduled)
+  end
+  return codes
 end
-for _, s in ipairs(order) do
-  if s.changed then save(s, 'sched', s.sched, 'sm', s.sm, 'smu', s.smu) end
-end
-if added > 0 then
-  redis.call('HINCRBY', N, 'queued', added)
-  redis.call('HSET', N, 'scheduled', scheduled)
-end
-return reply(codes)

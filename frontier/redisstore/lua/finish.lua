@@ -1,37 +1,40 @@
--- finish.lua: end lease ARGV[8] of key ARGV[9]: Ack, or Release when
--- ARGV[10] is '1', putting item ARGV[11] back at the front of the queue.
--- The key takes host state ARGV[12] with Delay ARGV[13] µs and rests
--- ARGV[14] µs from now; ARGV[15] '1' stores checkpoint ARGV[16] under
--- name ARGV[17]. Reply: {0} done, {1} lease lost, {2} key given up.
-local token, name = ARGV[8], ARGV[9]
-if redis.call('HGET', L, token) ~= name then
-  return reply({1})
-end
-local at = redis.call('ZSCORE', E, token)
-if at and tonumber(at) <= clock then
-  expire(token, tonumber(at))
-  return reply({1})
-end
-local isItem = redis.call('HEXISTS', LI, token) == 1
-redis.call('HDEL', L, token)
-redis.call('HDEL', LI, token)
-redis.call('ZREM', E, token)
-redis.call('HINCRBY', N, 'leased', -1)
-local s = key(name)
-s.leased = math.max(s.leased - 1, 0)
-s.na = math.max(s.na, clock + tonumber(ARGV[14]))
-local code = 0
-if ARGV[10] == '1' and isItem then
-  if s.gu then
-    code = 2
-  else
-    redis.call('LPUSH', s.Q, ARGV[11])
-    s.qlen = s.qlen + 1
-    redis.call('HINCRBY', N, 'queued', 1)
+-- finish.lua: the function finish(), which ends lease ARGV[8] of key
+-- ARGV[9]: Ack, or Release when ARGV[10] is '1', putting item ARGV[11]
+-- back at the front of the queue. The key takes host state ARGV[12] with
+-- Delay ARGV[13] µs and rests ARGV[14] µs from now; ARGV[15] '1' stores
+-- checkpoint ARGV[16] under name ARGV[17]. It returns 0 done, 1 lease
+-- lost, 2 key given up.
+local function finish()
+  local token, name = ARGV[8], ARGV[9]
+  if redis.call('HGET', L, token) ~= name then
+    return 1
   end
+  local at = redis.call('ZSCORE', E, token)
+  if at and tonumber(at) <= clock then
+    expire(token, tonumber(at))
+    return 1
+  end
+  local isItem = redis.call('HEXISTS', LI, token) == 1
+  redis.call('HDEL', L, token)
+  redis.call('HDEL', LI, token)
+  redis.call('ZREM', E, token)
+  redis.call('HINCRBY', N, 'leased', -1)
+  local s = key(name)
+  s.leased = math.max(s.leased - 1, 0)
+  s.na = math.max(s.na, clock + tonumber(ARGV[14]))
+  local code = 0
+  if ARGV[10] == '1' and isItem then
+    if s.gu then
+      code = 2
+    else
+      redis.call('LPUSH', s.Q, ARGV[11])
+      s.qlen = s.qlen + 1
+      redis.call('HINCRBY', N, 'queued', 1)
+    end
+  end
+  save(s, 'st', ARGV[12], 'delay', ARGV[13])
+  if ARGV[15] == '1' then
+    redis.call('SET', P .. 'cp:' .. ARGV[17], ARGV[16])
+  end
+  return code
 end
-save(s, 'st', ARGV[12], 'delay', ARGV[13])
-if ARGV[15] == '1' then
-  redis.call('SET', P .. 'cp:' .. ARGV[17], ARGV[16])
-end
-return reply({code})
