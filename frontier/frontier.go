@@ -569,7 +569,7 @@ func registrableDomain(name string) string {
 func (f *Frontier) Next(ctx context.Context) (*Lease, error) {
 	f.watch(1)
 	defer f.watch(-1)
-	polled := false
+	alone := false // woken alone: must wake the others on finding work
 	for {
 		wake, err := f.wakeChan(ctx)
 		if err != nil {
@@ -584,8 +584,8 @@ func (f *Frontier) Next(ctx context.Context) (*Lease, error) {
 			return nil, fmt.Errorf("%w: %w", ErrStore, err)
 		}
 		if c.Lease != nil {
-			if polled {
-				f.broadcast() // the poll found work: there may be more
+			if alone {
+				f.broadcast() // there may be more work, for the others
 			}
 			return c.Lease, nil
 		}
@@ -596,10 +596,10 @@ func (f *Frontier) Next(ctx context.Context) (*Lease, error) {
 			f.broadcast()
 			return nil, ErrExhausted
 		}
-		if err := f.wait(ctx, wake, c.Next, true); err != nil && err != errPolled {
+		if err := f.wait(ctx, wake, c.Next, true); err == errAlone {
+			alone = true
+		} else if err != nil {
 			return nil, err
-		} else if err == errPolled {
-			polled = true
 		}
 	}
 }
@@ -626,9 +626,7 @@ func (f *Frontier) NextKey(ctx context.Context, key string) (*Lease, error) {
 		if l != nil {
 			return l, nil
 		}
-		// A key lease waits on a poll of its own: the shared one wakes
-		// only one waiter, which may be a Next that asks for any key.
-		if err := f.wait(ctx, wake, next, false); err != nil && err != errPolled {
+		if err := f.wait(ctx, wake, next, false); err != nil {
 			return nil, err
 		}
 	}
@@ -658,61 +656,71 @@ func (f *Frontier) wakeChan(ctx context.Context) (chan struct{}, error) {
 	return f.wake, nil
 }
 
-// errPolled is wait's answer when the poll interval passed.
-var errPolled = errors.New("frontier: poll")
+// errAlone is wait's answer when a wake-up meant for every waiter reached
+// this one alone: the time asked for came, or the poll interval passed. A
+// waiter that then finds work wakes the others, so that a key ready again
+// costs the Store one question, not one per waiting worker (and, on a
+// shared Store, not one per worker of every process).
+var errAlone = errors.New("frontier: woken alone")
 
 // wait blocks until wake closes, the time at comes (zero: no time), the
-// poll interval passes (errPolled) or ctx ends. One timer, shared by all waiters, is
-// armed for the earliest time; whoever receives it wakes the others.
-// Waiters for any key (sharedPoll) share one poll timer too; others get
-// their own.
-func (f *Frontier) wait(ctx context.Context, wake chan struct{}, at time.Time, sharedPoll bool) error {
+// poll interval passes or ctx ends. Waiters for any key (shared) share one
+// timer, armed for the earliest time asked, and one poll timer: each tick
+// wakes one of them (errAlone). Others (a key lease) have timers of their
+// own, since a wake-up they took would be lost to the rest.
+func (f *Frontier) wait(ctx context.Context, wake chan struct{}, at time.Time, shared bool) error {
+	var timer, poll <-chan time.Time
 	f.mu.Lock()
-	var timer <-chan time.Time
-	if !at.IsZero() {
+	switch {
+	case at.IsZero():
+	case !shared:
+		timer = f.clock.After(at.Sub(f.clock.Now()))
+	default:
 		if f.timer == nil || at.Before(f.timerAt) {
 			f.timer = f.clock.After(at.Sub(f.clock.Now()))
 			f.timerAt = at
 		}
 		timer = f.timer
 	}
-	hook := f.waitHook
-	f.mu.Unlock()
-	if hook != nil {
-		hook()
-	}
-	var poll <-chan time.Time
-	if f.poll > 0 && !sharedPoll {
+	switch {
+	case f.poll <= 0:
+	case !shared:
 		poll = f.clock.After(f.poll)
-	} else if f.poll > 0 {
-		// One poll timer for all waiters, and its tick wakes one of them:
-		// a shared Store is asked once per interval, not once per idle
-		// worker. A waiter that then finds work wakes the others.
-		f.mu.Lock()
+	default:
 		if f.pollTimer == nil {
 			f.pollTimer = f.clock.After(f.poll)
 		}
 		poll = f.pollTimer
-		f.mu.Unlock()
+	}
+	hook := f.waitHook
+	f.mu.Unlock()
+	if hook != nil {
+		hook()
 	}
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-wake:
 	case <-poll:
+		if !shared {
+			return nil
+		}
 		f.mu.Lock()
 		if f.pollTimer == poll {
 			f.pollTimer = nil
 		}
 		f.mu.Unlock()
-		return errPolled
+		return errAlone
 	case <-timer:
+		if !shared {
+			return nil
+		}
 		f.mu.Lock()
 		if f.timer == timer {
 			f.timer = nil
 		}
 		f.mu.Unlock()
-		f.broadcast()
+		return errAlone
 	}
 	return nil
 }

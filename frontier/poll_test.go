@@ -93,3 +93,54 @@ func TestPollIdleEndsEveryWaiter(t *testing.T) {
 		}
 	}
 }
+
+// restingElsewhereStore is a shared Store whose keys are all resting, and
+// taken by another process whenever they are ready: each Claim says when
+// the next is due, and finds none.
+type restingElsewhereStore struct {
+	frontier.MemoryStore
+	claims atomic.Int32
+	every  time.Duration
+}
+
+func (s *restingElsewhereStore) Claim(ctx context.Context, now time.Time, opt frontier.ClaimOptions) (frontier.Claim, error) {
+	s.claims.Add(1)
+	return frontier.Claim{Next: now.Add(s.every)}, nil
+}
+
+// A key due again wakes one waiting worker, which asks the Store; the
+// others are woken only if it found work: on a shared Store whose keys
+// other processes take, each key due costs one question per process, not
+// one per worker.
+func TestDueKeyWakesOneWaiter(t *testing.T) {
+	clock := fakeclock.New(time.Unix(1_700_000_000, 0))
+	store := &restingElsewhereStore{every: 50 * time.Millisecond}
+	fr := frontier.New(frontier.Config{Store: store, Clock: clock})
+	const workers = 8
+	waiting := make(chan struct{}, 1000)
+	frontier.SetWaitHook(fr, func() { waiting <- struct{}{} })
+	var done sync.WaitGroup
+	for range workers {
+		done.Go(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), watchdog)
+			defer cancel()
+			if _, err := fr.Next(ctx); err != frontier.ErrClosed {
+				t.Errorf("Next: %v, want ErrClosed", err)
+			}
+		})
+	}
+	for range workers {
+		<-waiting
+	}
+	before := store.claims.Load()
+	const ticks = 5
+	for range ticks {
+		clock.Advance(50 * time.Millisecond)
+		<-waiting // the woken worker asked the Store and waits again
+	}
+	if got := store.claims.Load() - before; got != ticks {
+		t.Errorf("%d claims for %d due times with %d waiting workers, want one each", got, ticks, workers)
+	}
+	fr.Close()
+	done.Wait()
+}
