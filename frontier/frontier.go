@@ -232,7 +232,9 @@ type Frontier struct {
 	scopeRead  time.Time // when a shared Store's scope was last read
 	closed     bool
 	waiters    int           // Next and NextKey calls under way
-	wake       chan struct{} // closed to wake them
+	keyWaiters int           // NextKey calls under way
+	wake       chan struct{} // closed to wake them all
+	nudge      chan struct{} // a token wakes one Next waiting (buffered: 1)
 	timer      <-chan time.Time
 	timerAt    time.Time
 	pollTimer  <-chan time.Time
@@ -262,6 +264,7 @@ func New(cfg Config) *Frontier {
 		poll:       cfg.Poll,
 		scopeNames: make(map[string]struct{}),
 		wake:       make(chan struct{}),
+		nudge:      make(chan struct{}, 1),
 	}
 	if f.store == nil {
 		f.store = new(MemoryStore)
@@ -483,7 +486,7 @@ func (f *Frontier) added(errs []error, at []int, refused []error) {
 		}
 	}
 	if queued {
-		f.broadcast()
+		f.nudgeOne()
 	}
 }
 
@@ -585,7 +588,7 @@ func (f *Frontier) Next(ctx context.Context) (*Lease, error) {
 		}
 		if c.Lease != nil {
 			if alone {
-				f.broadcast() // there may be more work, for the others
+				f.nudgeOne() // there may be more work: the next one asks
 			}
 			return c.Lease, nil
 		}
@@ -611,6 +614,14 @@ func (f *Frontier) Next(ctx context.Context) (*Lease, error) {
 func (f *Frontier) NextKey(ctx context.Context, key string) (*Lease, error) {
 	f.watch(1)
 	defer f.watch(-1)
+	f.mu.Lock()
+	f.keyWaiters++
+	f.mu.Unlock()
+	defer func() {
+		f.mu.Lock()
+		f.keyWaiters--
+		f.mu.Unlock()
+	}()
 	for {
 		wake, err := f.wakeChan(ctx)
 		if err != nil {
@@ -665,8 +676,8 @@ var errAlone = errors.New("frontier: woken alone")
 
 // wait blocks until wake closes, the time at comes (zero: no time), the
 // poll interval passes or ctx ends. Waiters for any key (shared) share one
-// timer, armed for the earliest time asked, and one poll timer: each tick
-// wakes one of them (errAlone). Others (a key lease) have timers of their
+// timer, armed for the earliest time asked, one poll timer and the nudge
+// channel: each tick or nudge wakes one of them (errAlone). Others (a key lease) have timers of their
 // own, since a wake-up they took would be lost to the rest.
 func (f *Frontier) wait(ctx context.Context, wake chan struct{}, at time.Time, shared bool) error {
 	var timer, poll <-chan time.Time
@@ -694,6 +705,36 @@ func (f *Frontier) wait(ctx context.Context, wake chan struct{}, at time.Time, s
 	}
 	hook := f.waitHook
 	f.mu.Unlock()
+	var nudge chan struct{}
+	if shared {
+		nudge = f.nudge
+	}
+	woken := func(got <-chan time.Time, isPoll bool) error {
+		if !shared {
+			return nil
+		}
+		f.mu.Lock()
+		if isPoll && f.pollTimer == got {
+			f.pollTimer = nil
+		} else if !isPoll && f.timer == got {
+			f.timer = nil
+		}
+		f.mu.Unlock()
+		return errAlone
+	}
+	select { // what is ready at once, without blocking
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-wake:
+		return nil
+	case <-nudge:
+		return errAlone
+	case <-poll:
+		return woken(poll, true)
+	case <-timer:
+		return woken(timer, false)
+	default:
+	}
 	if hook != nil {
 		hook()
 	}
@@ -701,28 +742,38 @@ func (f *Frontier) wait(ctx context.Context, wake chan struct{}, at time.Time, s
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-wake:
+		return nil
+	case <-nudge:
+		return errAlone
 	case <-poll:
-		if !shared {
-			return nil
-		}
-		f.mu.Lock()
-		if f.pollTimer == poll {
-			f.pollTimer = nil
-		}
-		f.mu.Unlock()
-		return errAlone
+		return woken(poll, true)
 	case <-timer:
-		if !shared {
-			return nil
-		}
-		f.mu.Lock()
-		if f.timer == timer {
-			f.timer = nil
-		}
-		f.mu.Unlock()
-		return errAlone
+		return woken(timer, false)
 	}
-	return nil
+}
+
+// nudgeOne wakes one Next waiting (or the next to wait): something changed
+// that may have made work ready. If it finds work, it wakes the next one
+// in turn, so that a change costs the Store one question per item it made
+// ready, plus one — not one per waiting worker.
+func (f *Frontier) nudgeOne() {
+	select {
+	case f.nudge <- struct{}{}:
+	default: // a token is waiting already
+	}
+}
+
+// ended wakes whoever a lease that ended may concern: one Next, or every
+// waiter while a NextKey, which waits for its key's slot, is among them.
+func (f *Frontier) ended() {
+	f.mu.Lock()
+	keys := f.keyWaiters > 0
+	f.mu.Unlock()
+	if keys {
+		f.broadcast()
+	} else {
+		f.nudgeOne()
+	}
 }
 
 func (f *Frontier) broadcast() {
@@ -775,7 +826,7 @@ func (f *Frontier) DoneAdding(ctx context.Context, l *Lease, o Outcome, items []
 	}
 	o.Rest = max(o.Rest, 0)
 	refused, err := aa.AckAdd(ctx, l, f.clock.Now(), o, batch, f.limits)
-	f.broadcast()
+	f.ended()
 	if refused == nil && err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrStore, err)
 	}
@@ -798,7 +849,7 @@ func (f *Frontier) end(ctx context.Context, l *Lease, o Outcome, requeue bool) e
 	} else {
 		err = f.store.Ack(ctx, l, f.clock.Now(), o)
 	}
-	f.broadcast()
+	f.ended()
 	switch {
 	case err == nil, errors.Is(err, ErrLeaseLost), errors.Is(err, ErrGivenUp):
 		return err

@@ -144,3 +144,67 @@ func TestDueKeyWakesOneWaiter(t *testing.T) {
 	fr.Close()
 	done.Wait()
 }
+
+// countingStore counts the Claims made of a MemoryStore.
+type countingStore struct {
+	frontier.MemoryStore
+	claims atomic.Int32
+}
+
+func (s *countingStore) Claim(ctx context.Context, now time.Time, opt frontier.ClaimOptions) (frontier.Claim, error) {
+	s.claims.Add(1)
+	return s.MemoryStore.Claim(ctx, now, opt)
+}
+
+// A lease that ends wakes one waiting worker, which asks the Store (and
+// learns when the key is due); the others are not woken for nothing.
+func TestLeaseEndWakesOneWaiter(t *testing.T) {
+	clock := fakeclock.New(time.Unix(1_700_000_000, 0))
+	store := &countingStore{}
+	fr := frontier.New(frontier.Config{Store: store, Clock: clock, Scope: frontier.ScopeAny})
+	ctx := context.Background()
+	if _, err := fr.AddAll(ctx, []frontier.Item{{URL: "http://a/1"}, {URL: "http://a/2"}}); err != nil {
+		t.Fatal(err)
+	}
+	l, err := fr.Next(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const workers = 8
+	waiting := make(chan struct{}, 1000)
+	frontier.SetWaitHook(fr, func() { waiting <- struct{}{} })
+	got := make(chan string, workers)
+	for range workers {
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), watchdog)
+			defer cancel()
+			l, err := fr.Next(ctx)
+			if err != nil {
+				got <- err.Error()
+				return
+			}
+			got <- l.URL
+			fr.Done(ctx, l, frontier.Outcome{})
+		}()
+	}
+	for range workers {
+		<-waiting
+	}
+	before := store.claims.Load()
+	if err := fr.Done(ctx, l, frontier.Outcome{Rest: time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	<-waiting // the woken worker learnt that a rests, and waits again
+	if n := store.claims.Load() - before; n != 1 {
+		t.Errorf("a lease that ended cost %d claims with %d workers waiting, want 1", n, workers)
+	}
+	clock.Advance(time.Second)
+	if u := <-got; u != "http://a/2" {
+		t.Errorf("once a rested: %s, want http://a/2", u)
+	}
+	for range workers - 1 { // a/2 done, nothing is left
+		if e := <-got; e != frontier.ErrExhausted.Error() {
+			t.Errorf("after the last lease ended: %s, want ErrExhausted", e)
+		}
+	}
+}
