@@ -302,6 +302,17 @@ func (s *Store) pebbleOptions(fs vfs.FS) *pebble.Options {
 	for i := range po.Levels {
 		po.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
 	}
+	// A crawl's store is small and written all over (URLs of every host,
+	// queue entries deleted as they are acked): each compaction of L0
+	// rewrites nearly the whole bottom level. Compacting L0 after 8 tables
+	// rather than 4, not compacting for deletions alone (queue entries
+	// are never read once deleted: claims go by sequence numbers), and not
+	// compressing (crawl URLs compress about 3:1, but snappy cost more CPU
+	// than the extra bytes) cut the Store's CPU per page by a quarter on
+	// workload (e)'s shape, for about three times the disk.
+	po.L0CompactionThreshold, po.L0StopWritesThreshold = 8, 24
+	po.Experimental.TombstoneDenseCompactionThreshold = -1
+	po.ApplyCompressionSettings(func() pebble.DBCompressionSettings { return pebble.DBCompressionNone })
 	if s.opts.tune != nil {
 		s.opts.tune(po)
 	}
