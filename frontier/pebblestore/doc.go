@@ -110,10 +110,11 @@
 //
 // BenchmarkStore measures a crawl's use of a Store, ten million URLs over
 // 100,000 hosts added, leased and acked, on two cores: with the default
-// Options, about 100,000 URLs/s and a peak RSS of about 200 MB (of which
+// Options, about 110,000 URLs/s and a peak RSS of about 195 MB (of which
 // the Go heap about 100, the Schedule's 100,000 keys the largest part of
-// what it holds; pebble's cache and memtables 32; the filter 16), and 100
-// MB on disk at the end. glibc's malloc keeps memory that pebble freed in
+// what it holds; pebble's cache and memtables 32; the filter 16), and 430
+// MB on disk at the end: tables are not compressed, which costs a crawl
+// more CPU than the bytes it saves (BenchmarkCrawlShape). glibc's malloc keeps memory that pebble freed in
 // arenas of its own per thread: with MALLOC_ARENA_MAX=2 in the
 // environment the peak is about 20 MB lower.
 package pebblestore
