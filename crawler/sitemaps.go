@@ -41,14 +41,18 @@ func (r *run) fetchSitemap(ctx context.Context, j *job, u *url.URL) {
 		}
 	}
 	r.observe(j, status, header, r.now().Sub(start), nil)
+	var target []frontier.Item
 	switch {
 	case p.Redirect != nil:
-		r.followRedirect(ctx, j, p)
+		target = r.redirectTarget(ctx, j, p)
 	case status < 200 || status > 299:
 		r.log.Info("crawler: sitemap skipped", "url", j.URL, "status", status)
 	}
-	r.release(ctx, j)
+	r.finishAdding(ctx, j, nil, target)
 }
+
+// sitemapBatch is how many sitemap entries are scheduled at once.
+const sitemapBatch = 500
 
 // readSitemap parses body and schedules its entries until the page limit
 // is reached.
@@ -58,24 +62,34 @@ func (r *run) readSitemap(ctx context.Context, it *frontier.Item, u *url.URL, bo
 		opts.RobotsURL = it.Referrer
 	}
 	var urls int64
+	// Entries are scheduled in batches: one Store call (one round trip to
+	// a shared Store) per sitemapBatch URLs, not per URL.
+	var pages, nested []frontier.Item
+	flush := func() {
+		r.addAll(ctx, nested, u, false)
+		r.addAll(ctx, pages, u, true)
+		pages, nested = pages[:0], nested[:0]
+	}
 	st, err := fetch.ParseSitemap(body, u, opts, func(e fetch.SitemapEntry) bool {
 		if e.Sitemap {
 			if it.SitemapDepth < r.cfg.maxSitemapNest {
-				nested := frontier.Item{URL: e.Loc, Kind: frontier.KindSitemap, SitemapDepth: it.SitemapDepth + 1, Referrer: it.Referrer}
-				r.add(ctx, nested, u, false)
+				nested = append(nested, frontier.Item{URL: e.Loc, Kind: frontier.KindSitemap, SitemapDepth: it.SitemapDepth + 1, Referrer: it.Referrer})
 			} else {
 				r.stats.skipped("sitemap-depth")
 			}
+		} else {
+			urls++
+			pages = append(pages, frontier.Item{URL: e.Loc, Referrer: it.URL, Lastmod: e.Lastmod, Priority: float32(e.Priority), FromSitemap: true})
+		}
+		if len(pages)+len(nested) < sitemapBatch {
 			return ctx.Err() == nil
 		}
-		urls++
-		page := frontier.Item{URL: e.Loc, Referrer: it.URL, Lastmod: e.Lastmod, Priority: float32(e.Priority), FromSitemap: true}
-		r.add(ctx, page, u, true)
+		flush()
 		// With the page limit reached nothing more can be scheduled: stop
-		// reading rather than refuse the rest of a 50,000-URL file one
-		// by one.
+		// reading rather than refuse the rest of a 50,000-URL file.
 		return ctx.Err() == nil && !r.fr.LimitReached()
 	})
+	flush()
 	r.stats.update(func(s *Stats) {
 		s.Sitemaps++
 		s.SitemapURLs += urls

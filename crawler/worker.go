@@ -127,14 +127,13 @@ func (r *run) release(ctx context.Context, j *job) {
 // what the handlers wrote and the acknowledgement that carries the
 // checkpoint stay in step.
 func (r *run) finish(ctx context.Context, j *job, report func()) {
-	r.finishAdding(ctx, j, report, nil, nil)
+	r.finishAdding(ctx, j, report, nil)
 }
 
-// finishAdding is finish for a page whose links (from it) are items: the
-// filters run on them, and the frontier schedules those they let through
-// and ends j in one Store operation (frontier.DoneAdding).
-func (r *run) finishAdding(ctx context.Context, j *job, report func(), items []frontier.Item, from *url.URL) {
-	items = r.filter(ctx, items, from)
+// finishAdding is finish for a fetch that leads to items (a page's links
+// that the filters let through, a redirect's target): the frontier
+// schedules them and ends j in one Store operation (frontier.DoneAdding).
+func (r *run) finishAdding(ctx context.Context, j *job, report func(), items []frontier.Item) {
 	o := frontier.Outcome{Host: j.Host, Rest: r.restFromNow(j)}
 	if r.cfg.checkpoint != nil {
 		r.commitMu.Lock()
@@ -472,16 +471,17 @@ func (r *run) fetchPage(ctx context.Context, j *job, u *url.URL) {
 	page := &Page{Page: p, Meta: j.Meta, run: r, item: &j.Item}
 	var follow []frontier.Item
 	if p.Redirect != nil {
-		r.followRedirect(ctx, j, p)
+		follow = r.redirectTarget(ctx, j, p)
 	} else if p.Status >= 200 && p.Status < 300 {
 		page.Links, follow = r.extract(ctx, j, p)
+		follow = r.filter(ctx, follow, p.URL)
 	}
 	r.finishAdding(ctx, j, func() {
 		for _, f := range r.onPage {
 			r.safely(ctx, j.URL, func() { f(ctx, page) })
 		}
 		r.runHTML(ctx, page)
-	}, follow, p.URL)
+	}, follow)
 }
 
 // fetchFailed ends j after its fetch failed with err: the crawl stops if
@@ -503,16 +503,17 @@ func (r *run) fetchFailed(ctx context.Context, j *job, err error, retry bool) {
 	}
 }
 
-// followRedirect schedules a redirect's target as a new URL, so it passes
-// canonicalisation, dedup, scope and robots.txt like any other; the target
-// carries the chain that led to it, so -max-redirects and loop detection
-// hold across hops, and it stands for the item it came from (kind, depth,
-// sitemap origin).
-func (r *run) followRedirect(ctx context.Context, it *job, p *fetch.Page) {
+// redirectTarget returns the item to schedule for a redirect's target, as
+// a new URL, so it passes canonicalisation, dedup, scope and robots.txt
+// like any other; the target carries the chain that led to it, so
+// -max-redirects and loop detection hold across hops, and it stands for
+// the item it came from (kind, depth, sitemap origin). It returns none if
+// the redirect cannot be followed, reporting why.
+func (r *run) redirectTarget(ctx context.Context, it *job, p *fetch.Page) []frontier.Item {
 	next, err := p.RedirectRequest(r.cfg.maxRedirects)
 	if err != nil {
 		r.failed(ctx, it.URL, "redirect", err)
-		return
+		return nil
 	}
 	target := frontier.Item{
 		URL: next.URL, Depth: it.Depth, Referrer: it.Referrer, Kind: it.Kind,
@@ -524,10 +525,10 @@ func (r *run) followRedirect(ctx context.Context, it *job, p *fetch.Page) {
 		if err := r.fr.AddScope(ctx, next.URL); err != nil {
 			r.stats.skipped("invalid")
 			r.reportError(ctx, it.URL, &Error{Kind: "invalid", Err: fmt.Errorf("redirect target: %w", err)})
-			return
+			return nil
 		}
 	}
-	r.add(ctx, target, p.URL, false)
+	return []frontier.Item{target}
 }
 
 // isSeed reports whether it is a seed or a redirect target of one: a page
