@@ -631,18 +631,11 @@ func (s *Store) Add(ctx context.Context, batch []frontier.Item, lim frontier.Lim
 // writes the record of the page's own key, where most of its links go,
 // once.
 func (s *Store) AckAdd(ctx context.Context, l *frontier.Lease, now time.Time, o frontier.Outcome, batch []frontier.Item, lim frontier.Limits) ([]error, error) {
-	if err := ctx.Err(); err != nil {
+	unlock, err := s.lockToEnd(ctx, o)
+	if err != nil {
 		return nil, err
 	}
-	if o.Checkpoint != nil && s.opts.BeforeSync != nil {
-		s.cpMu.Lock()
-		defer s.cpMu.Unlock()
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.usable(); err != nil {
-		return nil, err
-	}
+	defer unlock()
 	b := s.db.NewBatch()
 	defer b.Close()
 	ls, held := s.leases[l.Token]
@@ -876,18 +869,11 @@ func (s *Store) Release(ctx context.Context, l *frontier.Lease, now time.Time, o
 }
 
 func (s *Store) end(ctx context.Context, l *frontier.Lease, now time.Time, o frontier.Outcome, requeue bool) error {
-	if err := ctx.Err(); err != nil {
+	unlock, err := s.lockToEnd(ctx, o)
+	if err != nil {
 		return err
 	}
-	if o.Checkpoint != nil && s.opts.BeforeSync != nil {
-		s.cpMu.Lock()
-		defer s.cpMu.Unlock()
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.usable(); err != nil {
-		return err
-	}
+	defer unlock()
 	ls, ok := s.leases[l.Token]
 	if !ok || ls.key != l.Key {
 		return frontier.ErrLeaseLost
@@ -903,6 +889,31 @@ func (s *Store) end(ctx context.Context, l *frontier.Lease, now time.Time, o fro
 	}
 	s.forgetIfIdle(l.Key, q)
 	return err
+}
+
+// lockToEnd takes the locks that ending a lease with o needs — cpMu too
+// when o carries a checkpoint and a BeforeSync holds such ends back — and
+// returns how to release them, or why the Store cannot be used.
+func (s *Store) lockToEnd(ctx context.Context, o frontier.Outcome) (unlock func(), err error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	cp := o.Checkpoint != nil && s.opts.BeforeSync != nil
+	if cp {
+		s.cpMu.Lock()
+	}
+	s.mu.Lock()
+	unlock = func() {
+		s.mu.Unlock()
+		if cp {
+			s.cpMu.Unlock()
+		}
+	}
+	if err := s.usable(); err != nil {
+		unlock()
+		return nil, err
+	}
+	return unlock, nil
 }
 
 // endTo writes into b what ending lease l (held as ls) does, and changes
