@@ -2,6 +2,7 @@ package pebblestore
 
 import (
 	"hash/maphash"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -16,9 +17,13 @@ import (
 // chain's rate is about the sum of its filters' (a few percent), and its
 // memory about 1 to 2 bytes a URL, allocated outside the Go heap, so that
 // the garbage collector neither scans it nor doubles it.
+//
+// One goroutine at a time adds (the Store's, under its lock); mayContain
+// may run beside it: the chain is swapped whole when it grows, and bits
+// are set and read atomically.
 type seenFilter struct {
 	seed  maphash.Seed
-	parts []bloomPart
+	parts atomic.Pointer[[]bloomPart]
 }
 
 // bloomPart is one filter of the chain.
@@ -38,19 +43,24 @@ const (
 
 func newSeenFilter(capacity int) *seenFilter {
 	f := &seenFilter{seed: maphash.MakeSeed()}
+	f.parts.Store(new([]bloomPart))
 	f.grow(max(capacity, minFilterCap))
 	return f
 }
 
+// grow adds a filter of capacity to the chain, in a new chain: readers
+// keep the one they loaded.
 func (f *seenFilter) grow(capacity int) {
 	nblocks := (capacity*bitsPerURL + 511) / 512
 	mem, free := offHeap(nblocks * blockWords * 8)
-	f.parts = append(f.parts, bloomPart{
+	old := *f.parts.Load()
+	parts := append(old[:len(old):len(old)], bloomPart{
 		blocks:   bytesToBlocks(mem, nblocks),
 		cap:      capacity,
 		mem:      mem,
 		freeFunc: free,
 	})
+	f.parts.Store(&parts)
 }
 
 // add adds url.
@@ -60,20 +70,22 @@ func (f *seenFilter) add(url string) { f.addHash(maphash.String(f.seed, url)) }
 func (f *seenFilter) addBytes(url []byte) { f.addHash(maphash.Bytes(f.seed, url)) }
 
 func (f *seenFilter) addHash(h uint64) {
-	p := &f.parts[len(f.parts)-1]
+	parts := *f.parts.Load()
+	p := &parts[len(parts)-1]
 	if p.n >= p.cap {
 		total := 0
-		for i := range f.parts {
-			total += f.parts[i].cap
+		for i := range parts {
+			total += parts[i].cap
 		}
 		f.grow(total) // doubling the chain's capacity
-		p = &f.parts[len(f.parts)-1]
+		parts = *f.parts.Load()
+		p = &parts[len(parts)-1]
 	}
 	p.n++
 	b := &p.blocks[blockIndex(h, len(p.blocks))]
 	for i := range probes {
 		bit := bitAt(h, i)
-		b[bit/64] |= 1 << (bit % 64)
+		atomic.OrUint64(&b[bit/64], 1<<(bit%64))
 	}
 }
 
@@ -81,13 +93,14 @@ func (f *seenFilter) addHash(h uint64) {
 // not.
 func (f *seenFilter) mayContain(url string) bool {
 	h := maphash.String(f.seed, url)
-	for i := range f.parts {
-		p := &f.parts[i]
+	parts := *f.parts.Load()
+	for i := range parts {
+		p := &parts[i]
 		b := &p.blocks[blockIndex(h, len(p.blocks))]
 		found := true
 		for j := range probes {
 			bit := bitAt(h, j)
-			if b[bit/64]&(1<<(bit%64)) == 0 {
+			if atomic.LoadUint64(&b[bit/64])&(1<<(bit%64)) == 0 {
 				found = false
 				break
 			}
@@ -102,19 +115,18 @@ func (f *seenFilter) mayContain(url string) bool {
 // bytes returns the memory the filter holds.
 func (f *seenFilter) bytes() int {
 	n := 0
-	for i := range f.parts {
-		n += len(f.parts[i].mem)
+	for _, p := range *f.parts.Load() {
+		n += len(p.mem)
 	}
 	return n
 }
 
 // free gives the filter's memory back; the filter is unusable after.
 func (f *seenFilter) free() {
-	for i := range f.parts {
-		p := &f.parts[i]
+	for _, p := range *f.parts.Load() {
 		p.freeFunc(p.mem)
 	}
-	f.parts = nil
+	f.parts.Store(new([]bloomPart))
 }
 
 // blockIndex maps h's high half onto n blocks (Lemire's multiply-shift).

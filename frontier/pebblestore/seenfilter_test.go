@@ -19,8 +19,8 @@ func TestSeenFilter(t *testing.T) {
 			f.addBytes(url("", i))
 		}
 	}
-	if len(f.parts) != 3 {
-		t.Errorf("%d URLs in %d filters, want 3 (capacities 1, 1 and 2 Mi)", n, len(f.parts))
+	if len(*f.parts.Load()) != 3 {
+		t.Errorf("%d URLs in %d filters, want 3 (capacities 1, 1 and 2 Mi)", n, len(*f.parts.Load()))
 	}
 	for i := range n {
 		if u := string(url("", i)); !f.mayContain(u) {
@@ -38,7 +38,7 @@ func TestSeenFilter(t *testing.T) {
 	if rate := float64(fp) / probes; rate > 0.07 {
 		t.Errorf("false positive rate %.2f%%, want under 7%%", 100*rate)
 	} else {
-		t.Logf("false positive rate %.2f%% over %d filters, %d MB", 100*rate, len(f.parts), f.bytes()>>20)
+		t.Logf("false positive rate %.2f%% over %d filters, %d MB", 100*rate, len(*f.parts.Load()), f.bytes()>>20)
 	}
 	if want := 4 * minFilterCap * bitsPerURL / 8; f.bytes() != want {
 		t.Errorf("%d bytes, want %d", f.bytes(), want)

@@ -98,6 +98,12 @@ type Store struct {
 	syncMu sync.Mutex
 	cpMu   sync.Mutex
 
+	// Lookups that need no state in memory (a claimed item's entry, a URL
+	// on disk) are made outside mu, holding closeMu shared; Close takes it
+	// whole before closing pebble and freeing the filter.
+	closeMu  sync.RWMutex
+	dbClosed bool // under closeMu
+
 	mu         sync.Mutex
 	closed     bool
 	sched      frontier.Schedule
@@ -114,6 +120,7 @@ type Store struct {
 	inBatch    map[string]struct{}
 	seen       *seenFilter // over the seen-set
 	seenCount  uint64
+	seenGen    atomic.Uint64 // seenCount, for readers outside mu
 
 	wake chan struct{} // a write is waiting for the sync loop
 	stop chan struct{}
@@ -377,6 +384,7 @@ func (s *Store) loadSeen() error {
 			return fmt.Errorf("%w: seen count %x", errCorrupt, v)
 		}
 	}
+	s.seenGen.Store(s.seenCount)
 	s.seen = newSeenFilter(int(s.seenCount + s.seenCount/2))
 	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixSeen}, UpperBound: []byte{prefixSeen + 1}})
 	if err != nil {
@@ -609,6 +617,10 @@ func (s *Store) Add(ctx context.Context, batch []frontier.Item, lim frontier.Lim
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	pre, gen, err := s.seenBefore(batch)
+	if err != nil {
+		return nil, s.readFailed(err)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.usable(); err != nil {
@@ -616,7 +628,7 @@ func (s *Store) Add(ctx context.Context, batch []frontier.Item, lim frontier.Lim
 	}
 	b := s.db.NewBatch()
 	defer b.Close()
-	refused, err := s.addTo(b, batch, lim, "")
+	refused, err := s.addTo(b, batch, lim, "", pre, gen)
 	if err != nil {
 		return nil, err
 	}
@@ -631,6 +643,10 @@ func (s *Store) Add(ctx context.Context, batch []frontier.Item, lim frontier.Lim
 // writes the record of the page's own key, where most of its links go,
 // once.
 func (s *Store) AckAdd(ctx context.Context, l *frontier.Lease, now time.Time, o frontier.Outcome, batch []frontier.Item, lim frontier.Limits) ([]error, error) {
+	pre, gen, err := s.seenBefore(batch)
+	if err != nil {
+		return nil, s.readFailed(err)
+	}
 	unlock, err := s.lockToEnd(ctx, o)
 	if err != nil {
 		return nil, err
@@ -644,7 +660,7 @@ func (s *Store) AckAdd(ctx context.Context, l *frontier.Lease, now time.Time, o 
 	if held {
 		skip = l.Key // endTo writes its record
 	}
-	refused, err := s.addTo(b, batch, lim, skip)
+	refused, err := s.addTo(b, batch, lim, skip, pre, gen)
 	if err != nil {
 		return nil, err
 	}
@@ -670,8 +686,11 @@ func (s *Store) AckAdd(ctx context.Context, l *frontier.Lease, now time.Time, o 
 // addTo writes into b what Add does for batch, and changes the Store's
 // state in memory accordingly, but for the filter over the seen-set, which
 // addedSeen updates once b is applied. It writes no record for key skip.
+// pre and gen are seenBefore's answer: the URLs it found seen are, and
+// those it did not need no second look while no URL was added since.
 // s.mu is held.
-func (s *Store) addTo(b *pebble.Batch, batch []frontier.Item, lim frontier.Limits, skip string) ([]error, error) {
+func (s *Store) addTo(b *pebble.Batch, batch []frontier.Item, lim frontier.Limits, skip string, pre []bool, gen uint64) ([]error, error) {
+	trust := gen == s.seenCount
 	refused := make([]error, len(batch))
 	touched := s.touched[:0]
 	clear(s.inBatch)
@@ -681,11 +700,11 @@ func (s *Store) addTo(b *pebble.Batch, batch []frontier.Item, lim frontier.Limit
 			refused[i] = err
 			continue
 		}
-		seen := false
-		if len(batch) > 1 && s.inBatch != nil {
+		seen := pre[i]
+		if !seen && len(batch) > 1 && s.inBatch != nil {
 			_, seen = s.inBatch[it.URL]
 		}
-		if !seen && s.seen.mayContain(it.URL) {
+		if !seen && !trust && s.seen.mayContain(it.URL) {
 			var err error
 			if seen, err = s.has(seenKey(s.scratch[:0], it.URL)); err != nil {
 				return nil, s.fail(err)
@@ -750,6 +769,19 @@ func (s *Store) addedSeen(batch []frontier.Item, refused []error) {
 			s.seen.add(batch[i].URL)
 		}
 	}
+	s.seenGen.Store(s.seenCount)
+}
+
+// readFailed is the error of a read outside the lock: ErrClosed as it
+// is, any other the Store's failure.
+func (s *Store) readFailed(err error) error {
+	if errors.Is(err, ErrClosed) {
+		if f := s.failed(); f != nil {
+			return f
+		}
+		return err
+	}
+	return s.fail(err)
 }
 
 // touch adds key to touched, the keys an Add queued items of, once.
@@ -786,14 +818,21 @@ func (s *Store) Claim(ctx context.Context, now time.Time, opt frontier.ClaimOpti
 		return frontier.Claim{}, err
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if err := s.usable(); err != nil {
+		s.mu.Unlock()
 		return frontier.Claim{}, err
 	}
+	var key string
+	var host frontier.HostState
+	var seq uint64
 	for {
-		key, host, next, ok := s.sched.Claim(now, opt)
+		var next time.Time
+		var ok bool
+		key, host, next, ok = s.sched.Claim(now, opt)
 		if !ok {
-			return frontier.Claim{Next: next, Idle: s.sched.Idle()}, nil
+			idle := s.sched.Idle()
+			s.mu.Unlock()
+			return frontier.Claim{Next: next, Idle: idle}, nil
 		}
 		q := s.queues[key]
 		if q == nil || q.queued() == 0 {
@@ -804,30 +843,81 @@ func (s *Store) Claim(ctx context.Context, now time.Time, opt frontier.ClaimOpti
 			s.opts.Logger.Error("pebblestore: scheduled key has no queued item", "key", key)
 			continue
 		}
-		seq := q.head
-		if front := q.front(); len(front) > 0 {
-			seq = front[0]
-		}
-		v, closer, err := s.db.Get(queueKey(s.scratch[:0], key, seq))
-		if err != nil {
-			return frontier.Claim{}, s.fail(fmt.Errorf("queue of %q at %d: %w", key, seq, err))
-		}
-		item, err := decodeItem(v, key)
-		closer.Close()
-		if err != nil {
-			return frontier.Claim{}, s.fail(fmt.Errorf("queue of %q at %d: %w", key, seq, err))
-		}
+		seq = q.head
 		o := q.outState()
 		if len(o.front) > 0 {
+			seq = o.front[0]
 			o.front = o.front[1:]
 		} else {
 			q.head++
 		}
 		o.leased = append(o.leased, seq)
-		s.token++
-		s.leases[s.token] = lease{key: key, seq: seq, item: true}
-		return frontier.Claim{Lease: &frontier.Lease{Item: item, Host: host, Token: s.token}}, nil
+		break
 	}
+	s.token++
+	token := s.token
+	s.leases[token] = lease{key: key, seq: seq, item: true}
+	s.mu.Unlock()
+	// The entry is read outside the lock: it stays as it is until the
+	// lease ends, which only its holder can do.
+	var item frontier.Item
+	err := s.read(queueKey(nil, key, seq), func(v []byte) (err error) {
+		item, err = decodeItem(v, key)
+		return err
+	})
+	if err != nil {
+		if errors.Is(err, ErrClosed) {
+			return frontier.Claim{}, s.readFailed(err)
+		}
+		return frontier.Claim{}, s.fail(fmt.Errorf("queue of %q at %d: %w", key, seq, err))
+	}
+	return frontier.Claim{Lease: &frontier.Lease{Item: item, Host: host, Token: token}}, nil
+}
+
+// read calls f with the value under k, outside s.mu: pebble's reads are
+// safe beside its writes. It fails with ErrClosed once Close has begun
+// closing pebble.
+func (s *Store) read(k []byte, f func(v []byte) error) error {
+	s.closeMu.RLock()
+	defer s.closeMu.RUnlock()
+	if s.dbClosed || s.broken.Load() {
+		return ErrClosed
+	}
+	v, closer, err := s.db.Get(k)
+	if err != nil {
+		return err
+	}
+	defer closer.Close()
+	return f(v)
+}
+
+// seenBefore reports, for each URL of batch, whether it was seen before:
+// looked up outside s.mu, in the filter and, for those it lets by, on
+// disk. A URL seen stays seen, so a true answer holds; a false one must be
+// checked again under the lock only if URLs were added since (gen, the
+// count of URLs seen when the lookups began, says).
+func (s *Store) seenBefore(batch []frontier.Item) (seen []bool, gen uint64, err error) {
+	s.closeMu.RLock()
+	defer s.closeMu.RUnlock()
+	if s.dbClosed || s.broken.Load() {
+		return nil, 0, ErrClosed
+	}
+	gen = s.seenGen.Load()
+	seen = make([]bool, len(batch))
+	for i := range batch {
+		if !s.seen.mayContain(batch[i].URL) {
+			continue
+		}
+		_, closer, err := s.db.Get(seenKey(nil, batch[i].URL))
+		switch {
+		case err == nil:
+			closer.Close()
+			seen[i] = true
+		case !errors.Is(err, pebble.ErrNotFound):
+			return nil, 0, err
+		}
+	}
+	return seen, gen, nil
 }
 
 // ClaimKey implements frontier.Store. A key lease holds no item: nothing
@@ -1190,6 +1280,9 @@ func (s *Store) Close() error {
 	s.syncMu.Lock()
 	defer s.syncMu.Unlock()
 	err := s.sync()
+	s.closeMu.Lock() // no read is under way outside the lock, nor will be
+	defer s.closeMu.Unlock()
+	s.dbClosed = true
 	if !s.broken.Load() { // else closing could wait for locks pebble left held
 		if cerr := s.db.Close(); err == nil && s.failed() == nil {
 			err = cerr

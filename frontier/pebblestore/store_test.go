@@ -2,7 +2,10 @@ package pebblestore
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"math/rand/v2"
+	"sync"
 	"testing"
 	"time"
 
@@ -83,4 +86,44 @@ func TestContractCrash(t *testing.T) {
 			return crashT(t, s.(*Store), seed)
 		},
 	})
+}
+
+// Claims and adds read pebble outside the Store's lock; Close waits for
+// those reads, and those that come after it fail with ErrClosed, never
+// with a panic of a closed pebble.
+func TestCloseDuringReads(t *testing.T) {
+	s, err := Open(t.TempDir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 200 {
+		mustAdd(t, s, item(fmt.Sprintf("h%d", i%20), fmt.Sprintf("/%d", i)))
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 1000)
+	for w := range 4 {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				c, err := s.Claim(ctx, time.Now(), frontier.ClaimOptions{PerHost: 4})
+				if err == nil && c.Lease != nil {
+					_, err = s.AckAdd(ctx, c.Lease, time.Now(), frontier.Outcome{Host: c.Lease.Host},
+						[]frontier.Item{item(c.Lease.Key, "/"), item(c.Lease.Key, fmt.Sprintf("/w%d/%d", w, i))}, frontier.Limits{})
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if !errors.Is(err, ErrClosed) {
+			t.Errorf("a call during Close: %v, want ErrClosed", err)
+		}
+	}
 }
