@@ -11,6 +11,29 @@ import (
 	"github.com/heedcrawl/heed/internal/fakeclock"
 )
 
+// waitingWorkers starts n workers calling fr.Next until Close, and returns
+// once all of them wait: waiting receives each time one is about to block
+// again, and done ends once all have returned.
+func waitingWorkers(t *testing.T, fr *frontier.Frontier, n int) (waiting chan struct{}, done *sync.WaitGroup) {
+	t.Helper()
+	waiting = make(chan struct{}, 1000)
+	frontier.SetWaitHook(fr, func() { waiting <- struct{}{} })
+	done = new(sync.WaitGroup)
+	for range n {
+		done.Go(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), watchdog)
+			defer cancel()
+			if _, err := fr.Next(ctx); err != frontier.ErrClosed {
+				t.Errorf("Next: %v, want ErrClosed", err)
+			}
+		})
+	}
+	for range n {
+		<-waiting
+	}
+	return waiting, done
+}
+
 // busyElsewhereStore is a shared Store whose work is leased by another
 // process: it never has an item for us and is never idle, until done.
 type busyElsewhereStore struct {
@@ -31,21 +54,7 @@ func TestPollOnceForAllWaiters(t *testing.T) {
 	store := &busyElsewhereStore{}
 	fr := frontier.New(frontier.Config{Store: store, Clock: clock, Poll: 100 * time.Millisecond})
 	const workers = 8
-	waiting := make(chan struct{}, 1000)
-	frontier.SetWaitHook(fr, func() { waiting <- struct{}{} })
-	var done sync.WaitGroup
-	for range workers {
-		done.Go(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), watchdog)
-			defer cancel()
-			if _, err := fr.Next(ctx); err != frontier.ErrClosed {
-				t.Errorf("Next: %v, want ErrClosed", err)
-			}
-		})
-	}
-	for range workers {
-		<-waiting
-	}
+	waiting, done := waitingWorkers(t, fr, workers)
 	before := store.claims.Load()
 	const ticks = 5
 	for range ticks {
@@ -117,21 +126,7 @@ func TestDueKeyWakesOneWaiter(t *testing.T) {
 	store := &restingElsewhereStore{every: 50 * time.Millisecond}
 	fr := frontier.New(frontier.Config{Store: store, Clock: clock})
 	const workers = 8
-	waiting := make(chan struct{}, 1000)
-	frontier.SetWaitHook(fr, func() { waiting <- struct{}{} })
-	var done sync.WaitGroup
-	for range workers {
-		done.Go(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), watchdog)
-			defer cancel()
-			if _, err := fr.Next(ctx); err != frontier.ErrClosed {
-				t.Errorf("Next: %v, want ErrClosed", err)
-			}
-		})
-	}
-	for range workers {
-		<-waiting
-	}
+	waiting, done := waitingWorkers(t, fr, workers)
 	before := store.claims.Load()
 	const ticks = 5
 	for range ticks {
