@@ -63,12 +63,17 @@ func (f *seenFilter) grow(capacity int) {
 	f.parts.Store(&parts)
 }
 
+// hash returns the hash of url that the filter, and the Store's seenCache,
+// go by.
+func (f *seenFilter) hash(url string) uint64 { return maphash.String(f.seed, url) }
+
+// hashBytes returns the hash of the URL in url.
+func (f *seenFilter) hashBytes(url []byte) uint64 { return maphash.Bytes(f.seed, url) }
+
 // add adds url.
-func (f *seenFilter) add(url string) { f.addHash(maphash.String(f.seed, url)) }
+func (f *seenFilter) add(url string) { f.addHash(f.hash(url)) }
 
-// addBytes adds the URL in url.
-func (f *seenFilter) addBytes(url []byte) { f.addHash(maphash.Bytes(f.seed, url)) }
-
+// addHash adds the URL of hash h.
 func (f *seenFilter) addHash(h uint64) {
 	parts := *f.parts.Load()
 	p := &parts[len(parts)-1]
@@ -91,8 +96,10 @@ func (f *seenFilter) addHash(h uint64) {
 
 // mayContain reports whether url may have been added: false means it was
 // not.
-func (f *seenFilter) mayContain(url string) bool {
-	h := maphash.String(f.seed, url)
+func (f *seenFilter) mayContain(url string) bool { return f.mayContainHash(f.hash(url)) }
+
+// mayContainHash reports whether the URL of hash h may have been added.
+func (f *seenFilter) mayContainHash(h uint64) bool {
 	parts := *f.parts.Load()
 	for i := range parts {
 		p := &parts[i]

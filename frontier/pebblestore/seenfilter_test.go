@@ -16,7 +16,7 @@ func TestSeenFilter(t *testing.T) {
 		if i%2 == 0 {
 			f.add(string(url("", i)))
 		} else {
-			f.addBytes(url("", i))
+			f.addHash(f.hashBytes(url("", i)))
 		}
 	}
 	if len(*f.parts.Load()) != 3 {

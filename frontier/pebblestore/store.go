@@ -28,6 +28,7 @@ const (
 	DefaultCacheSize    = 16 << 20
 	DefaultMemTableSize = 8 << 20
 	DefaultSyncInterval = 100 * time.Millisecond
+	DefaultSeenCache    = 16 << 20
 )
 
 // Errors of a Store.
@@ -50,6 +51,11 @@ type Options struct {
 	// one being flushed (briefly more when flushes fall behind). Zero means
 	// DefaultMemTableSize.
 	MemTableSize int64
+	// SeenCache is the most memory in bytes that the cache of the URLs
+	// seen most recently may take (16 bytes for about 1.5 URLs): a link
+	// to a URL in it is known for seen without a lookup in pebble. Zero
+	// means DefaultSeenCache; less than zero, no cache.
+	SeenCache int
 	// SyncInterval is how long a write may wait before a background sync
 	// makes it durable, together with every other write of the interval:
 	// one fsync per interval rather than per operation. Zero means
@@ -119,6 +125,7 @@ type Store struct {
 	scratch    []byte
 	inBatch    map[string]struct{}
 	seen       *seenFilter // over the seen-set
+	recent     *seenCache  // of the URLs seen most recently
 	seenCount  uint64
 	seenGen    atomic.Uint64 // seenCount, for readers outside mu
 
@@ -236,6 +243,9 @@ func Open(dir string, opts Options) (*Store, error) {
 	if opts.SyncInterval <= 0 {
 		opts.SyncInterval = DefaultSyncInterval
 	}
+	if opts.SeenCache == 0 {
+		opts.SeenCache = DefaultSeenCache
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -277,6 +287,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		}
 		if s.seen != nil {
 			s.seen.free()
+			s.recent.release()
 		}
 		lock.Close()
 		return nil, fmt.Errorf("pebblestore: open %s: %w", dir, err)
@@ -386,12 +397,15 @@ func (s *Store) loadSeen() error {
 	}
 	s.seenGen.Store(s.seenCount)
 	s.seen = newSeenFilter(int(s.seenCount + s.seenCount/2))
+	s.recent = newSeenCache(s.opts.SeenCache)
 	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixSeen}, UpperBound: []byte{prefixSeen + 1}})
 	if err != nil {
 		return err
 	}
 	for valid := it.First(); valid; valid = it.Next() {
-		s.seen.addBytes(it.Key()[1:])
+		h := s.seen.hashBytes(it.Key()[1:])
+		s.seen.addHash(h)
+		s.recent.added(h)
 	}
 	return it.Close()
 }
@@ -704,10 +718,14 @@ func (s *Store) addTo(b *pebble.Batch, batch []frontier.Item, lim frontier.Limit
 		if !seen && len(batch) > 1 && s.inBatch != nil {
 			_, seen = s.inBatch[it.URL]
 		}
-		if !seen && !trust && s.seen.mayContain(it.URL) {
-			var err error
-			if seen, err = s.has(seenKey(s.scratch[:0], it.URL)); err != nil {
-				return nil, s.fail(err)
+		if !seen && !trust {
+			if h := s.seen.hash(it.URL); s.seen.mayContainHash(h) {
+				if seen = s.recent.contains(h); !seen {
+					var err error
+					if seen, err = s.has(seenKey(s.scratch[:0], it.URL)); err != nil {
+						return nil, s.fail(err)
+					}
+				}
 			}
 		}
 		if seen {
@@ -766,7 +784,9 @@ func (s *Store) addedSeen(batch []frontier.Item, refused []error) {
 	for i := range batch {
 		if refused[i] == nil {
 			s.seenCount++
-			s.seen.add(batch[i].URL)
+			h := s.seen.hash(batch[i].URL)
+			s.seen.addHash(h)
+			s.recent.added(h)
 		}
 	}
 	s.seenGen.Store(s.seenCount)
@@ -892,10 +912,11 @@ func (s *Store) read(k []byte, f func(v []byte) error) error {
 }
 
 // seenBefore reports, for each URL of batch, whether it was seen before:
-// looked up outside s.mu, in the filter and, for those it lets by, on
-// disk. A URL seen stays seen, so a true answer holds; a false one must be
-// checked again under the lock only if URLs were added since (gen, the
-// count of URLs seen when the lookups began, says).
+// looked up outside s.mu, in the filter and, for those it lets by, in the
+// cache of recent URLs, then on disk. A URL seen stays seen, so a true
+// answer holds; a false one must be checked again under the lock only if
+// URLs were added since (gen, the count of URLs seen when the lookups
+// began, says).
 func (s *Store) seenBefore(batch []frontier.Item) (seen []bool, gen uint64, err error) {
 	s.closeMu.RLock()
 	defer s.closeMu.RUnlock()
@@ -905,7 +926,12 @@ func (s *Store) seenBefore(batch []frontier.Item) (seen []bool, gen uint64, err 
 	gen = s.seenGen.Load()
 	seen = make([]bool, len(batch))
 	for i := range batch {
-		if !s.seen.mayContain(batch[i].URL) {
+		h := s.seen.hash(batch[i].URL)
+		if !s.seen.mayContainHash(h) {
+			continue
+		}
+		if s.recent.contains(h) {
+			seen[i] = true
 			continue
 		}
 		_, closer, err := s.db.Get(seenKey(nil, batch[i].URL))
@@ -913,6 +939,7 @@ func (s *Store) seenBefore(batch []frontier.Item) (seen []bool, gen uint64, err 
 		case err == nil:
 			closer.Close()
 			seen[i] = true
+			s.recent.found(h)
 		case !errors.Is(err, pebble.ErrNotFound):
 			return nil, 0, err
 		}
@@ -1293,6 +1320,7 @@ func (s *Store) Close() error {
 	}
 	s.mu.Lock()
 	s.seen.free()
+	s.recent.release()
 	s.mu.Unlock()
 	return err
 }
