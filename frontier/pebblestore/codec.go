@@ -18,14 +18,14 @@ const (
 	prefixKey        = 'k' // "k" key: the key's record (pacing state and counters)
 	prefixMeta       = 'm' // "m" name: a value of SetMeta
 	prefixSeenCount  = 'n' // "n": how many URLs were seen, a uvarint
-	prefixQueue      = 'q' // "q" seq key: a queued item
+	prefixQueue      = 'q' // "q" len(key) key seq: a queued item
 	prefixSeen       = 's' // "s" URL: a URL seen
 	prefixVersion    = 'v' // "v": the format of the store
 )
 
 // formatVersion names the layout this package writes; Open refuses a
 // directory written in another.
-const formatVersion = "heed pebblestore 1"
+const formatVersion = "heed pebblestore 2"
 
 // seqStart is the sequence number of the first item a queue gets: far from
 // both ends, so that items released to the front (lower numbers) and added
@@ -41,22 +41,27 @@ var (
 	keyVersion    = []byte{prefixVersion}
 )
 
-// queueKey appends the key of item seq of key's queue to dst. The
-// sequence number comes first: the items a round-robin claims one after
-// another — each key's next — lie side by side, so that a block read for
-// one claim serves the claims of the next keys too. A key's items are
-// found by their sequence numbers, which its record keeps.
+// queueKey appends the key of item seq of key's queue to dst: the
+// politeness key, its length first, then the big-endian sequence number.
+// A key's queue lies in order in a range of its own, so that one seek
+// reads its next items, and no key's range holds another's.
 func queueKey(dst []byte, key string, seq uint64) []byte {
-	return append(binary.BigEndian.AppendUint64(append(dst, prefixQueue), seq), key...)
+	dst = binary.AppendUvarint(append(dst, prefixQueue), uint64(len(key)))
+	return binary.BigEndian.AppendUint64(append(dst, key...), seq)
 }
 
 // parseQueueKey returns the politeness key and sequence number of a queue
 // entry's key.
 func parseQueueKey(k []byte) (key string, seq uint64, ok bool) {
-	if len(k) < 9 || k[0] != prefixQueue {
+	if len(k) < 1 || k[0] != prefixQueue {
 		return "", 0, false
 	}
-	return string(k[9:]), binary.BigEndian.Uint64(k[1:9]), true
+	n, w := binary.Uvarint(k[1:])
+	if w <= 0 || uint64(len(k)-1-w) != n+8 {
+		return "", 0, false
+	}
+	k = k[1+w:]
+	return string(k[:n]), binary.BigEndian.Uint64(k[n:]), true
 }
 
 func recordKey(dst []byte, key string) []byte {

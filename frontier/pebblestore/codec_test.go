@@ -134,16 +134,24 @@ func TestRecordRoundTrip(t *testing.T) {
 }
 
 func TestQueueKeys(t *testing.T) {
-	// A round's items lie together, whatever their keys.
-	a1, b1, a2 := queueKey(nil, "a", seqStart), queueKey(nil, "b", seqStart), queueKey(nil, "a", seqStart+1)
-	if !(string(a1) < string(b1) && string(b1) < string(a2)) {
-		t.Errorf("queue keys out of order: %q %q %q", a1, b1, a2)
+	// A key's items lie together, in order, and no other key's lie
+	// among them, not even a key the first is a prefix of.
+	a1, a2, b1 := queueKey(nil, "a", seqStart), queueKey(nil, "a", seqStart+1), queueKey(nil, "b", seqStart)
+	if !(string(a1) < string(a2) && string(a2) < string(b1)) {
+		t.Errorf("queue keys out of order: %q %q %q", a1, a2, b1)
+	}
+	for _, other := range []string{"a:", "a\xff", "\xff"} {
+		for _, seq := range []uint64{0, seqStart, 1<<64 - 1} {
+			if k := string(queueKey(nil, other, seq)); string(a1) <= k && k <= string(a2) {
+				t.Errorf("entry %q of key %q lies among key a's", k, other)
+			}
+		}
 	}
 	key, seq, ok := parseQueueKey(a2)
 	if !ok || key != "a" || seq != seqStart+1 {
 		t.Errorf("parseQueueKey(%q) = %q, %d, %v", a2, key, seq, ok)
 	}
-	if _, _, ok := parseQueueKey(a2[:8]); ok {
+	if _, _, ok := parseQueueKey(a2[:len(a2)-1]); ok {
 		t.Error("parseQueueKey accepted a truncated key")
 	}
 }

@@ -29,6 +29,7 @@ const (
 	DefaultMemTableSize = 8 << 20
 	DefaultSyncInterval = 100 * time.Millisecond
 	DefaultSeenCache    = 16 << 20
+	DefaultReadAhead    = 4 << 20
 )
 
 // Errors of a Store.
@@ -56,6 +57,13 @@ type Options struct {
 	// to a URL in it is known for seen without a lookup in pebble. Zero
 	// means DefaultSeenCache; less than zero, no cache.
 	SeenCache int
+	// ReadAhead is the most memory in bytes that the items held ahead of
+	// their queues' heads may take: a claim that reads its item from
+	// pebble reads the next items of its key's queue too, in one seek,
+	// and an item added to a short queue is held as it is added, so that
+	// most claims read nothing. Zero means DefaultReadAhead; less than
+	// zero, none.
+	ReadAhead int
 	// SyncInterval is how long a write may wait before a background sync
 	// makes it durable, together with every other write of the interval:
 	// one fsync per interval rather than per operation. Zero means
@@ -126,6 +134,7 @@ type Store struct {
 	inBatch    map[string]struct{}
 	seen       *seenFilter // over the seen-set
 	recent     *seenCache  // of the URLs seen most recently
+	aheadBytes int         // held by the queues' read-aheads
 	seenCount  uint64
 	seenGen    atomic.Uint64 // seenCount, for readers outside mu
 
@@ -141,7 +150,8 @@ type Store struct {
 // Store holds one for every key with work.
 type queue struct {
 	head, tail uint64
-	out        *outState // nil while nothing is out or released, and nothing carried
+	out        *outState  // nil while nothing is out or released, and nothing carried
+	ahead      *readAhead // nil while no entry is held ahead of head
 }
 
 // outState is what a key has out, and what its record carries: few keys
@@ -245,6 +255,9 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	if opts.SeenCache == 0 {
 		opts.SeenCache = DefaultSeenCache
+	}
+	if opts.ReadAhead == 0 {
+		opts.ReadAhead = DefaultReadAhead
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -748,6 +761,7 @@ func (s *Store) addTo(b *pebble.Batch, batch []frontier.Item, lim frontier.Limit
 		s.scratch = appendItem(s.scratch, it)
 		b.Set(s.scratch[:n], s.scratch[n:], nil)
 		q.tail++
+		s.keepAhead(q, s.scratch[n:])
 		s.sched.Queue(it, lim)
 		touched = s.touch(touched, it.Key)
 	}
@@ -844,7 +858,9 @@ func (s *Store) Claim(ctx context.Context, now time.Time, opt frontier.ClaimOpti
 	}
 	var key string
 	var host frontier.HostState
-	var seq uint64
+	var q *queue
+	var seq, readTo uint64
+	var held []byte // the item's entry, held ahead of its queue's head
 	for {
 		var next time.Time
 		var ok bool
@@ -854,7 +870,7 @@ func (s *Store) Claim(ctx context.Context, now time.Time, opt frontier.ClaimOpti
 			s.mu.Unlock()
 			return frontier.Claim{Next: next, Idle: idle}, nil
 		}
-		q := s.queues[key]
+		q = s.queues[key]
 		if q == nil || q.queued() == 0 {
 			// The Schedule counts items the Store does not have: a bug,
 			// which must not spin Claim.
@@ -870,6 +886,11 @@ func (s *Store) Claim(ctx context.Context, now time.Time, opt frontier.ClaimOpti
 			o.front = o.front[1:]
 		} else {
 			q.head++
+			if v, ok := s.takeAhead(q); ok {
+				held = v
+			} else {
+				readTo = s.planAhead(q, seq)
+			}
 		}
 		o.leased = append(o.leased, seq)
 		break
@@ -881,10 +902,18 @@ func (s *Store) Claim(ctx context.Context, now time.Time, opt frontier.ClaimOpti
 	// The entry is read outside the lock: it stays as it is until the
 	// lease ends, which only its holder can do.
 	var item frontier.Item
-	err := s.read(queueKey(nil, key, seq), func(v []byte) (err error) {
-		item, err = decodeItem(v, key)
-		return err
-	})
+	var err error
+	switch {
+	case held != nil:
+		item, err = decodeItem(held, key)
+	case readTo > seq+1:
+		item, err = s.claimRead(key, q, seq, readTo)
+	default:
+		err = s.read(queueKey(nil, key, seq), func(v []byte) (err error) {
+			item, err = decodeItem(v, key)
+			return err
+		})
+	}
 	if err != nil {
 		if errors.Is(err, ErrClosed) {
 			return frontier.Claim{}, s.readFailed(err)
@@ -1119,6 +1148,7 @@ func (s *Store) GiveUp(ctx context.Context, key string) ([]frontier.Item, error)
 	if q.out != nil {
 		q.out.front = nil
 	}
+	s.dropAhead(q)
 	for ; q.head < q.tail; q.head++ {
 		if err := drop(q.head); err != nil {
 			return nil, err

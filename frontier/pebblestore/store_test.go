@@ -61,6 +61,19 @@ func TestContractOnDisk(t *testing.T) {
 	})
 }
 
+// Without the seen cache and the read-ahead, every lookup and claim reads
+// pebble: the paths those skip keep the contract too.
+func TestContractNoCaches(t *testing.T) {
+	storetest.Run(t, storetest.Harness{
+		Open: func(t *testing.T) frontier.Store {
+			return openT(t, t.TempDir(), Options{SeenCache: -1, ReadAhead: -1})
+		},
+		Reopen: func(t *testing.T, s frontier.Store) frontier.Store {
+			return reopenT(t, s.(*Store))
+		},
+	})
+}
+
 func TestContractCrash(t *testing.T) {
 	var seed uint64
 	storetest.Run(t, storetest.Harness{

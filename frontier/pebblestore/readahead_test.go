@@ -1,0 +1,169 @@
+package pebblestore
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/heedcrawl/heed/frontier"
+)
+
+// claimAck claims the next item, which must be of key and have url, and
+// acks it.
+func claimAck(t *testing.T, s *Store, key, url string) {
+	t.Helper()
+	c, err := s.Claim(ctx, time.Now(), frontier.ClaimOptions{})
+	if err != nil || c.Lease == nil {
+		t.Fatalf("Claim: %+v, %v; want %s", c, err, url)
+	}
+	if it := c.Lease.Item; it.Key != key || it.URL != url || it.Referrer != url+"?from" {
+		t.Fatalf("claimed %+v, want %s of %s with its referrer", it, url, key)
+	}
+	if err := s.Ack(ctx, c.Lease, time.Now(), frontier.Outcome{Host: c.Lease.Host}); err != nil {
+		t.Fatalf("Ack: %v", err)
+	}
+}
+
+// heldAhead returns how many entries of key's queue are held ahead.
+func heldAhead(s *Store, key string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if q := s.queues[key]; q != nil && q.ahead != nil {
+		return q.ahead.n
+	}
+	return 0
+}
+
+func TestReadAheadServesClaimsInOrder(t *testing.T) {
+	s := openT(t, t.TempDir(), Options{})
+	defer func() { s.Close() }()
+	const n = 50
+	it := func(i int) frontier.Item {
+		x := item("a", fmt.Sprintf("/%d", i))
+		x.Referrer = x.URL + "?from"
+		return x
+	}
+	for i := range n {
+		mustAdd(t, s, it(i))
+	}
+	// A short queue's items are held as they are added, up to aheadItems.
+	if got := heldAhead(s, "a"); got != aheadItems {
+		t.Fatalf("%d entries held after %d adds to an empty queue, want %d", got, n, aheadItems)
+	}
+	for i := range aheadItems + 1 {
+		claimAck(t, s, "a", it(i).URL)
+	}
+	// The claim past what was held read its own item and the next ones.
+	if got := heldAhead(s, "a"); got != aheadItems {
+		t.Fatalf("%d entries held after a claim read ahead, want %d", got, aheadItems)
+	}
+	claimAck(t, s, "a", it(aheadItems+1).URL)
+
+	// Reopened, nothing is held, and the first claim reads ahead again.
+	s = reopenT(t, s)
+	if got := heldAhead(s, "a"); got != 0 {
+		t.Fatalf("%d entries held after reopening", got)
+	}
+	for i := aheadItems + 2; i < n; i++ {
+		claimAck(t, s, "a", it(i).URL)
+	}
+	s.mu.Lock()
+	held := s.aheadBytes
+	s.mu.Unlock()
+	if held != 0 {
+		t.Errorf("%d bytes held with every queue empty", held)
+	}
+}
+
+func TestReadAheadDroppedByGiveUp(t *testing.T) {
+	s := openT(t, t.TempDir(), Options{})
+	defer s.Close()
+	for i := range 40 {
+		mustAdd(t, s, item("a", fmt.Sprintf("/%d", i)))
+	}
+	s = reopenT(t, s)
+	c, err := s.Claim(ctx, time.Now(), frontier.ClaimOptions{})
+	if err != nil || c.Lease == nil || c.Lease.Item.URL != "http://a/0" {
+		t.Fatalf("Claim: %+v, %v", c, err)
+	}
+	if heldAhead(s, "a") == 0 {
+		t.Fatal("the claim held nothing ahead")
+	}
+	items, err := s.GiveUp(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(items) != 39 || items[0].URL != "http://a/1" || items[38].URL != "http://a/39" {
+		t.Errorf("GiveUp returned %d items, from %v", len(items), items[0])
+	}
+	s.mu.Lock()
+	held := s.aheadBytes
+	s.mu.Unlock()
+	if held != 0 || heldAhead(s, "a") != 0 {
+		t.Errorf("%d bytes held after the key was given up", held)
+	}
+	if err := s.Ack(ctx, c.Lease, time.Now(), frontier.Outcome{Host: c.Lease.Host}); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := s.Claim(ctx, time.Now(), frontier.ClaimOptions{}); err != nil || c.Lease != nil {
+		t.Errorf("Claim after GiveUp: %+v, %v", c, err)
+	}
+}
+
+// Claims of one key that run together, some reading ahead while others
+// take what is held, claim every item once.
+func TestReadAheadConcurrentClaims(t *testing.T) {
+	s := openT(t, t.TempDir(), Options{})
+	defer s.Close()
+	const keys, perKey = 3, 400
+	for i := range perKey {
+		for k := range keys {
+			mustAdd(t, s, item(fmt.Sprintf("h%d", k), fmt.Sprintf("/%d", i)))
+		}
+	}
+	s = reopenT(t, s) // nothing held: the first claims read ahead
+	var mu sync.Mutex
+	claimed := make(map[string]int)
+	var wg sync.WaitGroup
+	for range 6 {
+		wg.Go(func() {
+			for {
+				c, err := s.Claim(ctx, time.Now(), frontier.ClaimOptions{PerHost: 8})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if c.Lease == nil {
+					if c.Idle {
+						return
+					}
+					continue
+				}
+				mu.Lock()
+				claimed[c.Lease.Item.URL]++
+				mu.Unlock()
+				// Adds beside the claims: each key's queue grows at its
+				// tail while its head is read ahead.
+				var more []frontier.Item
+				if n := len(c.Lease.Item.URL); c.Lease.Item.URL[n-2:] == "/7" {
+					more = append(more, item(c.Lease.Key, "/more"+c.Lease.Item.URL[n-2:]))
+				}
+				if _, err := s.AckAdd(ctx, c.Lease, time.Now(), frontier.Outcome{Host: c.Lease.Host}, more, frontier.Limits{}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	want := keys*perKey + keys // each key's "/7" added "/more/7"
+	if len(claimed) != want {
+		t.Errorf("%d URLs claimed, want %d", len(claimed), want)
+	}
+	for u, n := range claimed {
+		if n != 1 {
+			t.Errorf("%s claimed %d times", u, n)
+		}
+	}
+}
