@@ -151,6 +151,7 @@ func (c *seenCache) split(n uint64) {
 
 // bytes returns the memory the buckets in use take.
 func (c *seenCache) bytes() int { return int(c.active.Load()) * ways * 8 }
+
 // release gives the memory back; the cache holds nothing after.
 func (c *seenCache) release() {
 	if c.max == 0 {
