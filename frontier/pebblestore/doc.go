@@ -11,31 +11,40 @@
 // A store is a directory holding pebble's files and heed.lock. Its keys
 // fall in keyspaces by their first byte:
 //
-//	v             the store's format ("heed pebblestore 1"); Open refuses others
+//	v             the store's format ("heed pebblestore 2"); Open refuses others
 //	c             the Checkpoint of the last Ack
 //	k key         the key's record: its pacing state (frontier.HostState), the
 //	              items scheduled, sitemaps and sitemap URLs counted against its
 //	              limits, whether it was given up, and where its queue lies
 //	m name        a value of SetMeta
-//	n             how many URLs were seen
-//	q seq key     an item queued or leased (the frontier.Item, all its fields
+//	n             how many URLs were seen, as of the last sync: sizes the
+//	              filter on Open
+//	q len key seq an item queued or leased (the frontier.Item, all its fields
 //	              but Key, in a compact binary encoding)
-//	s URL         a URL seen (the canonical URL itself: no false duplicates)
+//	s URL         a URL seen (the canonical URL itself)
 //
-// A queue entry's key starts with its big-endian sequence number, then the
-// politeness key: a round-robin claims each key's next item in turn, and
-// those items, having the same sequence number or nearly, lie side by side
-// on disk, so that one block read serves a run of claims. A key's record
-// holds the sequence numbers of its queue (items added go at the tail,
-// items claimed leave at the head), so no scan of a key's entries is ever
-// needed.
+// A queue entry's key is the politeness key, after its length, then the
+// item's big-endian sequence number: a key's queue lies in order in a
+// range of its own. A key's record holds the sequence numbers of its queue
+// (items added go at the tail, items claimed leave at the head), so an
+// entry is found without a scan, and a claim that reads its item from
+// pebble reads the next items of the queue too, in one seek, holding them
+// in memory for the claims that follow; an item added to a queue short
+// enough to be held whole is held as it is added. Only queued entries are
+// held, and a queued entry does not change until it is claimed.
 //
 // Add looks a URL up in a bloom filter over the seen-set, in memory, first:
 // a URL never seen is found new there in the common case, without touching
-// pebble, let alone the disk; only those the filter lets by (5 to 10%), and
-// the URLs seen before, are looked up in pebble, whose tables have bloom
-// filters too. The filter takes 1 to 2 bytes a URL, outside the Go heap,
-// and is rebuilt from the seen-set on Open: 1.8 s for ten million URLs.
+// pebble, let alone the disk. The filter takes 1 to 2 bytes a URL, outside
+// the Go heap, and is rebuilt from the seen-set on Open: 1.8 s for ten
+// million URLs. A URL the filter lets by is looked up next in a cache of
+// the 64-bit hashes of the URLs seen most recently (Options.SeenCache):
+// most links a crawl finds lead to pages it found a little earlier. Only
+// what the cache does not hold (false positives of the filter, 5 to 10%
+// of new URLs, and URLs seen long ago) is looked up in pebble, whose
+// tables have bloom filters too. The cache may take a URL never seen for
+// one seen when its hash equals another's: at its default size, about
+// once in 2^43 lookups.
 //
 // # Operations
 //
@@ -103,8 +112,11 @@
 // # Memory
 //
 // The items and the seen-set live on disk. In memory the Store keeps its
-// Schedule, the filter over the seen-set, and, for each key with queued or
-// leased items, where its queue lies (24 bytes and a map entry). pebble
+// Schedule, the filter over the seen-set, the cache of recent URLs (at
+// most Options.SeenCache, outside the Go heap, growing with the seen-set),
+// the items held ahead of their queues' heads (at most Options.ReadAhead),
+// and, for each key with queued or leased items, where its queue lies (32
+// bytes and a map entry). pebble
 // keeps its block cache (Options.CacheSize) and two memtables
 // (Options.MemTableSize) in memory of its own, outside the Go heap.
 //
