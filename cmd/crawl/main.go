@@ -51,6 +51,7 @@ func main() {
 		// GOGC to choose otherwise.
 		debug.SetGCPercent(gcPercent)
 	}
+	limitMallocArenas()
 	// Without this, a write to a closed standard output (crawl … | head -1)
 	// kills the process by SIGPIPE before it can stop the crawl, flush
 	// the log and print the summary; ignored, the write fails with EPIPE
