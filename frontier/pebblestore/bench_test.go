@@ -26,8 +26,9 @@ import (
 // 200,000) over HEED_BENCH_HOSTS hosts (default one per 100 URLs) in a
 // MemoryStore and in a Store on disk, end to end, each in a child process
 // of its own so that its peak RSS is its own. It reports URLs/s over the
-// whole run, the peak RSS, and the two phases' rates. The figures of
-// BENCHMARKS.md:
+// whole run, the peak RSS, and the two phases' rates. The children run
+// with MALLOC_ARENA_MAX=2 unless it is set, as crawl does for itself. The
+// figures of BENCHMARKS.md:
 //
 //	HEED_BENCH_URLS=10000000 go test -run '^$' -bench BenchmarkStore -benchtime 1x -timeout 2h ./frontier/pebblestore
 //
@@ -99,6 +100,11 @@ func runBenchChild(b *testing.B, kind string, n, hosts int) benchResult {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), benchChildEnv+"="+kind,
 		"HEED_BENCH_URLS="+strconv.Itoa(n), "HEED_BENCH_HOSTS="+strconv.Itoa(hosts), "TMPDIR="+b.TempDir())
+	if os.Getenv("MALLOC_ARENA_MAX") == "" {
+		// As crawl runs: it keeps glibc's malloc, where pebble's cache and
+		// memtables live, to two arenas.
+		cmd.Env = append(cmd.Env, "MALLOC_ARENA_MAX=2")
+	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {

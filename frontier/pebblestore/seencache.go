@@ -23,7 +23,9 @@ import (
 //
 // The table's memory is reserved at its largest, outside the Go heap, but
 // only the buckets in use take memory: the table starts small and doubles
-// while its hashes fill half of it, by linear hashing, each
+// while its hashes fill half of it and it answers lookups (a crawl whose
+// links rarely lead to pages it has seen keeps it small), by linear
+// hashing, each
 // bucket splitting in place into itself and its twin in the new half. A
 // lookup beside a split may miss a hash being moved: a cache miss, which
 // costs a lookup in pebble, never a wrong answer.
@@ -36,8 +38,14 @@ type seenCache struct {
 	active  atomic.Uint64
 	max     uint64 // buckets the memory holds
 	entries uint64 // new URLs added: the table's load
-	mem     []byte
-	free    func([]byte)
+
+	// hits counts the lookups answered; the table grows only while they
+	// number at least an eighth of the URLs added since it last grew:
+	// a crawl whose links rarely lead to pages seen keeps it small.
+	hits                  atomic.Uint64
+	hitsThen, entriesThen uint64 // when it last grew
+	mem                   []byte
+	free                  func([]byte)
 }
 
 const (
@@ -101,8 +109,20 @@ func (c *seenCache) added(h uint64) {
 	}
 	c.found(h)
 	c.entries++
-	for n := c.active.Load(); c.entries > n*ways/2 && n < c.max; n = c.active.Load() {
+	if n := c.active.Load(); c.entries > n*ways/2 && n < c.max {
+		hits := c.hits.Load()
+		if (hits-c.hitsThen)*8 < c.entries-c.entriesThen {
+			return
+		}
+		c.hitsThen, c.entriesThen = hits, c.entries
 		c.split(n)
+	}
+}
+
+// answered counts n lookups that the cache answered.
+func (c *seenCache) answered(n int) {
+	if n > 0 {
+		c.hits.Add(uint64(n))
 	}
 }
 

@@ -13,6 +13,7 @@ func TestSeenCacheKeepsWhatFits(t *testing.T) {
 	for i := range hashes {
 		hashes[i] = r.Uint64()
 		c.added(hashes[i])
+		c.answered(1) // as many lookups answered as URLs added: it grows
 	}
 	if got := c.active.Load(); got != c.max {
 		t.Fatalf("buckets in use %d, want all %d after %d adds", got, c.max, len(hashes))
@@ -33,6 +34,25 @@ func TestSeenCacheKeepsWhatFits(t *testing.T) {
 		if h := r.Uint64(); c.contains(h) {
 			t.Fatalf("hash %x never added is in the cache", h)
 		}
+	}
+}
+
+// A cache that answers no lookup stays at its smallest: its memory goes
+// to a crawl that has use for it.
+func TestSeenCacheGrowsOnlyWhenAnswering(t *testing.T) {
+	c := newSeenCache(1 << 20)
+	defer c.release()
+	r := rand.New(rand.NewPCG(5, 6))
+	for range 50_000 {
+		c.added(r.Uint64())
+	}
+	if got := c.active.Load(); got != minCacheBuckets {
+		t.Errorf("%d buckets in use after 50,000 adds and no lookup answered, want %d", got, minCacheBuckets)
+	}
+	c.answered(50_000/8 + 1) // an eighth of the URLs added
+	c.added(r.Uint64())
+	if got := c.active.Load(); got != minCacheBuckets*2 {
+		t.Errorf("%d buckets in use once it answered lookups, want %d", got, minCacheBuckets*2)
 	}
 }
 

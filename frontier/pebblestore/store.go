@@ -740,7 +740,9 @@ func (s *Store) addTo(b *pebble.Batch, batch []frontier.Item, lim frontier.Limit
 		}
 		if !seen && !trust {
 			if h := s.seen.hash(it.URL); s.seen.mayContainHash(h) {
-				if seen = s.recent.contains(h); !seen {
+				if seen = s.recent.contains(h); seen {
+					s.recent.answered(1)
+				} else {
 					var err error
 					if seen, err = s.has(seenKey(s.scratch[:0], it.URL)); err != nil {
 						return nil, s.fail(err)
@@ -951,6 +953,8 @@ func (s *Store) seenBefore(batch []frontier.Item) (seen []bool, gen uint64, err 
 	}
 	gen = s.seenGen.Load()
 	seen = make([]bool, len(batch))
+	hits := 0
+	defer func() { s.recent.answered(hits) }()
 	for i := range batch {
 		h := s.seen.hash(batch[i].URL)
 		if !s.seen.mayContainHash(h) {
@@ -958,6 +962,7 @@ func (s *Store) seenBefore(batch []frontier.Item) (seen []bool, gen uint64, err 
 		}
 		if s.recent.contains(h) {
 			seen[i] = true
+			hits++
 			continue
 		}
 		_, closer, err := s.db.Get(seenKey(nil, batch[i].URL))
