@@ -23,9 +23,8 @@ import (
 //
 // The table's memory is reserved at its largest, outside the Go heap, but
 // only the buckets in use take memory: the table starts small and doubles
-// while its hashes fill half of it and it answers lookups (a crawl whose
-// links rarely lead to pages it has seen keeps it small), by linear
-// hashing, each
+// while its hashes fill half of it and links lead to pages seen (a crawl
+// whose links rarely do keeps it small), by linear hashing, each
 // bucket splitting in place into itself and its twin in the new half. A
 // lookup beside a split may miss a hash being moved: a cache miss, which
 // costs a lookup in pebble, never a wrong answer.
@@ -39,18 +38,19 @@ type seenCache struct {
 	max     uint64 // buckets the memory holds
 	entries uint64 // new URLs added: the table's load
 
-	// hits counts the lookups answered; the table grows only while they
-	// number at least an eighth of the URLs added since it last grew:
-	// a crawl whose links rarely lead to pages seen keeps it small.
-	hits                  atomic.Uint64
-	hitsThen, entriesThen uint64 // when it last grew
-	mem                   []byte
-	free                  func([]byte)
+	// seen counts the lookups of URLs seen, answered here or found on
+	// disk. Past freeBuckets, the table grows only while they number at
+	// least an eighth of the URLs added: a crawl whose links rarely lead
+	// to pages seen keeps it small.
+	seen atomic.Uint64
+	mem  []byte
+	free func([]byte)
 }
 
 const (
 	ways            = 8 // a bucket is one 64-byte cache line
 	minCacheBuckets = 1 << 10
+	freeBuckets     = 1 << 15 // 2 MB, which the table grows to whatever the crawl
 )
 
 // newSeenCache returns a cache of at most size bytes (a power of two
@@ -96,6 +96,12 @@ func (c *seenCache) found(h uint64) {
 	if c.max == 0 {
 		return
 	}
+	c.seen.Add(1)
+	c.put(h)
+}
+
+// put puts h in its bucket.
+func (c *seenCache) put(h uint64) {
 	h = nonZero(h)
 	put(c.bucket(h, c.active.Load()), h)
 }
@@ -107,14 +113,10 @@ func (c *seenCache) added(h uint64) {
 	if c.max == 0 {
 		return
 	}
-	c.found(h)
+	c.put(h)
 	c.entries++
-	if n := c.active.Load(); c.entries > n*ways/2 && n < c.max {
-		hits := c.hits.Load()
-		if (hits-c.hitsThen)*8 < c.entries-c.entriesThen {
-			return
-		}
-		c.hitsThen, c.entriesThen = hits, c.entries
+	if n := c.active.Load(); c.entries > n*ways/2 && n < c.max &&
+		(n < freeBuckets || c.seen.Load()*8 >= c.entries) {
 		c.split(n)
 	}
 }
@@ -122,7 +124,7 @@ func (c *seenCache) added(h uint64) {
 // answered counts n lookups that the cache answered.
 func (c *seenCache) answered(n int) {
 	if n > 0 {
-		c.hits.Add(uint64(n))
+		c.seen.Add(uint64(n))
 	}
 }
 

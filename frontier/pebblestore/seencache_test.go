@@ -13,7 +13,7 @@ func TestSeenCacheKeepsWhatFits(t *testing.T) {
 	for i := range hashes {
 		hashes[i] = r.Uint64()
 		c.added(hashes[i])
-		c.answered(1) // as many lookups answered as URLs added: it grows
+		c.answered(1) // as many links to pages seen as URLs added: it grows
 	}
 	if got := c.active.Load(); got != c.max {
 		t.Fatalf("buckets in use %d, want all %d after %d adds", got, c.max, len(hashes))
@@ -37,22 +37,27 @@ func TestSeenCacheKeepsWhatFits(t *testing.T) {
 	}
 }
 
-// A cache that answers no lookup stays at its smallest: its memory goes
-// to a crawl that has use for it.
-func TestSeenCacheGrowsOnlyWhenAnswering(t *testing.T) {
-	c := newSeenCache(1 << 20)
+// A crawl whose links never lead to pages seen keeps the cache at its
+// smallest: its memory goes to a crawl that has use for it. Links to pages
+// seen make it grow, answered by it or found on disk: a cache too small to
+// hold them grows all the same.
+func TestSeenCacheGrowsWithLinksToPagesSeen(t *testing.T) {
+	c := newSeenCache(16 << 20)
 	defer c.release()
 	r := rand.New(rand.NewPCG(5, 6))
-	for range 50_000 {
+	const n = freeBuckets * ways // twice what fills freeBuckets by half
+	for range n {
 		c.added(r.Uint64())
 	}
-	if got := c.active.Load(); got != minCacheBuckets {
-		t.Errorf("%d buckets in use after 50,000 adds and no lookup answered, want %d", got, minCacheBuckets)
+	if got := c.active.Load(); got != freeBuckets {
+		t.Errorf("%d buckets in use after %d adds and no link to a page seen, want %d", got, n, freeBuckets)
 	}
-	c.answered(50_000/8 + 1) // an eighth of the URLs added
+	for range n/8 + 1 { // an eighth of the URLs added
+		c.found(r.Uint64())
+	}
 	c.added(r.Uint64())
-	if got := c.active.Load(); got != minCacheBuckets*2 {
-		t.Errorf("%d buckets in use once it answered lookups, want %d", got, minCacheBuckets*2)
+	if got := c.active.Load(); got != freeBuckets*2 {
+		t.Errorf("%d buckets in use once links led to pages seen on disk, want %d", got, freeBuckets*2)
 	}
 }
 

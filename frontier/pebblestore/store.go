@@ -747,6 +747,9 @@ func (s *Store) addTo(b *pebble.Batch, batch []frontier.Item, lim frontier.Limit
 					if seen, err = s.has(seenKey(s.scratch[:0], it.URL)); err != nil {
 						return nil, s.fail(err)
 					}
+					if seen {
+						s.recent.found(h)
+					}
 				}
 			}
 		}
