@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -495,5 +496,89 @@ func TestBatchOverManyKeys(t *testing.T) {
 	defer s.Close()
 	if got := drainURLs(t, s); len(got) != len(batch) {
 		t.Errorf("after the crash, %d items of %d", len(got), len(batch))
+	}
+}
+
+// walSyncHookFS calls onSync before each sync of a write-ahead log.
+type walSyncHookFS struct {
+	vfs.FS
+	onSync func()
+}
+
+type walSyncHookFile struct {
+	vfs.File
+	onSync func()
+}
+
+func (fs walSyncHookFS) wrap(name string, f vfs.File, err error) (vfs.File, error) {
+	if err != nil || !strings.HasSuffix(name, ".log") {
+		return f, err
+	}
+	return walSyncHookFile{f, fs.onSync}, nil
+}
+
+func (fs walSyncHookFS) Create(name string, c vfs.DiskWriteCategory) (vfs.File, error) {
+	f, err := fs.FS.Create(name, c)
+	return fs.wrap(name, f, err)
+}
+
+func (fs walSyncHookFS) ReuseForWrite(oldname, newname string, c vfs.DiskWriteCategory) (vfs.File, error) {
+	f, err := fs.FS.ReuseForWrite(oldname, newname, c)
+	return fs.wrap(newname, f, err)
+}
+
+func (f walSyncHookFile) Sync() error     { f.onSync(); return f.File.Sync() }
+func (f walSyncHookFile) SyncData() error { f.onSync(); return f.File.SyncData() }
+func (f walSyncHookFile) SyncTo(n int64) (bool, error) {
+	f.onSync()
+	return f.File.SyncTo(n)
+}
+
+// A SetMeta whose value a sync under way made durable does not sync
+// again, though other writes came after that sync committed: SetMetas
+// among a crawl's acks (its robots.txt entries) share their syncs.
+func TestSetMetaSharesSyncs(t *testing.T) {
+	var syncs atomic.Int32
+	var hooked atomic.Bool
+	inBefore, inSync, resume := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	fs := walSyncHookFS{FS: vfs.NewCrashableMem(), onSync: func() {
+		if hooked.CompareAndSwap(true, false) {
+			inSync <- struct{}{}
+			<-resume
+		}
+	}}
+	s := openT(t, memDir, Options{FS: fs, SyncInterval: never, BeforeSync: func() error {
+		if syncs.Add(1) == 1 {
+			inBefore <- struct{}{}
+			<-resume
+		}
+		return nil
+	}})
+	defer s.Close()
+	errs := make(chan error, 2)
+	go func() { errs <- s.SetMeta(ctx, "a", []byte("A")) }()
+	<-inBefore // a's sync is about to commit
+	go func() { errs <- s.SetMeta(ctx, "b", []byte("B")) }()
+	for { // until b's value is written; b then waits for a's sync
+		s.mu.Lock()
+		v, _ := s.get(metaKey(nil, "b"))
+		s.mu.Unlock()
+		if v != nil {
+			break
+		}
+		runtime.Gosched()
+	}
+	hooked.Store(true)
+	resume <- struct{}{} // a's sync commits, b's value with a's
+	<-inSync             // and waits for the disk
+	mustAdd(t, s, item("h", "/after"))
+	close(resume)
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := syncs.Load(); got != 1 {
+		t.Errorf("two SetMetas whose values one sync made durable made %d syncs, want 1", got)
 	}
 }
