@@ -47,8 +47,8 @@ func crawlShape(t *testing.B) {
 				po.ApplyCompressionSettings(func() pebble.DBCompressionSettings {
 					return pebble.UniformDBCompressionSettings(sstable.SnappyCompression)
 				})
-			case "l016":
-				po.L0CompactionThreshold, po.L0StopWritesThreshold = 16, 48
+			case "l08": // the Store's setting before session 4
+				po.L0CompactionThreshold, po.L0StopWritesThreshold = 8, 24
 			}
 		}
 	}

@@ -333,6 +333,23 @@ func TestLock(t *testing.T) {
 	}
 }
 
+// A store written in another format (format 1 keyed queue entries by
+// sequence number first) is refused, naming both formats.
+func TestOpenRefusesAnotherFormat(t *testing.T) {
+	dir := t.TempDir()
+	s := openT(t, dir, Options{})
+	if err := s.db.Set(keyVersion, []byte("heed pebblestore 1"), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Open(dir, Options{})
+	if err == nil || !strings.Contains(err.Error(), `"heed pebblestore 1"`) || !strings.Contains(err.Error(), `"`+formatVersion+`"`) {
+		t.Errorf("Open of a store in format 1: %v", err)
+	}
+}
+
 func TestOpenRefusesAnotherDatabase(t *testing.T) {
 	dir := t.TempDir()
 	s := openT(t, dir, Options{})

@@ -341,14 +341,17 @@ func (s *Store) pebbleOptions(fs vfs.FS) *pebble.Options {
 	}
 	// A crawl's store is small and written all over (URLs of every host,
 	// queue entries deleted as they are acked): each compaction of L0
-	// rewrites nearly the whole bottom level. Compacting L0 after 8 tables
+	// rewrites nearly the whole bottom level. Compacting L0 after 16 tables
 	// rather than 4, not compacting for deletions alone (deleted queue
 	// entries lie before their queue's head, where no read goes: claims
-	// seek to the head by its sequence number), and not
-	// compressing (crawl URLs compress about 3:1, but snappy cost more CPU
-	// than the extra bytes) cut the Store's CPU per page by a quarter on
-	// workload (e)'s shape, for about three times the disk.
-	po.L0CompactionThreshold, po.L0StopWritesThreshold = 8, 24
+	// seek to the head by its sequence number), and not compressing (crawl
+	// URLs compress about 3:1, but snappy cost more CPU than the extra
+	// bytes) cut the Store's CPU per page by a quarter on workload (e)'s
+	// shape, for about three times the disk. Reads pay for the deeper L0,
+	// but few are left to pay since the seen cache and the read-ahead:
+	// after 16 tables rather than 8 costs 1 CPU-s less a million pages
+	// (BenchmarkCrawlShape).
+	po.L0CompactionThreshold, po.L0StopWritesThreshold = 16, 48
 	po.Experimental.TombstoneDenseCompactionThreshold = -1
 	po.ApplyCompressionSettings(func() pebble.DBCompressionSettings { return pebble.DBCompressionNone })
 	if s.opts.tune != nil {
