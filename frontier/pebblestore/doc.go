@@ -122,11 +122,14 @@
 //
 // BenchmarkStore measures a crawl's use of a Store, ten million URLs over
 // 100,000 hosts added, leased and acked, on two cores: with the default
-// Options, about 110,000 URLs/s and a peak RSS of about 195 MB (of which
-// the Go heap about 100, the Schedule's 100,000 keys the largest part of
-// what it holds; pebble's cache and memtables 32; the filter 16), and 430
-// MB on disk at the end: tables are not compressed, which costs a crawl
-// more CPU than the bytes it saves (BenchmarkCrawlShape). glibc's malloc keeps memory that pebble freed in
-// arenas of its own per thread: with MALLOC_ARENA_MAX=2 in the
-// environment the peak is about 20 MB lower.
+// Options, about 59,000 URLs/s and a peak RSS of about 187 MB (of which
+// the Go heap about 120, the Schedule's 100,000 keys the largest part of
+// what it holds; pebble's cache and memtables 24; the filter 16; the seen
+// cache 2, as no link leads to a page seen), and 450 MB on disk at the
+// end: tables are not compressed, which costs a crawl more CPU than the
+// bytes it saves (BenchmarkCrawlShape). Its claims go round 100,000 hosts
+// of 100 items each, the read-ahead's worst case: most read their item
+// alone. glibc's malloc keeps memory that pebble freed in arenas of its
+// own per thread: the benchmark runs with MALLOC_ARENA_MAX=2, as crawl
+// does, which takes about 20 MB off the peak.
 package pebblestore

@@ -22,9 +22,9 @@ import (
 // Defaults of Options.
 //
 // The sizes keep a crawl of ten million URLs over 100,000 hosts under 200
-// MB of peak RSS, at about 100,000 URLs/s on two cores (BenchmarkStore);
-// doubling the cache and memtables costs 60 to 70 MB more there for no
-// measurable speed. The block cache serves few reads since the seen cache
+// MB of peak RSS, at about 59,000 URLs/s on two cores (BenchmarkStore);
+// doubling the cache and memtables cost 60 to 70 MB more there for no
+// measurable speed (measured on format 1's layout). The block cache serves few reads since the seen cache
 // and the read-ahead answer most: at 8 MB rather than 16, workload (e)'s
 // shape costs the same CPU (BenchmarkCrawlShape), and a crawl's peak RSS
 // is about 15 MB lower (glibc keeps freed blocks in its arenas).
