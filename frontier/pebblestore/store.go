@@ -24,10 +24,11 @@ import (
 // The sizes keep a crawl of ten million URLs over 100,000 hosts under 200
 // MB of peak RSS, at about 59,000 URLs/s on two cores (BenchmarkStore);
 // doubling the cache and memtables cost 60 to 70 MB more there for no
-// measurable speed (measured on format 1's layout). The block cache serves few reads since the seen cache
-// and the read-ahead answer most: at 8 MB rather than 16, workload (e)'s
-// shape costs the same CPU (BenchmarkCrawlShape), and a crawl's peak RSS
-// is about 15 MB lower (glibc keeps freed blocks in its arenas).
+// measurable speed (measured on format 1's layout). The block cache
+// serves few reads since the seen cache and the read-ahead answer most:
+// at 8 MB rather than 16, workload (e)'s shape costs the same CPU
+// (BenchmarkCrawlShape), and a crawl's peak RSS is about 15 MB lower
+// (glibc keeps freed blocks in its arenas).
 const (
 	DefaultCacheSize    = 8 << 20
 	DefaultMemTableSize = 8 << 20
@@ -57,8 +58,9 @@ type Options struct {
 	// DefaultMemTableSize.
 	MemTableSize int64
 	// SeenCache is the most memory in bytes that the cache of the URLs
-	// seen most recently may take (16 bytes for about 1.5 URLs): a link
-	// to a URL in it is known for seen without a lookup in pebble. Zero
+	// seen most recently may take (about 16 bytes a URL it holds): a
+	// link to a URL in it is known for seen without a lookup in pebble.
+	// It takes 2 MB at most while links rarely lead to pages seen. Zero
 	// means DefaultSeenCache; less than zero, no cache.
 	SeenCache int
 	// ReadAhead is the most memory in bytes that the items held ahead of
