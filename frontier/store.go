@@ -174,6 +174,17 @@ type Lease struct {
 	// to another worker; zero if it never does. A worker must not start a
 	// request on a lease past its expiry.
 	Expires time.Time
+	// GivenUp reports that the key was given up (Store.GiveUp): the item
+	// is handed out to be reported, never fetched.
+	GivenUp bool
+}
+
+// Closed reports whether l is handed out to be reported rather than
+// fetched: its key was given up, or it is closed by an unreachable
+// robots.txt until Host.ClosedUntil. Such a lease may come before the key's
+// NextAllowed, so no request may be made under it.
+func (l *Lease) Closed(now time.Time) bool {
+	return l.GivenUp || l.Host.ClosedUntil.After(now)
 }
 
 // Outcome is what a worker reports when it ends a lease.
@@ -214,6 +225,13 @@ type HostState struct {
 	PausedUntil time.Time
 	// Failures counts consecutive failed requests.
 	Failures int
+	// ClosedUntil is when the key's robots.txt may be asked for again
+	// after it was found unreachable, which RFC 9309 §2.3.1.4 makes a
+	// complete disallow: until then the key's queued items are handed out
+	// at once, whatever NextAllowed says, to be reported rather than left
+	// waiting, and no request is made under their leases (Lease.Closed).
+	// Zero when the key is open.
+	ClosedUntil time.Time
 	// Interrupted is when a Store found that a request to the key may have
 	// been cut short — it reopened after its process stopped — or zero. The
 	// key must not be asked again before a full delay after it, whatever
