@@ -163,12 +163,7 @@ func (r *run) deferJob(ctx context.Context, j *job) {
 // deferUntil is deferJob, not before until either.
 func (r *run) deferUntil(ctx context.Context, j *job, until time.Time) {
 	rest := max(r.restFromNow(j), until.Sub(r.now()))
-	err := r.fr.Defer(context.WithoutCancel(ctx), j.Lease, frontier.Outcome{Host: j.Host, Rest: rest})
-	switch {
-	case err == nil:
-	case errors.Is(err, frontier.ErrGivenUp):
-		r.givenUp(ctx, j.URL, j.Key)
-	default:
+	if err := r.fr.Defer(context.WithoutCancel(ctx), j.Lease, frontier.Outcome{Host: j.Host, Rest: rest}); err != nil {
 		r.frontierError(j, err)
 	}
 }
@@ -188,6 +183,10 @@ func (r *run) process(ctx context.Context, j *job) {
 	u, err := url.Parse(j.URL)
 	if err != nil { // the frontier hands out only canonical URLs
 		r.finish(ctx, j, func() { r.failed(ctx, j.URL, "other", fmt.Errorf("canonical URL does not parse: %w", err)) })
+		return
+	}
+	if j.Closed(r.now()) {
+		r.closedItem(ctx, j, u)
 		return
 	}
 	if j.Kind == frontier.KindSitemap && r.fr.LimitReached() {
@@ -216,6 +215,45 @@ func (r *run) process(ctx context.Context, j *job) {
 	} else {
 		r.fetchPage(ctx, j, u)
 	}
+}
+
+// robotsAction is what a worker does with its lease once the robots gate
+// has answered for its item.
+type robotsAction uint8
+
+const (
+	robotsFetch        robotsAction = iota // fetch the item now
+	robotsAfterRest                        // robots.txt took the lease's request: back to the queue until the host has rested
+	robotsWaitRetry                        // robots.txt unreachable, its retry due within WithRobotsWait: back to the queue until then
+	robotsReport                           // robots.txt unreachable: report the item, and close the key until the retry
+	robotsForbidden                        // the host is at an address the crawl may not reach: skip the item
+	robotsRecordFailed                     // recording the robots.txt exchange failed: the crawl stops
+	robotsDisallowed                       // the site's rules disallow the item
+)
+
+// robotsDecision decides what to do with a lease after the gate's verdict
+// v, given how long its host must still rest (restLeft) and how long a URL
+// may wait for an unreachable robots.txt (wait, WithRobotsWait). An
+// unreachable robots.txt is a complete disallow (RFC 9309 §2.3.1.4): a URL
+// waits for the retry only while the retry is due within wait of the first
+// failure, and is reported otherwise.
+func robotsDecision(v robots.Verdict, restLeft, wait time.Duration) robotsAction {
+	e := v.Entry
+	switch {
+	case v.Allowed && restLeft > 0:
+		return robotsAfterRest
+	case v.Allowed:
+		return robotsFetch
+	case e != nil && v.Fetched && errors.Is(e.Err, fetch.ErrRecord):
+		return robotsRecordFailed
+	case e != nil && errors.Is(e.Err, fetch.ErrForbiddenAddress):
+		return robotsForbidden
+	case v.RetryAt.IsZero():
+		return robotsDisallowed
+	case wait > 0 && e != nil && !e.UnreachableSince.IsZero() && !v.RetryAt.After(e.UnreachableSince.Add(wait)):
+		return robotsWaitRetry
+	}
+	return robotsReport
 }
 
 // robotsAllow consults the gate. It returns true when the item may be
@@ -248,43 +286,64 @@ func (r *run) robotsAllow(ctx context.Context, j *job, u *url.URL) bool {
 		// scheduled the sitemaps: the seen-set drops the repeats.
 		r.scheduleSitemaps(ctx, u, e)
 	}
-	if v.Allowed && r.restFromNow(j) > 0 {
-		// This lease's request went to robots.txt: the page waits its
-		// turn after the host's rest.
-		r.deferJob(ctx, j)
-		return false
-	}
-	if v.Allowed {
-		j.BlockedSince = time.Time{}
+	switch robotsDecision(v, r.restFromNow(j), r.cfg.robotsWait) {
+	case robotsFetch:
 		return true
-	}
-	if e != nil && errors.Is(e.Err, fetch.ErrRecord) && v.Fetched {
-		r.fail(fmt.Errorf("crawler: recording %s: %w", e.URL, e.Err))
-	}
-	if e != nil && errors.Is(e.Err, fetch.ErrForbiddenAddress) {
+	case robotsAfterRest:
+		r.deferJob(ctx, j)
+	case robotsWaitRetry:
+		r.deferUntil(ctx, j, v.RetryAt)
+	case robotsReport:
+		r.unreachable(ctx, j, u, e, v.RetryAt)
+	case robotsForbidden:
+		j.Host.ClosedUntil = v.RetryAt
 		r.forbidden(ctx, j, e.Err)
-		return false
+	case robotsRecordFailed:
+		r.fail(fmt.Errorf("crawler: recording %s: %w", e.URL, e.Err))
+		r.deferJob(ctx, j)
+	case robotsDisallowed:
+		r.disallowed(ctx, j, u, DisallowedByRules)
 	}
-	if !v.RetryAt.IsZero() {
-		// robots.txt is unreachable: complete disallow for now. Wait for
-		// the gate's retry if the user allows that much patience.
-		if j.BlockedSince.IsZero() {
-			j.BlockedSince = r.now()
-		}
-		if r.cfg.robotsWait > 0 && !v.RetryAt.After(j.BlockedSince.Add(r.cfg.robotsWait)) {
-			r.deferUntil(ctx, j, v.RetryAt)
-			return false
-		}
-		r.finish(ctx, j, func() {
-			r.failed(ctx, j.URL, "robots-unavailable", robotsUnreachable(e))
-			for _, f := range r.onDisallowed {
-				r.safely(ctx, j.URL, func() { f(ctx, u, DisallowedUnavailable) })
-			}
-		})
-		return false
-	}
-	r.disallowed(ctx, j, u, DisallowedByRules)
 	return false
+}
+
+// unreachable reports j's item robots-unavailable and ends its lease,
+// closing its key until retryAt, when robots.txt may be asked for again:
+// until then the key's other URLs, queued or found later, are handed out at
+// once to be reported the same way (see closedItem), not left waiting for
+// the host's rest, which still governs its next request.
+func (r *run) unreachable(ctx context.Context, j *job, u *url.URL, e *robots.Entry, retryAt time.Time) {
+	j.Host.ClosedUntil = retryAt
+	r.finish(ctx, j, func() {
+		r.failed(ctx, j.URL, "robots-unavailable", robotsUnreachable(e))
+		for _, f := range r.onDisallowed {
+			r.safely(ctx, j.URL, func() { f(ctx, u, DisallowedUnavailable) })
+		}
+	})
+}
+
+// closedItem ends a lease of a closed key (frontier.Lease.Closed), which
+// may come before the host's rest is over, so nothing is requested under
+// it: a given-up host's URL is reported so; one whose robots.txt is still
+// known unreachable is reported robots-unavailable. Any other — a URL of
+// another authority paced under the same key — opens the key again and
+// waits its turn.
+func (r *run) closedItem(ctx context.Context, j *job, u *url.URL) {
+	if j.GivenUp {
+		r.finish(ctx, j, func() { r.givenUp(ctx, j.URL, j.Key) })
+		return
+	}
+	e, ok := r.gate.Known(ctx, u)
+	if ok && e.Outcome == robots.OutcomeUnreachable && r.now().Before(e.Expires) {
+		if errors.Is(e.Err, fetch.ErrForbiddenAddress) {
+			r.forbidden(ctx, j, e.Err)
+			return
+		}
+		r.unreachable(ctx, j, u, e, j.Host.ClosedUntil)
+		return
+	}
+	j.Host.ClosedUntil = time.Time{}
+	r.deferJob(ctx, j)
 }
 
 // heldJob is the context key under which a worker hands its job to the
@@ -427,19 +486,17 @@ func (r *run) maybeRetry(ctx context.Context, j *job, status int, err error) boo
 }
 
 // hostFailing gives j's host up once its requests have failed
-// WithHostFailures times in a row, reporting every URL still queued for
-// it. It reports whether the host is given up.
+// WithHostFailures times in a row; every URL still queued for it is then
+// reported. It reports whether the host is given up.
 func (r *run) hostFailing(ctx context.Context, j *job) bool {
 	if r.cfg.hostFailures == 0 || j.Host.Failures < r.cfg.hostFailures {
 		return false
 	}
 	r.log.Info("crawler: giving up host", "key", j.Key, "consecutive_failures", j.Host.Failures)
-	dropped, err := r.fr.GiveUp(context.WithoutCancel(ctx), j.Key)
-	if err != nil {
+	// Its queued URLs are handed out at once, each reported and acked on
+	// its own lease (closedItem): exactly once, even across a crash.
+	if err := r.fr.GiveUp(context.WithoutCancel(ctx), j.Key); err != nil {
 		r.fail(fmt.Errorf("crawler: giving up %s: %w", j.Key, err))
-	}
-	for _, it := range dropped {
-		r.givenUp(ctx, it.URL, j.Key)
 	}
 	return true
 }

@@ -106,24 +106,34 @@ func TestGiveUp(t *testing.T) {
 	}
 	mustAdd(t, fr, frontier.Item{URL: "http://live/1"})
 	first := next(t, fr) // dead/0 leased
-	items, err := fr.GiveUp(bg, "dead")
-	if err != nil {
+	if err := fr.GiveUp(bg, "dead"); err != nil {
 		t.Fatal(err)
-	}
-	var dropped []string
-	for _, it := range items {
-		dropped = append(dropped, it.URL)
-	}
-	if want := []string{"http://dead/1", "http://dead/2", "http://dead/3"}; !slices.Equal(dropped, want) {
-		t.Errorf("dropped %v, want %v", dropped, want)
 	}
 	if err := fr.Add(bg, frontier.Item{URL: "http://dead/new"}); !errors.Is(err, frontier.ErrGivenUp) {
 		t.Errorf("Add to a given-up host: %v", err)
 	}
-	if err := fr.Defer(bg, first, frontier.Outcome{}); !errors.Is(err, frontier.ErrGivenUp) {
+	// The lease under way goes back, resting the host for an hour: its
+	// items are handed out all the same, to be reported.
+	if err := fr.Defer(bg, first, frontier.Outcome{Host: first.Host, Rest: time.Hour}); err != nil {
 		t.Errorf("Defer on a given-up host: %v", err)
 	}
-	done(t, fr, next(t, fr)) // live/1
+	var reported []string
+	for range 4 {
+		l := next(t, fr)
+		if !l.GivenUp {
+			t.Fatalf("%s handed out without GivenUp", l.URL)
+		}
+		reported = append(reported, l.URL)
+		done(t, fr, l)
+	}
+	if want := []string{"http://dead/0", "http://dead/1", "http://dead/2", "http://dead/3"}; !slices.Equal(reported, want) {
+		t.Errorf("given-up items handed out %v, want %v", reported, want)
+	}
+	if l := next(t, fr); l.URL != "http://live/1" || l.GivenUp {
+		t.Errorf("then %s (GivenUp %v), want live/1", l.URL, l.GivenUp)
+	} else {
+		done(t, fr, l)
+	}
 	if _, err := fr.Next(bg); !errors.Is(err, frontier.ErrExhausted) {
 		t.Errorf("Next after the live host: %v, want ErrExhausted", err)
 	}
@@ -133,7 +143,8 @@ func TestGiveUp(t *testing.T) {
 }
 
 // Giving a key up wakes a Next that waits only because of that key's
-// lease: the crawl can end.
+// lease, as soon as the lease ends: its items are handed out to be
+// reported, and the crawl can end.
 func TestGiveUpEndsTheCrawl(t *testing.T) {
 	fr := frontier.New(frontier.Config{Scope: frontier.ScopeAny})
 	mustAdd(t, fr, frontier.Item{URL: "http://dead/1"})
@@ -141,15 +152,20 @@ func TestGiveUpEndsTheCrawl(t *testing.T) {
 	first := next(t, fr)
 	res, blocked := nextAsync(fr)
 	waitBlocked(t, res, blocked)
-	if _, err := fr.GiveUp(bg, "dead"); err != nil {
+	if err := fr.GiveUp(bg, "dead"); err != nil {
 		t.Fatal(err)
 	}
 	waitBlocked(t, res, blocked) // first is still leased
-	if err := fr.Defer(bg, first, frontier.Outcome{}); !errors.Is(err, frontier.ErrGivenUp) {
-		t.Errorf("Defer on a given-up host: %v", err)
+	if err := fr.Done(bg, first, frontier.Outcome{Host: first.Host, Rest: time.Hour}); err != nil {
+		t.Fatal(err)
 	}
-	if r := <-res; !errors.Is(r.err, frontier.ErrExhausted) {
-		t.Errorf("Next = %v, %v; want ErrExhausted", r.l, r.err)
+	r := <-res
+	if r.err != nil || r.l.URL != "http://dead/2" || !r.l.GivenUp {
+		t.Fatalf("Next = %+v, %v; want dead/2 given up, at once", r.l, r.err)
+	}
+	done(t, fr, r.l)
+	if _, err := fr.Next(bg); !errors.Is(err, frontier.ErrExhausted) {
+		t.Errorf("Next = %v; want ErrExhausted", err)
 	}
 }
 

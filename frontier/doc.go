@@ -88,8 +88,16 @@
 // robots.txt is unavailable for now, ends the lease with Defer and a Rest
 // instead. NextKey leases a key without an item, for a request that must be
 // paced with the key's pages but is not one of them (a robots.txt redirect
-// to another host). GiveUp drops a key's queue and refuses its URLs from
-// then on, so that one dead server cannot hold a crawl open. Config.Claim
+// to another host).
+//
+// No broken host holds a crawl open. A key can be closed: given up
+// (GiveUp: it refuses its URLs from then on), or closed until
+// HostState.ClosedUntil by the worker that found its robots.txt
+// unreachable. Next hands out a closed key's items at once, whatever its
+// pace, marked so (Lease.Closed), for the worker to report each and end its
+// lease with Done without a request — one Store operation per item, so that
+// each is reported exactly once, even across a crash. The key's pace is
+// left as it was, for its next request once it opens again. Config.Claim
 // sets how many leases one key may have at once (PerHost, default 1), runs
 // of a key ready again at once (Affinity), and, for stores shared between
 // processes, how long a lease lasts before the Store may hand its item to

@@ -799,8 +799,9 @@ func (f *Frontier) Done(ctx context.Context, l *Lease, o Outcome) error {
 // the key takes o.Host and rests o.Rest. Use it when the worker's slot went
 // to fetching robots.txt, robots.txt is temporarily unavailable, or the
 // item is to be tried again. A deferred item is neither a duplicate nor
-// counted again against limits. An item of a key given up is dropped
-// instead, and Defer returns ErrGivenUp.
+// counted again against limits. An item of a key closed meanwhile (given
+// up, or its robots.txt unreachable) is handed out again at once, to be
+// reported (Lease.Closed).
 func (f *Frontier) Defer(ctx context.Context, l *Lease, o Outcome) error {
 	return f.end(ctx, l, o, true)
 }
@@ -941,17 +942,19 @@ func (f *Frontier) LimitReached() bool {
 	return f.limitHit.Load()
 }
 
-// GiveUp stops crawling key: its queued items are removed and returned, and
-// Add refuses its URLs from now on with ErrGivenUp. Leases of key end as
-// usual (Defer drops their items). A crawler gives a host up when it keeps
-// failing, so that one dead server cannot hold a crawl open.
-func (f *Frontier) GiveUp(ctx context.Context, key string) ([]Item, error) {
-	items, err := f.store.GiveUp(ctx, key)
+// GiveUp stops crawling key: Add refuses its URLs from now on with
+// ErrGivenUp, and Next hands out its queued items at once, whatever the
+// key's pace, with Lease.GivenUp set: the caller reports each and ends its
+// lease with Done, so that each is reported once, even across a crash of a
+// Store that persists. A crawler gives a host up when it keeps failing, so
+// that one dead server cannot hold a crawl open.
+func (f *Frontier) GiveUp(ctx context.Context, key string) error {
+	err := f.store.GiveUp(ctx, key)
 	f.broadcast()
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrStore, err)
+		return fmt.Errorf("%w: %w", ErrStore, err)
 	}
-	return items, nil
+	return nil
 }
 
 // pathological reports whether path (a canonical URL's path and query)

@@ -179,7 +179,7 @@ func (s *MemoryStore) Claim(ctx context.Context, now time.Time, opt ClaimOptions
 		}
 		s.token++
 		s.leases[s.token] = leaseRecord{key: key, item: true, rec: r}
-		return Claim{Lease: &Lease{Item: r.item(key), Host: host, Token: s.token}}, nil
+		return Claim{Lease: &Lease{Item: r.item(key), Host: host, Token: s.token, GivenUp: s.sched.GivenUp(key)}}, nil
 	}
 }
 
@@ -213,10 +213,6 @@ func (s *MemoryStore) end(ctx context.Context, l *Lease, now time.Time, o Outcom
 		return ErrLeaseLost
 	}
 	delete(s.leases, l.Token)
-	var err error
-	if requeue && lr.item && s.sched.GivenUp(l.Key) {
-		requeue, err = false, ErrGivenUp // dropped with its key's queue
-	}
 	requeue = requeue && lr.item
 	if requeue {
 		r, err := toRecord(l.Item) // with what the item has been through since
@@ -229,7 +225,7 @@ func (s *MemoryStore) end(ctx context.Context, l *Lease, now time.Time, o Outcom
 	if o.Checkpoint != nil {
 		s.checkpoint = slices.Clone(o.Checkpoint)
 	}
-	return err
+	return nil
 }
 
 // Ack implements Store.
@@ -243,24 +239,15 @@ func (s *MemoryStore) Release(ctx context.Context, l *Lease, now time.Time, o Ou
 }
 
 // GiveUp implements Store.
-func (s *MemoryStore) GiveUp(ctx context.Context, key string) ([]Item, error) {
+func (s *MemoryStore) GiveUp(ctx context.Context, key string) error {
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.lazyInit()
 	s.sched.GiveUp(key)
-	q := s.queues[key]
-	if q == nil {
-		return nil, nil
-	}
-	items := make([]Item, 0, q.n)
-	for q.n > 0 {
-		items = append(items, q.popFront().item(key))
-	}
-	delete(s.queues, key)
-	return items, nil
+	return nil
 }
 
 // Host implements Store.

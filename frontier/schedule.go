@@ -15,9 +15,17 @@ import (
 // Record says what to persist after each change). The queues themselves are
 // the Store's: Schedule only counts.
 //
+// A key that is closed — given up, or its robots.txt unreachable until
+// HostState.ClosedUntil — is ready at once whatever its NextAllowed: its
+// items are handed out to be reported, not fetched (Lease.Closed), so that a
+// broken host never holds a crawl. Its NextAllowed stays as it was, for the
+// next request once it opens again.
+//
 // Keys are forgotten once nothing is queued or leased for them and their
 // NextAllowed has passed, unless a per-key limit is in force or the key was
-// given up: memory follows the keys with work.
+// given up: memory follows the keys with work. After Restore, no key is
+// forgotten until the first Queue says whether per-key limits are in force,
+// since only the restored counters enforce them.
 //
 // A Schedule is not safe for concurrent use; its Store serialises calls.
 // The zero value is ready to use.
@@ -29,6 +37,7 @@ type Schedule struct {
 
 	queued, leased, busy, scheduled int
 	keep                            bool      // per-key counters must outlive the queues
+	restored                        bool      // Restore ran and no Queue has said whether to keep
 	idle                            []idleKey // keys that went idle, oldest first: eviction candidates
 	idleHead                        int
 }
@@ -119,6 +128,7 @@ func (s *Schedule) Queue(it *Item, lim Limits) {
 	if lim.MaxPagesPerHost > 0 || lim.MaxSitemapsPerHost > 0 || lim.MaxSitemapURLsPerHost > 0 {
 		s.keep = true
 	}
+	s.restored = false
 	k := s.key(it.Key)
 	k.idleAt = 0
 	switch {
@@ -145,16 +155,24 @@ func (s *Schedule) schedule(k *keyState) {
 		}
 		return
 	}
-	at := nanos(k.hs().NextAllowed)
+	at, seq := nanos(k.hs().NextAllowed), s.seq+1
+	if k.closed() {
+		// To be drained: ahead of every key waiting to be fetched, those
+		// never fetched (at MinInt64 too) included.
+		at, seq = math.MinInt64, 0
+	}
 	if k.index >= 0 {
-		if e := &s.ready[k.index]; e.at != at {
+		if e := &s.ready[k.index]; e.at != at || seq == 0 && e.seq != 0 {
 			e.at = at
+			if seq == 0 {
+				e.seq = 0
+			}
 			s.ready.fix(int(k.index))
 		}
 		return
 	}
-	s.seq++
-	s.ready.push(heapEntry{at: at, seq: s.seq, k: k})
+	s.seq = max(s.seq, seq)
+	s.ready.push(heapEntry{at: at, seq: seq, k: k})
 }
 
 // Claim picks the key to lease an item of at now, as Store.Claim describes,
@@ -164,19 +182,32 @@ func (s *Schedule) schedule(k *keyState) {
 func (s *Schedule) Claim(now time.Time, opt ClaimOptions) (key string, host HostState, next time.Time, ok bool) {
 	s.opt = opt
 	s.sweep(now)
-	if len(s.ready) == 0 {
-		return "", HostState{}, time.Time{}, false
+	for len(s.ready) > 0 {
+		top := s.ready[0]
+		if top.at > nanos(now) {
+			return "", HostState{}, time.Unix(0, top.at), false
+		}
+		k := top.k
+		if h := k.hs(); !k.givenUp && !h.ClosedUntil.IsZero() && !h.ClosedUntil.After(now) {
+			// Open again: its robots.txt may be asked for once it has
+			// rested.
+			k.mut().ClosedUntil = time.Time{}
+			s.schedule(k)
+			continue
+		}
+		k.queued--
+		s.queued--
+		s.lease(k, now)
+		s.schedule(k)
+		return k.key, *k.hs(), time.Time{}, true
 	}
-	top := s.ready[0]
-	if top.at > nanos(now) {
-		return "", HostState{}, time.Unix(0, top.at), false
-	}
-	k := top.k
-	k.queued--
-	s.queued--
-	s.lease(k, now)
-	s.schedule(k)
-	return k.key, *k.hs(), time.Time{}, true
+	return "", HostState{}, time.Time{}, false
+}
+
+// closed reports whether k's items are handed out to be reported, not
+// fetched.
+func (k *keyState) closed() bool {
+	return k.givenUp || !k.hs().ClosedUntil.IsZero()
 }
 
 // lease counts a lease of k at now. With one lease per key the lease itself
@@ -188,8 +219,8 @@ func (s *Schedule) lease(k *keyState, now time.Time) {
 	if k.leased == 1 {
 		s.busy++
 	}
-	if s.perHost() == 1 {
-		return
+	if s.perHost() == 1 || k.closed() {
+		return // no request is made under a closed key's lease
 	}
 	if bump := now.Add(k.hs().Delay); bump.After(k.hs().NextAllowed) {
 		k.mut().NextAllowed = bump
@@ -265,6 +296,9 @@ func (s *Schedule) maybeIdle(k *keyState) {
 // sweep forgets a few idle keys whose NextAllowed has passed: they would be
 // ready at once anyway, so forgetting them loses no politeness.
 func (s *Schedule) sweep(now time.Time) {
+	if s.restored {
+		return // the restored counters may be all that enforces a limit
+	}
 	n := nanos(now)
 	for range evictScan {
 		if s.idleHead == len(s.idle) {
@@ -292,16 +326,13 @@ func (s *Schedule) sweep(now time.Time) {
 	}
 }
 
-// GiveUp marks key given up and returns how many of its items were queued:
-// the Store drops that many from the key's queue.
-func (s *Schedule) GiveUp(key string) int {
+// GiveUp marks key given up: Admit refuses its items from now on, and
+// those queued are handed out at once, to be reported.
+func (s *Schedule) GiveUp(key string) {
 	k := s.key(key)
 	k.givenUp = true
-	n := int(k.queued)
-	s.queued -= n
-	k.queued = 0
+	k.idleAt = 0
 	s.schedule(k)
-	return n
 }
 
 // GivenUp reports whether key was given up.
@@ -356,9 +387,7 @@ func (s *Schedule) Restore(key string, rec KeyRecord, queued int, now time.Time)
 	s.scheduled += rec.Scheduled
 	k.queued = int32(queued)
 	s.queued += queued
-	if rec.GivenUp || rec.Sitemaps > 0 || rec.SitemapURLs > 0 {
-		s.keep = s.keep || rec.Sitemaps > 0 || rec.SitemapURLs > 0
-	}
+	s.restored = true
 	s.schedule(k)
 	s.maybeIdle(k)
 }

@@ -14,7 +14,7 @@ type AckAdder interface {
 	// AckAdd adds batch as Add does, then acks l as Ack does. refused is
 	// Add's answer, nil when the Store failed before adding (err says
 	// why); with refused not nil, err is the Ack's error alone
-	// (ErrLeaseLost, ErrGivenUp, or a failure after the items were
+	// (ErrLeaseLost, or a failure after the items were
 	// added).
 	AckAdd(ctx context.Context, l *Lease, now time.Time, o Outcome, batch []Item, lim Limits) (refused []error, err error)
 }
@@ -50,7 +50,10 @@ type Store interface {
 
 	// Claim leases the next item to fetch at now: the first item of the
 	// key that has waited longest among those with queued items, fewer
-	// than opt.PerHost leases and a NextAllowed not after now. With
+	// than opt.PerHost leases and a NextAllowed not after now — or, ahead
+	// of those, of a key that is closed (given up, or HostState.ClosedUntil
+	// after now; one whose ClosedUntil has passed is open again and waits
+	// for its NextAllowed), whose items are handed out to be reported. With
 	// PerHost above one, the key's NextAllowed moves to now plus its
 	// HostState.Delay, so that requests start at least that far apart
 	// (with one, the lease keeps them apart and Ack sets the rest). When no
@@ -78,10 +81,12 @@ type Store interface {
 	// Ack. Releasing a lease of ClaimKey is Ack.
 	Release(ctx context.Context, l *Lease, now time.Time, o Outcome) error
 
-	// GiveUp marks key given up: its queued items are removed and returned,
-	// and Add refuses its URLs with ErrGivenUp from now on. Its leases end
-	// as usual.
-	GiveUp(ctx context.Context, key string) ([]Item, error)
+	// GiveUp marks key given up, durably: Add refuses its URLs with
+	// ErrGivenUp from now on, and Claim hands out its queued items at
+	// once, whatever its NextAllowed, with Lease.GivenUp set — to be
+	// reported and acked like any item, so that each is reported exactly
+	// once even across a crash. Its leases end as usual.
+	GiveUp(ctx context.Context, key string) error
 
 	// Host returns key's pacing state (the zero HostState for a key the
 	// Store does not know).

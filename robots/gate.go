@@ -546,6 +546,36 @@ func (g *Gate) Cached(u *url.URL) (*Entry, bool) {
 	return e, e != nil
 }
 
+// Known returns the entry the gate holds for u's authority — in memory, or
+// else with its Keeper — fresh or expired, without making any request; ok
+// is false if it holds none. A crawler whose scheduler hands out a URL of
+// a host it may not ask now (its robots.txt unreachable, its rest not over)
+// reads the verdict here. An unreachable entry read from the Keeper is
+// cached; any other is left for Check, which reports it Restored.
+func (g *Gate) Known(ctx context.Context, u *url.URL) (e *Entry, ok bool) {
+	auth, err := g.authority(u)
+	if err != nil {
+		return nil, false
+	}
+	g.mu.Lock()
+	e = g.cachedLocked(auth)
+	g.mu.Unlock()
+	if e != nil || g.keeper == nil {
+		return e, e != nil
+	}
+	if e, _ = g.load(ctx, auth); e == nil {
+		return nil, false
+	}
+	if e.Outcome == OutcomeUnreachable {
+		g.mu.Lock()
+		if g.cachedLocked(auth) == nil && g.flights[auth] == nil {
+			g.storeLocked(e)
+		}
+		g.mu.Unlock()
+	}
+	return e, true
+}
+
 // Len returns the number of authorities cached.
 func (g *Gate) Len() int {
 	g.mu.Lock()

@@ -52,8 +52,9 @@
 // new URL seen and queues it, with its key's record; Ack deletes the item's
 // entry and writes the key's record and the checkpoint; Release rewrites the
 // item's entry with what it has been through (Retries, Redirects, ...) and
-// puts it back at the front of its queue; GiveUp deletes the key's queued
-// items and marks its record. Claim writes nothing: a leased item keeps its
+// puts it back at the front of its queue; GiveUp marks the key's record,
+// and its queued items are then claimed and acked one by one, to be
+// reported. Claim writes nothing: a leased item keeps its
 // entry, just before the queue's head, until its lease ends, and so it is
 // at the front of its queue, with the history it had when claimed, if the
 // process stops first. Leases themselves live in memory: they die with the

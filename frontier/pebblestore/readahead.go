@@ -95,20 +95,6 @@ func (s *Store) keepAhead(q *queue, v []byte) {
 	s.aheadBytes += len(ra.buf) - before
 }
 
-// dropAhead forgets the entries held ahead of q's head, which are gone.
-// s.mu is held.
-func (s *Store) dropAhead(q *queue) {
-	ra := q.ahead
-	if ra == nil {
-		return
-	}
-	s.aheadBytes -= len(ra.buf)
-	ra.buf, ra.n = nil, 0
-	if !ra.reading {
-		q.ahead = nil
-	}
-}
-
 // claimRead reads the item at seq of key's queue q, claimed, outside s.mu,
 // and the entries after it up to to, which it holds ahead of q's head
 // unless the queue changed meanwhile.

@@ -450,15 +450,6 @@ func (s *Store) restore(b *pebble.Batch, key string, r record, now time.Time) er
 			q.outState().front = append(q.out.front, seq)
 		}
 	}
-	if r.GivenUp { // its items were dropped, but for those leased then
-		for _, seq := range q.front() {
-			b.Delete(queueKey(nil, key, seq), nil)
-		}
-		for ; q.head < q.tail; q.head++ {
-			b.Delete(queueKey(nil, key, q.head), nil)
-		}
-		q.out = nil
-	}
 	if q.queued() > 0 {
 		s.queues[key] = q
 	}
@@ -868,6 +859,7 @@ func (s *Store) Claim(ctx context.Context, now time.Time, opt frontier.ClaimOpti
 	}
 	var key string
 	var host frontier.HostState
+	var givenUp bool
 	var q *queue
 	var seq, readTo uint64
 	var held []byte // the item's entry, held ahead of its queue's head
@@ -889,6 +881,7 @@ func (s *Store) Claim(ctx context.Context, now time.Time, opt frontier.ClaimOpti
 			s.opts.Logger.Error("pebblestore: scheduled key has no queued item", "key", key)
 			continue
 		}
+		givenUp = s.sched.GivenUp(key)
 		seq = q.head
 		o := q.outState()
 		if len(o.front) > 0 {
@@ -930,7 +923,7 @@ func (s *Store) Claim(ctx context.Context, now time.Time, opt frontier.ClaimOpti
 		}
 		return frontier.Claim{}, s.fail(fmt.Errorf("queue of %q at %d: %w", key, seq, err))
 	}
-	return frontier.Claim{Lease: &frontier.Lease{Item: item, Host: host, Token: token}}, nil
+	return frontier.Claim{Lease: &frontier.Lease{Item: item, Host: host, Token: token, GivenUp: givenUp}}, nil
 }
 
 // read calls f with the value under k, outside s.mu: pebble's reads are
@@ -1076,8 +1069,8 @@ func (s *Store) lockToEnd(ctx context.Context, o frontier.Outcome) (unlock func(
 }
 
 // endTo writes into b what ending lease l (held as ls) does, and changes
-// the Store's state in memory accordingly. It returns the key's queue,
-// nil if the Store failed, and ErrGivenUp for a release refused. s.mu is
+// the Store's state in memory accordingly. It returns the key's queue, or
+// nil and an error if the Store failed. s.mu is
 // held.
 func (s *Store) endTo(b *pebble.Batch, l *frontier.Lease, ls lease, now time.Time, o frontier.Outcome, requeue bool) (*queue, error) {
 	delete(s.leases, l.Token)
@@ -1085,11 +1078,7 @@ func (s *Store) endTo(b *pebble.Batch, l *frontier.Lease, ls lease, now time.Tim
 	if q == nil { // cannot be: a key with a lease keeps its state
 		return nil, s.fail(fmt.Errorf("lease of %q without its queue", l.Key))
 	}
-	var err error
 	requeue = requeue && ls.item
-	if requeue && s.sched.GivenUp(l.Key) {
-		requeue, err = false, frontier.ErrGivenUp // dropped with its key's queue
-	}
 	if !ls.item {
 		q.outState().keyLeases--
 	} else {
@@ -1122,63 +1111,34 @@ func (s *Store) endTo(b *pebble.Batch, l *frontier.Lease, ls lease, now time.Tim
 		}
 		s.applied = true
 	}
-	return q, err
+	return q, nil
 }
 
-// GiveUp implements frontier.Store: the key's queued items are deleted and
-// its record marked given up in one batch; its leased items go as their
-// leases end.
-func (s *Store) GiveUp(ctx context.Context, key string) ([]frontier.Item, error) {
+// GiveUp implements frontier.Store: the key's record is marked given up in
+// one batch; its queued items stay, to be handed out and acked one by one,
+// each with the checkpoint of its report.
+func (s *Store) GiveUp(ctx context.Context, key string) error {
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.usable(); err != nil {
-		return nil, err
+		return err
 	}
 	q, err := s.queue(key)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	s.sched.GiveUp(key)
-	var items []frontier.Item
 	b := s.db.NewBatch()
 	defer b.Close()
-	drop := func(seq uint64) error {
-		qk := queueKey(nil, key, seq)
-		v, closer, err := s.db.Get(qk)
-		if err != nil {
-			return s.fail(fmt.Errorf("queue of %q at %d: %w", key, seq, err))
-		}
-		item, err := decodeItem(v, key)
-		closer.Close()
-		if err != nil {
-			return s.fail(fmt.Errorf("queue of %q at %d: %w", key, seq, err))
-		}
-		items = append(items, item)
-		return b.Delete(qk, nil)
-	}
-	for _, seq := range q.front() {
-		if err := drop(seq); err != nil {
-			return nil, err
-		}
-	}
-	if q.out != nil {
-		q.out.front = nil
-	}
-	s.dropAhead(q)
-	for ; q.head < q.tail; q.head++ {
-		if err := drop(q.head); err != nil {
-			return nil, err
-		}
-	}
 	s.setRecord(b, key, q)
 	if err := s.apply(b); err != nil {
-		return nil, err
+		return err
 	}
 	s.forgetIfIdle(key, q)
-	return items, nil
+	return nil
 }
 
 // Host implements frontier.Store.

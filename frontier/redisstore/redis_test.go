@@ -616,7 +616,7 @@ func TestIdleKeysExpire(t *testing.T) {
 	if d := ttl("a"); d < time.Hour || d > time.Hour+2*time.Minute {
 		t.Errorf("TTL of an idle key resting an hour: %v, want an hour and a minute", d)
 	}
-	if _, err := s.GiveUp(ctx, "a"); err != nil {
+	if err := s.GiveUp(ctx, "a"); err != nil {
 		t.Fatal(err)
 	}
 	if d := ttl("a"); d != -1 {

@@ -360,7 +360,7 @@ func (s *Store) AckAdd(ctx context.Context, l *frontier.Lease, now time.Time, o 
 		}
 		return refused, frontier.ErrLeaseLost
 	}
-	args := s.addArgs(s.finishArgs(l, o, false), batch, lim)
+	args := s.addArgs(s.finishArgs(l, now, o, false), batch, lim)
 	r, err := s.call(ctx, ackAddScript, "ack", now, args...)
 	if err != nil {
 		return nil, err
@@ -438,7 +438,7 @@ func (s *Store) Claim(ctx context.Context, now time.Time, opt frontier.ClaimOpti
 		return frontier.Claim{}, err
 	}
 	at := base(now)
-	if len(r) == 7 && intOf(r[0]) == 1 {
+	if len(r) == 9 && intOf(r[0]) == 1 {
 		token := uint64(intOf(r[1]))
 		s.hold(token)
 		key := strOf(r[2])
@@ -451,11 +451,13 @@ func (s *Store) Claim(ctx context.Context, now time.Time, opt frontier.ClaimOpti
 			return frontier.Claim{}, fmt.Errorf("redisstore: claim: host %s: %w", key, err)
 		}
 		host.NextAllowed = timeOf(intOf(r[5]))
+		host.ClosedUntil = timeOf(intOf(r[8]))
 		return frontier.Claim{Lease: &frontier.Lease{
 			Item:    it,
 			Host:    host,
 			Token:   token,
 			Expires: at.Add(time.Duration(intOf(r[6])) * time.Microsecond),
+			GivenUp: intOf(r[7]) == 1,
 		}}, nil
 	}
 	if len(r) != 4 || intOf(r[0]) != 0 {
@@ -517,7 +519,7 @@ func (s *Store) end(ctx context.Context, l *frontier.Lease, now time.Time, o fro
 	if requeue {
 		op = "release"
 	}
-	r, err := s.call(ctx, finishScript, op, now, s.finishArgs(l, o, requeue)...)
+	r, err := s.call(ctx, finishScript, op, now, s.finishArgs(l, now, o, requeue)...)
 	if err != nil {
 		return err
 	}
@@ -526,7 +528,7 @@ func (s *Store) end(ctx context.Context, l *frontier.Lease, now time.Time, o fro
 }
 
 // finishArgs returns finish.lua's arguments for ending l with o.
-func (s *Store) finishArgs(l *frontier.Lease, o frontier.Outcome, requeue bool) []any {
+func (s *Store) finishArgs(l *frontier.Lease, now time.Time, o frontier.Outcome, requeue bool) []any {
 	var item []byte
 	if requeue && l.URL != "" {
 		item = encodeItem(nil, &l.Item) // with what it has been through since
@@ -535,9 +537,15 @@ func (s *Store) finishArgs(l *frontier.Lease, o frontier.Outcome, requeue bool) 
 	if cp == nil {
 		cp = []byte{}
 	}
+	// ClosedUntil goes as a duration, like Rest: Redis decides on its
+	// own clock.
+	closedFor := int64(0)
+	if !o.Host.ClosedUntil.IsZero() {
+		closedFor = max(o.Host.ClosedUntil.Sub(base(now)).Microseconds(), 0)
+	}
 	return []any{strconv.FormatUint(l.Token, 10), l.Key, flag(requeue), item,
 		encodeHost(&o.Host), ceilMicros(o.Host.Delay), ceilMicros(o.Rest),
-		flag(o.Checkpoint != nil), cp, s.opt.Checkpoint}
+		flag(o.Checkpoint != nil), cp, s.opt.Checkpoint, closedFor}
 }
 
 // finishAnswer reads finish's reply r.
@@ -550,27 +558,14 @@ func finishAnswer(op string, r []any) error {
 		return nil
 	case 1:
 		return frontier.ErrLeaseLost
-	case 2:
-		return frontier.ErrGivenUp
 	}
 	return fmt.Errorf("redisstore: %s: %w: reply %v", op, errCorrupt, r)
 }
 
 // GiveUp implements frontier.Store.
-func (s *Store) GiveUp(ctx context.Context, key string) ([]frontier.Item, error) {
-	r, err := s.call(ctx, giveUpScript, "give up", time.Time{}, key)
-	if err != nil {
-		return nil, err
-	}
-	items := make([]frontier.Item, 0, len(r))
-	for _, v := range r {
-		it, err := decodeItem([]byte(strOf(v)), key)
-		if err != nil {
-			return items, fmt.Errorf("redisstore: give up %s: %w", key, err)
-		}
-		items = append(items, it)
-	}
-	return items, nil
+func (s *Store) GiveUp(ctx context.Context, key string) error {
+	_, err := s.call(ctx, giveUpScript, "give up", time.Time{}, key)
+	return err
 }
 
 // read runs the read-only script for what ("counts" or "host").
@@ -601,7 +596,7 @@ func (s *Store) Host(ctx context.Context, key string) (frontier.HostState, error
 	if err != nil {
 		return frontier.HostState{}, err
 	}
-	if len(r) != 2 {
+	if len(r) != 3 {
 		return frontier.HostState{}, fmt.Errorf("redisstore: host: %w: reply %v", errCorrupt, r)
 	}
 	h, err := decodeHost([]byte(strOf(r[1])))
@@ -609,6 +604,7 @@ func (s *Store) Host(ctx context.Context, key string) (frontier.HostState, error
 		return frontier.HostState{}, fmt.Errorf("redisstore: host %s: %w", key, err)
 	}
 	h.NextAllowed = timeOf(intOf(r[0]))
+	h.ClosedUntil = timeOf(intOf(r[2]))
 	return h, nil
 }
 

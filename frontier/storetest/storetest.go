@@ -61,7 +61,8 @@ func Run(t *testing.T, h Harness) {
 	t.Run("PerHost", func(t *testing.T) { testPerHost(t, open(t)) })
 	t.Run("ClaimKey", func(t *testing.T) { testClaimKey(t, open(t)) })
 	t.Run("Limits", func(t *testing.T) { testLimits(t, open(t)) })
-	t.Run("GiveUp", func(t *testing.T) { testGiveUp(t, open(t)) })
+	t.Run("GiveUp", func(t *testing.T) { testGiveUp(t, h, open(t)) })
+	t.Run("ClosedKey", func(t *testing.T) { testClosedKey(t, h, open(t)) })
 	t.Run("CountsAndMeta", func(t *testing.T) { testCountsAndMeta(t, open(t)) })
 	t.Run("ContextCancelled", func(t *testing.T) { testContextCancelled(t, open(t)) })
 	t.Run("AckAdd", func(t *testing.T) { testAckAdd(t, h, open(t)) })
@@ -383,31 +384,6 @@ func testLimits(t *testing.T, s frontier.Store) {
 	}
 	if c.Scheduled != 6 || c.Queued != 7 {
 		t.Errorf("Counts = %+v, want 6 pages scheduled and 7 items queued", c)
-	}
-}
-
-func testGiveUp(t *testing.T, s frontier.Store) {
-	mustAdd(t, s, item("dead", "/1"), item("dead", "/2"), item("dead", "/3"), item("live", "/1"))
-	l := mustClaim(t, s, t0, "http://dead/1")
-	dropped, err := s.GiveUp(ctx, "dead")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var urls []string
-	for _, it := range dropped {
-		urls = append(urls, it.URL)
-	}
-	if !slices.Equal(urls, []string{"http://dead/2", "http://dead/3"}) {
-		t.Errorf("GiveUp dropped %v", urls)
-	}
-	if r := add(t, s, frontier.Limits{}, item("dead", "/new")); !errors.Is(r[0], frontier.ErrGivenUp) {
-		t.Errorf("Add to a given-up key: %v, want ErrGivenUp", r[0])
-	}
-	if err := s.Release(ctx, l, t0, frontier.Outcome{Host: l.Host}); !errors.Is(err, frontier.ErrGivenUp) {
-		t.Errorf("Release on a given-up key: %v, want ErrGivenUp", err)
-	}
-	if got := drain(t, s, t0); !slices.Equal(got, []string{"http://live/1"}) {
-		t.Errorf("after GiveUp, drained %v, want only live/1", got)
 	}
 }
 

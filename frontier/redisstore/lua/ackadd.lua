@@ -1,8 +1,8 @@
 -- ackadd.lua: add, then finish, in one call (frontier.AckAdder): a fetched
--- page's links and the end of its lease. ARGV[8..17] are finish's
--- arguments (an Ack's), add's start at ARGV[18]. Reply: finish's code,
+-- page's links and the end of its lease. ARGV[8..18] are finish's
+-- arguments (an Ack's), add's start at ARGV[19]. Reply: finish's code,
 -- then add's codes.
-local codes = add(18)
+local codes = add(19)
 local r = {finish()}
 for _, c in ipairs(codes) do
   r[#r + 1] = c

@@ -1,7 +1,9 @@
 -- claim.lua: lease the first item of the key that has waited longest
 -- among those ready now. ARGV[8] PerHost, ARGV[9] the lease in µs.
--- Reply: {1, token, key, item, host state, next allowed, lease left µs}, or
--- {0, has next, next - now µs, idle}.
+-- A closed key (given up, or closed until 'cu') is claimed whatever its
+-- next allowed time; one whose 'cu' has passed opens again, to its place.
+-- Reply: {1, token, key, item, host state, next allowed, lease left µs,
+-- given up, closed until}, or {0, has next, next - now µs, idle}.
 setPerHost(ARGV[8])
 local lease = tonumber(ARGV[9])
 sweep()
@@ -9,9 +11,12 @@ for _ = 1, 100 do
   local top = redis.call('ZRANGE', R, 0, 0, 'WITHSCORES')
   if #top == 0 or tonumber(top[2]) > clock then break end
   local s = key(top[1])
-  if s.qlen == 0 or s.leased >= perHost or s.gu then
+  if s.qlen == 0 or s.leased >= perHost then
     redis.call('ZREM', R, s.name) -- not claimable: should not have been there
-  elseif s.na > clock then
+  elseif not s.gu and s.cu > 0 and s.cu <= clock then
+    s.cu = 0
+    save(s, 'cu', 0) -- open again: to its place
+  elseif s.na > clock and not closed(s) then
     save(s) -- resting since a restart: to its place
   else
     local item = redis.call('LPOP', s.Q)
@@ -19,7 +24,8 @@ for _ = 1, 100 do
     redis.call('HINCRBY', N, 'queued', -1)
     local token = grant(s, item, lease)
     save(s)
-    return reply({1, token, s.name, item, redis.call('HGET', s.K, 'st') or '', s.na, lease})
+    return reply({1, token, s.name, item, redis.call('HGET', s.K, 'st') or '', s.na, lease,
+      s.gu and 1 or 0, s.cu})
   end
 end
 local nxt

@@ -2,8 +2,8 @@
 -- ARGV[9]: Ack, or Release when ARGV[10] is '1', putting item ARGV[11]
 -- back at the front of the queue. The key takes host state ARGV[12] with
 -- Delay ARGV[13] µs and rests ARGV[14] µs from now; ARGV[15] '1' stores
--- checkpoint ARGV[16] under name ARGV[17]. It returns 0 done, 1 lease
--- lost, 2 key given up.
+-- checkpoint ARGV[16] under name ARGV[17]; the key is closed for ARGV[18]
+-- µs from now (0: open). It returns 0 done, 1 lease lost.
 local function finish()
   local token, name = ARGV[8], ARGV[9]
   if redis.call('HGET', L, token) ~= name then
@@ -22,19 +22,16 @@ local function finish()
   local s = key(name)
   s.leased = math.max(s.leased - 1, 0)
   s.na = math.max(s.na, clock + tonumber(ARGV[14]))
-  local code = 0
   if ARGV[10] == '1' and isItem then
-    if s.gu then
-      code = 2
-    else
-      redis.call('LPUSH', s.Q, ARGV[11])
-      s.qlen = s.qlen + 1
-      redis.call('HINCRBY', N, 'queued', 1)
-    end
+    redis.call('LPUSH', s.Q, ARGV[11])
+    s.qlen = s.qlen + 1
+    redis.call('HINCRBY', N, 'queued', 1)
   end
-  save(s, 'st', ARGV[12], 'delay', ARGV[13])
+  s.cu = 0
+  if tonumber(ARGV[18]) > 0 then s.cu = clock + tonumber(ARGV[18]) end
+  save(s, 'st', ARGV[12], 'delay', ARGV[13], 'cu', s.cu)
   if ARGV[15] == '1' then
     redis.call('SET', P .. 'cp:' .. ARGV[17], ARGV[16])
   end
-  return code
+  return 0
 end

@@ -75,9 +75,9 @@ end
 -- key loads a politeness key's scheduling state.
 local function key(name)
   local K = P .. 'k:' .. name
-  local v = redis.call('HMGET', K, 'na', 'delay', 'leased', 'gu', 'ep')
+  local v = redis.call('HMGET', K, 'na', 'delay', 'leased', 'gu', 'ep', 'cu')
   local s = {K = K, Q = P .. 'q:' .. name, name = name, na = num(v[1]), delay = num(v[2]),
-    leased = num(v[3]), gu = v[4] == '1'}
+    leased = num(v[3]), gu = v[4] == '1', cu = num(v[6])}
   if num(v[5]) < epoch then
     s.na = math.max(s.na, epochAt + s.delay)
   end
@@ -86,20 +86,29 @@ local function key(name)
   return s
 end
 
+-- closed reports whether s's items are handed out to be reported, not
+-- fetched: it was given up, or its robots.txt is unreachable until s.cu.
+local function closed(s)
+  return s.gu or s.cu > 0
+end
+
 -- save writes s back with the extra fields given, keeps the host counters,
 -- puts the key in the ready set if it has queued items and a free lease
 -- slot (a key already there keeps its place unless it must now wait
--- longer), and lets an idle key's state expire once its rest is over.
+-- longer; a closed key goes ahead of every other, at 0), and lets an idle
+-- key's state expire once its rest is over.
 local function save(s, ...)
   redis.call('HSET', s.K, 'na', s.na, 'leased', s.leased, 'ep', epoch, ...)
   local active, busy = s.qlen > 0 or s.leased > 0, s.leased > 0
   if active ~= s.active then redis.call('HINCRBY', N, 'hosts', active and 1 or -1) end
   if busy ~= s.busy then redis.call('HINCRBY', N, 'busy', busy and 1 or -1) end
   s.active, s.busy = active, busy
-  if s.qlen > 0 and s.leased < perHost and not s.gu then
+  if s.qlen > 0 and s.leased < perHost then
     local cur = redis.call('ZSCORE', R, s.name)
     local at
-    if cur then at = math.max(tonumber(cur), s.na) else at = math.max(s.na, clock) end
+    if closed(s) then at = 0
+    elseif cur then at = math.max(tonumber(cur), s.na)
+    else at = math.max(s.na, clock) end
     redis.call('ZADD', R, at, s.name)
   else
     redis.call('ZREM', R, s.name)
@@ -124,7 +133,7 @@ local function expire(token, restFrom)
   redis.call('HINCRBY', N, 'leased', -1)
   local s = key(name)
   s.leased = math.max(s.leased - 1, 0)
-  if item and not s.gu then
+  if item then
     redis.call('LPUSH', s.Q, item)
     s.qlen = s.qlen + 1
     redis.call('HINCRBY', N, 'queued', 1)
@@ -150,7 +159,7 @@ local function grant(s, item, lease)
   redis.call('ZADD', E, clock + lease, token)
   redis.call('HINCRBY', N, 'leased', 1)
   s.leased = s.leased + 1
-  if perHost > 1 then
+  if perHost > 1 and not closed(s) then
     -- More than one lease at once: the next may start no sooner than a
     -- Delay after this one.
     s.na = math.max(s.na, clock + s.delay)

@@ -17,10 +17,10 @@ if ARGV[2] == 'counts' then
   c[7] = redis.call('ZCOUNT', R, string.format('(%d', clock), '+inf')
   return c
 end
-local v = redis.call('HMGET', P .. 'k:' .. ARGV[5], 'na', 'delay', 'ep', 'st')
+local v = redis.call('HMGET', P .. 'k:' .. ARGV[5], 'na', 'delay', 'ep', 'st', 'cu')
 local na = tonumber(v[1]) or 0
 local e = redis.call('HMGET', N, 'epoch', 'epochat')
 if (tonumber(v[3]) or 0) < (tonumber(e[1]) or 0) then
   na = math.max(na, (tonumber(e[2]) or 0) + (tonumber(v[2]) or 0))
 end
-return {na, v[4] or ''}
+return {na, v[4] or '', tonumber(v[5]) or 0}

@@ -1,0 +1,127 @@
+package storetest
+
+import (
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/heedcrawl/heed/frontier"
+)
+
+// closedDrain claims from now on until nothing is handed out within a
+// minute of now, acking each lease with its own host state and no rest,
+// and returns the URLs of the closed leases and of the others, in the order
+// they were claimed. (A reopened Store makes each key rest a little.)
+func closedDrain(t *testing.T, s frontier.Store, now time.Time) (closed, open []string) {
+	t.Helper()
+	end := now.Add(time.Minute)
+	for range 1000 {
+		c := claim(t, s, now, opt)
+		if c.Lease == nil && !c.Next.IsZero() && c.Next.Before(end) {
+			now = c.Next
+			continue
+		}
+		if c.Lease == nil {
+			return closed, open
+		}
+		if c.Lease.Closed(now) {
+			closed = append(closed, c.Lease.URL)
+		} else {
+			open = append(open, c.Lease.URL)
+		}
+		ack(t, s, c.Lease, now, 0)
+	}
+	t.Fatal("Claim never ran out of items")
+	return nil, nil
+}
+
+// testGiveUp: a key given up refuses new URLs, and its queued items —
+// the one whose lease was under way included — are handed out at once,
+// marked GivenUp, whatever its pace, which they leave as it was; after a
+// reopen too, for the items not yet acked.
+func testGiveUp(t *testing.T, h Harness, s frontier.Store) {
+	mustAdd(t, s, item("dead", "/1"), item("dead", "/2"), item("dead", "/3"), item("dead", "/4"), item("live", "/1"))
+	l := mustClaim(t, s, t0, "http://dead/1")
+	if err := s.GiveUp(ctx, "dead"); err != nil {
+		t.Fatal(err)
+	}
+	if r := add(t, s, frontier.Limits{}, item("dead", "/new")); !errors.Is(r[0], frontier.ErrGivenUp) {
+		t.Errorf("Add to a given-up key: %v, want ErrGivenUp", r[0])
+	}
+	if err := s.Release(ctx, l, t0, frontier.Outcome{Host: l.Host, Rest: time.Hour}); err != nil {
+		t.Fatalf("Release on a given-up key: %v", err)
+	}
+	first := mustClaim(t, s, t0, "http://dead/1")
+	if !first.GivenUp || !first.Closed(t0) {
+		t.Errorf("lease of a given-up key: GivenUp %v, Closed %v; want both", first.GivenUp, first.Closed(t0))
+	}
+	ack(t, s, first, t0, 0)
+	if h.Reopen != nil {
+		s = h.Reopen(t, s)
+		t.Cleanup(func() { s.Close() })
+	}
+	closed, open := closedDrain(t, s, t0)
+	if want := []string{"http://dead/2", "http://dead/3", "http://dead/4"}; !slices.Equal(closed, want) {
+		t.Errorf("given-up items handed out %v, want %v", closed, want)
+	}
+	if !slices.Equal(open, []string{"http://live/1"}) {
+		t.Errorf("other items handed out %v, want [http://live/1]", open)
+	}
+	hs, err := s.Host(ctx, "dead")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Reopen == nil && hs.NextAllowed.Before(t0.Add(time.Hour)) {
+		t.Errorf("given-up key's NextAllowed = t0+%v, want its rest of an hour untouched", hs.NextAllowed.Sub(t0))
+	}
+}
+
+// testClosedKey: a key whose lease ends with ClosedUntil set is handed out
+// at once, ahead of keys waiting, until then — its NextAllowed untouched —
+// and once ClosedUntil has passed it waits for its NextAllowed as any key.
+// ClosedUntil is kept across a reopen.
+func testClosedKey(t *testing.T, h Harness, s frontier.Store) {
+	mustAdd(t, s, item("a", "/1"), item("b", "/1"), item("a", "/2"), item("a", "/3"), item("a", "/4"), item("b", "/2"))
+	l := mustClaim(t, s, t0, "http://a/1")
+	hs := l.Host
+	hs.ClosedUntil = t0.Add(time.Minute)
+	if err := s.Ack(ctx, l, t0, frontier.Outcome{Host: hs, Rest: 2 * time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	// Closed: a/2 comes before b/1, which has waited longer.
+	c := mustClaim(t, s, t0, "http://a/2")
+	if !c.Closed(t0) || c.GivenUp {
+		t.Errorf("lease of a closed key: Closed %v, GivenUp %v; want closed, not given up", c.Closed(t0), c.GivenUp)
+	}
+	ack(t, s, c, t0, 0)
+	if h.Reopen != nil {
+		s = h.Reopen(t, s)
+		t.Cleanup(func() { s.Close() })
+	}
+	got, err := s.Host(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.ClosedUntil.Equal(t0.Add(time.Minute)) {
+		t.Errorf("Host(a).ClosedUntil = %v, want t0+1m", got.ClosedUntil)
+	}
+	if got.NextAllowed.Before(t0.Add(2 * time.Minute)) {
+		t.Errorf("Host(a).NextAllowed = t0+%v after closed leases, want its rest (t0+2m) untouched", got.NextAllowed.Sub(t0))
+	}
+	c = mustClaim(t, s, t0, "http://a/3")
+	ack(t, s, c, t0, 0)
+	// Open again after a minute: a/4 waits for a's rest, b goes on.
+	later := t0.Add(time.Minute + time.Second)
+	b1 := mustClaim(t, s, later, "http://b/1")
+	ack(t, s, b1, later, 0)
+	b2 := mustClaim(t, s, later, "http://b/2")
+	ack(t, s, b2, later, 0)
+	if cl := claim(t, s, later, opt); cl.Lease != nil {
+		t.Fatalf("Claim at t0+61s = %s, want none before a's NextAllowed", cl.Lease.URL)
+	}
+	a4 := mustClaim(t, s, t0.Add(2*time.Minute), "http://a/4")
+	if a4.Closed(t0.Add(2 * time.Minute)) {
+		t.Error("a/4 handed out closed after ClosedUntil passed")
+	}
+}
