@@ -8,12 +8,15 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"sync"
 	"testing"
 	"time"
 	"unicode/utf16"
 
 	"github.com/heedcrawl/heed/fetch"
+	"github.com/heedcrawl/heed/frontier"
 	"github.com/heedcrawl/heed/internal/fakeclock"
+	"github.com/heedcrawl/heed/internal/hostid"
 	"github.com/heedcrawl/heed/ratelimit"
 	"github.com/heedcrawl/heed/robots"
 )
@@ -131,6 +134,62 @@ func TestRobotsEntryRejectsNonHTTP(t *testing.T) {
 	}
 }
 
+// policyPacer paces the robots gate the way the crawler's lease pacer
+// does, with a ratelimit.Policy over a frontier.HostState per key (kept
+// here rather than in a frontier): Acquire waits, on the real clock, until
+// the key's NextAllowed, and the release records the answer and returns
+// when the key may be asked again.
+type policyPacer struct {
+	pol *ratelimit.Policy
+	now func() time.Time
+
+	mu    sync.Mutex
+	hosts map[string]*frontier.HostState
+}
+
+func newPolicyPacer(t *testing.T, cfg ratelimit.Config, now func() time.Time) *policyPacer {
+	t.Helper()
+	pol, err := ratelimit.NewPolicy(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &policyPacer{pol: pol, now: now, hosts: map[string]*frontier.HostState{}}
+}
+
+func (p *policyPacer) host(key string) *frontier.HostState {
+	h := p.hosts[key]
+	if h == nil {
+		h = &frontier.HostState{}
+		p.hosts[key] = h
+	}
+	return h
+}
+
+func (p *policyPacer) readyAt(key string) time.Time {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.host(key).NextAllowed
+}
+
+func (p *policyPacer) Acquire(ctx context.Context, key string) (robots.Release, error) {
+	if wait := p.readyAt(key).Sub(p.now()); wait > 0 {
+		timer := time.NewTimer(wait)
+		defer timer.Stop()
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-timer.C:
+		}
+	}
+	return func(status int, header http.Header, rtt time.Duration, err error) time.Time {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		h, now := p.host(key), p.now()
+		h.NextAllowed = now.Add(p.pol.Observe(key, h, now, status, header, rtt, err))
+		return h.NextAllowed
+	}, nil
+}
+
 // A host paced 600 ms apart whose robots.txt redirects on the same host,
 // with a 300 ms timeout: the wait for the second hop is pacing, not part of
 // the request (crawl -delay 1.5s -timeout 1s once read such a site as
@@ -146,11 +205,8 @@ func TestRobotsGatePacingIsNotTimedOut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lim, err := ratelimit.New(ratelimit.Config{MinDelay: 600 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	gate, err := newRobotsGate(&c.cfg, crawlFetcher(&c.cfg, &fetch.AddressPolicy{AllowAll: true}), lim, lim.Key, nil)
+	pacer := newPolicyPacer(t, ratelimit.Config{MinDelay: 600 * time.Millisecond}, time.Now)
+	gate, err := newRobotsGate(&c.cfg, crawlFetcher(&c.cfg, &fetch.AddressPolicy{AllowAll: true}), pacer, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +224,7 @@ func TestRobotsGatePacingIsNotTimedOut(t *testing.T) {
 	}
 }
 
-// A 503 with Retry-After on robots.txt pauses the host through the limiter,
+// A 503 with Retry-After on robots.txt pauses the host through the pacer,
 // pages included, even while the stale copy still allows them; the gate
 // retries robots.txt a back-off after the pause ends.
 func TestRobotsGateRetryAfterRestsHost(t *testing.T) {
@@ -187,11 +243,8 @@ func TestRobotsGateRetryAfterRestsHost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lim, err := ratelimit.New(ratelimit.Config{MinDelay: time.Second, Clock: clock})
-	if err != nil {
-		t.Fatal(err)
-	}
-	gate, err := newRobotsGate(&c.cfg, crawlFetcher(&c.cfg, &fetch.AddressPolicy{AllowAll: true}), lim, lim.Key, nil)
+	pacer := newPolicyPacer(t, ratelimit.Config{MinDelay: time.Second}, clock.Now)
+	gate, err := newRobotsGate(&c.cfg, crawlFetcher(&c.cfg, &fetch.AddressPolicy{AllowAll: true}), pacer, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,12 +262,12 @@ func TestRobotsGateRetryAfterRestsHost(t *testing.T) {
 		t.Fatalf("verdict %+v entry %+v: want the stale copy", v, v.Entry)
 	}
 	want := clock.Now().Add(20 * time.Minute)
-	if at := lim.ReadyAt(lim.Key(u)); at.Before(want) {
+	if at := pacer.readyAt(hostid.Key(u)); at.Before(want) {
 		t.Fatalf("host ready at %v, want it paused until %v by Retry-After", at, want)
 	}
 	// Its pages go first, under the stale copy; robots.txt is asked again
 	// a back-off after the pause.
-	if want := lim.ReadyAt(lim.Key(u)).Add(robots.DefaultGateRetryMin); !v.Entry.Expires.Equal(want) {
+	if want := pacer.readyAt(hostid.Key(u)).Add(robots.DefaultGateRetryMin); !v.Entry.Expires.Equal(want) {
 		t.Fatalf("robots.txt due again at %v, want a back-off after the pause ends (%v)", v.Entry.Expires, want)
 	}
 }

@@ -1,16 +1,13 @@
 package ratelimit_test
 
 import (
-	"context"
-	"runtime"
+	"net/url"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/heedcrawl/heed/internal/fakeclock"
+	"github.com/heedcrawl/heed/frontier"
 	"github.com/heedcrawl/heed/ratelimit"
-	"golang.org/x/time/rate"
 )
 
 const benchHosts = 10000
@@ -23,79 +20,53 @@ func benchKeys() []string {
 	return keys
 }
 
-// BenchmarkRequestCycle is the limiter's cost per request in a crawler:
-// ReadyAt (the frontier asks), Wait (returns at once), Observe, Done,
-// ReadyAt again, over 10,000 hosts visited round-robin at a 1 s delay.
-func BenchmarkRequestCycle(b *testing.B) {
-	clock := fakeclock.New(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
-	lim, _ := ratelimit.New(ratelimit.Config{Clock: clock, Jitter: -1})
-	keys := benchKeys()
-	ctx := context.Background()
-	b.ReportAllocs()
-	i := 0
-	for b.Loop() {
-		if i%benchHosts == 0 {
-			clock.Advance(time.Second)
-		}
-		k := keys[i%benchHosts]
-		lim.ReadyAt(k)
-		if err := lim.Wait(ctx, k); err != nil {
-			b.Fatal(err)
-		}
-		lim.Observe(k, 200, nil, 50*time.Millisecond, nil)
-		lim.Done(k)
-		lim.ReadyAt(k)
-		i++
+// BenchmarkPolicyObserve is the Policy's cost per request in a crawler:
+// SetCrawlDelay with the value the host already has (the common case) and
+// Observe of a 200, over 10,000 hosts' states visited round-robin.
+func BenchmarkPolicyObserve(b *testing.B) {
+	pol, err := ratelimit.NewPolicy(ratelimit.Config{Jitter: -1})
+	if err != nil {
+		b.Fatal(err)
 	}
-}
-
-// BenchmarkBaselineRateMap is the naive design for comparison: a mutex
-// and a map of rate.Limiters, one AllowN and two TokensAt per request, no
-// in-flight limit, back-off or eviction.
-func BenchmarkBaselineRateMap(b *testing.B) {
-	var mu sync.Mutex
-	m := make(map[string]*rate.Limiter)
 	keys := benchKeys()
+	states := make([]frontier.HostState, benchHosts)
 	now := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
-		if i%benchHosts == 0 {
+		k := i % benchHosts
+		if k == 0 {
 			now = now.Add(time.Second)
 		}
-		k := keys[i%benchHosts]
-		mu.Lock()
-		l := m[k]
-		if l == nil {
-			l = rate.NewLimiter(rate.Every(time.Second), 1)
-			m[k] = l
+		pol.SetCrawlDelay(keys[k], &states[k], 2*time.Second, true)
+		if rest := pol.Observe(keys[k], &states[k], now, 200, nil, 50*time.Millisecond, nil); rest != 2*time.Second {
+			b.Fatalf("rest %v, want the 2s Crawl-delay", rest)
 		}
-		l.TokensAt(now)
-		if !l.AllowN(now, 1) {
-			b.Fatal("not allowed")
-		}
-		l.TokensAt(now)
-		mu.Unlock()
 		i++
 	}
 }
 
-// BenchmarkMemoryPerHost reports the heap held per tracked host.
-func BenchmarkMemoryPerHost(b *testing.B) {
-	keys := benchKeys()
-	for b.Loop() {
-		clock := fakeclock.New(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
-		runtime.GC()
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
-		lim, _ := ratelimit.New(ratelimit.Config{Clock: clock})
-		for _, k := range keys {
-			_ = lim.Wait(context.Background(), k)
-			lim.Done(k)
-		}
-		runtime.GC()
-		runtime.ReadMemStats(&after)
-		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/benchHosts, "B/host")
-		runtime.KeepAlive(lim)
+// BenchmarkKeys is the cost of a politeness key per URL, by host and by
+// registrable domain.
+func BenchmarkKeys(b *testing.B) {
+	urls := make([]*url.URL, benchHosts)
+	for i := range urls {
+		urls[i] = &url.URL{Scheme: "https", Host: "www.h" + strconv.Itoa(i) + ".example.co.uk", Path: "/a"}
+	}
+	for _, mode := range []ratelimit.KeyMode{ratelimit.KeyHost, ratelimit.KeyDomain} {
+		b.Run(mode.String(), func(b *testing.B) {
+			ks, err := ratelimit.NewKeys(mode, nil, 0, nil, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				if ks.Key(urls[i%benchHosts]) == "" {
+					b.Fatal("no key")
+				}
+				i++
+			}
+		})
 	}
 }

@@ -1,51 +1,48 @@
 package ratelimit_test
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"net/url"
 	"time"
 
 	"github.com/heedcrawl/heed/frontier"
-	"github.com/heedcrawl/heed/internal/fakeclock"
 	"github.com/heedcrawl/heed/ratelimit"
 )
 
-// A worker's life with the limiter: the scheduler hands a key out once
-// ReadyAt has come, the worker's Wait returns at once, and after the request
-// ReadyAt already tells the scheduler when the key may be used next.
+// A worker's life with a Policy: the politeness key chooses the host's
+// pacing state (in a crawler, the frontier hands it out with a lease and
+// keeps it), and after each answer the Policy updates the state and says
+// how long the host rests.
 func Example() {
-	ctx := context.Background()
-	clock := fakeclock.New(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
-	lim, err := ratelimit.New(ratelimit.Config{MinDelay: time.Second, MaxDelay: 30 * time.Second, Clock: clock})
+	keys, err := ratelimit.NewKeys(ratelimit.KeyHost, nil, 0, nil, nil)
 	if err != nil {
 		panic(err)
 	}
-
-	u, _ := url.Parse("https://WWW.Example.com/page")
-	key := lim.Key(u)                     // also the frontier's and the robots gate's key function
-	lim.SetCrawlDelay(key, 5*time.Second) // from the host's robots.txt
-
-	if err := lim.Wait(ctx, key); err != nil { // ready: returns at once
+	pol, err := ratelimit.NewPolicy(ratelimit.Config{MinDelay: time.Second, MaxDelay: 30 * time.Second})
+	if err != nil {
 		panic(err)
 	}
+	now := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+
+	u, _ := url.Parse("https://WWW.Example.com:443/page")
+	key := keys.Key(u) // also the frontier's and the robots gate's key function
+	var h frontier.HostState
+	pol.SetCrawlDelay(key, &h, 5*time.Second, true) // from the host's robots.txt
+
 	// ... the request ...
-	lim.Observe(key, http.StatusOK, nil, 80*time.Millisecond, nil)
-	lim.Done(key)
-	s := lim.Status(key)
-	fmt.Printf("%s: next request in %v (%v)\n", key, lim.ReadyAt(key).Sub(clock.Now()), s.Reason)
+	rest := pol.Observe(key, &h, now, http.StatusOK, nil, 80*time.Millisecond, nil)
+	fmt.Printf("%s: next request in %v (%v)\n", key, rest, pol.Status(key, h, now).Reason)
 
 	// The site says it is overloaded and asks for two minutes' rest.
-	clock.Advance(5 * time.Second)
-	_ = lim.Wait(ctx, key)
-	lim.Observe(key, http.StatusServiceUnavailable, http.Header{"Retry-After": {"120"}}, 0, nil)
-	lim.Done(key)
-	fmt.Println("paused for", lim.Status(key).PausedUntil.Sub(clock.Now()))
+	now = now.Add(5 * time.Second)
+	rest = pol.Observe(key, &h, now, http.StatusServiceUnavailable, http.Header{"Retry-After": {"120"}}, 0, nil)
+	fmt.Println("paused for", rest)
 
 	// A site asking for a one-hour Crawl-delay is crawled at MaxDelay.
-	lim.SetCrawlDelay("slow.example", time.Hour)
-	s = lim.Status("slow.example")
+	var slow frontier.HostState
+	pol.SetCrawlDelay("slow.example", &slow, time.Hour, true)
+	s := pol.Status("slow.example", slow, now)
 	fmt.Println("slow.example:", s.Delay, s.Reason, "capped:", s.Capped)
 
 	// Output:
@@ -55,13 +52,14 @@ func Example() {
 }
 
 // Failures double a host's delay and successes bring it back.
-func ExampleHostLimiter_Observe() {
-	clock := fakeclock.New(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
-	lim, _ := ratelimit.New(ratelimit.Config{Jitter: -1, Clock: clock})
+func ExamplePolicy_Observe() {
+	pol, _ := ratelimit.NewPolicy(ratelimit.Config{Jitter: -1})
+	now := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	var h frontier.HostState
 	for _, status := range []int{500, 502, 429, 200, 200, 200} {
-		lim.Observe("a.example", status, nil, 0, nil)
-		s := lim.Status("a.example")
-		fmt.Println(status, s.Delay, s.Reason)
+		pol.Observe("a.example", &h, now, status, nil, 0, nil)
+		d, why, _ := pol.Delay(h)
+		fmt.Println(status, d, why)
 	}
 	// Output:
 	// 500 2s back-off

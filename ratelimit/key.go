@@ -23,7 +23,7 @@ const (
 	// URLs spell them (both take it from one function): host name
 	// lower-cased and in punycode, trailing dots dropped, the scheme's
 	// default port dropped, IPv6 literals in brackets. So the frontier, the
-	// robots gate and the limiter agree even if only one is told, and
+	// robots gate and the pacing agree even if only one is told, and
 	// "H.example:80", "h.example." and "h.example" are one budget.
 	// http://a and https://a share one budget; http://a:8080 has its own.
 	KeyHost KeyMode = iota
@@ -35,7 +35,7 @@ const (
 	KeyDomain
 	// KeyIP keys by the host's IP address, so virtual hosts on one server
 	// share one budget. A host name is resolved once, the first time Key
-	// sees it, and that answer is its key for the life of the limiter: a
+	// sees it, and that answer is its key for the life of the Keys: a
 	// name whose key changed under a crawl would have its queued URLs under
 	// one key and new ones under another, two budgets for one host. Of
 	// several addresses the lowest is taken (IPv4 before IPv6), so that
@@ -45,10 +45,10 @@ const (
 	// brackets.
 	//
 	// Memory: up to 65,536 names are remembered. Beyond that the least
-	// recently keyed name whose key holds no pacing state (see
-	// IdleTimeout) is forgotten, and resolved afresh if it comes back; a
-	// name whose key is busy is not, unless names outnumber the bound
-	// twice over. ResolveTTL does not apply.
+	// recently keyed name whose key is no longer in use (see NewKeys'
+	// live) is forgotten, and resolved afresh if it comes back; a name
+	// whose key is in use is not, unless names outnumber the bound twice
+	// over.
 	KeyIP
 )
 
@@ -69,6 +69,10 @@ func (m KeyMode) String() string {
 type Resolver interface {
 	LookupIPAddr(ctx context.Context, host string) ([]net.IPAddr, error)
 }
+
+// evictScan bounds the names examined per call when KeyIP forgets some,
+// keeping it O(1).
+const evictScan = 8
 
 // pinnedNames is how many host names KeyIP remembers before it forgets
 // idle ones. A name costs about 200 bytes, so the bound is about 13 MB,
@@ -91,9 +95,9 @@ type pinned struct {
 	name, key string
 }
 
-// newKeyer returns the keyer for mode. The ttl is accepted for the sake of
-// Config.ResolveTTL and ignored: a name keeps its first key (see KeyIP).
-func newKeyer(mode KeyMode, r Resolver, ttl, timeout time.Duration, clock Clock) (*keyer, error) {
+// newKeyer returns the keyer for mode. A name keeps its first key (see
+// KeyIP).
+func newKeyer(mode KeyMode, r Resolver, timeout time.Duration) (*keyer, error) {
 	if mode > KeyIP {
 		return nil, fmt.Errorf("%w: unknown %v", ErrInvalidConfig, mode)
 	}
@@ -116,9 +120,13 @@ type Keys struct {
 // net.DefaultResolver), each lookup bounded by timeout (zero means
 // DefaultResolveTimeout). live, if not nil, reports whether a key is still
 // in use, so that KeyIP does not forget the name behind it (see KeyIP);
-// nil counts every key as in use.
+// nil counts every key as in use. It fails, with ErrInvalidConfig, for an
+// unknown mode or a negative timeout.
 func NewKeys(mode KeyMode, r Resolver, timeout time.Duration, live func(key string) bool, log *slog.Logger) (*Keys, error) {
-	k, err := newKeyer(mode, r, 0, orDefault(timeout, DefaultResolveTimeout), nil)
+	if timeout < 0 {
+		return nil, fmt.Errorf("%w: negative resolve timeout %v", ErrInvalidConfig, timeout)
+	}
+	k, err := newKeyer(mode, r, orDefault(timeout, DefaultResolveTimeout))
 	if err != nil {
 		return nil, err
 	}
@@ -153,26 +161,6 @@ func (ks *Keys) Key(u *url.URL) string {
 		return ks.k.key(name, ks.live, ks.log)
 	}
 	return hostid.Key(u)
-}
-
-// Key returns the politeness key of u under the configured KeyMode, or ""
-// for a URL without a valid host (one the frontier would refuse). Its
-// signature is the frontier's and the robots gate's key function, so a
-// crawler passes lim.Key to both and every part paces under one key. Only
-// KeyIP mode can block, the first time it sees a host name, for at most
-// ResolveTimeout.
-func (l *HostLimiter) Key(u *url.URL) string {
-	return l.keys.Key(u)
-}
-
-// hasState reports whether the limiter holds pacing state for key, which
-// it does from the key's first Wait, Observe or SetCrawlDelay until the key
-// has been idle for IdleTimeout.
-func (l *HostLimiter) hasState(key string) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	_, ok := l.hosts[key]
-	return ok
 }
 
 // key returns the KeyIP key of the canonical host name: the address
@@ -243,7 +231,7 @@ func (k *keyer) lookup(name string, log *slog.Logger) string {
 }
 
 // forget drops names beyond k.max, least recently keyed first, skipping
-// (and refreshing) names whose key has pacing state, so that a busy host is
+// (and refreshing) names whose key is live (in use), so that a busy host is
 // not resolved again mid-crawl. Past twice the bound, the coldest name goes
 // regardless: one server with more names than that is better paced as
 // several than allowed to exhaust memory. k.mu must be held; live must not

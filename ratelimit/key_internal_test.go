@@ -7,9 +7,6 @@ import (
 	"net/url"
 	"sync"
 	"testing"
-	"time"
-
-	"github.com/heedcrawl/heed/internal/fakeclock"
 )
 
 // movingResolver answers every lookup with a new address, the worst case
@@ -39,35 +36,48 @@ func (r *movingResolver) lookups(host string) int {
 
 // TestIPKeyMemoryBound checks the rule KeyIP documents: past the bound,
 // idle names are forgotten, least recently keyed first; a name whose key
-// has pacing state keeps its key however cold it is; past twice the bound
-// names go regardless.
+// is live keeps its key however cold it is; past twice the bound names go
+// regardless.
 func TestIPKeyMemoryBound(t *testing.T) {
 	res := &movingResolver{}
-	clock := fakeclock.New(time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC))
-	l, err := New(Config{Key: KeyIP, Resolver: res, Clock: clock})
+	var mu sync.Mutex
+	busy := map[string]bool{} // the keys in use
+	live := func(key string) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return busy[key]
+	}
+	use := func(key string) {
+		mu.Lock()
+		busy[key] = true
+		mu.Unlock()
+	}
+	ks, err := NewKeys(KeyIP, res, 0, live, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	const bound = 16
-	l.keys.k.max = bound
+	ks.k.max = bound
 	key := func(name string) string {
-		return l.Key(&url.URL{Scheme: "http", Host: name, Path: "/"})
+		return ks.Key(&url.URL{Scheme: "http", Host: name, Path: "/"})
+	}
+	names := func() int {
+		ks.k.mu.Lock()
+		defer ks.k.mu.Unlock()
+		return len(ks.k.names)
 	}
 
-	busy := key("busy.example")
-	if err := l.Wait(context.Background(), busy); err != nil {
-		t.Fatal(err)
-	}
-	defer l.Done(busy)
+	busyKey := key("busy.example")
+	use(busyKey)
 	idle := key("idle.example")
 	for i := range 4 * bound {
 		key(fmt.Sprintf("h%d.example", i))
-		if n := len(l.keys.k.names); n > bound+1 {
+		if n := names(); n > bound+1 {
 			t.Fatalf("after %d names, %d remembered; bound %d", i+3, n, bound)
 		}
 	}
-	if k := key("busy.example"); k != busy || res.lookups("busy.example") != 1 {
-		t.Errorf("busy name: key %q (was %q), %d lookups; want it kept", k, busy, res.lookups("busy.example"))
+	if k := key("busy.example"); k != busyKey || res.lookups("busy.example") != 1 {
+		t.Errorf("busy name: key %q (was %q), %d lookups; want it kept", k, busyKey, res.lookups("busy.example"))
 	}
 	key("idle.example")
 	if n := res.lookups("idle.example"); n != 2 {
@@ -80,13 +90,12 @@ func TestIPKeyMemoryBound(t *testing.T) {
 	// Every remembered name busy: the map may grow to twice the bound,
 	// and no further.
 	for i := range 4 * bound {
-		k := key(fmt.Sprintf("live%d.example", i))
-		if err := l.Wait(context.Background(), k); err != nil {
-			t.Fatal(err)
-		}
-		defer l.Done(k)
-		if n := len(l.keys.k.names); n > 2*bound {
+		use(key(fmt.Sprintf("live%d.example", i)))
+		if n := names(); n > 2*bound {
 			t.Fatalf("%d names remembered, hard bound %d", n, 2*bound)
 		}
+	}
+	if n := names(); n != 2*bound {
+		t.Fatalf("%d names remembered with every one live, want the hard bound %d", n, 2*bound)
 	}
 }

@@ -2,6 +2,7 @@ package ratelimit_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -13,6 +14,15 @@ import (
 	"github.com/heedcrawl/heed/ratelimit"
 )
 
+func newKeys(t *testing.T, mode ratelimit.KeyMode, r ratelimit.Resolver) *ratelimit.Keys {
+	t.Helper()
+	k, err := ratelimit.NewKeys(mode, r, 0, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
 func mustURL(t *testing.T, s string) *url.URL {
 	t.Helper()
 	u, err := url.Parse(s)
@@ -23,8 +33,8 @@ func mustURL(t *testing.T, s string) *url.URL {
 }
 
 func TestHostAndDomainKeys(t *testing.T) {
-	host, _ := newLimiter(t, ratelimit.Config{})
-	domain, _ := newLimiter(t, ratelimit.Config{Key: ratelimit.KeyDomain})
+	host := newKeys(t, ratelimit.KeyHost, nil)
+	domain := newKeys(t, ratelimit.KeyDomain, nil)
 	cases := []struct{ url, host, domain string }{
 		{"https://WWW.Example.COM/a", "www.example.com", "example.com"},
 		{"http://www.example.com:80/a", "www.example.com", "example.com"},
@@ -62,10 +72,10 @@ func TestHostAndDomainKeys(t *testing.T) {
 }
 
 // TestHostKeyIsTheFrontiersKey checks the promise KeyHost makes: whatever
-// the spelling, the limiter's key is the host of the frontier's canonical
-// URL, which is the frontier's default key.
+// the spelling, the key is the host of the frontier's canonical URL, which
+// is the frontier's default key.
 func TestHostKeyIsTheFrontiersKey(t *testing.T) {
-	l, _ := newLimiter(t, ratelimit.Config{})
+	l := newKeys(t, ratelimit.KeyHost, nil)
 	for _, raw := range []string{
 		"http://example.com/", "https://example.com:8443/x", "http://[2001:db8::1]/",
 		"http://[2001:DB8:0::1]:81/", "http://xn--bcher-kva.example/", "http://BÜCHER.example.:80/",
@@ -151,7 +161,10 @@ func TestIPKeys(t *testing.T) {
 		"dual.example": {"2001:db8::7", "192.0.2.7"},
 		"d.example":    {"192.0.2.7"},
 	}}
-	l, clock := newLimiter(t, ratelimit.Config{Key: ratelimit.KeyIP, Resolver: res, ResolveTTL: time.Minute})
+	l := newKeys(t, ratelimit.KeyIP, res)
+	if l.Mode() != ratelimit.KeyIP {
+		t.Fatalf("Mode = %v", l.Mode())
+	}
 	key := func(s string) string { return l.Key(mustURL(t, s)) }
 	if a, b := key("http://a.example/"), key("https://B.example.:8443/"); a != "192.0.2.1" || b != a {
 		t.Fatalf("keys %q, %q; want both 192.0.2.1", a, b)
@@ -166,12 +179,6 @@ func TestIPKeys(t *testing.T) {
 	key("http://A.EXAMPLE.:80/y")
 	if n := res.lookups("a.example"); n != 1 {
 		t.Fatalf("a.example looked up %d times, want 1", n)
-	}
-	// The first answer is final: no lookup after ResolveTTL either.
-	clock.Advance(time.Hour)
-	key("http://a.example/")
-	if n := res.lookups("a.example"); n != 1 {
-		t.Fatalf("a.example looked up %d times after an hour, want 1", n)
 	}
 	before := res.total()
 	for _, lit := range []struct{ url, key string }{
@@ -202,18 +209,18 @@ func TestIPKeys(t *testing.T) {
 }
 
 // TestIPKeyRoundRobin is the bug KeyIP had: keys were taken when a URL
-// was queued and taken again, re-resolved after ResolveTTL, when it was
+// was queued and taken again, re-resolved after a TTL, when it was
 // fetched, so a host answering round-robin got a key per address and, with
 // one request per host, several at once. Every lookup here answers in a
 // new order, or with a different single address, and the key must not
-// move, however many times and however long after it is asked.
+// move, however many times it is asked.
 func TestIPKeyRoundRobin(t *testing.T) {
 	for _, single := range []bool{false, true} {
 		t.Run(fmt.Sprintf("single=%v", single), func(t *testing.T) {
 			res := &fakeResolver{rotate: true, single: single, addrs: map[string][]string{
 				"rr.example": {"198.51.100.3", "198.51.100.1", "203.0.113.5", "198.51.100.2"},
 			}}
-			l, clock := newLimiter(t, ratelimit.Config{Key: ratelimit.KeyIP, Resolver: res, ResolveTTL: time.Second})
+			l := newKeys(t, ratelimit.KeyIP, res)
 			first := l.Key(mustURL(t, "http://rr.example/"))
 			want := "198.51.100.1" // the lowest of the answer
 			if single {
@@ -222,21 +229,14 @@ func TestIPKeyRoundRobin(t *testing.T) {
 			if first != want {
 				t.Fatalf("key %q, want %q", first, want)
 			}
-			ctx := context.Background()
 			for i := range 20 {
-				clock.Advance(time.Second)
 				k := l.Key(mustURL(t, fmt.Sprintf("http://RR.example.:80/%d", i)))
 				if k != first {
 					t.Fatalf("request %d: key %q, want %q as at first", i, k, first)
 				}
-				// The host is busy under its key throughout.
-				if err := l.Wait(ctx, k); err != nil {
-					t.Fatal(err)
-				}
-				l.Done(k)
 			}
-			if l.Len() != 1 {
-				t.Errorf("limiter holds %d keys for one host, want 1", l.Len())
+			if n := res.lookups("rr.example"); n != 1 {
+				t.Errorf("rr.example looked up %d times, want 1", n)
 			}
 		})
 	}
@@ -248,7 +248,7 @@ func TestIPKeyConcurrentFirstLookups(t *testing.T) {
 	res := &fakeResolver{rotate: true, single: true, addrs: map[string][]string{
 		"rr.example": {"198.51.100.3", "198.51.100.1", "198.51.100.2"},
 	}}
-	l, _ := newLimiter(t, ratelimit.Config{Key: ratelimit.KeyIP, Resolver: res})
+	l := newKeys(t, ratelimit.KeyIP, res)
 	keys := make([]string, 16)
 	var wg sync.WaitGroup
 	for i := range keys {
@@ -262,5 +262,19 @@ func TestIPKeyConcurrentFirstLookups(t *testing.T) {
 	}
 	if k := l.Key(mustURL(t, "http://rr.example/")); k != keys[0] {
 		t.Fatalf("afterwards key %q, want %q", k, keys[0])
+	}
+}
+
+func TestNewKeysRejectsBadConfig(t *testing.T) {
+	if _, err := ratelimit.NewKeys(ratelimit.KeyMode(9), nil, 0, nil, nil); !errors.Is(err, ratelimit.ErrInvalidConfig) {
+		t.Errorf("unknown mode: err = %v, want ErrInvalidConfig", err)
+	}
+	if _, err := ratelimit.NewKeys(ratelimit.KeyIP, nil, -time.Second, nil, nil); !errors.Is(err, ratelimit.ErrInvalidConfig) {
+		t.Errorf("negative timeout: err = %v, want ErrInvalidConfig", err)
+	}
+	for m, want := range map[ratelimit.KeyMode]string{ratelimit.KeyHost: "host", ratelimit.KeyDomain: "domain", ratelimit.KeyIP: "ip", 9: "KeyMode(9)"} {
+		if got := m.String(); got != want {
+			t.Errorf("%d.String() = %q, want %q", m, got, want)
+		}
 	}
 }

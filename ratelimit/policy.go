@@ -31,8 +31,7 @@ import (
 //	fr.Done(ctx, lease, frontier.Outcome{Host: h, Rest: rest})
 //
 // A Policy is immutable and safe for concurrent use. Create one with
-// NewPolicy; HostLimiter applies the same Policy with state of its own, for
-// programs that pace without a frontier.
+// NewPolicy.
 type Policy struct {
 	minDelay, maxDelay time.Duration
 	maxRetryAfter      time.Duration
@@ -218,7 +217,7 @@ func (p *Policy) backOff(key string, h *frontier.HostState, why string, detail a
 	p.log.Info("ratelimit: backing off", "key", key, why, detail, "delay", h.Backoff)
 }
 
-// Status describes h as HostStatus does for a HostLimiter's key, at now.
+// Status describes h, the pacing state of key, at now.
 func (p *Policy) Status(key string, h frontier.HostState, now time.Time) HostStatus {
 	d, why, capped := p.Delay(h)
 	s := HostStatus{

@@ -2,10 +2,12 @@ package ratelimit_test
 
 import (
 	"math"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/heedcrawl/heed/frontier"
 	"github.com/heedcrawl/heed/ratelimit"
 )
 
@@ -58,13 +60,47 @@ func TestParseRetryAfterRejects(t *testing.T) {
 	}
 }
 
-// TestRetryAfterCappedInLimiter: a saturated Retry-After pauses the key
+// TestRetryAfterCappedInPolicy: a saturated Retry-After pauses the host
 // for MaxRetryAfter, no more and no less.
-func TestRetryAfterCappedInLimiter(t *testing.T) {
-	l, clock := newLimiter(t, ratelimit.Config{MaxRetryAfter: time.Hour})
-	h := map[string][]string{"Retry-After": {strings.Repeat("9", 100)}}
-	l.Observe("h", 503, h, time.Millisecond, nil)
-	if s := l.Status("h"); !s.PausedUntil.Equal(clock.Now().Add(time.Hour)) {
-		t.Errorf("paused until %v, want now+1h (%v)", s.PausedUntil, clock.Now().Add(time.Hour))
+func TestRetryAfterCappedInPolicy(t *testing.T) {
+	pol, err := ratelimit.NewPolicy(ratelimit.Config{MaxRetryAfter: time.Hour, Jitter: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h frontier.HostState
+	header := http.Header{"Retry-After": {strings.Repeat("9", 100)}}
+	if rest := pol.Observe("h", &h, t0, 503, header, time.Millisecond, nil); rest != time.Hour {
+		t.Errorf("rest %v, want 1h", rest)
+	}
+	if !h.PausedUntil.Equal(t0.Add(time.Hour)) {
+		t.Errorf("paused until %v, want t0+1h", h.PausedUntil)
+	}
+}
+
+func TestParseRetryAfter(t *testing.T) {
+	now := t0
+	cases := []struct {
+		in   string
+		want time.Duration
+		ok   bool
+	}{
+		{"0", 0, true},
+		{" 120 ", 120 * time.Second, true},
+		{now.Add(time.Minute).Format(http.TimeFormat), time.Minute, true},
+		{now.Add(time.Minute).Format(time.RFC850), time.Minute, true},
+		{now.Add(time.Minute).Format(time.ANSIC), time.Minute, true},
+		{now.Add(-time.Minute).Format(http.TimeFormat), 0, true},
+		{"99999999999999999999999", 1 << 32 * time.Second, true},
+		{"", 0, false},
+		{"-5", 0, false},
+		{"1.5", 0, false},
+		{"12abc", 0, false},
+		{"soon", 0, false},
+	}
+	for _, tc := range cases {
+		got, ok := ratelimit.ParseRetryAfter(tc.in, now)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("ParseRetryAfter(%q) = %v, %v; want %v, %v", tc.in, got, ok, tc.want, tc.ok)
+		}
 	}
 }
