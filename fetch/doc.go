@@ -55,9 +55,9 @@
 // sitemaps, RSS and Atom feeds, gzip-compressed or not, enforcing the
 // protocol's limits (50,000 entries, 50 MiB) and its rule that a sitemap
 // lists only URLs under its own directory unless a robots.txt of the target
-// host names it. SitemapWalker follows nested indexes through a caller's
-// fetch function (so the robots gate and the rate limiter see every
-// request) and SitemapURLs chooses where to start for an authority.
+// host names it; nested indexes are the caller's to fetch, like any other
+// URL (heed's crawler queues them, so the robots gate and the host's pacing
+// see every request). SitemapURLs chooses where to start for an authority.
 //
 // Of heed's packages, fetch depends on robots (for its definition of a
 // product token and for ErrTooManyRedirects) and internal/hostid; robots,
