@@ -17,7 +17,7 @@ import (
 // URL budget) and nested sitemaps (one level deeper in SitemapDepth, not
 // in Depth). The host rests from when the body has been read, not from
 // the headers: a sitemap of 50 MiB is one long request.
-func (r *run) fetchSitemap(ctx context.Context, j *job, u *url.URL) {
+func (r *run) fetchSitemap(ctx context.Context, j *lease, u *url.URL) {
 	start := r.now()
 	req := fetch.Request{URL: j.URL, Depth: j.Depth, Referrer: j.Referrer, MaxBodySize: fetch.MaxSitemapBytes, RedirectChain: j.Redirects}
 	p, body, err := r.fetcher.Stream(ctx, req)
@@ -48,7 +48,7 @@ func (r *run) fetchSitemap(ctx context.Context, j *job, u *url.URL) {
 	case status < 200 || status > 299:
 		r.log.Info("crawler: sitemap skipped", "url", j.URL, "status", status)
 	}
-	r.finishAdding(ctx, j, nil, target)
+	r.done(ctx, j, nil, target)
 }
 
 // sitemapBatch is how many sitemap entries are scheduled at once.

@@ -35,41 +35,13 @@ func (r *run) work(ctx context.Context) {
 			}
 			return
 		}
-		j := &job{Lease: l}
+		j := &lease{Lease: l}
 		if r.stop.Err() != nil {
-			r.deferJob(ctx, j) // not started: leave it queued
+			r.back(ctx, j, time.Time{}) // not started: leave it queued
 			return
 		}
 		r.process(ctx, j)
 	}
-}
-
-// job is a lease a worker holds: the item it works on, its host's pacing
-// state, and how long the host must rest once the lease ends — zero until
-// a request has been made under it.
-type job struct {
-	*frontier.Lease
-	rest     time.Duration
-	answered time.Time // when the last request under the lease ended
-}
-
-// observe updates j's host with the outcome of a request made under its
-// lease that ended now.
-func (r *run) observe(j *job, status int, header http.Header, rtt time.Duration, err error) {
-	j.answered = r.now()
-	j.Host.Interrupted = time.Time{} // a request has completed since
-	j.rest = r.policy.Observe(j.Key, &j.Host, j.answered, status, header, rtt, err)
-}
-
-// interruptedUntil is when j's host may be asked again after a request to
-// it was cut short by a stop (HostState.Interrupted): a full delay later, by
-// what is known of the host now. Zero if there was none.
-func (r *run) interruptedUntil(j *job) time.Time {
-	if j.Host.Interrupted.IsZero() || !j.answered.IsZero() {
-		return time.Time{}
-	}
-	d, _, _ := r.policy.Delay(j.Host)
-	return j.Host.Interrupted.Add(d)
 }
 
 // sleep waits d on the crawl's clock, or until ctx ends.
@@ -107,82 +79,12 @@ func (r *run) fail(err error) {
 	})
 }
 
-// restFromNow is how long j's host must still rest: j.rest counts from the
-// answer to the last request made under the lease.
-func (r *run) restFromNow(j *job) time.Duration {
-	if j.answered.IsZero() {
-		return 0
-	}
-	return j.answered.Add(j.rest).Sub(r.now())
-}
-
-// release ends j: its item is done.
-func (r *run) release(ctx context.Context, j *job) {
-	r.finish(ctx, j, nil)
-}
-
-// finish runs report — the handlers that tell the caller how the item
-// ended — and ends j: its item is done. With WithCheckpoint, both happen
-// under one lock with the caller's checkpoint taken between them, so that
-// what the handlers wrote and the acknowledgement that carries the
-// checkpoint stay in step.
-func (r *run) finish(ctx context.Context, j *job, report func()) {
-	r.finishAdding(ctx, j, report, nil)
-}
-
-// finishAdding is finish for a fetch that leads to items (a page's links
-// that the filters let through, a redirect's target): the frontier
-// schedules them and ends j in one Store operation (frontier.DoneAdding).
-func (r *run) finishAdding(ctx context.Context, j *job, report func(), items []frontier.Item) {
-	o := frontier.Outcome{Host: j.Host, Rest: r.restFromNow(j)}
-	if r.cfg.checkpoint != nil {
-		r.commitMu.Lock()
-		defer r.commitMu.Unlock()
-	}
-	if report != nil {
-		report()
-	}
-	if r.cfg.checkpoint != nil {
-		o.Checkpoint = r.cfg.checkpoint()
-	}
-	errs, err := r.fr.DoneAdding(context.WithoutCancel(ctx), j.Lease, o, items)
-	if len(items) > 0 {
-		r.scheduled(items, errs, err)
-	}
-	if err != nil {
-		r.frontierError(j, err)
-	}
-}
-
-// deferJob gives j's item back unfetched, to be handed out again once its
-// host has rested (j.rest), with what it has been through.
-func (r *run) deferJob(ctx context.Context, j *job) {
-	r.deferUntil(ctx, j, time.Time{})
-}
-
-// deferUntil is deferJob, not before until either.
-func (r *run) deferUntil(ctx context.Context, j *job, until time.Time) {
-	rest := max(r.restFromNow(j), until.Sub(r.now()))
-	if err := r.fr.Defer(context.WithoutCancel(ctx), j.Lease, frontier.Outcome{Host: j.Host, Rest: rest}); err != nil {
-		r.frontierError(j, err)
-	}
-}
-
-func (r *run) frontierError(j *job, err error) {
-	if errors.Is(err, frontier.ErrStore) {
-		r.fail(fmt.Errorf("crawler: releasing %s: %w", j.URL, err))
-		return
-	}
-	// A lease lost to expiry (a shared store) was handed to someone else.
-	r.log.Warn("crawler: releasing item", "url", j.URL, "err", err)
-}
-
 // process takes one item through the robots gate, the fetcher and the
 // extractors. Its lease says the host may be fetched now.
-func (r *run) process(ctx context.Context, j *job) {
+func (r *run) process(ctx context.Context, j *lease) {
 	u, err := url.Parse(j.URL)
 	if err != nil { // the frontier hands out only canonical URLs
-		r.finish(ctx, j, func() { r.failed(ctx, j.URL, "other", fmt.Errorf("canonical URL does not parse: %w", err)) })
+		r.done(ctx, j, func() { r.failed(ctx, j.URL, "other", fmt.Errorf("canonical URL does not parse: %w", err)) }, nil)
 		return
 	}
 	if j.Closed(r.now()) {
@@ -193,7 +95,7 @@ func (r *run) process(ctx context.Context, j *job) {
 		// Every page it could list would be refused: the crawl ends with
 		// the pages already scheduled.
 		r.stats.skipped("max-pages")
-		r.release(ctx, j)
+		r.done(ctx, j, nil, nil)
 		return
 	}
 	if !r.robotsAllow(ctx, j, u) {
@@ -203,11 +105,11 @@ func (r *run) process(ctx context.Context, j *job) {
 	// period; nor on a lease a shared store may have handed to another
 	// worker already.
 	if r.stop.Err() != nil || !j.Expires.IsZero() && !r.now().Before(j.Expires) {
-		r.deferJob(ctx, j)
+		r.back(ctx, j, time.Time{})
 		return
 	}
 	if at := r.interruptedUntil(j); at.After(r.now()) {
-		r.deferUntil(ctx, j, at)
+		r.back(ctx, j, at)
 		return
 	}
 	if j.Kind == frontier.KindSitemap {
@@ -259,14 +161,14 @@ func robotsDecision(v robots.Verdict, restLeft, wait time.Duration) robotsAction
 // robotsAllow consults the gate. It returns true when the item may be
 // fetched now; otherwise it has ended the lease itself. A robots.txt request
 // to the item's own host is made under the item's lease (see leasePacer).
-func (r *run) robotsAllow(ctx context.Context, j *job, u *url.URL) bool {
+func (r *run) robotsAllow(ctx context.Context, j *lease, u *url.URL) bool {
 	v, err := r.gate.Check(context.WithValue(r.stop, heldJob{}, j), u)
 	if err != nil {
 		if r.stop.Err() != nil {
-			r.deferJob(ctx, j)
+			r.back(ctx, j, time.Time{})
 			return false
 		}
-		r.finish(ctx, j, func() { r.failed(ctx, j.URL, "other", fmt.Errorf("robots gate: %w", err)) })
+		r.done(ctx, j, func() { r.failed(ctx, j.URL, "other", fmt.Errorf("robots gate: %w", err)) }, nil)
 		return false
 	}
 	e := v.Entry
@@ -290,9 +192,9 @@ func (r *run) robotsAllow(ctx context.Context, j *job, u *url.URL) bool {
 	case robotsFetch:
 		return true
 	case robotsAfterRest:
-		r.deferJob(ctx, j)
+		r.back(ctx, j, time.Time{})
 	case robotsWaitRetry:
-		r.deferUntil(ctx, j, v.RetryAt)
+		r.back(ctx, j, v.RetryAt)
 	case robotsReport:
 		r.unreachable(ctx, j, u, e, v.RetryAt)
 	case robotsForbidden:
@@ -300,7 +202,7 @@ func (r *run) robotsAllow(ctx context.Context, j *job, u *url.URL) bool {
 		r.forbidden(ctx, j, e.Err)
 	case robotsRecordFailed:
 		r.fail(fmt.Errorf("crawler: recording %s: %w", e.URL, e.Err))
-		r.deferJob(ctx, j)
+		r.back(ctx, j, time.Time{})
 	case robotsDisallowed:
 		r.disallowed(ctx, j, u, DisallowedByRules)
 	}
@@ -312,14 +214,14 @@ func (r *run) robotsAllow(ctx context.Context, j *job, u *url.URL) bool {
 // until then the key's other URLs, queued or found later, are handed out at
 // once to be reported the same way (see closedItem), not left waiting for
 // the host's rest, which still governs its next request.
-func (r *run) unreachable(ctx context.Context, j *job, u *url.URL, e *robots.Entry, retryAt time.Time) {
+func (r *run) unreachable(ctx context.Context, j *lease, u *url.URL, e *robots.Entry, retryAt time.Time) {
 	j.Host.ClosedUntil = retryAt
-	r.finish(ctx, j, func() {
+	r.done(ctx, j, func() {
 		r.failed(ctx, j.URL, "robots-unavailable", robotsUnreachable(e))
 		for _, f := range r.onDisallowed {
 			r.safely(ctx, j.URL, func() { f(ctx, u, DisallowedUnavailable) })
 		}
-	})
+	}, nil)
 }
 
 // closedItem ends a lease of a closed key (frontier.Lease.Closed), which
@@ -328,9 +230,9 @@ func (r *run) unreachable(ctx context.Context, j *job, u *url.URL, e *robots.Ent
 // known unreachable is reported robots-unavailable. Any other — a URL of
 // another authority paced under the same key — opens the key again and
 // waits its turn.
-func (r *run) closedItem(ctx context.Context, j *job, u *url.URL) {
+func (r *run) closedItem(ctx context.Context, j *lease, u *url.URL) {
 	if j.GivenUp {
-		r.finish(ctx, j, func() { r.givenUp(ctx, j.URL, j.Key) })
+		r.done(ctx, j, func() { r.givenUp(ctx, j.URL, j.Key) }, nil)
 		return
 	}
 	e, ok := r.gate.Known(ctx, u)
@@ -343,10 +245,10 @@ func (r *run) closedItem(ctx context.Context, j *job, u *url.URL) {
 		return
 	}
 	j.Host.ClosedUntil = time.Time{}
-	r.deferJob(ctx, j)
+	r.back(ctx, j, time.Time{})
 }
 
-// heldJob is the context key under which a worker hands its job to the
+// heldJob is the context key under which a worker hands its lease to the
 // robots gate, so that leasePacer knows the lease the request is made under.
 type heldJob struct{}
 
@@ -359,7 +261,7 @@ type leasePacer struct{ r *run }
 
 func (p leasePacer) Acquire(ctx context.Context, key string) (robots.Release, error) {
 	r := p.r
-	if j, ok := ctx.Value(heldJob{}).(*job); ok && j.Key == key {
+	if j, ok := ctx.Value(heldJob{}).(*lease); ok && j.Key == key {
 		if err := r.sleep(ctx, r.interruptedUntil(j).Sub(r.now())); err != nil {
 			return nil, err
 		}
@@ -389,14 +291,14 @@ func (p leasePacer) Acquire(ctx context.Context, key string) (robots.Release, er
 	}, nil
 }
 
-func (r *run) disallowed(ctx context.Context, j *job, u *url.URL, why DisallowReason) {
+func (r *run) disallowed(ctx context.Context, j *lease, u *url.URL, why DisallowReason) {
 	r.stats.update(func(s *Stats) { s.Disallowed++ })
 	r.log.Debug("crawler: disallowed by robots.txt", "url", j.URL, "reason", string(why))
-	r.finish(ctx, j, func() {
+	r.done(ctx, j, func() {
 		for _, f := range r.onDisallowed {
 			r.safely(ctx, j.URL, func() { f(ctx, u, why) })
 		}
-	})
+	}, nil)
 }
 
 // robotsUnreachable says why robots.txt could not be read, for OnError.
@@ -414,9 +316,9 @@ func robotsUnreachable(e *robots.Entry) error {
 
 // forbidden skips it: its host is or resolves to an address the crawl may
 // not reach (see WithAllowPrivate).
-func (r *run) forbidden(ctx context.Context, j *job, err error) {
+func (r *run) forbidden(ctx context.Context, j *lease, err error) {
 	r.stats.skipped("private-address")
-	r.finish(ctx, j, func() { r.reportError(ctx, j.URL, &Error{Kind: "private-address", Err: err}) })
+	r.done(ctx, j, func() { r.reportError(ctx, j.URL, &Error{Kind: "private-address", Err: err}) }, nil)
 }
 
 // robotsFetched records a robots.txt fetch and schedules the sitemaps it
@@ -469,7 +371,7 @@ func retryable(status int, err error) bool {
 // maybeRetry defers j for another try after its host's back-off when the
 // failure is retryable, tries remain and the host is not given up. It
 // reports whether it did.
-func (r *run) maybeRetry(ctx context.Context, j *job, status int, err error) bool {
+func (r *run) maybeRetry(ctx context.Context, j *lease, status int, err error) bool {
 	if !retryable(status, err) {
 		return false
 	}
@@ -481,14 +383,14 @@ func (r *run) maybeRetry(ctx context.Context, j *job, status int, err error) boo
 		return false
 	}
 	r.stats.update(func(s *Stats) { s.Retries++ })
-	r.deferJob(ctx, j)
+	r.back(ctx, j, time.Time{})
 	return true
 }
 
 // hostFailing gives j's host up once its requests have failed
 // WithHostFailures times in a row; every URL still queued for it is then
 // reported. It reports whether the host is given up.
-func (r *run) hostFailing(ctx context.Context, j *job) bool {
+func (r *run) hostFailing(ctx context.Context, j *lease) bool {
 	if r.cfg.hostFailures == 0 || j.Host.Failures < r.cfg.hostFailures {
 		return false
 	}
@@ -506,7 +408,7 @@ func (r *run) givenUp(ctx context.Context, url, key string) {
 	r.failed(ctx, url, "host-given-up", fmt.Errorf("host %s failed %d times in a row: %w", key, r.cfg.hostFailures, frontier.ErrGivenUp))
 }
 
-func (r *run) fetchPage(ctx context.Context, j *job, u *url.URL) {
+func (r *run) fetchPage(ctx context.Context, j *lease, u *url.URL) {
 	req := fetch.Request{URL: j.URL, Depth: j.Depth, Referrer: j.Referrer, RedirectChain: j.Redirects}
 	start := r.now()
 	p, err := r.fetcher.Fetch(ctx, req)
@@ -533,7 +435,7 @@ func (r *run) fetchPage(ctx context.Context, j *job, u *url.URL) {
 		page.Links, follow = r.extract(ctx, j, p)
 		follow = r.filter(ctx, follow, p.URL)
 	}
-	r.finishAdding(ctx, j, func() {
+	r.done(ctx, j, func() {
 		for _, f := range r.onPage {
 			r.safely(ctx, j.URL, func() { f(ctx, page) })
 		}
@@ -545,18 +447,18 @@ func (r *run) fetchPage(ctx context.Context, j *job, u *url.URL) {
 // its recording failed; the item goes back if the crawl is stopping; a
 // forbidden address is a skip; otherwise it is tried again (when retry and
 // tries remain) or reported.
-func (r *run) fetchFailed(ctx context.Context, j *job, err error, retry bool) {
+func (r *run) fetchFailed(ctx context.Context, j *lease, err error, retry bool) {
 	switch {
 	case errors.Is(err, fetch.ErrRecord):
 		r.fail(fmt.Errorf("crawler: recording %s: %w", j.URL, err))
-		r.deferJob(ctx, j)
+		r.back(ctx, j, time.Time{})
 	case ctx.Err() != nil:
-		r.deferJob(ctx, j)
+		r.back(ctx, j, time.Time{})
 	case errors.Is(err, fetch.ErrForbiddenAddress):
 		r.forbidden(ctx, j, err)
 	case retry && r.maybeRetry(ctx, j, 0, err):
 	default:
-		r.finish(ctx, j, func() { r.failed(ctx, j.URL, ErrorKind(err), err) })
+		r.done(ctx, j, func() { r.failed(ctx, j.URL, ErrorKind(err), err) }, nil)
 	}
 }
 
@@ -566,7 +468,7 @@ func (r *run) fetchFailed(ctx context.Context, j *job, err error, retry bool) {
 // -max-redirects and loop detection hold across hops, and it stands for
 // the item it came from (kind, depth, sitemap origin). It returns none if
 // the redirect cannot be followed, reporting why.
-func (r *run) redirectTarget(ctx context.Context, it *job, p *fetch.Page) []frontier.Item {
+func (r *run) redirectTarget(ctx context.Context, it *lease, p *fetch.Page) []frontier.Item {
 	next, err := p.RedirectRequest(r.cfg.maxRedirects)
 	if err != nil {
 		r.failed(ctx, it.URL, "redirect", err)
@@ -596,8 +498,8 @@ func isSeed(it *frontier.Item) bool {
 
 // extract runs the extractors on p and returns the links they found, and
 // those to schedule (at most WithMaxLinks of them; none without
-// WithFollowLinks), for finishAdding.
-func (r *run) extract(ctx context.Context, j *job, p *fetch.Page) ([]Link, []frontier.Item) {
+// WithFollowLinks), for done.
+func (r *run) extract(ctx context.Context, j *lease, p *fetch.Page) ([]Link, []frontier.Item) {
 	d := p.Directives()
 	if d.Noindex {
 		r.stats.update(func(s *Stats) { s.Noindex++ })
