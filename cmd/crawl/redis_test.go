@@ -173,9 +173,13 @@ func TestRedisStatus(t *testing.T) {
 		t.Errorf("status after the crawl: exit %d, stderr %q", code, stderr)
 	}
 
+	// More of this in TestStatusNoSuchJob.
 	code, stdout, stderr = runCmd(t, "", "status", "-redis", srv.URL(), "-job", "nope")
-	if want := "crawl status: there is no job nope on " + srv.URL() + "\n"; code != 1 || stderr != want || stdout != "" {
-		t.Errorf("status of no job: exit %d, stdout %q, stderr %q; want 1 and %q", code, stdout, stderr, want)
+	if want := "crawl status: there is no job nope on " + srv.URL() + ": "; code != 2 || !strings.HasPrefix(stderr, want) || stdout != "" {
+		t.Errorf("status of no job: exit %d, stdout %q, stderr %q; want 2 and a message beginning %q", code, stdout, stderr, want)
+	}
+	if want := "the jobs on " + srv.URL() + ": st\n"; !strings.Contains(stderr, want) {
+		t.Errorf("status of no job: stderr %q lacks %q", stderr, want)
 	}
 }
 

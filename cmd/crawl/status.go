@@ -22,7 +22,8 @@ const statusRetry = 5 * time.Second
 
 // runStatus is `crawl status -redis URL -job NAME`: how a -redis job is
 // going. It returns the exit status: 0 when it could tell, 1 when Redis
-// could not be reached or holds no such job, 2 for bad flags.
+// could not be reached, 2 for bad flags or a job Redis does not hold (a
+// name given wrong, like a seeds file that does not exist).
 func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("crawl status", flag.ContinueOnError)
 	var rawURL, job string
@@ -89,11 +90,87 @@ Flags:
 	}
 	where := fmt.Sprintf("job %s on %s", job, redactedURL(rawURL))
 	if settingsRaw == nil && counts == (frontier.Counts{}) && len(procs) == 0 {
-		fmt.Fprintf(stderr, "crawl status: there is no %s\n", where)
-		return 1
+		noSuchJob(ctx, stderr, client, rawURL, job)
+		return 2
 	}
 	writeStatus(stdout, where, now, counts, len(completeRaw) > 0, procs)
 	return 0
+}
+
+// noSuchJob says on stderr that the Redis at rawURL holds no job named
+// job, which jobs it does hold, and how to start this one. Asking changes
+// nothing in Redis.
+func noSuchJob(ctx context.Context, stderr io.Writer, client *redis.Client, rawURL, job string) {
+	at := redactedURL(rawURL)
+	fmt.Fprintf(stderr, "crawl status: there is no job %s on %s: no process has started a job of that name there\n", job, at)
+	jobs, more, err := listJobs(ctx, client)
+	switch {
+	case err != nil:
+		// The answer is already given; the list only helps.
+	case len(jobs) == 0:
+		fmt.Fprintf(stderr, "crawl status: %s holds no job at all (database %d): is it the right server and database?\n",
+			at, client.Options().DB)
+	default:
+		list := strings.Join(jobs, ", ")
+		if more {
+			list += ", …"
+		}
+		fmt.Fprintf(stderr, "crawl status: the jobs on %s: %s\n", at, list)
+	}
+	fmt.Fprintf(stderr, "crawl status: to start it: crawl -redis %s -job %s seeds.txt\n", shellWord(at), shellWord(job))
+}
+
+// shellWord is s as one word of a POSIX shell command line: as it is if
+// no character of it is special, else in single quotes.
+func shellWord(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+=:,./-") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+const (
+	// listJobsMax is how many job names noSuchJob shows at most.
+	listJobsMax = 20
+	// listJobsScans bounds the SCAN calls that look for them, of
+	// listJobsCount keys each: a Redis of many jobs, or of jobs with many
+	// hosts queued, is not read whole for a message.
+	listJobsScans = 1000
+	listJobsCount = 1000
+)
+
+// listJobs returns the names of the jobs in client's database, sorted, at
+// most listJobsMax of them; more reports that there may be others. A job is
+// known by its meta hash (crawl stores its settings there when it starts
+// one) or its counters hash, heed:{job}:meta or heed:{job}:n (the key
+// layout of package redisstore).
+func listJobs(ctx context.Context, client *redis.Client) (jobs []string, more bool, err error) {
+	seen := map[string]bool{}
+	var cursor uint64
+	for range listJobsScans {
+		var keys []string
+		keys, cursor, err = client.Scan(ctx, cursor, "heed:{*", listJobsCount).Result()
+		if err != nil {
+			return nil, false, err
+		}
+		for _, k := range keys {
+			name, rest, ok := strings.Cut(strings.TrimPrefix(k, "heed:{"), "}")
+			if ok && name != "" && (rest == ":meta" || rest == ":n") {
+				seen[name] = true
+			}
+		}
+		if cursor == 0 {
+			break
+		}
+	}
+	for name := range seen {
+		jobs = append(jobs, name)
+	}
+	slices.Sort(jobs)
+	if len(jobs) > listJobsMax {
+		jobs, more = jobs[:listJobsMax], true
+	}
+	return jobs, more || cursor != 0, nil
 }
 
 // namedBeat is a process's last heartbeat.
