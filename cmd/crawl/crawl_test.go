@@ -9,194 +9,17 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 )
-
-// site is a loopback web site for the command's tests: robots.txt
-// disallows /private/, pages are served by path, and every request is
-// logged.
-type site struct {
-	*httptest.Server
-	mu    sync.Mutex
-	log   []string
-	pages map[string]http.HandlerFunc
-}
-
-func newSite(t *testing.T, pages map[string]http.HandlerFunc) *site {
-	t.Helper()
-	s := &site{pages: pages}
-	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.mu.Lock()
-		s.log = append(s.log, r.URL.RequestURI())
-		s.mu.Unlock()
-		if r.URL.Path == "/robots.txt" {
-			fmt.Fprint(w, "User-agent: *\nDisallow: /private/\n")
-			return
-		}
-		h, ok := s.pages[r.URL.Path]
-		if !ok {
-			http.NotFound(w, r)
-			return
-		}
-		h(w, r)
-	}))
-	t.Cleanup(s.Close)
-	return s
-}
-
-func (s *site) requested(target string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := 0
-	for _, t := range s.log {
-		if t == target {
-			n++
-		}
-	}
-	return n
-}
-
-func page(body string) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		fmt.Fprint(w, body)
-	}
-}
-
-// blockingPage answers only after release closes (or the client leaves),
-// and closes entered when the request arrives.
-func blockingPage(entered, release chan struct{}, body string) http.HandlerFunc {
-	var once sync.Once
-	return func(w http.ResponseWriter, r *http.Request) {
-		once.Do(func() { close(entered) })
-		select {
-		case <-release:
-			page(body)(w, r)
-		case <-r.Context().Done():
-		}
-	}
-}
-
-// watchWriter is a concurrency-safe buffer that closes a channel once its
-// content contains a given text.
-type watchWriter struct {
-	mu   sync.Mutex
-	buf  bytes.Buffer
-	want string
-	seen chan struct{}
-}
-
-func newWatchWriter(want string) *watchWriter {
-	return &watchWriter{want: want, seen: make(chan struct{})}
-}
-
-func (w *watchWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	n, err := w.buf.Write(p)
-	if w.want != "" && strings.Contains(w.buf.String(), w.want) {
-		close(w.seen)
-		w.want = ""
-	}
-	return n, err
-}
-
-func (w *watchWriter) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.buf.String()
-}
-
-// waitOrFail waits for ch; the limit only keeps a broken command from
-// hanging the test run.
-func waitOrFail(t *testing.T, ch <-chan struct{}, what string) {
-	t.Helper()
-	select {
-	case <-ch:
-	case <-time.After(30 * time.Second):
-		t.Fatalf("timed out waiting for %s", what)
-	}
-}
-
-// readRecords parses JSON Lines output, failing on any line that is not a
-// record.
-func readRecords(t *testing.T, out []byte) map[string]record {
-	t.Helper()
-	recs := map[string]record{}
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	sc.Buffer(nil, 1<<20)
-	for n := 1; sc.Scan(); n++ {
-		var rec record
-		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
-			t.Fatalf("output line %d is not a JSON record: %v: %q", n, err, sc.Text())
-		}
-		recs[rec.URL] = rec
-	}
-	return recs
-}
-
-// buildCrawl builds the command, once per test process, skipping the
-// test when that is not possible here.
-func buildCrawl(t *testing.T) string {
-	t.Helper()
-	built.once.Do(func() {
-		goTool, err := exec.LookPath("go")
-		if err != nil {
-			goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
-		}
-		dir, err := os.MkdirTemp("", "crawl-bin-")
-		if err != nil {
-			built.err = err
-			return
-		}
-		built.dir = dir
-		bin := filepath.Join(dir, "crawl")
-		if out, err := exec.Command(goTool, "build", "-o", bin, ".").CombinedOutput(); err != nil {
-			built.err = fmt.Errorf("%v\n%s", err, out)
-			return
-		}
-		built.bin = bin
-	})
-	if built.err != nil {
-		t.Skipf("cannot build the crawl command: %v", built.err)
-	}
-	return built.bin
-}
-
-// built is the command buildCrawl built; TestMain removes it.
-var built struct {
-	once     sync.Once
-	dir, bin string
-	err      error
-}
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if built.dir != "" {
-		os.RemoveAll(built.dir)
-	}
-	os.Exit(code)
-}
-
-func writeSeeds(t *testing.T, seeds ...string) string {
-	t.Helper()
-	f := filepath.Join(t.TempDir(), "seeds.txt")
-	if err := os.WriteFile(f, []byte(strings.Join(seeds, "\n")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return f
-}
 
 // TestInterrupt runs the built command against a site whose second page
 // answers only when the test says so, and interrupts it while that page is
@@ -367,27 +190,6 @@ func TestTerminateAndHangUp(t *testing.T) {
 			}
 		})
 	}
-}
-
-// chainSite serves an endless chain of pages, /p/0 → /p/1 → …, so that a
-// crawl of it ends only if something stops it.
-func chainSite(t *testing.T) *httptest.Server {
-	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/robots.txt" {
-			http.NotFound(w, r)
-			return
-		}
-		n, err := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/p/"))
-		if err != nil {
-			http.NotFound(w, r)
-			return
-		}
-		w.Header().Set("Content-Type", "text/html")
-		fmt.Fprintf(w, `<title>%d</title><a href="/p/%d">next</a>`, n, n+1)
-	}))
-	t.Cleanup(srv.Close)
-	return srv
 }
 
 // TestRecordsStreamThroughPipe reads the built command's first record from

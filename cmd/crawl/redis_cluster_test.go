@@ -88,30 +88,6 @@ func (s *holdingSite) entries() []testweb.Entry {
 	return slices.Clone(s.log)
 }
 
-// untilTrue polls cond, every millisecond, until it holds. A run that ends
-// first fails the test, and so does a minute. The server's log is what the
-// test waits on: polling it is the only way to see it grow.
-func untilTrue(t *testing.T, what string, runs []*crawlRun, cond func() bool) {
-	t.Helper()
-	tick := time.NewTicker(time.Millisecond)
-	defer tick.Stop()
-	deadline := time.After(time.Minute)
-	for !cond() {
-		for i, r := range runs {
-			select {
-			case err := <-r.exited:
-				t.Fatalf("waiting for %s: process %d ended (%v); stderr:\n%s", what, i+1, err, r.stderr)
-			default:
-			}
-		}
-		select {
-		case <-tick.C:
-		case <-deadline:
-			t.Fatalf("waiting for %s: not within a minute", what)
-		}
-	}
-}
-
 // TestRedisThreeProcesses crawls a loopback web with three processes of the
 // built command sharing a job on a real redis-server (AOF, appendfsync
 // always): two given the seeds, one joining without any. One process is

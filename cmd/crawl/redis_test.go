@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -16,29 +15,6 @@ import (
 
 	"github.com/heedcrawl/heed/internal/redistest"
 )
-
-// closedPort returns a loopback address no one listens on.
-func closedPort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
-}
-
-// noGoRedisLines fails the test if go-redis printed to stderr on its own:
-// its default logger's lines begin "redis: " and a date.
-func noGoRedisLines(t *testing.T, stderr string) {
-	t.Helper()
-	for line := range strings.SplitSeq(stderr, "\n") {
-		if strings.HasPrefix(line, "redis: ") {
-			t.Errorf("go-redis wrote to stderr itself: %q", line)
-		}
-	}
-}
 
 func TestRedisUsageErrors(t *testing.T) {
 	seeds := writeSeeds(t, "https://example.invalid/")

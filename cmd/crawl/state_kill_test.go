@@ -1,16 +1,11 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -21,106 +16,6 @@ import (
 
 	"github.com/heedcrawl/heed/internal/testweb"
 )
-
-// crawlRun is one run of the built command, started by startCrawl.
-type crawlRun struct {
-	cmd    *exec.Cmd
-	stderr *bytes.Buffer
-	exited chan error
-}
-
-func startCrawl(t *testing.T, ctx context.Context, bin string, args ...string) *crawlRun {
-	t.Helper()
-	r := &crawlRun{cmd: exec.CommandContext(ctx, bin, args...), stderr: new(bytes.Buffer), exited: make(chan error, 1)}
-	r.cmd.Stderr = r.stderr
-	if err := r.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { r.exited <- r.cmd.Wait() }()
-	return r
-}
-
-// exitCode is the status of an ended command, -1 if it was killed by a
-// signal it did not handle.
-func exitCode(err error) int {
-	if err == nil {
-		return 0
-	}
-	var exit *exec.ExitError
-	if errors.As(err, &exit) {
-		return exit.ExitCode()
-	}
-	return -1
-}
-
-// untilLogged waits until the server has logged n requests, or the run has
-// ended (ended true, with its error). The server log is what the test waits
-// on: polling it is the only way to see it grow.
-func (r *crawlRun) untilLogged(t *testing.T, log *testweb.Log, n int) (exitErr error, ended bool) {
-	t.Helper()
-	tick := time.NewTicker(time.Millisecond)
-	defer tick.Stop()
-	deadline := time.After(60 * time.Second)
-	for {
-		select {
-		case err := <-r.exited:
-			return err, true
-		case <-tick.C:
-			if log.Len() >= n {
-				return nil, false
-			}
-		case <-deadline:
-			r.cmd.Process.Kill()
-			t.Fatalf("the crawl made neither %d requests nor an end within 60s; stderr:\n%s", n, r.stderr)
-		}
-	}
-}
-
-// outputKeys counts the records of an output by the URL they are of.
-type outputKeys struct {
-	count map[string]int // canonical URL of each record → records
-	lines int
-}
-
-// readOutputKeys reads a -o file: every line must be a JSON record; each is
-// keyed by the canonical URL it is the record of (the final URL of a page,
-// the URL of an error).
-func readOutputKeys(t *testing.T, name string) outputKeys {
-	t.Helper()
-	data, err := os.ReadFile(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	k := outputKeys{count: map[string]int{}}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		k.lines++
-		var rec record
-		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
-			t.Fatalf("output line %d is not a JSON record: %v: %q", k.lines, err, sc.Text())
-		}
-		u := rec.FinalURL
-		if u == "" {
-			u = rec.URL
-		}
-		c, err := testweb.Canonical(u)
-		if err != nil {
-			t.Fatalf("output line %d: %v", k.lines, err)
-		}
-		k.count[c]++
-	}
-	if len(data) > 0 && data[len(data)-1] != '\n' {
-		t.Errorf("the output ends in a cut line: %q", data[max(0, len(data)-80):])
-	}
-	return k
-}
-
-// isRobots reports whether a logged request is for a robots.txt file
-// (redirected ones included).
-func isRobots(e testweb.Entry) bool {
-	return strings.HasSuffix(strings.SplitN(e.Target, "?", 2)[0], "robots.txt")
-}
 
 // TestStateKill9 kills `crawl -state DIR -o FILE` with SIGKILL at
 // seeded-random moments and reruns it until it completes: the server's log
