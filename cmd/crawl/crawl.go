@@ -19,7 +19,6 @@ import (
 
 	"github.com/heedcrawl/heed/crawler"
 	"github.com/heedcrawl/heed/crawler/metrics"
-	"github.com/heedcrawl/heed/frontier"
 )
 
 // runCrawl is the crawl command proper: it reads the flags and the seeds,
@@ -298,10 +297,7 @@ func runCrawl(ctx context.Context, args []string, stdin io.Reader, stdout, rawSt
 	if streaming {
 		feed := make(chan crawler.Seed)
 		go streamSeeds(ctx, stdin, feed, stderr)
-		if runErr = c.RunFeed(ctx, feed); errors.Is(runErr, crawler.ErrNoSeeds) {
-			fmt.Fprintln(stderr, "crawl: -: no seed URLs")
-			return 2
-		}
+		runErr = c.RunFeed(ctx, feed)
 	} else {
 		runErr = c.Run(ctx, seeds...)
 	}
@@ -335,69 +331,37 @@ func runCrawl(ctx context.Context, args []string, stdin io.Reader, stdout, rawSt
 		fmt.Fprintf(stderr, "crawl: %s\n", outputErrorText(err))
 	}
 	s := c.Stats()
-	if st != nil && st.complete && runErr == nil && stateErr == nil && nothingNew(s, rec) {
-		fmt.Fprintf(stderr, "crawl: the crawl in %s is complete: every seed was crawled before and nothing is left to crawl\n", st.dir)
-		return 0
-	}
-	if rj != nil && rj.existed && (rj.complete && runErr == nil && stateErr == nil && nothingNew(s, rec) || errors.Is(runErr, crawler.ErrNoSeeds)) {
-		if rj.complete {
-			fmt.Fprintf(stderr, "crawl: %s is complete: nothing is left to crawl\n", rj.where())
-		} else {
-			fmt.Fprintf(stderr, "crawl: %s has nothing queued and nothing held: nothing to do\n", rj.where())
-		}
-		return 0
-	}
-	summary(stderr, s, fails, &f)
-
-	var sig signalled
-	switch cause := context.Cause(ctx); {
-	case outErr != nil:
-		if st != nil {
-			fmt.Fprintln(stderr, storeFailureHint(st.dir))
-		}
-		return 1
-	case runErr != nil && errors.Is(runErr, frontier.ErrStore) && rj != nil:
-		fmt.Fprintf(stderr, "crawl: %v\n%s\n", runErr, rj.redisFailureHint(runErr))
-		return 1
-	case runErr != nil && errors.Is(runErr, frontier.ErrStore):
-		fmt.Fprintf(stderr, "crawl: %v\n%s\n", runErr, storeFailureHint(st.dir))
-		return 1
-	case errors.As(cause, &sig):
-		if st != nil {
-			fmt.Fprintf(stderr, "crawl: state kept in %s: rerun the same command to resume\n", st.dir)
-		}
-		if rj != nil {
-			fmt.Fprintf(stderr, "crawl: process %s left %s: its other processes go on, and the same command rejoins it\n", rj.process, rj.where())
-		}
-		return signalStatus(sig.sig)
-	case runErr != nil && errors.Is(runErr, context.Canceled):
-		return signalStatus(os.Interrupt)
-	case runErr != nil:
-		fmt.Fprintf(stderr, "crawl: %v\n", runErr)
-		return 1
-	case stateErr != nil && rj != nil:
-		fmt.Fprintf(stderr, "crawl: leaving %s: %v\n", rj.where(), stateErr)
-		return 1
-	case stateErr != nil:
-		fmt.Fprintf(stderr, "crawl: -state %s: %v\n%s\n", st.dir, stateErr, storeFailureHint(st.dir))
-		return 1
-	}
-	if st != nil && st.resumed && !st.complete {
-		// The seeds were fetched, or failed, in an earlier run.
-		return 0
+	o := outcome{mode: plainMode, streamed: streaming, runErr: runErr, cause: context.Cause(ctx), outErr: outErr, closeErr: stateErr, nothingNew: nothingNew(s, rec)}
+	if st != nil {
+		o.mode, o.started, o.complete = stateMode, st.resumed, st.complete
 	}
 	if rj != nil {
-		// The job's pages are fetched by all its processes: one that
-		// fetched none, or whose seeds others fetched, did its part.
-		return 0
+		o.mode, o.started, o.complete = redisMode, rj.existed, rj.complete
 	}
-	if msg, failed := fails.nothingFetched(s); msg != "" {
-		fmt.Fprintf(stderr, "crawl: %s\n", msg)
-		if failed {
-			return 1
-		}
+	nothingFetched, failed := fails.nothingFetched(s)
+	o.seedsFailed = failed
+	code, how := exitStatus(o)
+	switch how {
+	case endNoSeeds:
+		fmt.Fprintln(stderr, "crawl: -: no seed URLs")
+		return code
+	case endComplete, endNothingToDo:
+	default:
+		summary(stderr, s, fails, &f)
 	}
-	return 0
+	switch {
+	case how == endStoreFailed, how == endRunFailed:
+		fmt.Fprintf(stderr, "crawl: %v\n", runErr)
+	case how == endSeedsCrawled && nothingFetched != "":
+		fmt.Fprintf(stderr, "crawl: %s\n", nothingFetched)
+	}
+	if st != nil {
+		st.report(stderr, how, o)
+	}
+	if rj != nil {
+		rj.report(stderr, how, o)
+	}
+	return code
 }
 
 // teeHandler sends every record to two handlers.

@@ -454,6 +454,23 @@ func (rj *redisJob) redisFailureHint(err error) string {
 	return fmt.Sprintf("crawl: %s is kept as Redis holds it: once Redis answers again, run the command again to rejoin it", rj.where())
 }
 
+// report writes what the job adds to what the command says of a crawl
+// that ended how: the job's state, and how to go on.
+func (rj *redisJob) report(w io.Writer, how ending, o outcome) {
+	switch how {
+	case endComplete:
+		fmt.Fprintf(w, "crawl: %s is complete: nothing is left to crawl\n", rj.where())
+	case endNothingToDo:
+		fmt.Fprintf(w, "crawl: %s has nothing queued and nothing held: nothing to do\n", rj.where())
+	case endStoreFailed:
+		fmt.Fprintln(w, rj.redisFailureHint(o.runErr))
+	case endSignalled:
+		fmt.Fprintf(w, "crawl: process %s left %s: its other processes go on, and the same command rejoins it\n", rj.process, rj.where())
+	case endCloseFailed:
+		fmt.Fprintf(w, "crawl: leaving %s: %v\n", rj.where(), o.closeErr)
+	}
+}
+
 // defaultTimeout is the crawler's whole-fetch timeout when -timeout is 0.
 const defaultTimeout = 60 * time.Second
 

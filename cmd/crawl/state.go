@@ -383,6 +383,21 @@ func (st *crawlState) close(ctx context.Context, ranToEnd bool) error {
 	return err
 }
 
+// report writes what the -state adds to what the command says of a crawl
+// that ended how: where the state is kept, and how to go on.
+func (st *crawlState) report(w io.Writer, how ending, o outcome) {
+	switch how {
+	case endComplete:
+		fmt.Fprintf(w, "crawl: the crawl in %s is complete: every seed was crawled before and nothing is left to crawl\n", st.dir)
+	case endOutputFailed, endStoreFailed:
+		fmt.Fprintln(w, storeFailureHint(st.dir))
+	case endSignalled:
+		fmt.Fprintf(w, "crawl: state kept in %s: rerun the same command to resume\n", st.dir)
+	case endCloseFailed:
+		fmt.Fprintf(w, "crawl: -state %s: %v\n%s\n", st.dir, o.closeErr, storeFailureHint(st.dir))
+	}
+}
+
 // nothingNew reports whether a run did nothing at all: no request, no
 // record. A rerun of a complete crawl with no new seed is one.
 func nothingNew(s crawler.Stats, rec *recorder) bool {
