@@ -14,6 +14,10 @@ import (
 // DefaultTolerance is the politeness slack when AnalyzeOptions.Tolerance is zero.
 const DefaultTolerance = 5 * time.Millisecond
 
+// DefaultRetries is how many times a crawler may request again a URL whose
+// requests failed when AnalyzeOptions.Retries is zero: heed's default.
+const DefaultRetries = 2
+
 // AnalyzeOptions tunes Analyze.
 type AnalyzeOptions struct {
 	// MinDelay is the crawler's own minimum delay per host. Requests to a
@@ -23,32 +27,59 @@ type AnalyzeOptions struct {
 	// Tolerance is subtracted from that delay before judging; 0 means
 	// DefaultTolerance.
 	Tolerance time.Duration
+	// MaxDelay is the crawler's cap on any wait a host asks for: a
+	// Retry-After longer than it is judged as MaxDelay. 0 means no cap.
+	MaxDelay time.Duration
+	// Retries is how many times a URL whose requests failed (no complete
+	// answer, 429 or 5xx) may be requested again; 0 means
+	// DefaultRetries, negative none.
+	Retries int
+}
+
+func (o AnalyzeOptions) retries() int {
+	switch {
+	case o.Retries < 0:
+		return 0
+	case o.Retries == 0:
+		return DefaultRetries
+	}
+	return o.Retries
 }
 
 // Report is the server-side judgement of a crawl. Lists of URLs hold the
 // request URLs as sent, in the order the server received them.
 type Report struct {
-	Requests        int // every request
-	RobotsRequests  int // robots.txt, including the redirected robots.txt
-	SitemapRequests int // sitemap index and sitemaps
-	PageRequests    int // everything else
+	Requests        int // every request: the sum of the next four
+	RobotsRequests  int // robots.txt, including the redirected robots.txt, answered or not
+	SitemapRequests int // sitemap index and sitemaps, answered
+	PageRequests    int // everything else, answered
+	FailedRequests  int // requests but robots.txt's that failed: no complete answer (Status 0), 429 or 5xx
 	DistinctPages   int // distinct canonical URLs among PageRequests
+	Retries         int // requests of a URL whose every earlier request failed
 
-	ReachableFetched   int     // distinct Truth.Reachable URLs requested
+	ReachableFetched   int     // distinct Truth.Reachable URLs requested and answered
 	ReachableTotal     int     // len(Truth.Reachable)
 	SitemapOnlyFetched int     // distinct Truth.SitemapOnly URLs requested
 	SitemapOnlyTotal   int     // len(Truth.SitemapOnly)
 	Coverage           float64 // ReachableFetched / ReachableTotal
 	Missing            []string
 
-	RobotsViolations       []string // requests robots.txt forbids (host with readable or missing robots.txt)
-	UnavailableHostFetches []string // requests past robots.txt to the host whose robots.txt answers 503
-	PolitenessViolations   []string // "host: 12ms after previous request, delay 200ms: GET /x"
-	Duplicates             []string // repeated requests of an already requested canonical URL (robots.txt excluded)
-	RobotsRefetches        int      // robots.txt requests beyond the first per host
-	NofollowOnlyFetched    []string // requests for Truth.NofollowOnly pages
-	NotFound               []string // requests answered 404, robots.txt excluded: URLs the web never linked
-	TrapFetches            int      // requests for spider-trap pages
+	RobotsViolations []string // requests robots.txt forbids (host with readable or missing robots.txt)
+	// UnavailableHostFetches are requests past robots.txt to a host whose
+	// robots.txt is unreachable (HostKind.RobotsUnreachable): it answers
+	// 503, hangs, or refuses connections, so everything is disallowed.
+	UnavailableHostFetches []string
+	// PolitenessViolations are requests sooner than the host allows:
+	// "host: 12ms after previous request, delay 200ms: GET /x", or
+	// "host: 300ms after a 429 with Retry-After 1s: GET /x" (Retry-After
+	// capped by MaxDelay).
+	PolitenessViolations []string
+	Duplicates           []string // repeated requests of a canonical URL already answered (robots.txt excluded)
+	ExcessRetries        []string // requests of a URL that had already failed more than 1 + Retries times
+	RobotsRefetches      int      // robots.txt requests beyond the first per host
+	NofollowOnlyFetched  []string // requests for Truth.NofollowOnly pages
+	NotFound             []string // requests answered 404, robots.txt excluded: URLs the web never linked
+	TrapFetches          int      // requests for spider-trap pages
 
 	Makespan            time.Duration // first request's start to last response's end
 	IdealMakespan       time.Duration // Truth.IdealMakespan(MinDelay)
@@ -72,10 +103,13 @@ func (t *Truth) Analyze(entries []Entry, opts AnalyzeOptions) *Report {
 		SitemapOnlyTotal: len(t.SitemapOnly),
 		IdealMakespan:    t.IdealMakespan(opts.MinDelay),
 	}
-	seen := make(map[string]bool)
+	maxRetries := opts.retries()
+	seen := make(map[string]bool)  // answered
+	failed := make(map[string]int) // failed requests before the first answer
 	robotsSeen := make(map[string]bool)
 	reachable := make(map[string]bool)
 	lastStart := make(map[string]time.Time)
+	waitAsked := make(map[string]retryAfter) // per host: the last answer that asked to wait
 	var first, last time.Time
 	for i, e := range entries {
 		if i == 0 || e.Start.Before(first) {
@@ -88,6 +122,7 @@ func (t *Truth) Analyze(entries []Entry, opts AnalyzeOptions) *Report {
 		target, ok := requestTarget(e.Target)
 		key := "http://" + e.Host + target
 
+		isRobots := ok && h != nil && (target == robotsPath || h.kind == HostRobotsRedirect && target == robotsMovedPath)
 		if h != nil {
 			delay := max(h.delay, opts.MinDelay) - tol
 			if prev, ok := lastStart[e.Host]; ok && delay > 0 && e.Start.Sub(prev) < delay {
@@ -95,9 +130,19 @@ func (t *Truth) Analyze(entries []Entry, opts AnalyzeOptions) *Report {
 					e.Host, e.Start.Sub(prev).Round(time.Millisecond), max(h.delay, opts.MinDelay), e.Method, e.Target))
 			}
 			lastStart[e.Host] = e.Start
+			if w, ok := waitAsked[e.Host]; ok && !e.Start.Before(w.answered) && e.Start.Before(w.until.Add(-tol)) {
+				r.PolitenessViolations = append(r.PolitenessViolations, fmt.Sprintf("%s: %v after a %d with Retry-After %v: %s %s",
+					e.Host, e.Start.Sub(w.answered).Round(time.Millisecond), w.status, w.wait, e.Method, e.Target))
+			}
+			if d := h.retryAfterOf(isRobots, e.Status); d > 0 {
+				if opts.MaxDelay > 0 {
+					d = min(d, opts.MaxDelay)
+				}
+				waitAsked[e.Host] = retryAfter{answered: e.End, until: e.End.Add(d), wait: d, status: e.Status}
+			}
 		}
 
-		if ok && h != nil && (target == robotsPath || h.kind == HostRobotsRedirect && target == robotsMovedPath) {
+		if isRobots {
 			r.RobotsRequests++
 			if robotsSeen[key] {
 				r.RobotsRefetches++
@@ -110,17 +155,33 @@ func (t *Truth) Analyze(entries []Entry, opts AnalyzeOptions) *Report {
 		isSitemap := ok && h != nil && (h.hasSitemaps() &&
 			(target == sitemapIndexPath || target == sitemapGzipPath || target == sitemapTextPath) ||
 			!h.hasSitemaps() && target == defaultSitemapPath)
-		if isSitemap {
-			r.SitemapRequests++
-		} else {
-			r.PageRequests++
-		}
-		if seen[key] {
+		switch {
+		case seen[key]:
 			r.Duplicates = append(r.Duplicates, e.URL())
-		} else if !isSitemap {
-			r.DistinctPages++
+		case failed[key] > maxRetries:
+			r.ExcessRetries = append(r.ExcessRetries, fmt.Sprintf("%s (after %d failed requests)", e.URL(), failed[key]))
+			r.Retries++
+		case failed[key] > 0:
+			r.Retries++
 		}
-		seen[key] = true
+		answered := e.Status != 0 && e.Status != http.StatusTooManyRequests && e.Status < 500
+		switch {
+		case !answered:
+			r.FailedRequests++
+			if !seen[key] {
+				failed[key]++
+			}
+		case isSitemap:
+			r.SitemapRequests++
+		default:
+			r.PageRequests++
+			if !seen[key] {
+				r.DistinctPages++
+			}
+		}
+		if answered {
+			seen[key] = true
+		}
 		if e.Status == http.StatusNotFound && !isSitemap {
 			r.NotFound = append(r.NotFound, e.URL())
 		}
@@ -128,7 +189,7 @@ func (t *Truth) Analyze(entries []Entry, opts AnalyzeOptions) *Report {
 			continue
 		}
 		switch {
-		case h.kind == HostRobotsUnavailable:
+		case h.kind.RobotsUnreachable():
 			r.UnavailableHostFetches = append(r.UnavailableHostFetches, e.URL())
 		case w.disallowedTarget(h, target):
 			r.RobotsViolations = append(r.RobotsViolations, e.URL())
@@ -136,7 +197,7 @@ func (t *Truth) Analyze(entries []Entry, opts AnalyzeOptions) *Report {
 		if w.cfg.Trap && h.index == 0 && strings.HasPrefix(target, trapPrefix) {
 			r.TrapFetches++
 		}
-		if t.reachable[key] && !reachable[key] {
+		if answered && t.reachable[key] && !reachable[key] {
 			reachable[key] = true
 			r.ReachableFetched++
 			if t.sitemapOnly[key] {
@@ -161,6 +222,30 @@ func (t *Truth) Analyze(entries []Entry, opts AnalyzeOptions) *Report {
 	}
 	r.PeakInFlight, r.PeakInFlightPerHost = peaks(entries)
 	return r
+}
+
+// retryAfter is an answer that asked the crawler to wait before its next
+// request to the host.
+type retryAfter struct {
+	answered, until time.Time
+	wait            time.Duration
+	status          int
+}
+
+// retryAfterOf is how long the host's answer with status, to a request for
+// its robots.txt or not, asks a crawler to wait with Retry-After; 0 if it
+// does not. The HTTP-date of HostRobotsRetryDate is in whole seconds, so it
+// may ask up to a second less than UnavailableRetryAfter.
+func (h *host) retryAfterOf(robots bool, status int) time.Duration {
+	switch {
+	case robots && status == http.StatusServiceUnavailable && h.kind == HostRobotsUnavailable:
+		return UnavailableRetryAfter
+	case robots && status == http.StatusServiceUnavailable && h.kind == HostRobotsRetryDate:
+		return UnavailableRetryAfter - time.Second
+	case !robots && status == http.StatusTooManyRequests && h.kind == HostRateLimited:
+		return RateLimitedRetryAfter
+	}
+	return 0
 }
 
 // requestTarget returns the canonical path and query of a request target in
@@ -203,9 +288,10 @@ func peaks(entries []Entry) (global, perHost int) {
 }
 
 // Check returns nil if the crawl was complete and polite: coverage 1, no
-// robots violations, no fetch on the 503 host past robots.txt, no
-// politeness violations, no duplicate fetches, no nofollow-only page and no
-// URL the web does not have. Otherwise it lists what went wrong, with
+// robots violations, no fetch past robots.txt on a host whose robots.txt is
+// unreachable, no politeness violations (Retry-After included), no
+// duplicate fetches, no more retries than allowed, no nofollow-only page and
+// no URL the web does not have. Otherwise it lists what went wrong, with
 // examples.
 func (r *Report) Check() error {
 	var errs []error
@@ -218,9 +304,10 @@ func (r *Report) Check() error {
 	}
 	add("reachable pages never fetched", r.Missing)
 	add("robots.txt violations", r.RobotsViolations)
-	add("fetches on the host whose robots.txt answers 503", r.UnavailableHostFetches)
+	add("fetches past robots.txt on hosts whose robots.txt is unreachable", r.UnavailableHostFetches)
 	add("politeness violations", r.PolitenessViolations)
 	add("duplicate fetches", r.Duplicates)
+	add("retries beyond the allowed", r.ExcessRetries)
 	add("nofollow-only pages fetched", r.NofollowOnlyFetched)
 	add("requests for URLs the web does not have", r.NotFound)
 	return errors.Join(errs...)
@@ -229,13 +316,13 @@ func (r *Report) Check() error {
 // String summarises the report in a few lines.
 func (r *Report) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "requests %d (robots %d, sitemaps %d, pages %d; %d distinct)\n",
-		r.Requests, r.RobotsRequests, r.SitemapRequests, r.PageRequests, r.DistinctPages)
+	fmt.Fprintf(&b, "requests %d (robots %d, sitemaps %d, pages %d; %d distinct; failed %d, retries %d)\n",
+		r.Requests, r.RobotsRequests, r.SitemapRequests, r.PageRequests, r.DistinctPages, r.FailedRequests, r.Retries)
 	fmt.Fprintf(&b, "coverage %.3f (%d/%d), sitemap-only %d/%d\n",
 		r.Coverage, r.ReachableFetched, r.ReachableTotal, r.SitemapOnlyFetched, r.SitemapOnlyTotal)
-	fmt.Fprintf(&b, "robots violations %d, 503-host fetches %d, politeness violations %d, duplicates %d, robots refetches %d, nofollow-only %d, not found %d, trap %d\n",
+	fmt.Fprintf(&b, "robots violations %d, unreachable-robots-host fetches %d, politeness violations %d, duplicates %d, excess retries %d, robots refetches %d, nofollow-only %d, not found %d, trap %d\n",
 		len(r.RobotsViolations), len(r.UnavailableHostFetches), len(r.PolitenessViolations), len(r.Duplicates),
-		r.RobotsRefetches, len(r.NofollowOnlyFetched), len(r.NotFound), r.TrapFetches)
+		len(r.ExcessRetries), r.RobotsRefetches, len(r.NofollowOnlyFetched), len(r.NotFound), r.TrapFetches)
 	fmt.Fprintf(&b, "makespan %v (ideal %v), peak in flight %d (per host %d)",
 		r.Makespan.Round(time.Millisecond), r.IdealMakespan.Round(time.Millisecond), r.PeakInFlight, r.PeakInFlightPerHost)
 	return b.String()

@@ -4,12 +4,18 @@ import (
 	"bytes"
 	"compress/gzip"
 	"container/heap"
+	"context"
 	"encoding/xml"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/temoto/robotstxt"
 	"golang.org/x/net/html"
@@ -18,9 +24,12 @@ import (
 // naiveCrawler is a small single-threaded crawler written independently of
 // the generator (it reads robots.txt with temoto/robotstxt and HTML with
 // x/net/html) to prove that the ground truth matches what the server serves.
-// Its switches make it rude in the ways the analysis must catch.
+// A robots.txt it cannot get (5xx, no answer within robotsTimeout, a failed
+// connection) disallows everything; a page answering 429 is asked again
+// after its Retry-After, one cut off is asked again at once, each at most
+// DefaultRetries times. Its switches make it rude in the ways the analysis
+// must catch.
 type naiveCrawler struct {
-	t      *testing.T
 	client *http.Client
 
 	obeyRobots   bool
@@ -28,7 +37,8 @@ type naiveCrawler struct {
 	useBase      bool
 	canonical    bool // dedupe by Canonical; otherwise by the resolved URL without fragment
 	sitemaps     bool
-	maxDepth     int // 0: unlimited
+	retryAfter   bool // wait a 429's Retry-After before asking again
+	maxDepth     int  // 0: unlimited
 
 	robots  map[string]*robotstxt.RobotsData
 	best    map[string]int // dedupe key → smallest depth seen
@@ -37,14 +47,58 @@ type naiveCrawler struct {
 	queue   depthQueue
 }
 
-func newNaiveCrawler(t *testing.T, client *http.Client) *naiveCrawler {
-	c := &naiveCrawler{t: t, obeyRobots: true, obeyNofollow: true, useBase: true, canonical: true, sitemaps: true}
+func newNaiveCrawler(client *http.Client) *naiveCrawler {
+	c := &naiveCrawler{obeyRobots: true, obeyNofollow: true, useBase: true, canonical: true, sitemaps: true, retryAfter: true}
 	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	c.client = client
 	return c
 }
 
-func (c *naiveCrawler) crawl(seeds []string) {
+// naiveAbort carries the error that stops a naive crawl.
+type naiveAbort struct{ err error }
+
+// fatalf stops the crawl with an error; crawl returns it.
+func (c *naiveCrawler) fatalf(format string, args ...any) {
+	panic(naiveAbort{fmt.Errorf(format, args...)})
+}
+
+// mustCrawl crawls from seeds and fails the test if the crawl stopped
+// with an error.
+func (c *naiveCrawler) mustCrawl(t *testing.T, seeds []string) {
+	t.Helper()
+	if err := c.crawl(seeds); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// crawlAll runs the crawls at once, each in its own goroutine (they spend
+// their time waiting out Retry-After and a hanging robots.txt, which
+// t.Parallel would run only GOMAXPROCS at a time), and fails the test if
+// any stopped with an error.
+func crawlAll(t *testing.T, crawls ...func() error) {
+	t.Helper()
+	errs := make([]error, len(crawls))
+	var wg sync.WaitGroup
+	for i, crawl := range crawls {
+		wg.Go(func() { errs[i] = crawl() })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// crawl crawls from seeds; it returns the error that stopped it, if any.
+func (c *naiveCrawler) crawl(seeds []string) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			a, ok := r.(naiveAbort)
+			if !ok {
+				panic(r)
+			}
+			err = a.err
+		}
+	}()
 	c.robots = make(map[string]*robotstxt.RobotsData)
 	c.best = make(map[string]int)
 	c.fetched = make(map[string]bool)
@@ -61,13 +115,14 @@ func (c *naiveCrawler) crawl(seeds []string) {
 		c.fetched[key] = true
 		c.visit(it)
 	}
+	return nil
 }
 
 func (c *naiveCrawler) key(u string) string {
 	if c.canonical {
 		k, err := Canonical(u)
 		if err != nil {
-			c.t.Fatalf("canonical %q: %v", u, err)
+			c.fatalf("canonical %q: %v", u, err)
 		}
 		return k
 	}
@@ -78,7 +133,7 @@ func (c *naiveCrawler) key(u string) string {
 func (c *naiveCrawler) enqueue(raw string, depth int) {
 	u, err := url.Parse(raw)
 	if err != nil {
-		c.t.Fatalf("bad URL %q: %v", raw, err)
+		c.fatalf("bad URL %q: %v", raw, err)
 	}
 	if c.obeyRobots || c.sitemaps {
 		c.readRobots(strings.ToLower(u.Host))
@@ -94,17 +149,54 @@ func (c *naiveCrawler) enqueue(raw string, depth int) {
 	heap.Push(&c.queue, queued{url: raw, depth: depth})
 }
 
-func (c *naiveCrawler) get(u string) (int, http.Header, []byte) {
-	resp, err := c.client.Get(u)
+// Timeouts of the naive crawler: the hanging robots.txt costs one
+// robotsTimeout; the rest answer at once.
+const (
+	robotsTimeout = 500 * time.Millisecond
+	pageTimeout   = 10 * time.Second
+)
+
+// try requests u once: the status, header and body, or an error if it got
+// no complete answer within timeout.
+func (c *naiveCrawler) try(u string, timeout time.Duration) (int, http.Header, []byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		c.t.Fatalf("GET %s: %v", u, err)
+		c.fatalf("GET %s: %v", u, err)
+	}
+	resp, err := c.client.Do(req)
+	if err != nil {
+		return 0, nil, nil, err
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
 	if err != nil {
-		c.t.Fatalf("GET %s: reading body: %v", u, err)
+		return 0, nil, nil, fmt.Errorf("reading body: %w", err)
 	}
-	return resp.StatusCode, resp.Header, body
+	return resp.StatusCode, resp.Header, body, nil
+}
+
+// get requests u as a page: a failure (no complete answer, or 429) is
+// tried again up to DefaultRetries times, after the Retry-After of a 429.
+// It reports false if every try failed.
+func (c *naiveCrawler) get(u string) (int, http.Header, []byte, bool) {
+	for tries := 0; ; tries++ {
+		status, hdr, body, err := c.try(u, pageTimeout)
+		if err == nil && status != http.StatusTooManyRequests {
+			return status, hdr, body, true
+		}
+		if tries == DefaultRetries {
+			return 0, nil, nil, false
+		}
+		if err == nil && c.retryAfter {
+			secs, perr := strconv.Atoi(hdr.Get("Retry-After"))
+			if perr != nil {
+				c.fatalf("GET %s: 429 with Retry-After %q", u, hdr.Get("Retry-After"))
+			}
+			time.Sleep(time.Duration(secs) * time.Second) // what the host asks for, not synchronisation
+		}
+	}
 }
 
 func (c *naiveCrawler) readRobots(authority string) {
@@ -112,19 +204,22 @@ func (c *naiveCrawler) readRobots(authority string) {
 		return
 	}
 	u := "http://" + authority + "/robots.txt"
-	status, hdr, body := c.get(u)
-	for hops := 0; status/100 == 3 && hops < 5; hops++ {
+	status, hdr, body, err := c.try(u, robotsTimeout)
+	for hops := 0; err == nil && status/100 == 3 && hops < 5; hops++ {
 		base, _ := url.Parse(u)
 		loc, err := base.Parse(hdr.Get("Location"))
 		if err != nil {
-			c.t.Fatalf("robots redirect: %v", err)
+			c.fatalf("robots redirect: %v", err)
 		}
 		u = loc.String()
-		status, hdr, body = c.get(u)
+		status, hdr, body, err = c.try(u, robotsTimeout)
+	}
+	if err != nil {
+		status, body = http.StatusServiceUnavailable, nil // unreachable: complete disallow
 	}
 	rd, err := robotstxt.FromStatusAndBytes(status, body)
 	if err != nil {
-		c.t.Fatalf("robots.txt of %s: %v", authority, err)
+		c.fatalf("robots.txt of %s: %v", authority, err)
 	}
 	c.robots[authority] = rd
 	if c.sitemaps {
@@ -135,17 +230,17 @@ func (c *naiveCrawler) readRobots(authority string) {
 }
 
 func (c *naiveCrawler) readSitemap(u string) {
-	status, _, body := c.get(u)
-	if status != http.StatusOK {
-		c.t.Fatalf("sitemap %s: status %d", u, status)
+	status, _, body, ok := c.get(u)
+	if !ok || status != http.StatusOK {
+		c.fatalf("sitemap %s: status %d", u, status)
 	}
 	if strings.HasSuffix(u, ".gz") {
 		zr, err := gzip.NewReader(bytes.NewReader(body))
 		if err != nil {
-			c.t.Fatalf("sitemap %s: %v", u, err)
+			c.fatalf("sitemap %s: %v", u, err)
 		}
 		if body, err = io.ReadAll(zr); err != nil {
-			c.t.Fatalf("sitemap %s: %v", u, err)
+			c.fatalf("sitemap %s: %v", u, err)
 		}
 	}
 	if strings.HasSuffix(u, ".txt") {
@@ -161,7 +256,7 @@ func (c *naiveCrawler) readSitemap(u string) {
 		URLs     []string `xml:"url>loc"`
 	}
 	if err := xml.Unmarshal(body, &doc); err != nil {
-		c.t.Fatalf("sitemap %s: %v", u, err)
+		c.fatalf("sitemap %s: %v", u, err)
 	}
 	for _, s := range doc.Sitemaps {
 		c.readSitemap(s)
@@ -188,14 +283,17 @@ func (c *naiveCrawler) visit(it queued) {
 	if !c.allowed(it.url) {
 		return
 	}
-	status, hdr, body := c.get(it.url)
+	status, hdr, body, ok := c.get(it.url)
+	if !ok {
+		return
+	}
 	canon, _ := Canonical(it.url)
 	c.depth[canon] = it.depth
 	base, _ := url.Parse(it.url)
 	if status/100 == 3 {
 		loc, err := base.Parse(hdr.Get("Location"))
 		if err != nil {
-			c.t.Fatalf("redirect from %s: %v", it.url, err)
+			c.fatalf("redirect from %s: %v", it.url, err)
 		}
 		c.enqueue(loc.String(), it.depth+1)
 		return
@@ -207,7 +305,7 @@ func (c *naiveCrawler) visit(it queued) {
 	if c.useBase && baseHref != "" {
 		b, err := base.Parse(baseHref)
 		if err != nil {
-			c.t.Fatalf("base href on %s: %v", it.url, err)
+			c.fatalf("base href on %s: %v", it.url, err)
 		}
 		base = b
 	}
@@ -217,7 +315,7 @@ func (c *naiveCrawler) visit(it queued) {
 		}
 		ref, err := base.Parse(l.href)
 		if err != nil {
-			c.t.Fatalf("href %q on %s: %v", l.href, it.url, err)
+			c.fatalf("href %q on %s: %v", l.href, it.url, err)
 		}
 		ref.Fragment = ""
 		c.enqueue(ref.String(), it.depth+1)

@@ -17,18 +17,43 @@
 // (by prefix, "*" and "$" rules, with a longer Allow exception), redirects
 // into disallowed paths and to pages nothing links to, and optionally a
 // Crawl-delay. With four or more hosts the last three are special: one's
-// robots.txt redirects, one's is missing (404), and one's answers 503, so
-// nothing else may be fetched from it though other hosts link to it.
-// Config.Trap adds an infinite calendar.
+// robots.txt redirects, one's is missing (404), and one's answers 503 with
+// "Retry-After: 3600", so nothing else may be fetched from it though other
+// hosts link to it. Config.Trap adds an infinite calendar.
+//
+// # Broken hosts
+//
+// A web of four or more hosts also has, after them, the BrokenHosts hosts
+// the real web's faults come from (Config.NoBrokenHosts leaves them out;
+// Config.TotalHosts counts them): a robots.txt answering 503 with
+// Retry-After as an HTTP-date an hour ahead (HostRobotsRetryDate), a
+// robots.txt that never answers until the client goes away
+// (HostRobotsHang), a host refusing connections (HostRefused: Virtual's
+// dialer refuses its name with ECONNREFUSED, and nothing listens on its
+// Loopback address), pages answering their first request 429 with
+// "Retry-After: 1" (HostRateLimited), and pages whose first response is cut
+// off mid-body by a TCP reset (HostResetting). Every healthy host's home
+// page links to the first pages of each, and of the 503 host, so a crawl
+// meets several URLs of every one. Under RFC 9309 an unreachable robots.txt
+// (503, a hang, a refused connection) is a complete disallow: only
+// robots.txt may be requested there, and not again before its Retry-After.
+// The pages that fail once are served on the next request: a complete
+// crawler tries again, after the host's Retry-After. Which pages have
+// failed is kept with the Log, so Log.Reset starts them over. Closing a
+// Virtual or Loopback ends the hanging responses; nothing is left behind.
 //
 // # Ground truth and judgement
 //
 // Web.Truth lists, for given seeds, the URLs a complete polite crawler
 // requests (Reachable, with SitemapOnly among them) and those it must not
-// (Disallowed, NofollowOnly), with link depths and per-host request counts.
-// Every request the server answers is recorded in a Log; Truth.Analyze turns
-// the log into a Report: coverage, robots and politeness violations,
-// duplicate fetches after Canonical normalisation, fetches on the 503 host,
+// (Disallowed, NofollowOnly), with link depths and per-host request counts
+// (a failure and a retry for each page that fails once; nothing for the
+// refused host). Every request the server answers is recorded in a Log;
+// Truth.Analyze turns the log into a Report: coverage (by requests
+// answered), robots and politeness violations (a host's delay, and its
+// Retry-After, capped by the crawler's maximum delay), duplicate fetches
+// after Canonical normalisation, failed requests and retries (at most
+// AnalyzeOptions.Retries per URL), fetches past an unreachable robots.txt,
 // nofollow-only fetches, makespan against the ideal, and Report.Check says
 // in one error what went wrong.
 //
@@ -48,8 +73,9 @@
 // # Serving
 //
 // NewVirtual serves every host from one httptest.Server; its DialContext,
-// Transport and Client map the host names to it, so a crawler under test
-// needs only its http.Client replaced. ListenLoopback gives every host its
-// own address in 127.0.0.0/8 (see LoopbackAddr), for crawlers in other
-// processes.
+// Transport and Client map the host names to it (and refuse HostRefused),
+// so a crawler under test needs only its http.Client replaced.
+// ListenLoopback gives every host its own address in 127.0.0.0/8 (see
+// LoopbackAddr), for crawlers in other processes; HostRefused's address has
+// no listener.
 package testweb

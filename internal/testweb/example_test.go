@@ -38,7 +38,7 @@ func ExampleNewVirtual() {
 	fmt.Println("robots violations:", r.RobotsViolations)
 	fmt.Println(testweb.Canonical("HTTP://H000.test:80/p/%32?#top"))
 	// Output:
-	// fetched 2 of 56 reachable pages
+	// fetched 2 of 60 reachable pages
 	// robots violations: [http://h000.test/private/5]
 	// http://h000.test/p/2 <nil>
 }

@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html"
 	"io"
+	"net"
 	"net/http"
 	"slices"
 	"strconv"
@@ -22,7 +24,7 @@ type Entry struct {
 	Host      string    `json:"host"`   // the Host header, lower case
 	Method    string    `json:"method"` // GET, HEAD, …
 	Target    string    `json:"target"` // request target as sent: escaped path and raw query
-	Status    int       `json:"status"` // 0 if the client went away before the response
+	Status    int       `json:"status"` // 0 if the response never completed: the client went away, or the host cut it off
 	UserAgent string    `json:"ua,omitempty"`
 }
 
@@ -30,10 +32,25 @@ type Entry struct {
 func (e Entry) URL() string { return "http://" + e.Host + e.Target }
 
 // Log records requests. It is safe for concurrent use; the zero value is
-// an empty log.
+// an empty log. It also remembers which pages of the hosts whose pages fail
+// once (HostRateLimited, HostResetting) have been asked for, so Reset
+// starts them over: each crawl judged on a fresh log meets the same web.
 type Log struct {
-	mu      sync.Mutex
-	entries []Entry
+	mu       sync.Mutex
+	entries  []Entry
+	attempts map[string]int // "authority target" → requests so far, for the hosts whose pages fail once
+}
+
+// attempt counts a request for key and returns how many came before it.
+func (l *Log) attempt(key string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.attempts == nil {
+		l.attempts = make(map[string]int)
+	}
+	n := l.attempts[key]
+	l.attempts[key] = n + 1
+	return n
 }
 
 func (l *Log) add(e Entry) {
@@ -58,10 +75,12 @@ func (l *Log) Len() int {
 	return len(l.entries)
 }
 
-// Reset forgets every recorded request.
+// Reset forgets every recorded request, and which pages were asked for: a
+// page that fails once fails again on its next request.
 func (l *Log) Reset() {
 	l.mu.Lock()
 	l.entries = nil
+	l.attempts = nil
 	l.mu.Unlock()
 }
 
@@ -99,12 +118,38 @@ func ReadLog(r io.Reader) ([]Entry, error) {
 
 // Handler returns the web's HTTP handler. It routes by the Host header,
 // waits the configured latency, answers, and records every request in log
-// (which may be nil).
-func (w *Web) Handler(log *Log) http.Handler { return &handler{web: w, log: log} }
+// (which may be nil). The robots.txt of HostRobotsHang is answered only when
+// the client goes away (Virtual and Loopback also end it when closed); a
+// request that reaches HostRefused through it has its connection closed
+// unanswered.
+func (w *Web) Handler(log *Log) http.Handler { return w.handler(log, nil) }
+
+// handler returns the web's handler; hanging responses also end when quit
+// is closed.
+func (w *Web) handler(log *Log, quit <-chan struct{}) *handler {
+	hd := &handler{web: w, log: log, attempts: log, quit: quit}
+	if log == nil {
+		hd.attempts = &Log{}
+	}
+	return hd
+}
 
 type handler struct {
-	web *Web
-	log *Log
+	web      *Web
+	log      *Log // nil: requests are not recorded
+	attempts *Log // counts the requests for pages that fail once
+	quit     <-chan struct{}
+	mu       sync.Mutex     // orders hanging.Add before wait's Wait
+	hanging  sync.WaitGroup // responses held open by HostRobotsHang
+	onHang   func()         // tests: called as a response starts to hang
+}
+
+// wait waits for every hanging response to end; call it once quit is
+// closed: no response starts to hang after that.
+func (hd *handler) wait() {
+	hd.mu.Lock()
+	hd.mu.Unlock() //nolint:staticcheck // an empty critical section: every Add has happened
+	hd.hanging.Wait()
 }
 
 var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
@@ -112,16 +157,24 @@ var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 func (hd *handler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	authority := strings.TrimSuffix(strings.ToLower(r.Host), ":80")
-	status := hd.serve(rw, r, authority)
+	var finish func()
+	status := hd.serve(rw, r, authority, &finish)
 	if hd.log != nil {
 		hd.log.add(Entry{
 			Start: start, End: time.Now(), Host: authority, Method: r.Method,
 			Target: r.RequestURI, Status: status, UserAgent: r.UserAgent(),
 		})
 	}
+	if finish != nil {
+		// A connection taken over is cut off only once the request is
+		// logged: a client that sees the failure finds it in the log.
+		finish()
+	}
 }
 
-func (hd *handler) serve(rw http.ResponseWriter, r *http.Request, authority string) int {
+// serve answers the request and returns the status written. What must
+// happen only once the request is logged it leaves in *finish.
+func (hd *handler) serve(rw http.ResponseWriter, r *http.Request, authority string, finish *func()) int {
 	if d := hd.web.cfg.Latency; d > 0 {
 		t := time.NewTimer(d)
 		select {
@@ -135,14 +188,23 @@ func (hd *handler) serve(rw http.ResponseWriter, r *http.Request, authority stri
 	if h == nil {
 		return notFound(rw, "unknown host")
 	}
+	if h.kind == HostRefused {
+		return refuse(rw, finish)
+	}
 	target := canonicalTarget(r.URL.EscapedPath(), r.URL.RawQuery)
 	switch {
 	case target == robotsPath:
 		switch h.kind {
 		case HostRobotsUnavailable:
-			rw.Header().Set("Retry-After", "3600")
+			rw.Header().Set("Retry-After", strconv.Itoa(int(UnavailableRetryAfter/time.Second)))
 			http.Error(rw, "robots.txt temporarily unavailable", http.StatusServiceUnavailable)
 			return http.StatusServiceUnavailable
+		case HostRobotsRetryDate:
+			rw.Header().Set("Retry-After", time.Now().Add(UnavailableRetryAfter).UTC().Format(http.TimeFormat))
+			http.Error(rw, "robots.txt temporarily unavailable", http.StatusServiceUnavailable)
+			return http.StatusServiceUnavailable
+		case HostRobotsHang:
+			return hd.hang(rw, r, finish)
 		case HostRobotsNotFound:
 			return notFound(rw, "no robots.txt here")
 		case HostRobotsRedirect:
@@ -164,6 +226,16 @@ func (hd *handler) serve(rw http.ResponseWriter, r *http.Request, authority stri
 	if p == nil {
 		return notFound(rw, "no such page")
 	}
+	if h.kind.pagesFailOnce() && hd.attempts.attempt(authority+" "+target) == 0 {
+		buf := bufPool.Get().(*bytes.Buffer)
+		defer bufPool.Put(buf)
+		buf.Reset()
+		hd.web.render(buf, p)
+		if h.kind == HostRateLimited {
+			return rateLimited(rw)
+		}
+		return resetMidBody(rw, bytes.Clone(buf.Bytes()), finish)
+	}
 	switch p.kind {
 	case kindRedirect:
 		return redirect(rw, p.redirect.target, p.status)
@@ -175,6 +247,95 @@ func (hd *handler) serve(rw http.ResponseWriter, r *http.Request, authority stri
 	buf.Reset()
 	hd.web.render(buf, p)
 	return write(rw, "text/html; charset=utf-8", buf.Bytes())
+}
+
+// hang holds the response until the client goes away or the handler's
+// quit channel closes; then it leaves dropping the connection unanswered to
+// *finish, so no client ever reads an answer. It returns 0.
+func (hd *handler) hang(rw http.ResponseWriter, r *http.Request, finish *func()) int {
+	drop := func() {
+		if conn, _, err := takeOver(rw); err == nil {
+			*finish = func() { conn.Close() }
+		}
+	}
+	hd.mu.Lock()
+	select {
+	case <-hd.quit: // nil: never
+		hd.mu.Unlock()
+		drop()
+		return 0
+	default:
+	}
+	hd.hanging.Add(1)
+	hd.mu.Unlock()
+	defer hd.hanging.Done()
+	if hd.onHang != nil {
+		hd.onHang()
+	}
+	select {
+	case <-r.Context().Done():
+	case <-hd.quit:
+		drop()
+	}
+	return 0
+}
+
+// refuse takes the connection over and leaves closing it unanswered to
+// *finish (where it cannot be taken over, it answers 502). It returns 0, or
+// 502.
+func refuse(rw http.ResponseWriter, finish *func()) int {
+	conn, _, err := takeOver(rw)
+	if err != nil {
+		http.Error(rw, "testweb: connection refused", http.StatusBadGateway)
+		return http.StatusBadGateway
+	}
+	*finish = func() { conn.Close() }
+	return 0
+}
+
+// takeOver hijacks the connection of rw.
+func takeOver(rw http.ResponseWriter) (net.Conn, *bufio.ReadWriter, error) {
+	hj, ok := rw.(http.Hijacker)
+	if !ok {
+		return nil, nil, errors.New("testweb: cannot take over the connection")
+	}
+	return hj.Hijack()
+}
+
+// rateLimited answers 429 with Retry-After RateLimitedRetryAfter.
+func rateLimited(rw http.ResponseWriter) int {
+	rw.Header().Set("Retry-After", strconv.Itoa(int(RateLimitedRetryAfter/time.Second)))
+	http.Error(rw, "too many requests", http.StatusTooManyRequests)
+	return http.StatusTooManyRequests
+}
+
+// resetMidBody takes the connection over and leaves to *finish sending the
+// status line, headers announcing all of body, and its first half, then
+// resetting the connection (TCP RST). It returns 0: the response never
+// completes. Where the connection cannot be taken over (a ResponseRecorder),
+// it writes the half body and returns 0 as well.
+func resetMidBody(rw http.ResponseWriter, body []byte, finish *func()) int {
+	half := body[:len(body)/2]
+	conn, bw, err := takeOver(rw)
+	if err != nil {
+		rw.Header().Set("Content-Type", "text/html; charset=utf-8")
+		rw.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		rw.WriteHeader(http.StatusOK)
+		rw.Write(half) //nolint:errcheck // nothing to do
+		return 0
+	}
+	*finish = func() {
+		defer conn.Close()
+		fmt.Fprintf(bw, "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: %d\r\n\r\n", len(body))
+		bw.Write(half) //nolint:errcheck // the flush reports it
+		if err := bw.Flush(); err != nil {
+			return
+		}
+		if tc, ok := conn.(*net.TCPConn); ok {
+			tc.SetLinger(0) //nolint:errcheck // without it the close is a FIN: still cut off mid-body
+		}
+	}
+	return 0
 }
 
 func write(rw http.ResponseWriter, contentType string, body []byte) int {

@@ -240,7 +240,7 @@ type Hostile struct {
 	Server *httptest.Server
 
 	cfg         HostileConfig
-	normal      http.Handler
+	normal      *handler
 	hosts       []*hostileHost
 	byAuthority map[string]*hostileHost
 
@@ -279,7 +279,7 @@ func NewHostile(cfg HostileConfig) (*Hostile, error) {
 			return nil, err
 		}
 		hw.Normal = w
-		hw.normal = w.Handler(hw.Log)
+		hw.normal = w.handler(hw.Log, hw.done)
 	}
 	ln, err := net.Listen("tcp4", "127.0.0.1:0")
 	if err != nil {
@@ -346,13 +346,17 @@ func (h *hostileHost) public() HostileHost {
 }
 
 // DialContext connects to the server for "host:80" of any host of the web
-// (silent.test to its own listener). Every other address is refused with
+// (silent.test to its own listener; the normal web's HostRefused host is
+// refused as Virtual refuses it). Every other address is refused with
 // ErrUnknownHost, without any connection attempt, and recorded for
 // ForeignDials.
 func (hw *Hostile) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
 	host, port, err := net.SplitHostPort(addr)
 	host = strings.ToLower(host)
-	known := err == nil && port == "80" && (hw.byAuthority[host] != nil || hw.Normal != nil && hw.Normal.byAuthority[host] != nil)
+	if n := hw.Normal; err == nil && port == "80" && n != nil && n.byAuthority[host] != nil {
+		return dialWeb(ctx, n, network, addr, hw.Server.Listener.Addr().String())
+	}
+	known := err == nil && port == "80" && hw.byAuthority[host] != nil
 	if !known {
 		hw.mu.Lock()
 		hw.foreign = append(hw.foreign, network+" "+addr)
@@ -415,6 +419,9 @@ func (hw *Hostile) Close() {
 		hw.mu.Unlock()
 		hw.Server.Close()
 		hw.handlers.Wait()
+		if hw.normal != nil {
+			hw.normal.wait()
+		}
 	})
 }
 

@@ -87,7 +87,7 @@ const (
 // hostileNormalWeb is the synthetic web served beside the hostile hosts:
 // its pages must all be fetched whatever the hostile host does ("no lost
 // URL"). Five hosts: two normal, then the robots-redirect, robots-404 and
-// robots-503 ones.
+// robots-503 ones; and the broken hosts after them.
 func hostileNormalWeb() testweb.Config {
 	return testweb.Config{Hosts: 5, PagesPerHost: 8, Seed: 11}
 }

@@ -23,7 +23,8 @@ var starRules = []rule{
 }
 
 // disallowEverything is the effective rule set of a host whose robots.txt is
-// unreachable (5xx): RFC 9309 §2.3.1.3 says assume complete disallow.
+// unreachable (5xx, a hang, a refused connection): RFC 9309 §2.3.1.4 says
+// assume complete disallow.
 var disallowEverything = []rule{{allow: false, pattern: "/"}}
 
 // allowed reports whether target (canonical path and query) may be fetched
@@ -107,5 +108,25 @@ func robotsTxt(h *host, delay time.Duration) string {
 	}
 	line("")
 	line(key("Sitemap") + ": http://" + h.authority + sitemapIndexPath)
+	return b.String()
+}
+
+// brokenRules are the rules of the readable robots.txt of the hosts whose
+// pages fail once (HostRateLimited, HostResetting): they have no private
+// pages, so the rule only shows the file is read.
+var brokenRules = []rule{{allow: false, pattern: "/private/"}}
+
+// brokenRobotsTxt renders the robots.txt of a host whose pages fail once:
+// brokenRules, an optional Crawl-delay, and no sitemap.
+func brokenRobotsTxt(h *host, delay time.Duration) string {
+	var b strings.Builder
+	b.WriteString("# robots.txt of " + h.authority + " (heed testweb)\n")
+	b.WriteString("User-agent: *\n")
+	for _, r := range brokenRules {
+		b.WriteString("Disallow: " + r.pattern + "\n")
+	}
+	if delay > 0 {
+		b.WriteString("Crawl-delay: " + strconv.FormatFloat(delay.Seconds(), 'f', -1, 64) + "\n")
+	}
 	return b.String()
 }

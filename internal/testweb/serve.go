@@ -8,9 +8,11 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -27,30 +29,60 @@ type Virtual struct {
 	Web    *Web
 	Log    *Log
 	Server *httptest.Server
+
+	hd      *handler
+	quit    chan struct{}
+	closing sync.Once
 }
 
 // NewVirtual generates the web described by cfg with VirtualAuthorities
-// host names and starts serving it. Call Close when done.
+// host names (New names the broken hosts after the first cfg.Hosts) and
+// starts serving it. Call Close when done.
 func NewVirtual(cfg Config) (*Virtual, error) {
 	w, err := New(cfg, VirtualAuthorities(cfg.Hosts))
 	if err != nil {
 		return nil, err
 	}
-	v := &Virtual{Web: w, Log: &Log{}}
-	v.Server = httptest.NewServer(w.Handler(v.Log))
+	v := &Virtual{Web: w, Log: &Log{}, quit: make(chan struct{})}
+	v.hd = w.handler(v.Log, v.quit)
+	v.Server = httptest.NewServer(v.hd)
 	return v, nil
 }
 
 // DialContext connects to the server for any "host:80" address of the web
-// and fails with ErrUnknownHost for every other address.
+// and fails with ErrUnknownHost for every other address. It refuses the
+// HostRefused host as a server without a listener would: the error wraps
+// syscall.ECONNREFUSED.
 func (v *Virtual) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	return dialWeb(ctx, v.Web, network, addr, v.Server.Listener.Addr().String())
+}
+
+// dialWeb connects to target for "host:80" of a host of w, refusing the
+// HostRefused host; other addresses fail with ErrUnknownHost.
+func dialWeb(ctx context.Context, w *Web, network, addr, target string) (net.Conn, error) {
 	host, port, err := net.SplitHostPort(addr)
-	if err != nil || port != "80" || v.Web.byAuthority[strings.ToLower(host)] == nil {
+	h := w.byAuthority[strings.ToLower(host)]
+	if err != nil || port != "80" || h == nil {
 		return nil, fmt.Errorf("%w: %s", ErrUnknownHost, addr)
 	}
+	if h.kind == HostRefused {
+		return nil, refused(network, addr)
+	}
 	var d net.Dialer
-	return d.DialContext(ctx, "tcp", v.Server.Listener.Addr().String())
+	return d.DialContext(ctx, "tcp", target)
 }
+
+// refused is the error a dial to a port nothing listens on returns.
+func refused(network, addr string) error {
+	return &net.OpError{Op: "dial", Net: network, Addr: stringAddr{network, addr},
+		Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+}
+
+// stringAddr is a net.Addr given as strings.
+type stringAddr struct{ network, addr string }
+
+func (a stringAddr) Network() string { return a.network }
+func (a stringAddr) String() string  { return a.addr }
 
 // Transport returns a new transport that reaches the web's hosts through
 // DialContext and never uses a proxy.
@@ -72,8 +104,15 @@ func (v *Virtual) Client() *http.Client {
 // all hosts are in scope, sitemaps are read.
 func (v *Virtual) Truth() (*Truth, error) { return v.Web.Truth(TruthOptions{}) }
 
-// Close stops the server and waits for outstanding requests.
-func (v *Virtual) Close() { v.Server.Close() }
+// Close stops the server, ends the responses that hang, and waits for
+// outstanding requests.
+func (v *Virtual) Close() {
+	v.closing.Do(func() {
+		close(v.quit)
+		v.Server.Close()
+		v.hd.wait()
+	})
+}
 
 // maxLoopbackHosts is how many hosts LoopbackAddr can number.
 const maxLoopbackHosts = 254 * 250
@@ -94,40 +133,56 @@ type Loopback struct {
 	Log *Log
 
 	srv       *http.Server
+	hd        *handler
+	quit      chan struct{}
 	listeners []net.Listener
 	wg        sync.WaitGroup
+	closing   sync.Once
+	closeErr  error
 }
 
 // ListenLoopback generates the web described by cfg with one listener per
 // host on LoopbackAddr(i):port (port 0 picks a free port per listener) and
-// starts serving it. Server errors such as failed accepts go to logger (nil
-// discards them). Call Close when done.
+// starts serving it; the HostRefused host's address has no listener (it is
+// listened on once, to check it is free and learn a port, and closed).
+// Server errors such as failed accepts go to logger (nil discards them).
+// Call Close when done.
 func ListenLoopback(cfg Config, port int, logger *slog.Logger) (*Loopback, error) {
-	if cfg.Hosts < 1 || cfg.Hosts > maxLoopbackHosts {
-		return nil, fmt.Errorf("%w: %d hosts; loopback webs have 1 to %d", ErrConfig, cfg.Hosts, maxLoopbackHosts)
+	total := cfg.TotalHosts()
+	if cfg.Hosts < 1 || total > maxLoopbackHosts {
+		return nil, fmt.Errorf("%w: %d hosts; loopback webs have 1 to %d", ErrConfig, total, maxLoopbackHosts)
 	}
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	l := &Loopback{Log: &Log{}}
-	authorities := make([]string, cfg.Hosts)
-	for i := range cfg.Hosts {
+	l := &Loopback{Log: &Log{}, quit: make(chan struct{})}
+	authorities := make([]string, total)
+	for i := range total {
 		ln, err := net.Listen("tcp4", net.JoinHostPort(LoopbackAddr(i), strconv.Itoa(port)))
 		if err != nil {
 			l.closeListeners()
-			return nil, fmt.Errorf("testweb: listening for host %d of %d: %w", i, cfg.Hosts, err)
+			return nil, fmt.Errorf("testweb: listening for host %d of %d: %w", i, total, err)
+		}
+		authorities[i] = ln.Addr().String()
+		if cfg.hasBroken() && i == cfg.Hosts+int(HostRefused-HostRobotsRetryDate) {
+			ln.Close() // HostRefused: nothing listens there
+			continue
 		}
 		l.listeners = append(l.listeners, ln)
-		authorities[i] = ln.Addr().String()
 	}
 	w, err := New(cfg, authorities)
 	if err != nil {
 		l.closeListeners()
 		return nil, err
 	}
+	if h, ok := w.HostOfKind(HostRefused); ok && h.Authority != authorities[cfg.Hosts+int(HostRefused-HostRobotsRetryDate)] {
+		l.closeListeners()
+		return nil, fmt.Errorf("testweb: internal error: the refused host is %s", h.Authority)
+	}
 	l.Web = w
+	l.hd = w.handler(l.Log, l.quit)
 	l.srv = &http.Server{
-		Handler:           w.Handler(l.Log),
+		Handler:           l.hd,
 		ReadHeaderTimeout: 30 * time.Second,
 		IdleTimeout:       30 * time.Second,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
@@ -144,10 +199,14 @@ func (l *Loopback) closeListeners() {
 	}
 }
 
-// Close stops every listener, closes all connections and waits for the
-// serving goroutines to end.
+// Close stops every listener, closes all connections, ends the responses
+// that hang and waits for the serving goroutines to end.
 func (l *Loopback) Close() error {
-	err := l.srv.Close()
-	l.wg.Wait()
-	return err
+	l.closing.Do(func() {
+		close(l.quit)
+		l.closeErr = l.srv.Close()
+		l.wg.Wait()
+		l.hd.wait()
+	})
+	return l.closeErr
 }

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -27,6 +28,9 @@ func newVirtual(t *testing.T, cfg Config) *Virtual {
 	return v
 }
 
+// fetchedPages returns the canonical URLs of the pages the log shows
+// answered: robots.txt, sitemaps and failed requests (no complete answer,
+// 429) left out.
 func fetchedPages(entries []Entry, w *Web) map[string]bool {
 	out := make(map[string]bool)
 	for _, e := range entries {
@@ -34,7 +38,8 @@ func fetchedPages(entries []Entry, w *Web) map[string]bool {
 		h := w.byAuthority[e.Host]
 		switch {
 		case target == robotsPath, target == robotsMovedPath,
-			h.hasSitemaps() && (target == sitemapIndexPath || target == sitemapGzipPath || target == sitemapTextPath):
+			h.hasSitemaps() && (target == sitemapIndexPath || target == sitemapGzipPath || target == sitemapTextPath),
+			e.Status == 0, e.Status == http.StatusTooManyRequests:
 			continue
 		}
 		out["http://"+e.Host+target] = true
@@ -45,22 +50,39 @@ func fetchedPages(entries []Entry, w *Web) map[string]bool {
 // TestTruthMatchesPoliteCrawl crawls webs with an independent polite
 // crawler and checks that it fetches exactly Truth.Reachable, at exactly
 // Truth.Depth, in exactly Truth.Requests requests per host, and that the
-// analysis finds nothing wrong.
+// analysis finds nothing wrong. The webs of 4 or more hosts have the broken
+// hosts too: the crawler waits out a 429's Retry-After there, and the
+// hanging robots.txt costs it its robots timeout, so the crawls run in
+// parallel.
 func TestTruthMatchesPoliteCrawl(t *testing.T) {
-	for _, cfg := range []Config{
+	t.Parallel()
+	cfgs := []Config{
 		{Hosts: 6, PagesPerHost: 40, Seed: 1},
 		{Hosts: 5, PagesPerHost: 23, Seed: 7, BodyBytes: -1},
-		{Hosts: 3, PagesPerHost: 30, Seed: 2}, // no special hosts
+		{Hosts: 4, PagesPerHost: 2, Seed: 3},                       // broken hosts with 2 pages
+		{Hosts: 5, PagesPerHost: 23, Seed: 7, NoBrokenHosts: true}, // the special robots hosts only
+		{Hosts: 3, PagesPerHost: 30, Seed: 2},                      // no special hosts
 		{Hosts: 1, PagesPerHost: 1},
-	} {
-		t.Run(fmt.Sprintf("%dx%d", cfg.Hosts, cfg.PagesPerHost), func(t *testing.T) {
-			v := newVirtual(t, cfg)
+	}
+	webs := make([]*Virtual, len(cfgs))
+	crawlers := make([]*naiveCrawler, len(cfgs))
+	var crawls []func() error
+	for i, cfg := range cfgs {
+		webs[i] = newVirtual(t, cfg)
+		crawlers[i] = newNaiveCrawler(webs[i].Client())
+		crawls = append(crawls, func() error { return crawlers[i].crawl(webs[i].Web.Seeds()) })
+	}
+	crawlAll(t, crawls...)
+	for i, cfg := range cfgs {
+		t.Run(fmt.Sprintf("%dx%d/broken=%v", cfg.Hosts, cfg.PagesPerHost, cfg.hasBroken()), func(t *testing.T) {
+			v, c := webs[i], crawlers[i]
+			if got := len(v.Web.Hosts()); got != cfg.TotalHosts() {
+				t.Fatalf("%d hosts, TotalHosts says %d", got, cfg.TotalHosts())
+			}
 			truth, err := v.Truth()
 			if err != nil {
 				t.Fatal(err)
 			}
-			c := newNaiveCrawler(t, v.Client())
-			c.crawl(v.Web.Seeds())
 
 			entries := v.Log.Entries()
 			got := slices.Sorted(maps.Keys(fetchedPages(entries, v.Web)))
@@ -86,6 +108,38 @@ func TestTruthMatchesPoliteCrawl(t *testing.T) {
 			if r.Coverage != 1 || r.ReachableFetched != len(truth.Reachable) {
 				t.Errorf("coverage %v (%d/%d)", r.Coverage, r.ReachableFetched, r.ReachableTotal)
 			}
+			if r.Requests != r.RobotsRequests+r.SitemapRequests+r.PageRequests+r.FailedRequests {
+				t.Errorf("requests %d are not robots %d + sitemaps %d + pages %d + failed %d",
+					r.Requests, r.RobotsRequests, r.SitemapRequests, r.PageRequests, r.FailedRequests)
+			}
+			// Each page of the hosts whose pages fail once fails once and
+			// is asked again; nothing else fails.
+			failOnce := 0
+			for _, u := range truth.Reachable {
+				if h, _ := v.Web.Host(strings.Split(strings.TrimPrefix(u, "http://"), "/")[0]); h.Kind == HostRateLimited || h.Kind == HostResetting {
+					failOnce++
+				}
+			}
+			if r.FailedRequests != failOnce || r.Retries != failOnce {
+				t.Errorf("%d failed requests and %d retries, want %d each (the pages of the hosts whose pages fail once)", r.FailedRequests, r.Retries, failOnce)
+			}
+			if cfg.hasBroken() {
+				for _, k := range []HostKind{HostRobotsUnavailable, HostRobotsRetryDate, HostRobotsHang, HostRefused} {
+					h, _ := v.Web.HostOfKind(k)
+					n := 0
+					for _, u := range truth.Disallowed {
+						if strings.HasPrefix(u, "http://"+h.Authority+"/") {
+							n++
+						}
+					}
+					if want := min(cfg.PagesPerHost, brokenTargets); n != want {
+						t.Errorf("%v host: %d URLs met and disallowed, want %d: the healthy hosts link to several", k, n, want)
+					}
+				}
+				if failOnce == 0 {
+					t.Error("no page of the hosts whose pages fail once is reachable")
+				}
+			}
 			if cfg.PagesPerHost >= 20 {
 				for name, n := range map[string]int{
 					"SitemapOnly": len(truth.SitemapOnly), "NofollowOnly": len(truth.NofollowOnly),
@@ -102,6 +156,7 @@ func TestTruthMatchesPoliteCrawl(t *testing.T) {
 }
 
 func TestTruthSeedHostsOnlyAndNoSitemaps(t *testing.T) {
+	t.Parallel() // each crawl waits out the rate-limited host's Retry-After
 	v := newVirtual(t, Config{Hosts: 6, PagesPerHost: 30, Seed: 3})
 	seed := v.Web.Seeds()[0]
 	truth, err := v.Web.Truth(TruthOptions{Seeds: []string{seed}, SeedHostsOnly: true, NoSitemaps: true})
@@ -120,9 +175,9 @@ func TestTruthSeedHostsOnlyAndNoSitemaps(t *testing.T) {
 	if got, want := truth.Requests, map[string]int{host: len(truth.Reachable) + 1}; !maps.Equal(got, want) {
 		t.Errorf("Requests = %v, want %v", got, want)
 	}
-	c := newNaiveCrawler(t, v.Client())
+	c := newNaiveCrawler(v.Client())
 	c.sitemaps = false
-	c.crawl([]string{seed})
+	c.mustCrawl(t, []string{seed})
 	r := truth.Analyze(v.Log.Entries(), AnalyzeOptions{})
 	// The naive crawler follows cross-host links, which this truth does not:
 	// coverage is still complete.
@@ -137,28 +192,45 @@ func TestTruthSeedHostsOnlyAndNoSitemaps(t *testing.T) {
 // TestRudeCrawlsAreCaught turns off each courtesy of the naive crawler and
 // checks that the analysis reports the matching offence.
 func TestRudeCrawlsAreCaught(t *testing.T) {
+	t.Parallel() // each crawl waits out the rate-limited host's Retry-After
 	cfg := Config{Hosts: 6, PagesPerHost: 40, Seed: 5}
-	for _, tc := range []struct {
+	cases := []struct {
 		name  string
 		rude  func(*naiveCrawler)
 		count func(*Report) int
 	}{
 		{"ignores robots", func(c *naiveCrawler) { c.obeyRobots = false }, func(r *Report) int { return len(r.RobotsViolations) }},
-		{"ignores robots: 503 host", func(c *naiveCrawler) { c.obeyRobots = false }, func(r *Report) int { return len(r.UnavailableHostFetches) }},
+		{"ignores robots: unreachable robots.txt", func(c *naiveCrawler) { c.obeyRobots = false }, func(r *Report) int { return len(r.UnavailableHostFetches) }},
+		{"ignores Retry-After", func(c *naiveCrawler) { c.retryAfter = false }, func(r *Report) int {
+			n := 0
+			for _, v := range r.PolitenessViolations {
+				if strings.Contains(v, "after a 429 with Retry-After 1s") {
+					n++
+				}
+			}
+			return n
+		}},
 		{"ignores nofollow", func(c *naiveCrawler) { c.obeyNofollow = false }, func(r *Report) int { return len(r.NofollowOnlyFetched) }},
 		{"no normalisation", func(c *naiveCrawler) { c.canonical = false }, func(r *Report) int { return len(r.Duplicates) }},
 		{"ignores base href", func(c *naiveCrawler) { c.useBase = false }, func(r *Report) int { return len(r.NotFound) }},
 		{"no sitemaps", func(c *naiveCrawler) { c.sitemaps = false }, func(r *Report) int { return len(r.Missing) }},
-	} {
+	}
+	webs := make([]*Virtual, len(cases))
+	var crawls []func() error
+	for i, tc := range cases {
+		webs[i] = newVirtual(t, cfg)
+		c := newNaiveCrawler(webs[i].Client())
+		tc.rude(c)
+		crawls = append(crawls, func() error { return c.crawl(webs[i].Web.Seeds()) })
+	}
+	crawlAll(t, crawls...)
+	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			v := newVirtual(t, cfg)
+			v := webs[i]
 			truth, err := v.Truth()
 			if err != nil {
 				t.Fatal(err)
 			}
-			c := newNaiveCrawler(t, v.Client())
-			tc.rude(c)
-			c.crawl(v.Web.Seeds())
 			r := truth.Analyze(v.Log.Entries(), AnalyzeOptions{})
 			if tc.count(r) == 0 {
 				t.Errorf("offence not detected:\n%s", r)
@@ -171,6 +243,7 @@ func TestRudeCrawlsAreCaught(t *testing.T) {
 }
 
 func TestTrapIsBoundedByDepth(t *testing.T) {
+	t.Parallel() // each crawl waits out the rate-limited host's Retry-After
 	v := newVirtual(t, Config{Hosts: 4, PagesPerHost: 25, Trap: true, Seed: 9})
 	truth, err := v.Truth()
 	if err != nil {
@@ -179,9 +252,9 @@ func TestTrapIsBoundedByDepth(t *testing.T) {
 	if truth.Trap != "http://h000.test/cal/2025/01" {
 		t.Fatalf("Trap = %q", truth.Trap)
 	}
-	c := newNaiveCrawler(t, v.Client())
+	c := newNaiveCrawler(v.Client())
 	c.maxDepth = truth.MaxDepth
-	c.crawl(v.Web.Seeds())
+	c.mustCrawl(t, v.Web.Seeds())
 	r := truth.Analyze(v.Log.Entries(), AnalyzeOptions{})
 	if err := r.Check(); err != nil {
 		t.Errorf("depth-limited crawl with MaxDepth %d: %v", truth.MaxDepth, err)
@@ -208,8 +281,11 @@ func TestRobotsRulesAgreeWithTemoto(t *testing.T) {
 		e := Entry{Host: strings.Split(strings.TrimPrefix(u, "http://"), "/")[0]}
 		e.Target = strings.TrimPrefix(u, "http://"+e.Host)
 		status, body, _ := v.Web.Robots(e.Host)
-		if status == 301 {
+		switch status {
+		case 301:
 			status = 200
+		case 0: // no answer: unreachable, as a 5xx
+			status = 503
 		}
 		rd, err := robotstxt.FromStatusAndBytes(status, []byte(body))
 		if err != nil {
@@ -229,29 +305,60 @@ func TestSpecialHosts(t *testing.T) {
 	v := newVirtual(t, Config{Hosts: 4, PagesPerHost: 10, CrawlDelay: 1500 * time.Millisecond})
 	client := v.Client()
 	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	hosts := v.Web.Hosts()
+	if len(hosts) != 4+BrokenHosts {
+		t.Fatalf("%d hosts, want 4 and the %d broken ones", len(hosts), BrokenHosts)
+	}
+	for i, h := range hosts {
+		if want := VirtualAuthorities(len(hosts))[i]; h.Authority != want {
+			t.Errorf("host %d is %s, want %s", i, h.Authority, want)
+		}
+	}
 	for _, tc := range []struct {
-		kind   HostKind
-		status int
-		delay  time.Duration
+		kind       HostKind
+		status     int // of robots.txt; 0: no answer
+		delay      time.Duration
+		retryAfter time.Duration
 	}{
-		{HostNormal, 200, 1500 * time.Millisecond},
-		{HostRobotsRedirect, 301, 1500 * time.Millisecond},
-		{HostRobotsNotFound, 404, 0},
-		{HostRobotsUnavailable, 503, 0},
+		{HostNormal, 200, 1500 * time.Millisecond, 0},
+		{HostRobotsRedirect, 301, 1500 * time.Millisecond, 0},
+		{HostRobotsNotFound, 404, 0, 0},
+		{HostRobotsUnavailable, 503, 0, time.Hour},
+		{HostRobotsRetryDate, 503, 0, time.Hour},
+		{HostRobotsHang, 0, 0, 0},
+		{HostRefused, 0, 0, 0},
+		{HostRateLimited, 200, 1500 * time.Millisecond, time.Second},
+		{HostResetting, 200, 1500 * time.Millisecond, 0},
 	} {
 		h, ok := v.Web.HostOfKind(tc.kind)
 		if !ok {
 			t.Fatalf("no %v host", tc.kind)
 		}
-		if h.CrawlDelay != tc.delay {
-			t.Errorf("%v host: CrawlDelay = %v, want %v", tc.kind, h.CrawlDelay, tc.delay)
+		if h.CrawlDelay != tc.delay || h.RetryAfter != tc.retryAfter {
+			t.Errorf("%v host: CrawlDelay = %v, RetryAfter = %v; want %v, %v", tc.kind, h.CrawlDelay, h.RetryAfter, tc.delay, tc.retryAfter)
 		}
-		resp, err := client.Get("http://" + h.Authority + "/robots.txt")
+		if got := tc.kind.RobotsUnreachable(); got != (tc.status == 0 || tc.status == 503) {
+			t.Errorf("%v.RobotsUnreachable() = %v", tc.kind, got)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		req, _ := http.NewRequestWithContext(ctx, "GET", "http://"+h.Authority+"/robots.txt", nil)
+		asked := time.Now()
+		resp, err := client.Do(req)
+		if tc.status == 0 {
+			cancel()
+			if err == nil {
+				resp.Body.Close()
+				t.Errorf("%v host: robots.txt answered %d, want no answer", tc.kind, resp.StatusCode)
+			}
+			continue
+		}
 		if err != nil {
+			cancel()
 			t.Fatal(err)
 		}
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
+		cancel()
 		if resp.StatusCode != tc.status {
 			t.Errorf("%v host: robots.txt status %d, want %d", tc.kind, resp.StatusCode, tc.status)
 		}
@@ -261,7 +368,88 @@ func TestSpecialHosts(t *testing.T) {
 		if tc.status == 301 && resp.Header.Get("Location") != "/config/robots.txt" {
 			t.Errorf("redirect host: Location %q", resp.Header.Get("Location"))
 		}
+		switch ra := resp.Header.Get("Retry-After"); tc.kind {
+		case HostRobotsUnavailable:
+			if ra != "3600" {
+				t.Errorf("503 host: Retry-After %q, want 3600", ra)
+			}
+		case HostRobotsRetryDate:
+			at, err := http.ParseTime(ra)
+			if d := at.Sub(asked); err != nil || d < time.Hour-time.Second || d > time.Hour+time.Second {
+				t.Errorf("503-date host: Retry-After %q (%v), want an HTTP-date an hour after %v", ra, err, asked)
+			}
+		}
 	}
+
+	// The refused host's connections fail as with no listener.
+	refused, _ := v.Web.HostOfKind(HostRefused)
+	if _, err := client.Get("http://" + refused.Authority + "/"); !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Errorf("GET on the refused host: err = %v, want ECONNREFUSED", err)
+	}
+	// The rate-limited host answers a page's first request with 429 and
+	// Retry-After: 1, the next with the page; the resetting host cuts the
+	// first off mid-body.
+	for _, kind := range []HostKind{HostRateLimited, HostResetting} {
+		h, _ := v.Web.HostOfKind(kind)
+		for _, target := range []string{"/", "/p/1"} {
+			u := "http://" + h.Authority + target
+			resp, err := client.Get(u)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			switch kind {
+			case HostRateLimited:
+				if resp.StatusCode != 429 || resp.Header.Get("Retry-After") != "1" {
+					t.Errorf("first GET %s: %d, Retry-After %q; want 429, 1", u, resp.StatusCode, resp.Header.Get("Retry-After"))
+				}
+			case HostResetting:
+				if resp.StatusCode != 200 || err == nil || len(body) == 0 || int64(len(body)) >= resp.ContentLength {
+					t.Errorf("first GET %s: %d, %d of %d bytes, err %v; want 200 cut off mid-body", u, resp.StatusCode, len(body), resp.ContentLength, err)
+				}
+			}
+			resp, err = client.Get(u)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, err = io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 || err != nil || !strings.Contains(string(body), "</html>") {
+				t.Errorf("second GET %s: %d, err %v; want the page", u, resp.StatusCode, err)
+			}
+		}
+	}
+	var first, retried int
+	for _, e := range v.Log.Entries() {
+		if h, _ := v.Web.Host(e.Host); e.Target != "/robots.txt" && (h.Kind == HostRateLimited || h.Kind == HostResetting) {
+			if e.Status == 0 || e.Status == 429 {
+				first++
+			} else {
+				retried++
+			}
+		}
+	}
+	if first != 4 || retried != 4 {
+		t.Errorf("log: %d failed and %d answered page requests on the hosts whose pages fail once, want 4 and 4", first, retried)
+	}
+	for _, kind := range []HostKind{HostRateLimited, HostResetting} {
+		h, _ := v.Web.HostOfKind(kind)
+		if resp, err := client.Get("http://" + h.Authority + "/p/2"); err != nil || resp.StatusCode != 404 {
+			t.Errorf("%v host has a /p/2: %v, %v", kind, resp, err)
+		} else {
+			resp.Body.Close()
+		}
+	}
+	// A reset log fails them again.
+	v.Log.Reset()
+	h, _ := v.Web.HostOfKind(HostRateLimited)
+	if resp, err := client.Get("http://" + h.Authority + "/"); err != nil || resp.StatusCode != 429 {
+		t.Errorf("after Log.Reset: %v, %v; want 429", resp, err)
+	} else {
+		resp.Body.Close()
+	}
+
 	if _, err := client.Get("http://example.com/"); !errors.Is(err, ErrUnknownHost) {
 		t.Errorf("GET outside the web: err = %v, want ErrUnknownHost", err)
 	}
@@ -271,6 +459,66 @@ func TestSpecialHosts(t *testing.T) {
 	if _, err := New(Config{Hosts: 0, PagesPerHost: 1}, nil); !errors.Is(err, ErrConfig) {
 		t.Errorf("no hosts: err = %v, want ErrConfig", err)
 	}
+	if _, err := New(Config{Hosts: 4, PagesPerHost: 1}, VirtualAuthorities(5)); !errors.Is(err, ErrConfig) {
+		t.Errorf("5 authorities for 4+%d hosts: err = %v, want ErrConfig", BrokenHosts, err)
+	}
+	w, err := New(Config{Hosts: 4, PagesPerHost: 1, NoBrokenHosts: true}, VirtualAuthorities(4))
+	if err != nil || len(w.Hosts()) != 4 {
+		t.Errorf("NoBrokenHosts: %v", err)
+	} else if _, ok := w.HostOfKind(HostRobotsHang); ok {
+		t.Error("NoBrokenHosts: the web has a broken host")
+	}
+}
+
+// TestHangingRobotsEndOnClose: a robots.txt request left hanging ends when
+// the web is closed, Virtual or Loopback, and Close returns; the request
+// is logged with status 0.
+func TestHangingRobotsEndOnClose(t *testing.T) {
+	cfg := Config{Hosts: 4, PagesPerHost: 3}
+	check := func(t *testing.T, w *Web, hd *handler, log *Log, client *http.Client, closeWeb func()) {
+		h, _ := w.HostOfKind(HostRobotsHang)
+		hanging := make(chan struct{})
+		hd.onHang = func() { close(hanging) }
+		errc := make(chan error, 1)
+		go func() {
+			resp, err := client.Get("http://" + h.Authority + "/robots.txt")
+			if err == nil {
+				resp.Body.Close()
+				err = fmt.Errorf("answered %d", resp.StatusCode)
+			}
+			errc <- err
+		}()
+		<-hanging
+		closed := make(chan struct{})
+		go func() { closeWeb(); close(closed) }()
+		select {
+		case <-closed:
+		case <-time.After(10 * time.Second):
+			t.Fatal("Close did not return with a robots.txt request hanging")
+		}
+		if err := <-errc; err == nil || strings.Contains(err.Error(), "answered") {
+			t.Errorf("hanging robots.txt: %v, want the connection dropped", err)
+		}
+		es := log.Entries()
+		if len(es) != 1 || es[0].Target != "/robots.txt" || es[0].Status != 0 {
+			t.Errorf("log %+v, want the robots.txt request with status 0", es)
+		}
+	}
+	t.Run("virtual", func(t *testing.T) {
+		v, err := NewVirtual(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(t, v.Web, v.hd, v.Log, v.Client(), v.Close)
+		v.Close() // twice is fine
+	})
+	t.Run("loopback", func(t *testing.T) {
+		l, err := ListenLoopback(cfg, 0, nil)
+		if err != nil {
+			t.Skipf("cannot listen on loopback addresses: %v", err)
+		}
+		check(t, l.Web, l.hd, l.Log, &http.Client{Transport: &http.Transport{Proxy: nil}}, func() { l.Close() })
+	})
 }
 
 // TestDeterministic renders every page of two webs from the same Config and
@@ -401,6 +649,90 @@ func TestAnalyzeTiming(t *testing.T) {
 	}
 }
 
+// TestAnalyzeBrokenHosts judges a hand-made log of requests to the broken
+// hosts: failed requests are not pages, asking again after a failure is a
+// retry (not a duplicate) up to the allowed retries, a host's Retry-After
+// binds the next request, and anything past an unreachable robots.txt is a
+// violation.
+func TestAnalyzeBrokenHosts(t *testing.T) {
+	w, err := New(Config{Hosts: 4, PagesPerHost: 3}, VirtualAuthorities(4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	truth, err := w.Truth(TruthOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := func(k HostKind) string {
+		h, ok := w.HostOfKind(k)
+		if !ok {
+			t.Fatalf("no %v host", k)
+		}
+		return h.Authority
+	}
+	unavailable, hang, limited, resetting := host(HostRobotsUnavailable), host(HostRobotsHang), host(HostRateLimited), host(HostResetting)
+	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	e := func(start, end int, h, target string, status int) Entry {
+		return Entry{Start: at(start), End: at(end), Host: h, Method: "GET", Target: target, Status: status}
+	}
+	entries := []Entry{
+		e(0, 1, unavailable, "/robots.txt", 503),
+		e(10_000, 10_001, unavailable, "/robots.txt", 503), // within the hour it asked for
+		e(0, 2000, hang, "/robots.txt", 0),                 // given up by the client
+		e(3000, 3001, hang, "/", 200),                      // past an unreachable robots.txt
+		e(0, 1, limited, "/robots.txt", 200),
+		e(100, 101, limited, "/", 429),
+		e(600, 601, limited, "/", 200), // a retry, 499 ms after a Retry-After of 1 s
+		e(2000, 2001, limited, "/p/1", 429),
+		e(3100, 3101, limited, "/p/1", 429),
+		e(4200, 4201, limited, "/p/1", 429),
+		e(5300, 5301, limited, "/p/1", 200), // a third retry
+		e(0, 1, resetting, "/robots.txt", 200),
+		e(500, 501, resetting, "/", 0),
+		e(1000, 1001, resetting, "/", 200), // a retry
+		e(2000, 2001, resetting, "/", 200), // a duplicate
+	}
+	r := truth.Analyze(entries, AnalyzeOptions{})
+	if r.FailedRequests != 5 || r.Retries != 5 || r.PageRequests != 5 || r.RobotsRequests != 5 || r.DistinctPages != 4 {
+		t.Errorf("failed %d, retries %d, pages %d, robots %d, distinct %d; want 5, 5, 5, 5, 4\n%s",
+			r.FailedRequests, r.Retries, r.PageRequests, r.RobotsRequests, r.DistinctPages, r)
+	}
+	if len(r.Duplicates) != 1 || !strings.Contains(r.Duplicates[0], resetting) {
+		t.Errorf("Duplicates = %q, want the third request of the resetting host's home page", r.Duplicates)
+	}
+	if len(r.ExcessRetries) != 1 || !strings.Contains(r.ExcessRetries[0], limited+"/p/1 (after 3 failed") {
+		t.Errorf("ExcessRetries = %q, want the fourth request of /p/1", r.ExcessRetries)
+	}
+	if len(r.UnavailableHostFetches) != 1 || r.UnavailableHostFetches[0] != "http://"+hang+"/" {
+		t.Errorf("UnavailableHostFetches = %q, want the hanging host's home page", r.UnavailableHostFetches)
+	}
+	if pv := strings.Join(r.PolitenessViolations, "\n"); len(r.PolitenessViolations) != 2 ||
+		!strings.Contains(pv, unavailable+": 9.999s after a 503 with Retry-After 1h0m0s: GET /robots.txt") ||
+		!strings.Contains(pv, limited+": 499ms after a 429 with Retry-After 1s: GET /") {
+		t.Errorf("PolitenessViolations = %q, want the robots.txt asked again within the hour and the retry 499ms after a 429", r.PolitenessViolations)
+	}
+	if r.RobotsRefetches != 1 {
+		t.Errorf("RobotsRefetches = %d, want 1", r.RobotsRefetches)
+	}
+	// Answered pages count; the ones that only failed do not.
+	if r.ReachableFetched != 3 {
+		t.Errorf("ReachableFetched = %d, want 3", r.ReachableFetched)
+	}
+	err = r.Check()
+	for _, want := range []string{"retries beyond the allowed", "unreachable", "politeness", "duplicate"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Check() = %v, want it to mention %q", err, want)
+		}
+	}
+	// A crawler that caps any wait at 5 s may ask for robots.txt again
+	// after 5 s; one allowed no retry has every retry counted.
+	r = truth.Analyze(entries, AnalyzeOptions{MaxDelay: 5 * time.Second, Retries: -1})
+	if len(r.PolitenessViolations) != 1 || len(r.ExcessRetries) != 5 {
+		t.Errorf("MaxDelay 5s, Retries -1: politeness %q, excess retries %q; want the 429 one, and all 5", r.PolitenessViolations, r.ExcessRetries)
+	}
+}
+
 func TestLoopback(t *testing.T) {
 	l, err := ListenLoopback(Config{Hosts: 4, PagesPerHost: 5, Latency: time.Millisecond}, 0, nil)
 	if err != nil {
@@ -417,22 +749,37 @@ func TestLoopback(t *testing.T) {
 			t.Errorf("host %d at %s, want %s:port", i, h.Authority, LoopbackAddr(i))
 		}
 	}
+	if len(hosts) != 4+BrokenHosts {
+		t.Fatalf("%d hosts, want 4 and the broken ones", len(hosts))
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	client := &http.Client{Transport: &http.Transport{Proxy: nil}}
-	for _, u := range l.Web.Seeds() {
+	for i, u := range l.Web.Seeds() {
 		req, _ := http.NewRequestWithContext(ctx, "GET", u, nil)
 		resp, err := client.Do(req)
+		if hosts[i].Kind == HostRefused {
+			// Nothing listens on its address.
+			if !errors.Is(err, syscall.ECONNREFUSED) {
+				t.Errorf("GET %s on the refused host: %v, want ECONNREFUSED", u, err)
+			}
+			continue
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
+		_, err = io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if resp.StatusCode != 200 {
-			t.Errorf("GET %s: %d", u, resp.StatusCode)
+		want := 200
+		if hosts[i].Kind == HostRateLimited {
+			want = 429
+		}
+		if resp.StatusCode != want || (err != nil) != (hosts[i].Kind == HostResetting) {
+			t.Errorf("GET %s (%v host): %d, body error %v; want %d", u, hosts[i].Kind, resp.StatusCode, err, want)
 		}
 	}
-	if l.Log.Len() != len(hosts) {
-		t.Errorf("log has %d entries, want %d", l.Log.Len(), len(hosts))
+	if l.Log.Len() != len(hosts)-1 {
+		t.Errorf("log has %d entries, want %d", l.Log.Len(), len(hosts)-1)
 	}
 	if LoopbackAddr(250) != "127.0.2.1" {
 		t.Errorf("LoopbackAddr(250) = %s", LoopbackAddr(250))

@@ -43,7 +43,8 @@ type Truth struct {
 	NofollowOnly []string
 	// Disallowed are the URLs a crawler meets (in followable links,
 	// sitemaps, redirects or seeds) but must not request: robots.txt
-	// forbids them, or their host's robots.txt answers 503.
+	// forbids them, or their host's robots.txt is unreachable (answers
+	// 503, hangs, or the host refuses connections).
 	Disallowed []string
 	// NoIndex are the Reachable pages carrying a noindex meta robots tag.
 	NoIndex []string
@@ -57,7 +58,10 @@ type Truth struct {
 	MaxDepth int
 	// Requests is, per authority of every host the crawl meets, how many
 	// requests a complete polite crawler makes: robots.txt (two for a
-	// redirected robots.txt), the three sitemap files, and its Reachable URLs.
+	// redirected robots.txt; none for HostRefused, whose connections fail
+	// before any request), the three sitemap files, and its Reachable URLs
+	// (twice each on the hosts whose pages fail once: the failure and the
+	// retry).
 	Requests map[string]int
 	// Spellings maps a canonical URL to the other spellings it has in the
 	// links of fetched pages, after resolution against the page (and its
@@ -165,6 +169,9 @@ func (w *Web) Truth(opts TruthOptions) (*Truth, error) {
 		t.reachable[u] = true
 		t.Reachable = append(t.Reachable, u)
 		t.Requests[p.host.authority]++
+		if p.host.kind.pagesFailOnce() {
+			t.Requests[p.host.authority]++
+		}
 		if !states[p].viaLink {
 			t.sitemapOnly[u] = true
 			t.SitemapOnly = append(t.SitemapOnly, u)
@@ -178,8 +185,11 @@ func (w *Web) Truth(opts TruthOptions) (*Truth, error) {
 	}
 	for h := range reachedHosts {
 		n := 1
-		if h.kind == HostRobotsRedirect {
+		switch h.kind {
+		case HostRobotsRedirect:
 			n = 2
+		case HostRefused:
+			continue
 		}
 		if !opts.NoSitemaps && h.hasSitemaps() {
 			n += 3
@@ -296,14 +306,21 @@ func (w *Web) lookup(raw string) (*page, error) {
 // IdealMakespan is the shortest time a complete crawl can take while
 // keeping a host's requests at least its delay apart (the larger of its
 // Crawl-delay and minDelay) and one at a time: the busiest host's
-// (requests − 1) × max(delay, latency) + latency.
+// (requests − 1) × max(delay, latency) + latency, where on HostRateLimited
+// each page's 429 is followed by its Retry-After instead. A hanging
+// robots.txt costs what the crawler's header timeout does, which the truth
+// cannot know: it counts as one response.
 func (t *Truth) IdealMakespan(minDelay time.Duration) time.Duration {
 	latency := t.web.cfg.Latency
 	var ideal time.Duration
 	for a, n := range t.Requests {
 		h := t.web.byAuthority[a]
 		gap := max(h.delay, minDelay, latency)
-		ideal = max(ideal, time.Duration(n-1)*gap+latency)
+		d := time.Duration(n-1)*gap + latency
+		if h.kind == HostRateLimited {
+			d += time.Duration((n-1)/2) * max(RateLimitedRetryAfter+latency-gap, 0)
+		}
+		ideal = max(ideal, d)
 	}
 	return ideal
 }

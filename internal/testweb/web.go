@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -24,6 +25,31 @@ const (
 	trapEntry          = "/cal/2025/01"
 	defaultBodyBytes   = 1024
 	minHostsForSpecial = 4
+	// brokenSitePages is how many pages a broken host has at most: its
+	// home page and two pages it links to; one on the hosts whose pages
+	// fail once, where each costs a polite crawler a wait.
+	brokenSitePages   = 3
+	failOnceSitePages = 2
+	// brokenTargets is how many URLs of a host whose robots.txt is
+	// unreachable every healthy host's home page links to.
+	brokenTargets = 3
+)
+
+// BrokenHosts is how many broken hosts a web of 4 or more hosts has beyond
+// Config.Hosts unless Config.NoBrokenHosts: HostRobotsRetryDate,
+// HostRobotsHang, HostRefused, HostRateLimited and HostResetting, in that
+// order.
+const BrokenHosts = 5
+
+// Retry-After values of the web's hosts.
+const (
+	// UnavailableRetryAfter is what the robots.txt of HostRobotsUnavailable
+	// (as "3600") and of HostRobotsRetryDate (as an HTTP-date) ask a
+	// crawler to wait before asking again.
+	UnavailableRetryAfter = time.Hour
+	// RateLimitedRetryAfter is the Retry-After ("1") of HostRateLimited's
+	// 429 answers.
+	RateLimitedRetryAfter = time.Second
 )
 
 // ErrConfig is returned (wrapped) for a Config or host list that cannot make a web.
@@ -32,9 +58,11 @@ var ErrConfig = errors.New("testweb: invalid config")
 // Config describes a synthetic web. The same Config and authorities always
 // make the same web.
 type Config struct {
-	// Hosts is the number of hosts (at least 1). With 4 or more, the last
-	// three are the special robots hosts: HostRobotsRedirect,
-	// HostRobotsNotFound and HostRobotsUnavailable, in that order.
+	// Hosts is the number of hosts (at least 1) before the broken ones.
+	// With 4 or more, the last three of them are the special robots
+	// hosts: HostRobotsRedirect, HostRobotsNotFound and
+	// HostRobotsUnavailable, in that order; and BrokenHosts more hosts
+	// follow them unless NoBrokenHosts (see TotalHosts).
 	Hosts int
 	// PagesPerHost is the number of page slots per host (at least 1). About
 	// 70% of the slots are pages a polite crawler fetches; the rest are
@@ -53,17 +81,38 @@ type Config struct {
 	BodyBytes int
 	// Seed varies the random links and spellings.
 	Seed uint64
+	// NoBrokenHosts leaves out the broken hosts that a web of 4 or more
+	// hosts has by default, after its Hosts: robots.txt answering 503
+	// with an HTTP-date Retry-After, robots.txt hanging, connections
+	// refused, pages answering 429, pages cut off by a reset (see
+	// HostKind). Every healthy host's home page links to them.
+	NoBrokenHosts bool
 }
 
-// HostKind says how a host answers for its robots.txt.
+// TotalHosts is the number of hosts of the web cfg describes: Hosts, plus
+// BrokenHosts when Hosts is 4 or more and NoBrokenHosts is false.
+func (cfg Config) TotalHosts() int {
+	if cfg.hasBroken() {
+		return cfg.Hosts + BrokenHosts
+	}
+	return cfg.Hosts
+}
+
+func (cfg Config) hasBroken() bool { return cfg.Hosts >= minHostsForSpecial && !cfg.NoBrokenHosts }
+
+// HostKind says how a host answers for its robots.txt and, for the broken
+// hosts, for its pages.
 type HostKind int
 
 const (
 	// HostNormal serves a robots.txt with rules, an optional Crawl-delay
 	// and sitemaps.
 	HostNormal HostKind = iota
-	// HostRobotsUnavailable answers 503 for robots.txt; under RFC 9309 a
-	// crawler must fetch nothing else from it, though other hosts link to it.
+	// HostRobotsUnavailable answers 503 with "Retry-After: 3600" for
+	// robots.txt; under RFC 9309 a crawler must fetch nothing else from
+	// it, though other hosts link to it, and ask for robots.txt again
+	// only after an hour (UnavailableRetryAfter, or the crawler's cap on
+	// any delay).
 	HostRobotsUnavailable
 	// HostRobotsNotFound answers 404 for robots.txt: everything is allowed,
 	// including its /private/ pages, and it has no discoverable sitemaps.
@@ -71,7 +120,58 @@ const (
 	// HostRobotsRedirect redirects /robots.txt (301) to /config/robots.txt
 	// on the same host, which holds the usual rules and sitemaps.
 	HostRobotsRedirect
+	// HostRobotsRetryDate is HostRobotsUnavailable with Retry-After as an
+	// HTTP-date, an hour after the request.
+	HostRobotsRetryDate
+	// HostRobotsHang reads the request for robots.txt and never answers:
+	// the response waits until the client goes away (or the web is
+	// closed), past any crawler's header timeout. Unreachable, so
+	// complete disallow.
+	HostRobotsHang
+	// HostRefused refuses every connection: Virtual's dialer refuses its
+	// name with ECONNREFUSED, and on a Loopback web nothing listens on
+	// its address. Its robots.txt is unreachable, so nothing may be
+	// fetched; the server never sees a request.
+	HostRefused
+	// HostRateLimited serves a readable robots.txt (no sitemaps) and
+	// answers the first request for each of its pages with 429 and
+	// "Retry-After: 1" (RateLimitedRetryAfter); the next gets the page.
+	// A complete crawler tries again, after the host's Retry-After.
+	HostRateLimited
+	// HostResetting serves a readable robots.txt (no sitemaps) and cuts
+	// off the first response for each of its pages mid-body: the status
+	// line, the headers and half of the body, then a TCP reset. The next
+	// request gets the page. A complete crawler tries again.
+	HostResetting
 )
+
+// RobotsUnreachable reports whether a crawler cannot read the robots.txt of
+// a host of kind k: it answers 503, hangs, or the host refuses
+// connections. RFC 9309 §2.3.1.4 makes that a complete disallow.
+func (k HostKind) RobotsUnreachable() bool {
+	switch k {
+	case HostRobotsUnavailable, HostRobotsRetryDate, HostRobotsHang, HostRefused:
+		return true
+	}
+	return false
+}
+
+// Broken reports whether hosts of kind k fail a crawler in a way it must
+// survive without waiting on them: an unreachable robots.txt, or pages that
+// fail on their first request.
+func (k HostKind) Broken() bool {
+	return k.RobotsUnreachable() || k == HostRateLimited || k == HostResetting
+}
+
+// healthy reports whether a crawler fetches pages of hosts of kind k and
+// gets them at once: the hosts whose home pages link to the broken ones.
+func (k HostKind) healthy() bool {
+	return k == HostNormal || k == HostRobotsNotFound || k == HostRobotsRedirect
+}
+
+// pagesFailOnce reports whether the first request for each page of a host
+// of kind k fails.
+func (k HostKind) pagesFailOnce() bool { return k == HostRateLimited || k == HostResetting }
 
 // String returns the kind's name.
 func (k HostKind) String() string {
@@ -84,6 +184,16 @@ func (k HostKind) String() string {
 		return "robots-404"
 	case HostRobotsRedirect:
 		return "robots-redirect"
+	case HostRobotsRetryDate:
+		return "robots-503-date"
+	case HostRobotsHang:
+		return "robots-hang"
+	case HostRefused:
+		return "refused"
+	case HostRateLimited:
+		return "pages-429"
+	case HostResetting:
+		return "pages-reset"
 	}
 	return "HostKind(" + strconv.Itoa(int(k)) + ")"
 }
@@ -91,9 +201,14 @@ func (k HostKind) String() string {
 // Host describes one host of the web.
 type Host struct {
 	Authority  string        // host[:port] as in its URLs, e.g. "h001.test" or "127.0.1.2:8080"
-	Kind       HostKind      // how it answers for robots.txt
+	Kind       HostKind      // how it answers for robots.txt (and, broken, for its pages)
 	CrawlDelay time.Duration // the Crawl-delay its robots.txt states; 0 if none
 	Sitemaps   bool          // its robots.txt lists a sitemap index
+	// RetryAfter is how long its Retry-After asks a crawler to wait:
+	// UnavailableRetryAfter after its robots.txt (HostRobotsUnavailable,
+	// HostRobotsRetryDate), RateLimitedRetryAfter after a page
+	// (HostRateLimited); 0 for the other kinds.
+	RetryAfter time.Duration
 }
 
 // Web is a generated synthetic web: hosts, pages and links, robots.txt files
@@ -185,18 +300,24 @@ func VirtualAuthorities(n int) []string {
 }
 
 // New generates the web described by cfg whose hosts have the given
-// authorities (host[:port], lower case, no default port), one per host.
+// authorities (host[:port], lower case, no default port), one per host:
+// cfg.TotalHosts() of them, or cfg.Hosts, and then the broken hosts are
+// named as VirtualAuthorities(cfg.TotalHosts()) names them.
 func New(cfg Config, authorities []string) (*Web, error) {
 	if cfg.Hosts < 1 || cfg.PagesPerHost < 1 {
 		return nil, fmt.Errorf("%w: need at least 1 host and 1 page per host, got %d and %d", ErrConfig, cfg.Hosts, cfg.PagesPerHost)
 	}
-	if len(authorities) != cfg.Hosts {
-		return nil, fmt.Errorf("%w: %d authorities for %d hosts", ErrConfig, len(authorities), cfg.Hosts)
+	total := cfg.TotalHosts()
+	if len(authorities) == cfg.Hosts && total > cfg.Hosts {
+		authorities = append(slices.Clone(authorities), VirtualAuthorities(total)[cfg.Hosts:]...)
+	}
+	if len(authorities) != total {
+		return nil, fmt.Errorf("%w: %d authorities for %d hosts", ErrConfig, len(authorities), total)
 	}
 	if cfg.Latency < 0 || cfg.CrawlDelay < 0 {
 		return nil, fmt.Errorf("%w: negative latency or crawl delay", ErrConfig)
 	}
-	w := &Web{cfg: cfg, byAuthority: make(map[string]*host, cfg.Hosts)}
+	w := &Web{cfg: cfg, byAuthority: make(map[string]*host, total)}
 	bodyBytes := cfg.BodyBytes
 	if bodyBytes == 0 {
 		bodyBytes = defaultBodyBytes
@@ -211,21 +332,27 @@ func New(cfg Config, authorities []string) (*Web, error) {
 		}
 		h := &host{index: i, authority: a, kind: HostNormal, byTarget: make(map[string]*page)}
 		if cfg.Hosts >= minHostsForSpecial {
-			switch i {
-			case cfg.Hosts - 3:
+			switch {
+			case i == cfg.Hosts-3:
 				h.kind = HostRobotsRedirect
-			case cfg.Hosts - 2:
+			case i == cfg.Hosts-2:
 				h.kind = HostRobotsNotFound
-			case cfg.Hosts - 1:
+			case i == cfg.Hosts-1:
 				h.kind = HostRobotsUnavailable
+			case i >= cfg.Hosts:
+				h.kind = HostRobotsRetryDate + HostKind(i-cfg.Hosts)
 			}
 		}
-		switch h.kind {
-		case HostNormal, HostRobotsRedirect:
+		switch {
+		case h.kind == HostNormal, h.kind == HostRobotsRedirect:
 			h.delay = cfg.CrawlDelay
 			h.rules = starRules
 			h.robots = robotsTxt(h, cfg.CrawlDelay)
-		case HostRobotsUnavailable:
+		case h.kind.pagesFailOnce():
+			h.delay = cfg.CrawlDelay
+			h.rules = brokenRules
+			h.robots = brokenRobotsTxt(h, cfg.CrawlDelay)
+		case h.kind.RobotsUnreachable():
 			h.rules = disallowEverything
 		}
 		w.hosts = append(w.hosts, h)
@@ -235,7 +362,15 @@ func New(cfg Config, authorities []string) (*Web, error) {
 		w.makePages(h)
 	}
 	for _, h := range w.hosts {
+		if h.index >= cfg.Hosts {
+			continue // a broken host: a small site of its own
+		}
 		if err := w.makeLinks(h); err != nil {
+			return nil, err
+		}
+	}
+	for _, h := range w.hosts {
+		if err := w.linkBroken(h); err != nil {
 			return nil, err
 		}
 	}
@@ -258,6 +393,19 @@ func (w *Web) makePages(h *host) {
 	}
 	home := add(&page{target: "/", kind: kindHome})
 	h.linked = append(h.linked, home)
+	if h.index >= w.cfg.Hosts {
+		// A broken host: its home page links to its other pages, which
+		// link back home.
+		n := brokenSitePages
+		if h.kind.pagesFailOnce() {
+			n = failOnceSitePages
+		}
+		for k := 1; k < min(w.cfg.PagesPerHost, n); k++ {
+			p := add(&page{target: "/p/" + strconv.Itoa(k), kind: kindPlain, k: k})
+			h.linked = append(h.linked, p)
+		}
+		return
+	}
 	for k := 1; k < w.cfg.PagesPerHost; k++ {
 		ks := strconv.Itoa(k)
 		switch k % 10 {
@@ -358,17 +506,54 @@ func (w *Web) makeLinks(h *host) error {
 		for range 2 + rng.IntN(3) {
 			addLink(p, h.linked[rng.IntN(len(h.linked))], true)
 		}
-		if len(w.hosts) > 1 {
-			other := w.hosts[(h.index+1+rng.IntN(len(w.hosts)-1))%len(w.hosts)]
+		if n := w.cfg.Hosts; n > 1 {
+			// Among the hosts before the broken ones, which linkBroken
+			// links to.
+			other := w.hosts[(h.index+1+rng.IntN(n-1))%n]
 			addLink(p, other.linked[rng.IntN(len(other.linked))], true)
 		}
 	}
-	if u := w.unavailableHost(); u != nil && u != h {
-		addLink(home, u.pages[0], true)
-		addLink(home, u.linked[rng.IntN(len(u.linked))], true)
-	}
 	if t := h.byTarget[trapEntry]; t != nil {
 		addLink(home, t, true)
+	}
+	return err
+}
+
+// linkBroken adds the links that lead a crawler to the broken hosts and to
+// the host whose robots.txt answers 503: every healthy host's home page
+// links to their first pages (home and, for those that have them, two
+// more), so a crawl meets several URLs of each and has to settle every one.
+// A broken host's own pages link to each other. It runs once every link
+// tree is built, with a random source of its own, so the rest of the web is
+// the same with the broken hosts as without them.
+func (w *Web) linkBroken(h *host) error {
+	rng := rand.New(rand.NewPCG(w.cfg.Seed, uint64(h.index)|1<<32))
+	var err error
+	addLink := func(from, to *page) {
+		href := w.spell(rng, from, to)
+		if err == nil {
+			err = checkHref(from, to, href)
+		}
+		from.links = append(from.links, link{href: href, to: to, follow: true})
+	}
+	home := h.pages[0]
+	if h.index >= w.cfg.Hosts {
+		for _, p := range h.linked[1:] {
+			addLink(home, p)
+			addLink(p, home)
+		}
+		return err
+	}
+	if !h.kind.healthy() {
+		return nil
+	}
+	for _, b := range w.hosts {
+		if b == h || !b.kind.Broken() {
+			continue
+		}
+		for _, p := range b.linked[:min(len(b.linked), brokenTargets)] {
+			addLink(home, p)
+		}
 	}
 	return err
 }
@@ -381,15 +566,6 @@ func inLinkTree(p *page) bool {
 		return !strings.HasPrefix(p.target, "/private/r") // redirect targets are reached only by redirect
 	}
 	return false
-}
-
-func (w *Web) unavailableHost() *host {
-	for _, h := range w.hosts {
-		if h.kind == HostRobotsUnavailable {
-			return h
-		}
-	}
-	return nil
 }
 
 // spell writes an href for a link from one page to another, choosing among
@@ -595,7 +771,8 @@ func (w *Web) Host(authority string) (Host, bool) {
 }
 
 // HostOfKind returns the first host of the given kind; webs with fewer than
-// four hosts have only HostNormal hosts.
+// four hosts have only HostNormal hosts, and only webs with broken hosts
+// (see Config.TotalHosts) have the broken kinds.
 func (w *Web) HostOfKind(kind HostKind) (Host, bool) {
 	for _, h := range w.hosts {
 		if h.kind == kind {
@@ -606,10 +783,22 @@ func (w *Web) HostOfKind(kind HostKind) (Host, bool) {
 }
 
 func (h *host) public() Host {
-	return Host{Authority: h.authority, Kind: h.kind, CrawlDelay: h.delay, Sitemaps: h.hasSitemaps()}
+	return Host{Authority: h.authority, Kind: h.kind, CrawlDelay: h.delay, Sitemaps: h.hasSitemaps(), RetryAfter: h.retryAfter()}
 }
 
-// Seeds returns the home page of every host, the usual seed list.
+// retryAfter is how long the host's Retry-After asks a crawler to wait.
+func (h *host) retryAfter() time.Duration {
+	switch h.kind {
+	case HostRobotsUnavailable, HostRobotsRetryDate:
+		return UnavailableRetryAfter
+	case HostRateLimited:
+		return RateLimitedRetryAfter
+	}
+	return 0
+}
+
+// Seeds returns the home page of every host, the usual seed list, broken
+// hosts included.
 func (w *Web) Seeds() []string {
 	out := make([]string, len(w.hosts))
 	for i, h := range w.hosts {
@@ -620,15 +809,18 @@ func (w *Web) Seeds() []string {
 
 // Robots returns what the host answers for /robots.txt: the status and, for
 // 200, the body. For HostRobotsRedirect it is 301 and the body served at the
-// redirect's target.
+// redirect's target; for HostRobotsHang and HostRefused, which never
+// answer, the status is 0.
 func (w *Web) Robots(authority string) (status int, body string, ok bool) {
 	h := w.byAuthority[strings.ToLower(authority)]
 	if h == nil {
 		return 0, "", false
 	}
 	switch h.kind {
-	case HostRobotsUnavailable:
+	case HostRobotsUnavailable, HostRobotsRetryDate:
 		return 503, "", true
+	case HostRobotsHang, HostRefused:
+		return 0, "", true
 	case HostRobotsNotFound:
 		return 404, "", true
 	case HostRobotsRedirect:
@@ -639,8 +831,9 @@ func (w *Web) Robots(authority string) (status int, body string, ok bool) {
 
 // Disallowed reports whether the robots.txt of the URL's host forbids it to
 // a crawler of any agent but "otherbot" (for which everything is disallowed).
-// URLs of the host whose robots.txt answers 503 are all disallowed; URLs
-// outside the web and robots.txt files themselves are not.
+// URLs of the hosts whose robots.txt is unreachable (HostKind.
+// RobotsUnreachable) are all disallowed; URLs outside the web and robots.txt
+// files themselves are not.
 func (w *Web) Disallowed(rawURL string) bool {
 	u, err := url.Parse(rawURL)
 	if err != nil {
