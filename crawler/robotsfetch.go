@@ -1,6 +1,7 @@
 package crawler
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net/url"
@@ -9,6 +10,7 @@ import (
 	"github.com/heedcrawl/heed/fetch"
 	"github.com/heedcrawl/heed/internal/hostid"
 	"github.com/heedcrawl/heed/robots"
+	"golang.org/x/text/encoding/unicode"
 )
 
 // robots.txt travels the same road as the pages of a crawl: the gate
@@ -116,13 +118,34 @@ func newRobotsGate(cfg *config, f *fetch.Fetcher, pacer robots.Pacer, key func(*
 // redirect (the gate does, pacing each hop), the body decompressed,
 // decoded to UTF-8 when its charset is known (a UTF-16 byte order mark
 // included) and cut after robots.MaxSize+1 bytes, which is all Parse needs
-// to tell a complete last line from a cut one.
+// to tell a complete last line from a cut one. The gate decodes nothing
+// itself.
 func robotsGet(f *fetch.Fetcher) func(ctx context.Context, rawURL string) (*robots.Response, error) {
 	return func(ctx context.Context, rawURL string) (*robots.Response, error) {
 		p, err := f.Fetch(ctx, fetch.Request{URL: rawURL, MaxBodySize: robots.MaxSize + 1})
 		if err != nil {
 			return nil, err
 		}
-		return &robots.Response{Status: p.Status, Header: p.Header, Body: p.Body, Truncated: p.Truncated}, nil
+		body := p.Body
+		if p.Charset == "" {
+			body = robotsFromUTF16(body)
+		}
+		return &robots.Response{Status: p.Status, Header: p.Header, Body: body, Truncated: p.Truncated}, nil
 	}
+}
+
+// robotsFromUTF16 decodes a body that starts with a UTF-16 byte order mark
+// to UTF-8, and returns any other as it is. robots.txt is text whatever
+// its server calls it, so one the fetcher left undecoded (served as
+// application/octet-stream, say) is still read as the mark says; a cut
+// last code unit becomes U+FFFD.
+func robotsFromUTF16(b []byte) []byte {
+	if !bytes.HasPrefix(b, []byte{0xff, 0xfe}) && !bytes.HasPrefix(b, []byte{0xfe, 0xff}) {
+		return b
+	}
+	out, err := unicode.UTF16(unicode.BigEndian, unicode.ExpectBOM).NewDecoder().Bytes(b)
+	if err != nil {
+		return b
+	}
+	return out
 }

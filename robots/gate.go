@@ -16,15 +16,14 @@ import (
 
 // Gate defaults, used for zero GateConfig fields.
 const (
-	DefaultGateCacheSize     = 10000
-	DefaultGateCacheBytes    = 64 << 20
-	DefaultGateTTL           = 24 * time.Hour
-	DefaultGateMinTTL        = time.Minute
-	DefaultGateTimeout       = 30 * time.Second
-	DefaultGateHeaderTimeout = 15 * time.Second
-	DefaultGateRetryMin      = time.Minute
-	DefaultGateRetryMax      = time.Hour
-	DefaultAssumeAllowAfter  = 30 * 24 * time.Hour
+	DefaultGateCacheSize    = 10000
+	DefaultGateCacheBytes   = 64 << 20
+	DefaultGateTTL          = 24 * time.Hour
+	DefaultGateMinTTL       = time.Minute
+	DefaultGateTimeout      = 30 * time.Second
+	DefaultGateRetryMin     = time.Minute
+	DefaultGateRetryMax     = time.Hour
+	DefaultAssumeAllowAfter = 30 * 24 * time.Hour
 )
 
 // MaxRedirects is the number of consecutive redirects the gate follows for
@@ -39,12 +38,6 @@ var (
 	ErrInvalidGateConfig = errors.New("robots: invalid gate config")
 	ErrTooManyRedirects  = errors.New("robots: too many redirects")
 	ErrRedirectScheme    = errors.New("robots: redirect to a URL that is not http or https")
-	// ErrHeaderTimeout: the response headers did not arrive within
-	// GateConfig.HeaderTimeout (the default Get only).
-	ErrHeaderTimeout = errors.New("robots: timeout awaiting response headers")
-	// ErrContentEncoding: the default Get got a body in a coding other
-	// than gzip, or one that does not decode.
-	ErrContentEncoding = errors.New("robots: bad content encoding")
 	// ErrFetchPanicked: the Get function, the Pacer or a key function
 	// panicked while robots.txt was being fetched.
 	ErrFetchPanicked = errors.New("robots: robots.txt fetch panicked")
@@ -62,8 +55,8 @@ var (
 //
 // The wait is not part of a fetch: GateConfig.Timeout starts when the
 // request is sent, so a host paced seconds apart is never mistaken for an
-// unreachable one. *ratelimit.HostLimiter implements Pacer; a crawler
-// pacing with leases of its frontier implements it over them.
+// unreachable one. heed's crawler implements Pacer over the leases of its
+// frontier, the one owner of when a host may next be asked.
 type Pacer interface {
 	Acquire(ctx context.Context, key string) (Release, error)
 }
@@ -91,14 +84,14 @@ type Response struct {
 	// Status is the HTTP status code.
 	Status int
 	// Header holds the response headers. The gate reads Location (to
-	// follow redirects) and Cache-Control, and hands it to the
-	// PaceObserver.
+	// follow redirects) and Cache-Control, and hands it to the Pacer's
+	// Release.
 	Header http.Header
-	// Body is the body of a 2xx response, decompressed and, where its
-	// charset is known, decoded to UTF-8: at most MaxSize+1 bytes, so that
-	// Parse can tell a line cut by its limit from a complete one. Bytes
-	// past MaxSize+1 are ignored; a UTF-16 body that starts with a byte
-	// order mark is converted to UTF-8 by the gate.
+	// Body is the body of a 2xx response as Parse reads it: decompressed
+	// and, where its charset is known (a UTF-16 byte order mark
+	// included), decoded to UTF-8 by Get; the gate does neither. At most
+	// MaxSize+1 bytes are needed, so that Parse can tell a line cut by its
+	// limit from a complete one; bytes past MaxSize+1 are ignored.
 	Body []byte
 	// Truncated reports that the body went on past what Body holds. The
 	// gate then drops Body's last line if it does not end in a line break,
@@ -111,31 +104,22 @@ type Response struct {
 type GateConfig struct {
 	// Get makes one GET request for a robots.txt URL and returns the
 	// answer without following redirects: a 3xx comes back as it is, with
-	// its Location header, and the gate follows it. It must bound the body
-	// as Response.Body says and may return a Response together with an
-	// error when the body broke off after the headers. The context it gets
-	// carries the gate's Timeout. Nil means a Get built on Client, which
-	// sends UserAgent and Accept-Encoding: gzip, decodes gzip, and applies
-	// HeaderTimeout.
+	// its Location header, and the gate follows it. It decompresses and
+	// decodes the body and bounds it as Response.Body says, and may return
+	// a Response together with an error when the body broke off after the
+	// headers (robots.txt is then unreachable). The context it gets
+	// carries the gate's Timeout. Required: the gate has no HTTP client of
+	// its own.
 	//
 	// A crawler passes its page fetcher here, so that robots.txt travels
-	// the same road as its pages: same transport, address checks,
-	// decompression, charset decoding, header timeout and recording.
+	// the same road as its pages: same transport, User-Agent, address
+	// checks, decompression, charset decoding, header timeout and
+	// recording (heed's crawler does, see crawler.RobotsEntry).
 	Get func(ctx context.Context, rawURL string) (*Response, error)
-
-	// Client makes the requests of the default Get. The gate uses a copy
-	// that never follows redirects. Nil means a zero http.Client. Ignored
-	// when Get is set.
-	Client *http.Client
 
 	// Agent is the crawler's product token ("heedbot"), which chooses the
 	// robots.txt group. Required.
 	Agent string
-
-	// UserAgent is the User-Agent header the default Get sends ("heedbot/1.0
-	// (+https://example.com/bot)"). Empty means Agent. Ignored when Get is
-	// set.
-	UserAgent string
 
 	// Host returns the identity of a URL's host and port, as it appears in
 	// a URL: "example.com", "xn--bcher-kva.example:8080", "[::1]:8443",
@@ -161,8 +145,8 @@ type GateConfig struct {
 	Pacer Pacer
 
 	// Key returns the Pacer's key for a robots.txt URL. Pass the same key
-	// function the frontier and the limiter use (a *ratelimit.HostLimiter's
-	// Key method value), so that a robots.txt fetch is paced under its
+	// function the frontier and the pacing use (heed's crawler passes
+	// ratelimit.Keys.Key), so that a robots.txt fetch is paced under its
 	// host's key. Nil means u.Host.
 	Key func(u *url.URL) string
 
@@ -185,13 +169,9 @@ type GateConfig struct {
 	// Timeout bounds each request of a robots.txt fetch, its body
 	// included; a redirect starts a new request with a new Timeout. The
 	// wait for the Pacer before each request is not counted. A request
-	// that times out makes robots.txt unreachable.
+	// that times out makes robots.txt unreachable. A shorter wait for the
+	// response headers is Get's to apply.
 	Timeout time.Duration
-
-	// HeaderTimeout bounds the wait for response headers in the default
-	// Get, so that a server dripping nothing does not hold its host for
-	// the whole Timeout. With Get set, Get applies its own.
-	HeaderTimeout time.Duration
 
 	// RetryMin and RetryMax bound the back-off between fetches of an
 	// unreachable robots.txt.
@@ -268,9 +248,9 @@ type Entry struct {
 	// Status is the HTTP status of the last response, after redirects; 0
 	// if the last request got none.
 	Status int
-	// Err is why the last attempt failed (network error, timeout,
-	// ErrHeaderTimeout, ErrContentEncoding, ErrFetchPanicked,
-	// ErrTooManyRedirects, ErrRedirectScheme), or nil.
+	// Err is why the last attempt failed, or nil: the error Get returned
+	// (a network error, a timeout, a body that would not decode),
+	// ErrFetchPanicked, ErrTooManyRedirects or ErrRedirectScheme.
 	Err error
 	// FetchedAt is when the rules in force were fetched: for OutcomeStale,
 	// the time of the copy.
@@ -327,9 +307,9 @@ type Verdict struct {
 // (scheme, and host and port as GateConfig.Host names them) as RFC 9309
 // §2.3–2.4 describes:
 //
-//   - 2xx: the first MaxSize bytes are parsed (the rest is not downloaded)
-//     and the rules for the gate's agent apply (OutcomeOK). A gzip body is
-//     decompressed and a UTF-16 one with a byte order mark converted.
+//   - 2xx: the first MaxSize bytes of the body Get returns (decompressed
+//     and decoded to UTF-8 by Get, which need not download more) are
+//     parsed and the rules for the gate's agent apply (OutcomeOK).
 //   - Redirects (301, 302, 303, 307, 308) are followed, even to other
 //     hosts, up to five; the rules found apply to the original authority.
 //     More redirects, a redirect to a non-HTTP URL, any other 3xx and any
@@ -339,7 +319,7 @@ type Verdict struct {
 //     unreachable: everything is disallowed (OutcomeUnreachable) until a
 //     retry, scheduled with exponential back-off (RetryMin doubling up to
 //     RetryMax), and not before the Pacer lets the host be asked again
-//     (see ReadyReporter: that is where a Retry-After takes effect). The
+//     (see Release: that is where a Retry-After takes effect). The
 //     Verdict says when, so a crawler can put the URL aside instead of
 //     dropping it. If the gate holds an earlier copy of robots.txt it
 //     keeps using it (OutcomeStale); if robots.txt stays unreachable with
@@ -356,7 +336,7 @@ type Verdict struct {
 // Every request of a fetch, each redirect hop included, is paced like a
 // page request through the Pacer under its own host's key, so robots.txt
 // counts against the host's politeness budget, and every answer is
-// reported to the PaceObserver. Timeout applies to each request once it
+// reported to the Pacer's Release. Timeout applies to each request once it
 // may start, never to the wait for the Pacer.
 //
 // However many goroutines ask about one authority, one fetch is in flight;
@@ -367,15 +347,14 @@ type Verdict struct {
 // panic is logged and the fetch counts as failed with ErrFetchPanicked:
 // robots.txt is unreachable until the next retry and no caller hangs.
 //
-// The requests go through GateConfig.Get; without one the gate uses its
-// own, built on GateConfig.Client. In a crawler the gate sits between the
-// frontier and the rate limiter, all three keyed by one function (the
-// limiter's Key method), with the crawler's page fetcher as Get. For each
-// item the frontier hands out:
+// The requests go through GateConfig.Get, the crawler's own HTTP client.
+// In heed's crawler the gate sits between the frontier and the host's
+// pacing (a ratelimit.Policy over the frontier's per-host state), both
+// keyed by one function (ratelimit.Keys.Key), with the crawler's page
+// fetcher as Get. For each item the frontier hands out:
 //
 //	v, err := gate.Check(ctx, u)
-//	key := lim.Key(u)
-//	lim.SetCrawlDelay(key, v.Entry.CrawlDelay) // cheap; restores a forgotten key
+//	pol.SetCrawlDelay(lease.Key, &lease.Host, v.Entry.CrawlDelay, v.Entry.HasCrawlDelay)
 //	if v.Fetched {
 //		stats.robotsFetches++ // once per fetch
 //	}
@@ -384,18 +363,17 @@ type Verdict struct {
 //		fr.Defer(it, v.RetryAt) // robots.txt unreachable: put aside, not dropped
 //	case !v.Allowed:
 //		fr.Done(it) // disallowed by the site's rules
-//	case (v.Fetched || v.Waited) && lim.ReadyAt(key).After(now):
-//		fr.Defer(it, lim.ReadyAt(key)) // robots.txt took the host's token
+//	case v.Fetched || v.Waited:
+//		// robots.txt may have taken the host's turn: back to the
+//		// frontier until the host has rested
 //	default:
-//		// lim.Wait (at once), fetch, lim.Observe, lim.Done, fr.Done
+//		// fetch, pol.Observe, fr.Done with the host's rest
 //	}
 //
 // A Gate is safe for concurrent use. Create one with NewGate.
 type Gate struct {
 	get         func(ctx context.Context, rawURL string) (*Response, error)
-	client      *http.Client
 	agent       string
-	userAgent   string
 	host        func(u *url.URL) string
 	pacer       Pacer
 	keeper      EntryKeeper
@@ -407,7 +385,6 @@ type Gate struct {
 	cacheBytes  int64
 	ttl, minTTL time.Duration
 	timeout     time.Duration
-	headerWait  time.Duration
 	retryMin    time.Duration
 	retryMax    time.Duration
 	assumeAllow time.Duration
@@ -427,19 +404,21 @@ type gateFlight struct {
 }
 
 // NewGate returns a Gate configured by cfg, or an error wrapping
-// ErrInvalidGateConfig.
+// ErrInvalidGateConfig: Agent and Get are required.
 func NewGate(cfg GateConfig) (*Gate, error) {
 	if strings.TrimSpace(cfg.Agent) == "" {
 		return nil, fmt.Errorf("%w: Agent is required", ErrInvalidGateConfig)
 	}
+	if cfg.Get == nil {
+		return nil, fmt.Errorf("%w: Get is required", ErrInvalidGateConfig)
+	}
 	if cfg.CacheSize < 0 || cfg.CacheBytes < 0 || cfg.TTL < 0 || cfg.MinTTL < 0 || cfg.Timeout < 0 ||
-		cfg.HeaderTimeout < 0 || cfg.RetryMin < 0 || cfg.RetryMax < 0 || cfg.AssumeAllowAfter < 0 {
+		cfg.RetryMin < 0 || cfg.RetryMax < 0 || cfg.AssumeAllowAfter < 0 {
 		return nil, fmt.Errorf("%w: negative size or duration", ErrInvalidGateConfig)
 	}
 	g := &Gate{
 		get:         cfg.Get,
 		agent:       cfg.Agent,
-		userAgent:   cfg.UserAgent,
 		host:        cfg.Host,
 		pacer:       cfg.Pacer,
 		keeper:      cfg.Keeper,
@@ -452,7 +431,6 @@ func NewGate(cfg GateConfig) (*Gate, error) {
 		ttl:         gateOr(cfg.TTL, DefaultGateTTL),
 		minTTL:      gateOr(cfg.MinTTL, DefaultGateMinTTL),
 		timeout:     gateOr(cfg.Timeout, DefaultGateTimeout),
-		headerWait:  gateOr(cfg.HeaderTimeout, DefaultGateHeaderTimeout),
 		retryMin:    gateOr(cfg.RetryMin, DefaultGateRetryMin),
 		retryMax:    gateOr(cfg.RetryMax, DefaultGateRetryMax),
 		assumeAllow: gateOr(cfg.AssumeAllowAfter, DefaultAssumeAllowAfter),
@@ -464,9 +442,6 @@ func NewGate(cfg GateConfig) (*Gate, error) {
 	}
 	if g.retryMin > g.retryMax {
 		return nil, fmt.Errorf("%w: RetryMin %v exceeds RetryMax %v", ErrInvalidGateConfig, g.retryMin, g.retryMax)
-	}
-	if g.userAgent == "" {
-		g.userAgent = g.agent
 	}
 	if g.host == nil {
 		g.host = defaultHost
@@ -482,16 +457,6 @@ func NewGate(cfg GateConfig) (*Gate, error) {
 	}
 	if g.log == nil {
 		g.log = slog.New(slog.DiscardHandler)
-	}
-	if g.get == nil {
-		var client http.Client
-		if cfg.Client != nil {
-			client = *cfg.Client
-		}
-		// The gate follows redirects itself, pacing each hop.
-		client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-		g.client = &client
-		g.get = g.defaultGet
 	}
 	return g, nil
 }

@@ -3,9 +3,7 @@ package robots_test
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"sync/atomic"
 	"time"
@@ -15,33 +13,35 @@ import (
 )
 
 func ExampleGate() {
-	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.WriteString(w, "User-agent: *\nDisallow: /private/\nCrawl-delay: 2\nSitemap: https://example.com/sitemap.xml\n")
-	}))
-	defer site.Close()
-
 	gate, err := robots.NewGate(robots.GateConfig{
-		Agent:     "heedbot",
-		UserAgent: "heedbot/1.0 (+https://example.com/bot)",
-		// In a crawler: Pacer: limiter, Key: limiter.Key (a *ratelimit.HostLimiter).
+		Agent: "heedbot",
+		// Get makes the requests; a crawler passes its page fetcher, which
+		// decompresses and decodes the body (see crawler.RobotsEntry).
+		Get: func(ctx context.Context, rawURL string) (*robots.Response, error) {
+			fmt.Println("GET", rawURL)
+			body := "User-agent: *\nDisallow: /private/\nCrawl-delay: 2\nSitemap: https://example.com/sitemap.xml\n"
+			return &robots.Response{Status: http.StatusOK, Body: []byte(body)}, nil
+		},
+		// In a crawler: Pacer, and Key, the crawl's politeness key function.
 	})
 	if err != nil {
 		panic(err)
 	}
 	ctx := context.Background()
 	for _, path := range []string{"/index.html", "/private/report.pdf"} {
-		u, _ := url.Parse(site.URL + path)
+		u, _ := url.Parse("https://example.com" + path)
 		v, err := gate.Check(ctx, u)
 		if err != nil {
 			panic(err)
 		}
 		fmt.Printf("%s allowed=%v fetched=%v outcome=%v\n", path, v.Allowed, v.Fetched, v.Entry.Outcome)
 	}
-	u, _ := url.Parse(site.URL)
+	u, _ := url.Parse("https://example.com/")
 	e, _ := gate.Entry(ctx, u)
 	fmt.Println("crawl-delay:", e.CrawlDelay, "sitemaps:", e.Sitemaps)
 
 	// Output:
+	// GET https://example.com/robots.txt
 	// /index.html allowed=true fetched=true outcome=ok
 	// /private/report.pdf allowed=false fetched=false outcome=ok
 	// crawl-delay: 2s sitemaps: [https://example.com/sitemap.xml]
@@ -49,23 +49,21 @@ func ExampleGate() {
 
 // A robots.txt that cannot be fetched disallows everything for now; the
 // verdict says when to try again, so the URL can be put aside, not dropped.
-// (With a Pacer that reports when the host may be asked again, such as
-// *ratelimit.HostLimiter, a Retry-After the site sends postpones the retry.)
+// (With a Pacer that reports when the host may be asked again, a
+// Retry-After the site sends postpones the retry.)
 func ExampleVerdict_retryAt() {
 	var down atomic.Bool
 	down.Store(true)
-	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	get := func(ctx context.Context, rawURL string) (*robots.Response, error) {
 		if down.Load() {
-			w.WriteHeader(http.StatusServiceUnavailable)
-			return
+			return &robots.Response{Status: http.StatusServiceUnavailable}, nil
 		}
-		io.WriteString(w, "User-agent: *\nAllow: /\n")
-	}))
-	defer site.Close()
+		return &robots.Response{Status: http.StatusOK, Body: []byte("User-agent: *\nAllow: /\n")}, nil
+	}
 
 	clock := fakeclock.New(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
-	gate, _ := robots.NewGate(robots.GateConfig{Agent: "heedbot", Clock: clock})
-	u, _ := url.Parse(site.URL + "/page")
+	gate, _ := robots.NewGate(robots.GateConfig{Agent: "heedbot", Get: get, Clock: clock})
+	u, _ := url.Parse("https://example.com/page")
 
 	v, _ := gate.Check(context.Background(), u)
 	fmt.Printf("allowed=%v outcome=%v retry in %v\n", v.Allowed, v.Entry.Outcome, v.RetryAt.Sub(clock.Now()))

@@ -2,19 +2,15 @@ package robots
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf16"
-	"unicode/utf8"
 )
 
 // fetchRecovering is fetch, with a panic turned into a failed attempt: the
@@ -185,11 +181,11 @@ func gateLocation(base *url.URL, header http.Header) (*url.URL, bool) {
 	return next, true
 }
 
-// gateBody returns the text Parse should read from a 2xx response: UTF-16
-// converted, at most MaxSize+1 bytes, and without a last line that was cut
-// where Parse cannot see it.
+// gateBody returns the text Parse should read from a 2xx response: at most
+// MaxSize+1 bytes, without a last line that was cut where Parse cannot see
+// it. Decoding is Get's: the body is UTF-8 already.
 func gateBody(resp *Response) []byte {
-	body := gateFromUTF16(resp.Body)
+	body := resp.Body
 	if len(body) > MaxSize+1 {
 		return body[:MaxSize+1]
 	}
@@ -198,114 +194,6 @@ func gateBody(resp *Response) []byte {
 		body = body[:end+1]
 	}
 	return body
-}
-
-// gateFromUTF16 converts a UTF-16 body with a byte order mark to UTF-8.
-// Anything else is returned as it is: Parse reads UTF-8 and skips a UTF-8
-// byte order mark itself.
-func gateFromUTF16(b []byte) []byte {
-	var order func([]byte) uint16
-	switch {
-	case bytes.HasPrefix(b, []byte{0xff, 0xfe}):
-		order = func(p []byte) uint16 { return uint16(p[0]) | uint16(p[1])<<8 }
-	case bytes.HasPrefix(b, []byte{0xfe, 0xff}):
-		order = func(p []byte) uint16 { return uint16(p[0])<<8 | uint16(p[1]) }
-	default:
-		return b
-	}
-	b = b[2:]
-	units := make([]uint16, len(b)/2) // an odd last byte is a cut unit: dropped
-	for i := range units {
-		units[i] = order(b[2*i:])
-	}
-	out := make([]byte, 0, len(units)+len(units)/2)
-	for _, r := range utf16.Decode(units) {
-		out = utf8.AppendRune(out, r)
-	}
-	return out
-}
-
-// defaultGet is the Get of a gate configured without one: a GET through
-// the gate's client that asks for gzip, bounds the wait for headers and
-// reads at most MaxSize+1 decompressed bytes of a 2xx body. A read error is
-// a fetch error: a robots.txt that breaks off is unreachable.
-func (g *Gate) defaultGet(ctx context.Context, rawURL string) (*Response, error) {
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("User-Agent", g.userAgent)
-	// Set explicitly, the transport leaves the body alone, so decoding
-	// happens here, under the size cap, whatever the server sends.
-	req.Header.Set("Accept-Encoding", "gzip")
-	headers := time.AfterFunc(g.headerWait, func() { cancel(ErrHeaderTimeout) })
-	resp, err := g.client.Do(req)
-	headers.Stop()
-	if err != nil {
-		if cause := context.Cause(ctx); errors.Is(cause, ErrHeaderTimeout) {
-			return nil, fmt.Errorf("robots: fetch %s: %w", rawURL, cause)
-		}
-		return nil, err
-	}
-	defer resp.Body.Close() // unread bytes past the limit are never downloaded
-	r := &Response{Status: resp.StatusCode, Header: resp.Header}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return r, nil
-	}
-	body, err := gateDecode(resp.Body, resp.Header.Get("Content-Encoding"))
-	if err == nil {
-		r.Body, err = io.ReadAll(io.LimitReader(body, MaxSize+1))
-		r.Truncated = len(r.Body) > MaxSize
-	}
-	if err != nil {
-		return r, fmt.Errorf("robots: read %s: %w", rawURL, err)
-	}
-	return r, nil
-}
-
-// gateDecode undoes a Content-Encoding of gzip (or none). Servers send
-// gzip unasked, so it is decoded whatever was asked for; any other coding
-// is an error rather than rules read from compressed bytes.
-func gateDecode(r io.Reader, contentEncoding string) (io.Reader, error) {
-	codings := strings.Split(contentEncoding, ",")
-	for i := len(codings) - 1; i >= 0; i-- {
-		switch c := strings.ToLower(strings.TrimSpace(codings[i])); c {
-		case "", "identity":
-		case "gzip", "x-gzip":
-			r = &gateGzipReader{src: r}
-		default:
-			return nil, fmt.Errorf("%w: %q", ErrContentEncoding, c)
-		}
-	}
-	return r, nil
-}
-
-// gateGzipReader opens the gzip stream on first Read, so that an empty
-// body is an empty file rather than an error, and reports a stream that
-// does not decode as ErrContentEncoding.
-type gateGzipReader struct {
-	src io.Reader
-	zr  *gzip.Reader
-}
-
-func (z *gateGzipReader) Read(p []byte) (int, error) {
-	if z.zr == nil {
-		zr, err := gzip.NewReader(z.src)
-		if err == io.EOF {
-			return 0, io.EOF
-		}
-		if err != nil {
-			return 0, fmt.Errorf("%w: %w", ErrContentEncoding, err)
-		}
-		z.zr = zr
-	}
-	n, err := z.zr.Read(p)
-	if err != nil && err != io.EOF && (errors.Is(err, gzip.ErrChecksum) || errors.Is(err, gzip.ErrHeader)) {
-		err = fmt.Errorf("%w: %w", ErrContentEncoding, err)
-	}
-	return n, err
 }
 
 // gateEntryOverhead approximates what an entry holds besides its rules:

@@ -1,8 +1,6 @@
 package robots_test
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -14,97 +12,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-	"unicode/utf16"
 
 	"github.com/heedcrawl/heed/robots"
 )
-
-func gzipped(t *testing.T, text string) []byte {
-	t.Helper()
-	var b bytes.Buffer
-	zw := gzip.NewWriter(&b)
-	if _, err := zw.Write([]byte(text)); err != nil {
-		t.Fatal(err)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
-}
-
-// gateGzipBody answers with a gzip body whatever the request asked for.
-func gateGzipBody(body []byte) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/plain")
-		w.Header().Set("Content-Encoding", "gzip")
-		w.Write(body)
-	}
-}
-
-func TestGateGzip(t *testing.T) {
-	s := newGateSite(t, gateGzipBody(gzipped(t, "User-agent: *\nDisallow: /private\n")))
-	// A crawler's transport decompresses nothing itself: the gate must.
-	client := &http.Client{Transport: &http.Transport{DisableCompression: true}}
-	g, _ := newGateForTest(t, robots.GateConfig{Client: client})
-	v := gateCheck(t, g, s.url(t, "/private/x"))
-	if v.Allowed || v.Entry.Outcome != robots.OutcomeOK {
-		t.Fatalf("verdict %+v entry %+v: the gzip body's rules must apply", v, v.Entry)
-	}
-}
-
-func TestGateGzipCapIsOnDecodedBytes(t *testing.T) {
-	head := "User-agent: *\nDisallow: /early\n"
-	filler := strings.Repeat("# filler line to push the next rules past the limit\n", 2*robots.MaxSize/52)
-	s := newGateSite(t, gateGzipBody(gzipped(t, head+filler+"Disallow: /late\n")))
-	g, _ := newGateForTest(t, robots.GateConfig{})
-	if v := gateCheck(t, g, s.url(t, "/early")); v.Allowed || v.Entry.Outcome != robots.OutcomeOK {
-		t.Fatalf("/early: %+v", v)
-	}
-	if v := gateCheck(t, g, s.url(t, "/late")); !v.Allowed {
-		t.Fatal("/late is past MaxSize decoded bytes and must not apply")
-	}
-}
-
-func TestGateBadContentEncodingIsUnreachable(t *testing.T) {
-	for name, h := range map[string]http.HandlerFunc{
-		"unsupported": func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Encoding", "br")
-			w.Write([]byte("\x1b\x00"))
-		},
-		"corrupt gzip": gateGzipBody([]byte("this is not gzip at all")),
-	} {
-		t.Run(name, func(t *testing.T) {
-			s := newGateSite(t, h)
-			g, _ := newGateForTest(t, robots.GateConfig{})
-			v := gateCheck(t, g, s.url(t, "/"))
-			if v.Allowed || v.Entry.Outcome != robots.OutcomeUnreachable || !errors.Is(v.Entry.Err, robots.ErrContentEncoding) {
-				t.Fatalf("verdict %+v entry %+v", v, v.Entry)
-			}
-		})
-	}
-}
-
-func utf16LE(text string) []byte {
-	b := []byte{0xff, 0xfe}
-	for _, u := range utf16.Encode([]rune(text)) {
-		b = append(b, byte(u), byte(u>>8))
-	}
-	return b
-}
-
-func TestGateUTF16WithBOM(t *testing.T) {
-	s := newGateSite(t, func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/plain")
-		w.Write(utf16LE("User-agent: *\r\nDisallow: /privé\r\n"))
-	})
-	g, _ := newGateForTest(t, robots.GateConfig{})
-	if v := gateCheck(t, g, s.url(t, "/priv%C3%A9/x")); v.Allowed || v.Entry.Outcome != robots.OutcomeOK {
-		t.Fatalf("verdict %+v: the UTF-16 file's rules must apply", v)
-	}
-	if v := gateCheck(t, g, s.url(t, "/public")); !v.Allowed {
-		t.Fatalf("verdict %+v", v)
-	}
-}
 
 // gateFakeGet is a Get that answers from a table and records the URLs asked.
 type gateFakeGet struct {
@@ -224,40 +134,6 @@ func TestGateTimeoutExcludesPacerWait(t *testing.T) {
 	}
 	if n := p.calls.Load(); n != 2 {
 		t.Fatalf("pacer waited %d times, want one per request", n)
-	}
-}
-
-func TestGateHeaderTimeout(t *testing.T) {
-	release := make(chan struct{})
-	t.Cleanup(func() { close(release) })
-	s := newGateSite(t, func(w http.ResponseWriter, r *http.Request) {
-		select { // headers never come
-		case <-r.Context().Done():
-		case <-release:
-		}
-	})
-	g, _ := newGateForTest(t, robots.GateConfig{HeaderTimeout: 100 * time.Millisecond, Timeout: time.Minute})
-	start := time.Now()
-	v := gateCheck(t, g, s.url(t, "/"))
-	if v.Allowed || v.Entry.Outcome != robots.OutcomeUnreachable || !errors.Is(v.Entry.Err, robots.ErrHeaderTimeout) {
-		t.Fatalf("verdict %+v entry %+v", v, v.Entry)
-	}
-	if d := time.Since(start); d > 30*time.Second {
-		t.Fatalf("took %v: the header timeout did not cut the wait", d)
-	}
-}
-
-func TestGateHeaderTimeoutSparesSlowBody(t *testing.T) {
-	// The header timeout is for headers: a body may take longer.
-	s := newGateSite(t, func(w http.ResponseWriter, r *http.Request) {
-		w.Write([]byte("User-agent: *\n"))
-		w.(http.Flusher).Flush()
-		time.Sleep(300 * time.Millisecond) // a slow server, not synchronisation
-		w.Write([]byte("Disallow: /x\n"))
-	})
-	g, _ := newGateForTest(t, robots.GateConfig{HeaderTimeout: 100 * time.Millisecond})
-	if v := gateCheck(t, g, s.url(t, "/x")); v.Allowed || v.Entry.Outcome != robots.OutcomeOK {
-		t.Fatalf("verdict %+v entry %+v", v, v.Entry)
 	}
 }
 
@@ -382,13 +258,8 @@ func TestGateHostIdentity(t *testing.T) {
 	}
 }
 
-func TestNewGateRejectsNegativeCacheBytesAndHeaderTimeout(t *testing.T) {
-	for _, cfg := range []robots.GateConfig{
-		{Agent: "x", CacheBytes: -1},
-		{Agent: "x", HeaderTimeout: -1},
-	} {
-		if _, err := robots.NewGate(cfg); !errors.Is(err, robots.ErrInvalidGateConfig) {
-			t.Errorf("NewGate(%+v) err = %v", cfg, err)
-		}
+func TestNewGateRejectsNegativeCacheBytes(t *testing.T) {
+	if _, err := robots.NewGate(robots.GateConfig{Agent: "x", Get: gateGet, CacheBytes: -1}); !errors.Is(err, robots.ErrInvalidGateConfig) {
+		t.Errorf("NewGate with CacheBytes -1: err = %v", err)
 	}
 }

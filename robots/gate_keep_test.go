@@ -116,7 +116,7 @@ func TestGateKeeperWaitsAfterAnUnansweredRequest(t *testing.T) {
 		t.Fatal("the first gate made no request")
 	}
 	const wait = 300 * time.Millisecond
-	g2, err := robots.NewGate(robots.GateConfig{Agent: "heedbot", Keeper: keep, ResumeWait: wait, Client: s.srv.Client()})
+	g2, err := robots.NewGate(robots.GateConfig{Agent: "heedbot", Keeper: keep, ResumeWait: wait, Get: gateGet})
 	if err != nil {
 		t.Fatal(err)
 	}
