@@ -106,7 +106,8 @@ func heedVariant(name string) (Crawler, bool) {
 
 // heedArgs are the flags issue 5 fixes for `crawl`, set to match the other
 // crawlers: robots obeyed (always), the workload's delay, one request at a
-// time per host, any host, sitemaps on; the state in memory.
+// time per host, any host, sitemaps on, the harness's HeaderTimeout; the
+// state in memory.
 func heedArgs(w Workload, env RunEnv) []string {
 	return append(heedFlags(w, env), env.SeedsFile)
 }
@@ -118,6 +119,7 @@ func heedFlags(w Workload, env RunEnv) []string {
 		"-per-host", "1",
 		"-scope", "any",
 		"-sitemaps=true",
+		"-header-timeout", HeaderTimeout.String(),
 	}
 	if w.Workers > 0 {
 		args = append(args, "-workers", strconv.Itoa(w.Workers))
@@ -148,7 +150,7 @@ func hasFlag(ctx context.Context, bin, name string) bool {
 }
 
 func runnerArgs(w Workload, env RunEnv) []string {
-	return []string{"-agent", Agent, "-ua", UserAgent, "-delay", w.Delay.String(), env.SeedsFile}
+	return []string{"-agent", Agent, "-ua", UserAgent, "-delay", w.Delay.String(), "-header-timeout", HeaderTimeout.String(), env.SeedsFile}
 }
 
 func hasMainPackage(dir string) bool {

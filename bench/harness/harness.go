@@ -26,6 +26,24 @@ const (
 	UserAgent = "heedbench/1.0 (+http://127.0.0.1/; crawler comparison)"
 )
 
+// Limits every crawler the harness runs is given, or judged by.
+const (
+	// HeaderTimeout is every crawler's response-header timeout (heed's
+	// -header-timeout, the runners' -header-timeout): what the broken
+	// host whose robots.txt never answers costs a crawl.
+	HeaderTimeout = 3 * time.Second
+	// MaxDelay caps, for the judge, any wait a host asks for with
+	// Retry-After: heed's default -max-delay.
+	MaxDelay = time.Minute
+)
+
+// AnalyzeOptions are how the harness judges a crawl of w from the server's
+// log: the workload's delay, Retry-After capped by MaxDelay, heed's default
+// retries.
+func AnalyzeOptions(w Workload) testweb.AnalyzeOptions {
+	return testweb.AnalyzeOptions{MinDelay: w.Delay, MaxDelay: MaxDelay}
+}
+
 // Workload is one synthetic web and the delay the crawlers are told.
 type Workload struct {
 	Name   string
@@ -42,7 +60,14 @@ type Workload struct {
 }
 
 // Workloads are the workloads of the comparison: (a)–(d) compare heed with
-// colly and gocrawl; (e) and (f) compare heed's stores with each other.
+// colly and gocrawl; (e) and (f) compare heed's stores with each other. Each
+// web also has, beyond the hosts its title counts, testweb's BrokenHosts
+// (Config.TotalHosts): a robots.txt answering 503 with an HTTP-date
+// Retry-After, one that never answers (a HeaderTimeout per crawl), a host
+// refusing connections, pages answering 429 once with Retry-After: 1, pages
+// reset mid-body once; the healthy hosts link to them and to the robots-503
+// host. A crawler that waits on them, or ignores them, shows in its wall
+// time and its judgement.
 var Workloads = []Workload{
 	{Name: "a", Title: "throughput: 200 hosts × 50 pages, no delay",
 		Config: testweb.Config{Hosts: 200, PagesPerHost: 50, Seed: 1}},
@@ -174,7 +199,7 @@ func Run(ctx context.Context, p Plan) ([]Measurement, error) {
 	}
 	var out []Measurement
 	for _, w := range p.Workloads {
-		if err := raiseFileLimit(uint64(w.Config.Hosts)*4 + 4096); err != nil {
+		if err := raiseFileLimit(uint64(w.Config.TotalHosts())*4 + 4096); err != nil {
 			log.Warn("file descriptor limit", "err", err)
 		}
 		web, err := testweb.ListenLoopback(w.Config, p.Port, log)
@@ -220,7 +245,7 @@ func runWorkload(ctx context.Context, p Plan, w Workload, web *testweb.Loopback,
 			web.Log.Reset()
 			m := measure(ctx, p, c, w, seedsFile, run+1)
 			m.Run = run + 1
-			m.Report = truth.Analyze(web.Log.Entries(), testweb.AnalyzeOptions{MinDelay: w.Delay})
+			m.Report = truth.Analyze(web.Log.Entries(), AnalyzeOptions(w))
 			out = append(out, m)
 			args := []any{"workload", w.Name, "run", m.Run, "crawler", c.Name, "wall", m.Wall.Round(time.Millisecond),
 				"cpu", m.CPU.Round(time.Millisecond), "rss_mb", m.MaxRSS >> 20,

@@ -33,7 +33,7 @@ type Summary struct {
 	Politeness        float64
 	Duplicates        float64
 	DuplicateShare    float64 // duplicates / page and sitemap requests
-	Unavailable       float64 // fetches on the 503 host past robots.txt
+	Unavailable       float64 // fetches past robots.txt on hosts whose robots.txt is unreachable
 	NofollowOnly      float64
 	MakespanRatio     float64 // makespan / ideal; 0 when the ideal is 0
 	Procs             int     // processes per run
@@ -163,7 +163,7 @@ func Table(sums []Summary, workloads []Workload, skipped map[string]error) strin
 		}
 		fmt.Fprintf(&b, "**(%s) %s**\n\n", w.Name, w.Title)
 		b.WriteString("| crawler | runs | wall s | CPU s | peak RSS MB | reachable pages/s | pages/s ×" + baseName +
-			" | CPU ms/page | CPU/page ×" + baseName + " | coverage | sitemap-only | robots viol. | politeness viol. | duplicate fetches | 503-host fetches | nofollow-only | makespan / ideal |\n")
+			" | CPU ms/page | CPU/page ×" + baseName + " | coverage | sitemap-only | robots viol. | politeness viol. | duplicate fetches | fetches past unreachable robots.txt | nofollow-only | makespan / ideal |\n")
 		b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 		var notes []string
 		for _, name := range rowOrder(sums, w, skipped) {

@@ -3,6 +3,7 @@ package runner_test
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/heedcrawl/heed/bench/runner"
 	"github.com/heedcrawl/heed/internal/testweb"
@@ -18,6 +19,7 @@ func ExampleColly() {
 	defer v.Close()
 	_, err = runner.Colly(context.Background(), runner.Options{
 		Seeds: v.Web.Seeds(), Agent: "heedbench", UserAgent: "heedbench/1.0", Transport: v.Transport(),
+		HeaderTimeout: time.Second, // the web's robots.txt that never answers costs this
 	})
 	if err != nil {
 		fmt.Println(err)

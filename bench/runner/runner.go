@@ -7,7 +7,9 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"sync/atomic"
@@ -27,6 +29,62 @@ type Options struct {
 	// Transport replaces the crawler's HTTP transport (tests use
 	// testweb.Virtual.Transport); nil keeps the library's default.
 	Transport http.RoundTripper
+	// HeaderTimeout gives up on a request whose response headers have not
+	// come within it, as heed's -header-timeout does, so that a robots.txt
+	// or page that never answers cannot hold the crawl (gocrawl has no
+	// timeout of its own, colly only its 10 s for a whole request); 0
+	// keeps the library's behaviour.
+	HeaderTimeout time.Duration
+}
+
+// errHeaderTimeout is the cause of a request given up by HeaderTimeout.
+var errHeaderTimeout = errors.New("timeout awaiting response headers")
+
+// withHeaderTimeout returns rt (http.DefaultTransport if nil), giving up on
+// requests whose response headers take longer than d; d 0 leaves it as is.
+func withHeaderTimeout(rt http.RoundTripper, d time.Duration) http.RoundTripper {
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	if d <= 0 {
+		return rt
+	}
+	return headerTimeout{rt: rt, d: d}
+}
+
+type headerTimeout struct {
+	rt http.RoundTripper
+	d  time.Duration
+}
+
+// RoundTrip is rt's, cancelled if the response headers do not come in
+// time; the body then reads within the request's own context.
+func (h headerTimeout) RoundTrip(req *http.Request) (*http.Response, error) {
+	ctx, cancel := context.WithCancelCause(req.Context())
+	timer := time.AfterFunc(h.d, func() { cancel(errHeaderTimeout) })
+	resp, err := h.rt.RoundTrip(req.WithContext(ctx))
+	timer.Stop()
+	if err != nil {
+		if errors.Is(context.Cause(ctx), errHeaderTimeout) {
+			err = fmt.Errorf("%w after %v: %w", errHeaderTimeout, h.d, err)
+		}
+		cancel(nil)
+		return nil, err
+	}
+	resp.Body = cancelOnClose{ReadCloser: resp.Body, cancel: func() { cancel(nil) }}
+	return resp, nil
+}
+
+// cancelOnClose releases the request's context when the body is closed.
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel func()
+}
+
+func (c cancelOnClose) Close() error {
+	err := c.ReadCloser.Close()
+	c.cancel()
+	return err
 }
 
 // Result counts what the crawler reports about itself; the harness trusts
@@ -44,8 +102,8 @@ func Colly(ctx context.Context, o Options) (Result, error) {
 	var res Result
 	c := colly.NewCollector(colly.Async(true), colly.UserAgent(o.UserAgent), colly.StdlibContext(ctx))
 	c.IgnoreRobotsTxt = false
-	if o.Transport != nil {
-		c.WithTransport(o.Transport)
+	if o.Transport != nil || o.HeaderTimeout > 0 {
+		c.WithTransport(withHeaderTimeout(o.Transport, o.HeaderTimeout))
 	}
 	seen := make(map[string]bool)
 	for _, s := range o.Seeds {
@@ -78,11 +136,12 @@ func Colly(ctx context.Context, o Options) (Result, error) {
 // Gocrawl crawls with gocrawl: its robots.txt support (the temoto robots.txt parser)
 // with Agent as the robots user agent, the delay as CrawlDelay (a larger
 // Crawl-delay in robots.txt wins), links to any host followed, and its
-// default URL normalisation.
+// default URL normalisation. Its robots.txt requests go through the same
+// client as its pages, HeaderTimeout included.
 func Gocrawl(ctx context.Context, o Options) (Result, error) {
 	ext := &gocrawlExtender{ctx: ctx}
-	if o.Transport != nil {
-		ext.client = &http.Client{Transport: o.Transport, CheckRedirect: gocrawl.HttpClient.CheckRedirect}
+	if o.Transport != nil || o.HeaderTimeout > 0 {
+		ext.client = &http.Client{Transport: withHeaderTimeout(o.Transport, o.HeaderTimeout), CheckRedirect: gocrawl.HttpClient.CheckRedirect}
 	}
 	opts := gocrawl.NewOptions(ext)
 	opts.UserAgent = o.UserAgent

@@ -19,7 +19,9 @@ func crawlVirtual(t *testing.T, crawl func(context.Context, Options) (Result, er
 	defer v.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	res, err := crawl(ctx, Options{Seeds: v.Web.Seeds(), Agent: "heedbench", UserAgent: "heedbench/1.0", Transport: v.Transport()})
+	// The web's robots.txt that never answers costs each crawl a header
+	// timeout.
+	res, err := crawl(ctx, Options{Seeds: v.Web.Seeds(), Agent: "heedbench", UserAgent: "heedbench/1.0", Transport: v.Transport(), HeaderTimeout: 500 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,6 +30,57 @@ func crawlVirtual(t *testing.T, crawl func(context.Context, Options) (Result, er
 		t.Fatal(err)
 	}
 	return truth, truth.Analyze(v.Log.Entries(), testweb.AnalyzeOptions{}), res
+}
+
+// hungRobots returns the requests for the never-answering robots.txt in
+// the log: each must have ended with the header timeout, not held the crawl.
+func hungRobots(t *testing.T, v *testweb.Virtual) []testweb.Entry {
+	t.Helper()
+	h, ok := v.Web.HostOfKind(testweb.HostRobotsHang)
+	if !ok {
+		t.Fatal("the web has no host whose robots.txt hangs")
+	}
+	var out []testweb.Entry
+	for _, e := range v.Log.Entries() {
+		if e.Host == h.Authority && e.Target == "/robots.txt" {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// TestHeaderTimeout: a crawler given a HeaderTimeout gives up on a
+// robots.txt that never answers after it, and the crawl ends.
+func TestHeaderTimeout(t *testing.T) {
+	for name, crawl := range map[string]func(context.Context, Options) (Result, error){"colly": Colly, "gocrawl": Gocrawl} {
+		t.Run(name, func(t *testing.T) {
+			v, err := testweb.NewVirtual(testweb.Config{Hosts: 4, PagesPerHost: 3, Seed: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer v.Close()
+			h, _ := v.Web.HostOfKind(testweb.HostRobotsHang)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			const timeout = 300 * time.Millisecond
+			if _, err := crawl(ctx, Options{Seeds: []string{"http://" + h.Authority + "/"}, Agent: "a", UserAgent: "a",
+				Transport: v.Transport(), HeaderTimeout: timeout}); err != nil {
+				t.Fatal(err)
+			}
+			// The server logs a request when it sees the client gone;
+			// Close waits for that.
+			v.Close()
+			hung := hungRobots(t, v)
+			if len(hung) == 0 {
+				t.Fatal("robots.txt of the hanging host never requested")
+			}
+			for _, e := range hung {
+				if d := e.End.Sub(e.Start); d > timeout+2*time.Second {
+					t.Errorf("robots.txt held %v, header timeout %v", d.Round(time.Millisecond), timeout)
+				}
+			}
+		})
+	}
 }
 
 // The analysis must see what is known about colly v2.3.0: it fetches every

@@ -2,7 +2,7 @@
 // polite crawling as its documentation recommends (see runner.Colly). The
 // bench harness runs it as a separate process to measure it.
 //
-//	collyrun [-agent NAME] [-ua STRING] [-delay DURATION] [-timeout DURATION] seeds.txt
+//	collyrun [-agent NAME] [-ua STRING] [-delay DURATION] [-header-timeout DURATION] [-timeout DURATION] seeds.txt
 package main
 
 import (

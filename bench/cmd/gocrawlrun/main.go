@@ -2,7 +2,7 @@
 // its robots.txt support and the given delay (see runner.Gocrawl). The
 // bench harness runs it as a separate process to measure it.
 //
-//	gocrawlrun [-agent NAME] [-ua STRING] [-delay DURATION] [-timeout DURATION] seeds.txt
+//	gocrawlrun [-agent NAME] [-ua STRING] [-delay DURATION] [-header-timeout DURATION] [-timeout DURATION] seeds.txt
 package main
 
 import (

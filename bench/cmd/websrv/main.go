@@ -4,7 +4,7 @@
 // from its request log.
 //
 //	go -C bench run ./cmd/websrv -workload b -seeds /tmp/seeds.txt &
-//	crawl -delay 200ms /tmp/seeds.txt
+//	crawl -delay 200ms -header-timeout 3s /tmp/seeds.txt
 //	kill -INT %1
 package main
 
@@ -55,7 +55,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "websrv:", err)
 		os.Exit(1)
 	}
-	log.Info("serving", "workload", w.Name, "title", w.Title, "hosts", w.Config.Hosts, "seeds", *seeds,
+	log.Info("serving", "workload", w.Name, "title", w.Title, "hosts", w.Config.TotalHosts(), "seeds", *seeds,
 		"reachable", len(truth.Reachable), "for", *serveFor)
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -77,5 +77,7 @@ func main() {
 			fmt.Fprintln(os.Stderr, "websrv:", err)
 		}
 	}
-	fmt.Fprintln(os.Stderr, truth.Analyze(entries, testweb.AnalyzeOptions{MinDelay: *minDelay}))
+	opts := harness.AnalyzeOptions(w)
+	opts.MinDelay = *minDelay
+	fmt.Fprintln(os.Stderr, truth.Analyze(entries, opts))
 }

@@ -26,6 +26,7 @@ func Main(name string, crawl func(context.Context, runner.Options) (runner.Resul
 	ua := fs.String("ua", "heedbench/1.0", "full User-Agent header")
 	delay := fs.Duration("delay", time.Second, "minimum delay between requests to a host")
 	timeout := fs.Duration("timeout", 30*time.Minute, "stop the crawl after this long")
+	headerTimeout := fs.Duration("header-timeout", 0, "give up on a request whose response headers take longer (heed's -header-timeout); 0: the library's own")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: %s [flags] seeds.txt\n", name)
 		fs.PrintDefaults()
@@ -47,7 +48,7 @@ func Main(name string, crawl func(context.Context, runner.Options) (runner.Resul
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
 	start := time.Now()
-	res, err := crawl(ctx, runner.Options{Seeds: seeds, Agent: *agent, UserAgent: *ua, Delay: *delay})
+	res, err := crawl(ctx, runner.Options{Seeds: seeds, Agent: *agent, UserAgent: *ua, Delay: *delay, HeaderTimeout: *headerTimeout})
 	fmt.Fprintf(stderr, "%s: %d pages visited, %d errors, %v\n", name, res.Visited, res.Errors, time.Since(start).Round(time.Millisecond))
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", name, err)

@@ -24,10 +24,10 @@ func TestMainRunsCrawl(t *testing.T) {
 		return runner.Result{Visited: 7}, nil
 	}
 	var stderr bytes.Buffer
-	if code := Main("x", crawl, []string{"-agent", "bot", "-delay", "250ms", seeds}, &stderr); code != 0 {
+	if code := Main("x", crawl, []string{"-agent", "bot", "-delay", "250ms", "-header-timeout", "3s", seeds}, &stderr); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
-	if !slices.Equal(got.Seeds, []string{"http://a.test/", "http://b.test/"}) || got.Agent != "bot" || got.Delay != 250*time.Millisecond {
+	if !slices.Equal(got.Seeds, []string{"http://a.test/", "http://b.test/"}) || got.Agent != "bot" || got.Delay != 250*time.Millisecond || got.HeaderTimeout != 3*time.Second {
 		t.Errorf("options %+v", got)
 	}
 	if !strings.Contains(stderr.String(), "7 pages visited") {
