@@ -4,8 +4,8 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
-	"github.com/heedcrawl/heed/fetch/warc"
 	"io"
 	"log/slog"
 	"net"
@@ -19,349 +19,355 @@ import (
 
 	"github.com/heedcrawl/heed/crawler"
 	"github.com/heedcrawl/heed/crawler/metrics"
+	"github.com/heedcrawl/heed/fetch/warc"
 )
 
 // runCrawl is the crawl command proper: it reads the flags and the seeds,
 // crawls, writes a record per page or failed URL, and prints the summary.
-// It returns the exit status.
+// It takes the same steps in each mode (plain, -state, -redis: see mode)
+// until one refuses to go on, and returns the exit status exitStatus gives
+// for how the command ended.
 func runCrawl(ctx context.Context, args []string, stdin io.Reader, stdout, rawStderr io.Writer) int {
-	stderr := &syncWriter{w: rawStderr}
-	var f flags
-	fs := newFlagSet(&f)
-	if code, ok := parseFlags(fs, args, func(w io.Writer) { usage(fs, w) }, stdout, stderr); !ok {
-		return code
+	c := &crawlCmd{args: args, stdin: stdin, stdout: stdout, rawStderr: rawStderr, stderr: &syncWriter{w: rawStderr}}
+	defer c.unwind()
+	var o outcome
+	for _, step := range []func(context.Context) refusal{
+		c.parse,         // the flags and the seeds
+		c.listenMetrics, // first: an address in use stops the command before it creates a file
+		c.openMode,      // before any file too: a -state in use, or a -redis job with other flags, leaves nothing behind
+		c.openLog,
+		c.newCrawler,
+		c.openOutput,
+		c.begin, // the mode records this run's start
+	} {
+		if o.refused = step(ctx); o.refused != notRefused {
+			break
+		}
 	}
-	if code := checkModeFlags(fs, &f, stderr); code != 0 {
-		return code
+	if o.refused == notRefused {
+		o = c.crawl(ctx)
+	}
+	code, how := exitStatus(o)
+	c.report(how, o)
+	return code
+}
+
+// crawlCmd is a run of the crawl command, as its steps set it up.
+type crawlCmd struct {
+	args      []string
+	stdin     io.Reader
+	stdout    io.Writer
+	rawStderr io.Writer
+	stderr    *syncWriter // rawStderr, shared by the crawl's goroutines
+
+	f         flags
+	fs        *flag.FlagSet
+	seedsName string
+	seeds     []string
+	streaming bool // the seeds are read from standard input as the crawl goes
+
+	metricsLn      net.Listener
+	metricsHandler http.Handler
+	m              mode
+	logW           *syncWriter // the -log file
+	logger         *slog.Logger
+	crawler        *crawler.Crawler
+	out            io.Writer
+	outBase        int64 // where this run's records begin in -o
+	closeOut       func() error
+	stopProfiles   func() error
+	rec            *recorder
+	fails          *failures
+
+	// At the end.
+	stats          crawler.Stats
+	nothingFetched string // what became of the seeds when no page was fetched
+
+	undo []func() // what the steps opened, closed in reverse order by unwind
+}
+
+// later has unwind call f.
+func (c *crawlCmd) later(f func()) { c.undo = append(c.undo, f) }
+
+// unwind closes, last first, what the steps opened: on an early return
+// what they left open, at the end what is left to close.
+func (c *crawlCmd) unwind() {
+	for i := len(c.undo) - 1; i >= 0; i-- {
+		c.undo[i]()
+	}
+}
+
+// parse reads the flags, checks that they go together, and reads the
+// seeds file.
+func (c *crawlCmd) parse(context.Context) refusal {
+	f := &c.f
+	c.fs = newFlagSet(f)
+	if code, ok := parseFlags(c.fs, c.args, func(w io.Writer) { usage(c.fs, w) }, c.stdout, c.stderr); !ok {
+		if code == 0 {
+			return helpShown
+		}
+		return badUsage
+	}
+	if r := checkModeFlags(c.fs, f, c.stderr); r != notRefused {
+		return r
 	}
 	switch {
-	case f.redis != "" && fs.NArg() > 1:
-		fmt.Fprintln(stderr, "crawl: want at most one seeds file with -redis (without one, the process joins the job as it is); see crawl -h")
-		return 2
-	case f.redis == "" && fs.NArg() != 1:
-		fmt.Fprintln(stderr, "crawl: want exactly one seeds file (or - for standard input); see crawl -h")
-		return 2
+	case f.redis != "" && c.fs.NArg() > 1:
+		fmt.Fprintln(c.stderr, "crawl: want at most one seeds file with -redis (without one, the process joins the job as it is); see crawl -h")
+		return badUsage
+	case f.redis == "" && c.fs.NArg() != 1:
+		fmt.Fprintln(c.stderr, "crawl: want exactly one seeds file (or - for standard input); see crawl -h")
+		return badUsage
 	}
-	seedsName := fs.Arg(0)
+	c.seedsName = c.fs.Arg(0)
 	if f.out == "-" {
 		f.out = ""
 	}
-	if err := checkOutputs(&f, seedsName, stdin); err != nil {
-		fmt.Fprintf(stderr, "crawl: %v\n", err)
-		return 2
+	if err := checkOutputs(f, c.seedsName, c.stdin); err != nil {
+		fmt.Fprintf(c.stderr, "crawl: %v\n", err)
+		return badUsage
 	}
-
-	var seeds []string
-	code := 0
 	// "-" streams: crawling starts as lines arrive on standard input. A
 	// crawl with a state to resume, or a job to join, reads it whole first.
-	streaming := seedsName == "-" && f.state == "" && f.redis == ""
-	if seedsName != "" && !streaming {
-		if seeds, code = loadSeeds(seedsName, stdin, stderr); code != 0 {
-			return code
-		}
+	c.streaming = c.seedsName == "-" && f.state == "" && f.redis == ""
+	if c.seedsName == "" || c.streaming {
+		return notRefused
 	}
+	var r refusal
+	c.seeds, r = loadSeeds(c.seedsName, c.stdin, c.stderr)
+	return r
+}
 
-	// Listen before anything else is set up, so that an address in use
-	// fails the command before it creates files or fetches anything.
-	var metricsLn net.Listener
-	if f.metrics != "" {
-		ln, err := net.Listen("tcp", f.metrics)
+// listenMetrics takes the -metrics address.
+func (c *crawlCmd) listenMetrics(context.Context) refusal {
+	if c.f.metrics == "" {
+		return notRefused
+	}
+	ln, err := net.Listen("tcp", c.f.metrics)
+	if err != nil {
+		fmt.Fprintf(c.stderr, "crawl: -metrics: %v\n", err)
+		return badUsage
+	}
+	c.later(func() { ln.Close() }) // on the early returns; stopping the metrics closes it otherwise
+	c.metricsLn = ln
+	return notRefused
+}
+
+// openMode opens the -state or the -redis job, and checks this run's
+// flags against it.
+func (c *crawlCmd) openMode(ctx context.Context) refusal {
+	m, r := openMode(ctx, &c.f, c.stderr)
+	if r != notRefused {
+		return r
+	}
+	c.m = m
+	c.later(m.release) // on the early returns; close has let it go otherwise
+	return m.check(ctx, c.fs, &c.f, len(c.seeds) > 0, c.stderr)
+}
+
+// openLog creates the -log file, and the command's logger.
+func (c *crawlCmd) openLog(context.Context) refusal {
+	if c.f.logFile != "" {
+		lf, err := os.Create(c.f.logFile)
 		if err != nil {
-			fmt.Fprintf(stderr, "crawl: -metrics: %v\n", err)
-			return 2
+			fmt.Fprintf(c.stderr, "crawl: -log: %v\n", err)
+			return badUsage
 		}
-		defer ln.Close() // on the early returns; stopMetrics closes it otherwise
-		metricsLn = ln
-	}
-
-	// Lock the state before any file is created: a second crawl on the
-	// same directory must not clobber the first one's output or log.
-	var st *crawlState
-	if f.state != "" {
-		st, code = openState(ctx, f.state, stderr)
-		if code != 0 {
-			return code
-		}
-		defer st.store.Close() // on the early returns; a second Close does nothing
-		if code := st.check(fs, &f, stderr); code != 0 {
-			return code
-		}
-	}
-	// Join the job before any file is created too: a process whose flags
-	// are not the job's leaves nothing behind.
-	var rj *redisJob
-	if f.redis != "" {
-		rj, code = openRedis(ctx, &f, stderr)
-		if code != 0 {
-			return code
-		}
-		defer rj.drop() // on the early returns; close has dropped it otherwise
-		if code := rj.check(ctx, fs, &f, len(seeds) > 0, stderr); code != 0 {
-			return code
-		}
-	}
-
-	var logW *syncWriter
-	if f.logFile != "" {
-		lf, err := os.Create(f.logFile)
-		if err != nil {
-			fmt.Fprintf(stderr, "crawl: -log: %v\n", err)
-			return 2
-		}
-		defer lf.Close()
-		logW = &syncWriter{w: bufio.NewWriterSize(lf, 64<<10)}
-		defer logW.Flush() // before Close: defers run last-in first-out
+		c.later(func() { lf.Close() })
+		c.logW = &syncWriter{w: bufio.NewWriterSize(lf, 64<<10)}
+		c.later(func() { c.logW.Flush() }) // before Close: unwind goes last first
 	}
 	// Without -log, records are dropped before they are formatted.
 	var handler slog.Handler = slog.DiscardHandler
-	if logW != nil {
-		handler = slog.NewJSONHandler(logW, &slog.HandlerOptions{Level: slog.LevelDebug})
+	if c.logW != nil {
+		handler = slog.NewJSONHandler(c.logW, &slog.HandlerOptions{Level: slog.LevelDebug})
 	}
-	if f.verbose {
-		handler = teeHandler{handler, slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo})}
+	if c.f.verbose {
+		handler = teeHandler{handler, slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelInfo})}
 	}
-	logger := slog.New(handler)
-	if rj != nil {
-		rj.setLog(logger)
-	}
+	c.logger = slog.New(handler)
+	return notRefused
+}
 
-	opts, err := f.options(logger)
+// newCrawler makes the crawler of the flags and the mode, with the -warc
+// writer and the -metrics it serves.
+func (c *crawlCmd) newCrawler(context.Context) refusal {
+	opts, err := c.f.options(c.logger)
 	if err != nil {
-		fmt.Fprintf(stderr, "crawl: %v; see crawl -h\n", err)
-		return 2
+		fmt.Fprintf(c.stderr, "crawl: %v; see crawl -h\n", err)
+		return badUsage
 	}
-	var rec *recorder // made once the output is open, before Run
-	if st != nil {
-		opts = append(opts, crawler.WithStore(st.store), crawler.WithCheckpoint(func() []byte {
-			cp, err := rec.checkpoint()
-			if err != nil {
-				st.failStore(err)
-			}
-			return cp
-		}))
-	}
-	if rj != nil {
-		opts = append(opts, crawler.WithStore(rj.store), crawler.WithLease(f.lease))
-	}
-	if f.warcDir != "" {
-		w, err := warc.NewWriter(f.warcDir, warc.Options{
-			MaxSize:  int64(f.warcSize),
-			Dedup:    f.warcDedup,
+	opts = append(opts, c.m.options(c.logger)...)
+	if c.f.warcDir != "" {
+		w, err := warc.NewWriter(c.f.warcDir, warc.Options{
+			MaxSize:  int64(c.f.warcSize),
+			Dedup:    c.f.warcDedup,
 			Software: "heed/" + crawler.Version + " (crawl)",
-			Info:     warcInfo(&f, fs.Args()),
+			Info:     warcInfo(&c.f, c.fs.Args()),
 		})
 		if err != nil {
-			fmt.Fprintf(stderr, "crawl: -warc: %v\n", err)
-			return 2
+			fmt.Fprintf(c.stderr, "crawl: -warc: %v\n", err)
+			return badUsage
 		}
-		defer func() {
+		c.later(func() {
 			if err := w.Close(); err != nil {
-				fmt.Fprintf(stderr, "crawl: -warc: %v\n", err)
+				fmt.Fprintf(c.stderr, "crawl: -warc: %v\n", err)
 			}
-		}()
+		})
 		opts = append(opts, crawler.WithWARC(w))
 	}
-	c, err := crawler.New(opts...)
-	if err != nil {
-		fmt.Fprintf(stderr, "crawl: %v; see crawl -h\n", err)
-		return 2
+	if c.crawler, err = crawler.New(opts...); err != nil {
+		fmt.Fprintf(c.stderr, "crawl: %v; see crawl -h\n", err)
+		return badUsage
 	}
-
 	// Before Run: the metrics record each page through an OnPage handler,
 	// which the crawler takes when Run starts.
-	var metricsHandler http.Handler
-	if metricsLn != nil {
-		m, err := metrics.New(c, metrics.WithRuntimeMetrics())
+	if c.metricsLn != nil {
+		m, err := metrics.New(c.crawler, metrics.WithRuntimeMetrics())
 		if err != nil {
-			fmt.Fprintf(stderr, "crawl: -metrics: %v\n", err)
-			return 2
+			fmt.Fprintf(c.stderr, "crawl: -metrics: %v\n", err)
+			return badUsage
 		}
-		metricsHandler = m.Handler()
+		c.metricsHandler = m.Handler()
 	}
+	return notRefused
+}
 
-	var out io.Writer = stdout
-	closeOut := func() error { return nil }
-	var outBase int64
-	syncOut := syncFunc(stdout)
-	if f.out != "" {
-		var of *os.File
-		if st != nil {
-			of, outBase, code = st.openOutput(f.out, f.stateOverride, stderr)
-			if code != 0 {
-				return code
-			}
-		} else if rj != nil {
-			// Appended to: a process that rejoins its job keeps what it
-			// wrote before.
-			if of, err = os.OpenFile(f.out, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644); err != nil {
-				fmt.Fprintf(stderr, "crawl: -o: %v\n", err)
-				return 2
-			}
-		} else if of, err = os.Create(f.out); err != nil {
-			fmt.Fprintf(stderr, "crawl: -o: %v\n", err)
-			return 2
+// openOutput opens -o FILE, as the mode does it, and starts the profiles.
+func (c *crawlCmd) openOutput(context.Context) refusal {
+	c.out, c.closeOut = c.stdout, func() error { return nil }
+	if c.f.out != "" {
+		of, base, r := c.m.openOutput(c.f.out, c.f.stateOverride, c.stderr)
+		if r != notRefused {
+			return r
 		}
-		defer of.Close() // on the early returns; closeOut is the one that counts
-		out, closeOut, syncOut = of, of.Close, syncFunc(of)
+		c.later(func() { of.Close() }) // on the early returns; closeOut is the one that counts
+		c.out, c.closeOut, c.outBase = of, of.Close, base
 	}
-	stopProfiles, err := startProfiles(f.cpuProfile, f.memProfile)
-	if err != nil {
-		fmt.Fprintf(stderr, "crawl: %v\n", err)
-		return 2
+	var err error
+	if c.stopProfiles, err = startProfiles(c.f.cpuProfile, c.f.memProfile); err != nil {
+		fmt.Fprintf(c.stderr, "crawl: %v\n", err)
+		return badUsage
 	}
-	showProgress := f.progress == "on" || f.progress == "auto" && isTerminal(rawStderr)
+	return notRefused
+}
 
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
+// begin makes the recorder of the output, hands it what the crawler
+// finds, and lets the mode record this run's start.
+func (c *crawlCmd) begin(ctx context.Context) refusal {
 	// A terminal shows each record as it comes; a pipe or a file gets them
 	// at least once a second, so a reader sees the crawl go on and a
 	// crash or kill loses at most a second of it.
-	// With -redis each record is written out before its page is
-	// acknowledged to the job: a process killed at any moment loses no
-	// record of a page the job counts done.
-	rec = newRecorder(out, f.body, isTerminal(out) || rj != nil)
-	rec.base = outBase
-	if st != nil {
-		rec.gen, rec.syncOut = st.now.OutputGen, syncOut
-		st.out.Store(rec)
-		if err := st.begin(ctx); err != nil {
-			fmt.Fprintf(stderr, "crawl: -state %s: %v\n", st.dir, err)
-			return 1
+	c.rec = newRecorder(c.out, c.f.body, isTerminal(c.out))
+	c.rec.base, c.rec.syncOut = c.outBase, syncFunc(c.out)
+	c.fails = newFailures()
+	c.crawler.OnPage(c.rec.page)
+	c.crawler.OnError(func(ctx context.Context, u *url.URL, err error) {
+		if c.fails.failed(u.String(), err) {
+			c.rec.failure(ctx, u.String(), err)
 		}
-		if line := st.resumeLine(); line != "" {
-			fmt.Fprintln(stderr, line)
-		}
-	}
-	if rj != nil {
-		if err := rj.begin(ctx, len(seeds) > 0); err != nil {
-			fmt.Fprintf(stderr, "crawl: %s: %v\n", rj.where(), err)
-			return 1
-		}
-		if line := rj.joinedLine(); line != "" {
-			fmt.Fprintln(stderr, line)
-		}
-	}
-	rec.onFail = func(err error) {
+	})
+	c.crawler.OnDisallowed(func(ctx context.Context, u *url.URL, why crawler.DisallowReason) {
+		c.logger.Info("disallowed by robots.txt", "url", u.String(), "reason", string(why))
+		c.fails.disallowed(why)
+	})
+	return c.m.begin(ctx, c.crawler, c.rec, len(c.seeds) > 0, c.stderr)
+}
+
+// crawl runs the crawl until it ends, or a signal or a failed output
+// stops it, and closes the mode and the output.
+func (c *crawlCmd) crawl(ctx context.Context) outcome {
+	ctx, cancel := context.WithCancelCause(ctx)
+	c.later(func() { cancel(nil) })
+	showProgress := c.f.progress == "on" || c.f.progress == "auto" && isTerminal(c.rawStderr)
+	c.rec.onFail = func(err error) {
 		// The output is gone: fetching more would only lose it.
 		cancel(outputFailed{err})
 		erase := "" // the progress line
 		if showProgress {
 			erase = "\r\033[K"
 		}
-		fmt.Fprintf(stderr, "%scrawl: %s; stopping the crawl\n", erase, outputErrorText(err))
+		fmt.Fprintf(c.stderr, "%scrawl: %s; stopping the crawl\n", erase, outputErrorText(err))
 	}
-	stopFlushing := rec.flushEvery(time.Second)
-	fails := newFailures()
-	c.OnPage(rec.page)
-	c.OnError(func(ctx context.Context, u *url.URL, err error) {
-		if fails.failed(u.String(), err) {
-			rec.failure(ctx, u.String(), err)
-		}
-	})
-	if rj != nil {
-		// The heartbeat's counts: the crawler's Stats would ask Redis.
-		c.OnPage(func(context.Context, *crawler.Page) { rj.pages.Add(1) })
-		c.OnError(func(context.Context, *url.URL, error) { rj.errored.Add(1) })
+	stopFlushing := c.rec.flushEvery(time.Second)
+	c.later(watchSignals(cancel, c.stderr, c.quit))
+	o := outcome{streamed: c.streaming, runErr: c.run(ctx, showProgress)}
+	o.outErr, o.cause = stopFlushing(), context.Cause(ctx)
+	// Before the output closes: a -state's last sync makes it durable
+	// first.
+	o = c.m.close(ctx, o)
+	if err := c.closeOut(); err != nil && o.outErr == nil {
+		o.outErr = err
+		fmt.Fprintf(c.stderr, "crawl: %s\n", outputErrorText(err))
 	}
-	c.OnDisallowed(func(ctx context.Context, u *url.URL, why crawler.DisallowReason) {
-		logger.Info("disallowed by robots.txt", "url", u.String(), "reason", string(why))
-		fails.disallowed(why)
-	})
+	o.cause = context.Cause(ctx) // a signal may have come since
+	c.stats = c.crawler.Stats()
+	o.nothingNew = nothingNew(c.stats, c.rec)
+	c.nothingFetched, o.seedsFailed = c.fails.nothingFetched(c.stats)
+	return o
+}
 
-	stopWatch := watchSignals(cancel, stderr, func() {
-		// A second signal: write what was fetched, and say what it was.
-		rec.flush()
-		if st != nil {
-			// As far as it goes: a worker may hold the Store.
-			st.store.Sync()
-		}
-		if logW != nil {
-			logW.Flush()
-		}
-		summary(stderr, c.Stats(), fails, &f)
-	})
-	defer stopWatch()
+// quit writes what was fetched, and says what it was: a second signal
+// ends the process.
+func (c *crawlCmd) quit() {
+	c.rec.flush()
+	c.m.sync()
+	if c.logW != nil {
+		c.logW.Flush()
+	}
+	summary(c.stderr, c.crawler.Stats(), c.fails, &c.f)
+}
 
+// run crawls the seeds, or those of standard input as they arrive, with
+// the -metrics endpoint and the progress line up meanwhile.
+func (c *crawlCmd) run(ctx context.Context, showProgress bool) error {
 	stopMetrics := func() {}
-	if metricsLn != nil {
-		stopMetrics = serveMetrics(metricsLn, metricsHandler, stderr)
-		fmt.Fprintf(stderr, "crawl: metrics on http://%s/metrics\n", metricsLn.Addr())
+	if c.metricsLn != nil {
+		stopMetrics = serveMetrics(c.metricsLn, c.metricsHandler, c.stderr)
+		fmt.Fprintf(c.stderr, "crawl: metrics on http://%s/metrics\n", c.metricsLn.Addr())
 	}
 	progressDone := make(chan struct{})
 	var progressWG sync.WaitGroup
 	if showProgress {
-		progressWG.Go(func() { progress(c, stderr, progressDone) })
+		progressWG.Go(func() { progress(c.crawler, c.stderr, progressDone) })
 	}
 	var runErr error
-	if streaming {
+	if c.streaming {
 		feed := make(chan crawler.Seed)
-		go streamSeeds(ctx, stdin, feed, stderr)
-		runErr = c.RunFeed(ctx, feed)
+		go streamSeeds(ctx, c.stdin, feed, c.stderr)
+		runErr = c.crawler.RunFeed(ctx, feed)
 	} else {
-		runErr = c.Run(ctx, seeds...)
+		runErr = c.crawler.Run(ctx, c.seeds...)
 	}
 	stopMetrics()
-	if err := stopProfiles(); err != nil {
-		fmt.Fprintf(stderr, "crawl: %v\n", err)
+	if err := c.stopProfiles(); err != nil {
+		fmt.Fprintf(c.stderr, "crawl: %v\n", err)
 	}
 	close(progressDone)
 	progressWG.Wait()
-	outErr := stopFlushing()
-	ranToEnd := runErr == nil && outErr == nil && context.Cause(ctx) == nil
-	var stateErr error
-	if st != nil {
-		// Before the output closes: the Store's last sync makes it
-		// durable first.
-		stateErr = st.close(context.WithoutCancel(ctx), ranToEnd)
-	}
-	if rj != nil {
-		how := "failed"
-		var sig signalled
-		switch {
-		case ranToEnd, errors.Is(runErr, crawler.ErrNoSeeds) && rj.existed:
-			how = "done"
-		case errors.As(context.Cause(ctx), &sig):
-			how = "stopped"
-		}
-		stateErr = rj.close(ctx, ranToEnd, how)
-	}
-	if err := closeOut(); err != nil && outErr == nil {
-		outErr = err
-		fmt.Fprintf(stderr, "crawl: %s\n", outputErrorText(err))
-	}
-	s := c.Stats()
-	o := outcome{mode: plainMode, streamed: streaming, runErr: runErr, cause: context.Cause(ctx), outErr: outErr, closeErr: stateErr, nothingNew: nothingNew(s, rec)}
-	if st != nil {
-		o.mode, o.started, o.complete = stateMode, st.resumed, st.complete
-	}
-	if rj != nil {
-		o.mode, o.started, o.complete = redisMode, rj.existed, rj.complete
-	}
-	nothingFetched, failed := fails.nothingFetched(s)
-	o.seedsFailed = failed
-	code, how := exitStatus(o)
+	return runErr
+}
+
+// report says how the command ended, after the summary of the crawl
+// unless it refused to crawl, or found nothing to.
+func (c *crawlCmd) report(how ending, o outcome) {
 	switch how {
+	case endRefused:
+		return
 	case endNoSeeds:
-		fmt.Fprintln(stderr, "crawl: -: no seed URLs")
-		return code
+		fmt.Fprintln(c.stderr, "crawl: -: no seed URLs")
+		return
 	case endComplete, endNothingToDo:
 	default:
-		summary(stderr, s, fails, &f)
+		summary(c.stderr, c.stats, c.fails, &c.f)
 	}
 	switch {
 	case how == endStoreFailed, how == endRunFailed:
-		fmt.Fprintf(stderr, "crawl: %v\n", runErr)
-	case how == endSeedsCrawled && nothingFetched != "":
-		fmt.Fprintf(stderr, "crawl: %s\n", nothingFetched)
+		fmt.Fprintf(c.stderr, "crawl: %v\n", o.runErr)
+	case how == endSeedsCrawled && c.nothingFetched != "":
+		fmt.Fprintf(c.stderr, "crawl: %s\n", c.nothingFetched)
 	}
-	if st != nil {
-		st.report(stderr, how, o)
-	}
-	if rj != nil {
-		rj.report(stderr, how, o)
-	}
-	return code
+	c.m.report(c.stderr, how, o)
 }
 
 // teeHandler sends every record to two handlers.

@@ -18,8 +18,33 @@ const (
 	redisMode                 // in a -redis job, shared with its other processes
 )
 
-// outcome is what a crawl ended with: all its exit status depends on.
+// refusal is why the command stopped before it crawled, as its exit
+// status tells it. Each step has said why on standard error.
+type refusal int
+
+const (
+	// notRefused: the command goes on.
+	notRefused refusal = iota
+	// helpShown: -h asked for the flags, and they were shown.
+	helpShown
+	// badUsage: the command cannot run as it was given, and will not
+	// until that changes: bad flags, a seeds file that cannot be read or
+	// holds no seed, an -o or -log that would overwrite the seeds file (or
+	// each other), a -metrics address that cannot be listened on, a
+	// -state DIR in use, or holding a crawl started with other flags or an
+	// -o cut shorter than it left it, a -redis job started with other
+	// flags, or a -job that -redis does not hold joined without seeds.
+	badUsage
+	// unavailable: the crawl's state could not be reached or written
+	// before the crawl: Redis did not answer, or the -state or the job
+	// could not record this run's start.
+	unavailable
+)
+
+// outcome is what a run of the command ended with: all its exit status
+// depends on.
 type outcome struct {
+	refused  refusal // it stopped before the crawl, and why
 	mode     modeKind
 	streamed bool  // the seeds came from standard input as the crawl went
 	runErr   error // what the crawler's Run returned
@@ -34,13 +59,21 @@ type outcome struct {
 	seedsFailed bool // no page was fetched, and not because robots.txt rules kept the seeds out
 }
 
-// ending says how a crawl ended, for what the command says of it: each
+// ranToEnd reports whether the crawl ran to its end: nothing failed or
+// stopped it.
+func (o outcome) ranToEnd() bool {
+	return o.runErr == nil && o.outErr == nil && o.cause == nil
+}
+
+// ending says how a run of the command ended, for what it says of it: each
 // has its own lines on standard error.
 type ending int
 
 const (
+	// endRefused: the command stopped before the crawl, having said why.
+	endRefused ending = iota
 	// endNoSeeds: standard input ("-") gave no seed to crawl.
-	endNoSeeds ending = iota
+	endNoSeeds
 	// endComplete: a -state crawl or a -redis job that had run to its
 	// end, run again with nothing new to crawl. It says so, instead of a
 	// summary.
@@ -71,13 +104,22 @@ const (
 	endSeedsCrawled
 )
 
-// exitStatus is the exit status of a crawl that ended with o, and how it
-// ended (what it says of it): 0 for a crawl that ran to its end, robots.txt
-// rules that keep every seed out included; 1 for one that failed (no seed
-// could be fetched, the output or the -state could not be written, Redis
-// could not be reached or lost the job); 2 for standard input without a
-// seed; 128+n for one stopped by signal n.
+// exitStatus is the exit status of a run of the command that ended with
+// o, and how it ended (what it says of it): 0 for a crawl that ran to its
+// end, robots.txt rules that keep every seed out included; 1 for one that
+// failed (no seed could be fetched, the output or the -state could not be
+// written, Redis could not be reached or lost the job); 2 for a command
+// given wrong (see badUsage), standard input without a seed included;
+// 128+n for a crawl stopped by signal n.
 func exitStatus(o outcome) (int, ending) {
+	switch o.refused {
+	case helpShown:
+		return 0, endRefused
+	case badUsage:
+		return 2, endRefused
+	case unavailable:
+		return 1, endRefused
+	}
 	noSeeds := errors.Is(o.runErr, crawler.ErrNoSeeds)
 	// A rerun that found the crawl complete and did nothing.
 	idle := o.complete && o.runErr == nil && o.closeErr == nil && o.nothingNew

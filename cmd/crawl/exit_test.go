@@ -109,9 +109,27 @@ func TestExitStatus(t *testing.T) {
 		{"Redis could not be reached or lost the job", outcome{mode: redisMode, started: true, runErr: redisErr, cause: signalled{syscall.SIGTERM}}, 1, endStoreFailed},
 		{"Redis could not be reached or lost the job", outcome{mode: redisMode, closeErr: closeErr}, 1, endCloseFailed},
 		{"it failed", outcome{mode: plainMode, runErr: errors.New("crawler: already running")}, 1, endRunFailed},
+		// Before the crawl: Redis did not answer, or the start of the run
+		// could not be recorded.
+		{"Redis could not be reached or lost the job", outcome{mode: redisMode, refused: unavailable}, 1, endRefused},
+		{"the output or the `-state` could not be written", outcome{mode: stateMode, refused: unavailable}, 1, endRefused},
 
-		// 2: standard input gave no seed, as a seeds file without one.
+		// 2: the command was given wrong. The step that finds it so says
+		// why and refuses; TestUsageErrors, TestOutputFlag,
+		// TestMetricsAddressInUse, TestStateLocked,
+		// TestStateSettingsMismatch, TestRedisUsageErrors and
+		// TestRedisSettingsMismatch run each case.
+		{"bad flags", outcome{refused: badUsage}, 2, endRefused},
+		{"an unreadable seeds file", outcome{refused: badUsage}, 2, endRefused},
+		{"an `-o` or `-log` that would overwrite the seeds file", outcome{refused: badUsage}, 2, endRefused},
+		{"a `-metrics` address that cannot be listened on", outcome{refused: badUsage}, 2, endRefused},
+		{"a `-state` DIR in use or started with other flags", outcome{mode: stateMode, refused: badUsage}, 2, endRefused},
+		{"a `-redis` job started with other flags", outcome{mode: redisMode, refused: badUsage}, 2, endRefused},
+		{"a `-job` that `-redis` does not hold, joined without seeds", outcome{mode: redisMode, refused: badUsage}, 2, endRefused},
+		// Standard input gave no seed, as a seeds file without one.
 		{"", outcome{mode: plainMode, streamed: true, runErr: noSeeds}, 2, endNoSeeds},
+		// -h.
+		{"", outcome{refused: helpShown}, 0, endRefused},
 
 		// 128+n: stopped by signal n.
 		{"130 Ctrl-C (SIGINT)", outcome{mode: plainMode, runErr: cancelled, cause: signalled{os.Interrupt}}, 130, endSignalled},

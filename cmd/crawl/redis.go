@@ -19,6 +19,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/heedcrawl/heed/crawler"
 	"github.com/heedcrawl/heed/frontier"
 	"github.com/heedcrawl/heed/frontier/redisstore"
 )
@@ -143,6 +144,7 @@ type redisJob struct {
 	rawURL  string
 	job     string
 	process string
+	lease   time.Duration // -lease
 	client  *redis.Client
 	store   *redisstore.Store
 	// log is the command's log, once open; go-redis's messages go there
@@ -166,22 +168,22 @@ type redisJob struct {
 }
 
 // openRedis connects to the job's Redis and reads what the job holds. On
-// failure it has said why on stderr and returns the exit status: 2 for a
-// URL or job name that cannot work, 1 for a Redis that cannot be reached.
-func openRedis(ctx context.Context, f *flags, stderr io.Writer) (*redisJob, int) {
+// a refusal it has said why on stderr: badUsage for a URL or job name that
+// cannot work, unavailable for a Redis that cannot be reached.
+func openRedis(ctx context.Context, f *flags, stderr io.Writer) (*redisJob, refusal) {
 	logs := logRedis() // before the client exists, which may log at once
 	client, store, err := redisClient(f.redis, f.job, f.process, f.redisRetry)
 	if err != nil {
 		fmt.Fprintf(stderr, "crawl: %v\n", err)
-		return nil, 2
+		return nil, badUsage
 	}
-	rj := &redisJob{rawURL: f.redis, job: f.job, process: f.process, client: client, store: store, log: slog.New(slog.DiscardHandler), started: time.Now()}
+	rj := &redisJob{rawURL: f.redis, job: f.job, process: f.process, lease: f.lease, client: client, store: store, log: slog.New(slog.DiscardHandler), started: time.Now()}
 	rj.redisLog = logs
-	fail := func(err error) (*redisJob, int) {
+	fail := func(err error) (*redisJob, refusal) {
 		fmt.Fprintf(stderr, "crawl: %s\n", unreachable(f.redis, err))
 		store.Close()
 		client.Close()
-		return nil, 1
+		return nil, unavailable
 	}
 	// The first request: the Store retries it, for -redis-retry, while
 	// Redis cannot be reached.
@@ -192,8 +194,8 @@ func openRedis(ctx context.Context, f *flags, stderr io.Writer) (*redisJob, int)
 	if raw != nil {
 		if err := json.Unmarshal(raw, &rj.was); err != nil {
 			fmt.Fprintf(stderr, "crawl: job %s on %s: its settings do not read: %v\n", rj.job, redactedURL(rj.rawURL), err)
-			rj.drop()
-			return nil, 2
+			rj.release()
+			return nil, badUsage
 		}
 		rj.existed = true
 	}
@@ -206,7 +208,7 @@ func openRedis(ctx context.Context, f *flags, stderr io.Writer) (*redisJob, int)
 		return fail(err)
 	}
 	rj.warnNamesake(ctx, stderr)
-	return rj, 0
+	return rj, notRefused
 }
 
 // warnNamesake warns when a process of the same name was crawling the job
@@ -227,8 +229,9 @@ func (rj *redisJob) warnNamesake(ctx context.Context, stderr io.Writer) {
 		rj.process, rj.where(), max(now.Sub(hb.Seen), 0).Round(time.Second), hb.PID, hb.Host)
 }
 
-// drop disconnects without a word to the job: nothing was done in it.
-func (rj *redisJob) drop() {
+// release disconnects without a word to the job: nothing was done in it.
+// After close, it does nothing.
+func (rj *redisJob) release() {
 	rj.store.Close()
 	rj.client.Close()
 }
@@ -240,34 +243,34 @@ func (rj *redisJob) where() string {
 
 // check compares this process's flags with those the job was started
 // with, and starts the job, storing them, when it has not been. A process
-// with other flags is refused (status 2) unless override; one without
-// seeds needs a job to join.
-func (rj *redisJob) check(ctx context.Context, fs *flag.FlagSet, f *flags, seeds bool, stderr io.Writer) int {
+// with other flags is refused unless -state-override; one without seeds
+// needs a job to join.
+func (rj *redisJob) check(ctx context.Context, fs *flag.FlagSet, f *flags, seeds bool, stderr io.Writer) refusal {
 	now, err := currentSettings(fs, redisFlags, "")
 	if err != nil {
 		fmt.Fprintf(stderr, "crawl: %v\n", err)
-		return 2
+		return badUsage
 	}
 	rj.now = now
 	if !rj.existed {
 		if !seeds {
 			fmt.Fprintf(stderr, "crawl: there is no %s to join: start it with a seeds file\n", rj.where())
-			return 2
+			return badUsage
 		}
 		b, err := json.Marshal(now)
 		if err != nil {
 			fmt.Fprintf(stderr, "crawl: %v\n", err)
-			return 2
+			return badUsage
 		}
 		// Only if no other process has: processes started together must
 		// not each take their own flags for the job's.
 		set, err := rj.client.HSetNX(ctx, metaKey(rj.job), metaSettings, b).Result()
 		if err != nil {
 			fmt.Fprintf(stderr, "crawl: %s\n", unreachable(rj.rawURL, err))
-			return 1
+			return unavailable
 		}
 		if set {
-			return 0
+			return notRefused
 		}
 		raw, err := rj.store.Meta(ctx, metaSettings)
 		if err == nil {
@@ -275,7 +278,7 @@ func (rj *redisJob) check(ctx context.Context, fs *flag.FlagSet, f *flags, seeds
 		}
 		if err != nil {
 			fmt.Fprintf(stderr, "crawl: %s: its settings: %v\n", rj.where(), err)
-			return 1
+			return unavailable
 		}
 		rj.existed = true
 	}
@@ -284,7 +287,7 @@ func (rj *redisJob) check(ctx context.Context, fs *flag.FlagSet, f *flags, seeds
 		if !seeds {
 			return rj.awaitSeeds(ctx, stderr)
 		}
-		return 0
+		return notRefused
 	}
 	if !f.stateOverride {
 		fmt.Fprintf(stderr, "crawl: %s was started with other settings:\n", rj.where())
@@ -292,14 +295,14 @@ func (rj *redisJob) check(ctx context.Context, fs *flag.FlagSet, f *flags, seeds
 			fmt.Fprintf(stderr, "crawl:   %s\n", d)
 		}
 		fmt.Fprintln(stderr, "crawl: run every process of a job with the job's own flags, or add -state-override to go on with these")
-		return 2
+		return badUsage
 	}
 	fmt.Fprintf(stderr, "crawl: -state-override: joining %s with %s\n", rj.where(), strings.Join(rj.diffs, ", "))
 	rj.saveSetting = true
 	if !seeds {
 		return rj.awaitSeeds(ctx, stderr)
 	}
-	return 0
+	return notRefused
 }
 
 const (
@@ -316,9 +319,9 @@ const (
 // it schedules them: a process that began before those were stored would
 // take every link for out of scope, and its seeds' loopback or private
 // addresses for forbidden.
-func (rj *redisJob) awaitSeeds(ctx context.Context, stderr io.Writer) int {
+func (rj *redisJob) awaitSeeds(ctx context.Context, stderr io.Writer) refusal {
 	if rj.counts.Scheduled > 0 || rj.complete {
-		return 0
+		return notRefused
 	}
 	fmt.Fprintf(stderr, "crawl: waiting for the process that started %s to schedule its seeds\n", rj.where())
 	deadline := time.Now().Add(seedsWait)
@@ -327,29 +330,66 @@ func (rj *redisJob) awaitSeeds(ctx context.Context, stderr io.Writer) int {
 	for {
 		select {
 		case <-ctx.Done():
-			return 1
+			return unavailable
 		case <-tick.C:
 		}
 		c, err := rj.store.Counts(ctx, time.Now())
 		if err != nil {
 			fmt.Fprintf(stderr, "crawl: %s\n", unreachable(rj.rawURL, err))
-			return 1
+			return unavailable
 		}
 		if c.Scheduled > 0 {
 			rj.counts = c
-			return 0
+			return notRefused
 		}
 		if time.Now().After(deadline) {
 			fmt.Fprintf(stderr, "crawl: %s has scheduled no URL in %v: start it with a seeds file\n", rj.where(), seedsWait)
-			return 2
+			return badUsage
 		}
 	}
 }
 
-// begin stores this process's settings if -state-override replaces the
+// options are the crawler's options for the job: its Store, and this
+// process's -lease. go-redis's messages go to log from now on.
+func (rj *redisJob) options(log *slog.Logger) []crawler.Option {
+	rj.setLog(log)
+	return []crawler.Option{crawler.WithStore(rj.store), crawler.WithLease(rj.lease)}
+}
+
+// openOutput opens -o name to append to it: a process that rejoins its
+// job keeps what it wrote before.
+func (rj *redisJob) openOutput(name string, _ bool, stderr io.Writer) (*os.File, int64, refusal) {
+	of, err := os.OpenFile(name, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		fmt.Fprintf(stderr, "crawl: -o: %v\n", err)
+		return nil, 0, badUsage
+	}
+	return of, 0, notRefused
+}
+
+// begin joins the job: the process starts its part in it, says what the
+// job held if it joined one under way, and counts its pages and errors
+// for the heartbeat (the crawler's Stats would ask Redis). Each record is
+// written out before its page is acknowledged to the job: a process
+// killed at any moment loses no record of a page the job counts done.
+func (rj *redisJob) begin(ctx context.Context, c *crawler.Crawler, rec *recorder, seeds bool, stderr io.Writer) refusal {
+	rec.each = true
+	if err := rj.start(ctx, seeds); err != nil {
+		fmt.Fprintf(stderr, "crawl: %s: %v\n", rj.where(), err)
+		return unavailable
+	}
+	if line := rj.joinedLine(); line != "" {
+		fmt.Fprintln(stderr, line)
+	}
+	c.OnPage(func(context.Context, *crawler.Page) { rj.pages.Add(1) })
+	c.OnError(func(context.Context, *url.URL, error) { rj.errored.Add(1) })
+	return notRefused
+}
+
+// start stores this process's settings if -state-override replaces the
 // job's, and clears the mark of a complete job when the process brings
 // seeds, which may be new; then starts the heartbeat.
-func (rj *redisJob) begin(ctx context.Context, seeds bool) error {
+func (rj *redisJob) start(ctx context.Context, seeds bool) error {
 	if rj.saveSetting {
 		b, err := json.Marshal(rj.now)
 		if err != nil {
@@ -423,10 +463,30 @@ func (rj *redisJob) beat(ctx context.Context, state string) {
 	}
 }
 
-// close leaves the job: a process whose crawl ran to its end marks the
+// sync does nothing: what the job holds is Redis's to keep.
+func (rj *redisJob) sync() {}
+
+// close leaves the job, and says in the last heartbeat how the process
+// ended: "done" when the crawl ran to its end, or when the process found
+// nothing to do in the job it joined; "stopped" by a signal; "failed".
+func (rj *redisJob) close(ctx context.Context, o outcome) outcome {
+	o.mode, o.started, o.complete = redisMode, rj.existed, rj.complete
+	how := "failed"
+	var sig signalled
+	switch {
+	case o.ranToEnd(), errors.Is(o.runErr, crawler.ErrNoSeeds) && rj.existed:
+		how = "done"
+	case errors.As(o.cause, &sig):
+		how = "stopped"
+	}
+	o.closeErr = rj.leave(ctx, o.ranToEnd(), how)
+	return o
+}
+
+// leave leaves the job: a process whose crawl ran to its end marks the
 // job complete (nothing is queued or held anywhere); the last heartbeat
 // says how the process ended; the leases it holds go back to the job.
-func (rj *redisJob) close(ctx context.Context, ranToEnd bool, state string) error {
+func (rj *redisJob) leave(ctx context.Context, ranToEnd bool, state string) error {
 	if rj.stopBeat != nil {
 		rj.stopBeat()
 	}
@@ -476,12 +536,12 @@ const defaultTimeout = 60 * time.Second
 
 // checkModeFlags checks that the flags of -state and -redis go together.
 // It names this process if -process does not.
-func checkModeFlags(fs *flag.FlagSet, f *flags, stderr io.Writer) int {
+func checkModeFlags(fs *flag.FlagSet, f *flags, stderr io.Writer) refusal {
 	set := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
-	fail := func(format string, a ...any) int {
+	fail := func(format string, a ...any) refusal {
 		fmt.Fprintf(stderr, "crawl: "+format+"; see crawl -h\n", a...)
-		return 2
+		return badUsage
 	}
 	timeout := f.timeout
 	if timeout <= 0 {
@@ -497,7 +557,7 @@ func checkModeFlags(fs *flag.FlagSet, f *flags, stderr io.Writer) int {
 				return fail("-%s is for a crawl with -redis", name)
 			}
 		}
-		return 0
+		return notRefused
 	case f.state != "":
 		return fail("-state and -redis both keep the crawl's state: give one of them")
 	case f.job == "":
@@ -513,5 +573,5 @@ func checkModeFlags(fs *flag.FlagSet, f *flags, stderr io.Writer) int {
 	if f.process == "" {
 		f.process = defaultProcess()
 	}
-	return 0
+	return notRefused
 }

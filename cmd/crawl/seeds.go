@@ -126,18 +126,19 @@ func checkSeed(s string) string {
 }
 
 // loadSeeds reads the seeds file (or stdin for "-"), reporting bad lines.
-func loadSeeds(name string, stdin io.Reader, stderr io.Writer) ([]string, int) {
+// A file that cannot be read, or holds no seed, is a refusal.
+func loadSeeds(name string, stdin io.Reader, stderr io.Writer) ([]string, refusal) {
 	var r io.Reader = stdin
 	if name != "-" {
 		sf, err := os.Open(name)
 		if err != nil {
 			fmt.Fprintf(stderr, "crawl: seeds: %v\n", err)
-			return nil, 2
+			return nil, badUsage
 		}
 		defer sf.Close()
 		if st, err := sf.Stat(); err == nil && st.IsDir() {
 			fmt.Fprintf(stderr, "crawl: seeds: %s is a directory\n", name)
-			return nil, 2
+			return nil, badUsage
 		}
 		r = sf
 	}
@@ -147,13 +148,13 @@ func loadSeeds(name string, stdin io.Reader, stderr io.Writer) ([]string, int) {
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "crawl: seeds: %v\n", err)
-		return nil, 2
+		return nil, badUsage
 	}
 	if len(seeds) == 0 {
 		fmt.Fprintf(stderr, "crawl: %s: no seed URLs\n", name)
-		return nil, 2
+		return nil, badUsage
 	}
-	return seeds, 0
+	return seeds, notRefused
 }
 
 // streamSeeds sends the seeds of standard input to feed as their lines

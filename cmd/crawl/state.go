@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -145,8 +146,8 @@ type crawlState struct {
 }
 
 // openState opens the Store in dir and reads what an earlier run left
-// there. On failure it has said why on stderr and returns the exit status.
-func openState(ctx context.Context, dir string, stderr io.Writer) (*crawlState, int) {
+// there. On a refusal it has said why on stderr.
+func openState(ctx context.Context, dir string, stderr io.Writer) (*crawlState, refusal) {
 	st := &crawlState{dir: dir}
 	store, err := pebblestore.Open(dir, pebblestore.Options{
 		BeforeSync: st.outputDurable,
@@ -158,13 +159,13 @@ func openState(ctx context.Context, dir string, stderr io.Writer) (*crawlState, 
 		} else {
 			fmt.Fprintf(stderr, "crawl: -state %s: %v\n", dir, err)
 		}
-		return nil, 2
+		return nil, badUsage
 	}
 	st.store = store
-	fail := func(err error) (*crawlState, int) {
+	fail := func(err error) (*crawlState, refusal) {
 		fmt.Fprintf(stderr, "crawl: -state %s: %v\n", dir, err)
 		store.Close()
-		return nil, 2
+		return nil, badUsage
 	}
 	raw, err := store.Meta(ctx, metaSettings)
 	if err != nil {
@@ -187,7 +188,7 @@ func openState(ctx context.Context, dir string, stderr io.Writer) (*crawlState, 
 	if st.counts, err = store.Counts(ctx, time.Now()); err != nil {
 		return fail(err)
 	}
-	return st, 0
+	return st, notRefused
 }
 
 // outputDurable is the Store's BeforeSync.
@@ -208,23 +209,23 @@ func (st *crawlState) failStore(err error) {
 }
 
 // check compares this run's flags with those the crawl was started with.
-// A difference stops the command (status 2) unless override is set.
-func (st *crawlState) check(fs *flag.FlagSet, f *flags, stderr io.Writer) int {
+// A difference stops the command unless -state-override is set.
+func (st *crawlState) check(_ context.Context, fs *flag.FlagSet, f *flags, _ bool, stderr io.Writer) refusal {
 	now, err := currentSettings(fs, stateFlags, f.out)
 	if err != nil {
 		fmt.Fprintf(stderr, "crawl: %v\n", err)
-		return 2
+		return badUsage
 	}
 	st.now = now
 	if !st.resumed {
 		st.now.OutputGen = 1
 		st.saveSetting = true
-		return 0
+		return notRefused
 	}
 	st.now.OutputGen, st.now.OutputStart = st.was.OutputGen, st.was.OutputStart
 	st.diffs = st.was.differences(fs, stateFlags, now)
 	if len(st.diffs) == 0 {
-		return 0
+		return notRefused
 	}
 	if !f.stateOverride {
 		fmt.Fprintf(stderr, "crawl: -state %s holds a crawl started with other settings:\n", st.dir)
@@ -232,14 +233,27 @@ func (st *crawlState) check(fs *flag.FlagSet, f *flags, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "crawl:   %s\n", d)
 		}
 		fmt.Fprintln(stderr, "crawl: rerun with the crawl's own flags to resume it, or add -state-override to go on with these")
-		return 2
+		return badUsage
 	}
 	fmt.Fprintf(stderr, "crawl: -state-override: going on with the crawl in %s with %s\n", st.dir, strings.Join(st.diffs, ", "))
 	if !sameOutput(st.was.Output, now.Output) {
 		st.now.OutputGen, st.now.OutputStart = st.was.OutputGen+1, 0
 	}
 	st.saveSetting = true
-	return 0
+	return notRefused
+}
+
+// options are the crawler's options for the Store: the Store itself, and
+// the checkpoint stored with each acknowledgement, which says where the
+// output ends (see recorder.checkpoint).
+func (st *crawlState) options(*slog.Logger) []crawler.Option {
+	return []crawler.Option{crawler.WithStore(st.store), crawler.WithCheckpoint(func() []byte {
+		cp, err := st.out.Load().checkpoint()
+		if err != nil {
+			st.failStore(err)
+		}
+		return cp
+	})}
 }
 
 // outputCheckpoint decodes a checkpoint of recorder.checkpoint: the
@@ -280,28 +294,28 @@ func (st *crawlState) resumeOffset() (int64, error) {
 // so that the records of pages it will fetch again are not there twice.
 // A file shorter than that was cut or replaced by someone else; the
 // command stops, unless override, which appends to the file as it is.
-func (st *crawlState) openOutput(name string, override bool, stderr io.Writer) (*os.File, int64, int) {
+func (st *crawlState) openOutput(name string, override bool, stderr io.Writer) (*os.File, int64, refusal) {
 	offset, err := st.resumeOffset()
 	if err != nil {
 		fmt.Fprintf(stderr, "crawl: -state %s: %v\n", st.dir, err)
-		return nil, 0, 2
+		return nil, 0, badUsage
 	}
 	of, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		fmt.Fprintf(stderr, "crawl: -o: %v\n", err)
-		return nil, 0, 2
+		return nil, 0, badUsage
 	}
 	info, err := of.Stat()
 	if err != nil {
 		of.Close()
 		fmt.Fprintf(stderr, "crawl: -o: %v\n", err)
-		return nil, 0, 2
+		return nil, 0, badUsage
 	}
 	if size := info.Size(); info.Mode().IsRegular() && size < offset {
 		if !override {
 			of.Close()
 			fmt.Fprintf(stderr, "crawl: -o %s has %d bytes, fewer than the %d the crawl in %s wrote to it (cut, replaced or deleted?); put it back, or add -state-override to append to it as it is\n", name, size, offset, st.dir)
-			return nil, 0, 2
+			return nil, 0, badUsage
 		}
 		fmt.Fprintf(stderr, "crawl: -state-override: appending to -o %s as it is (%d bytes; the crawl had written %d)\n", name, size, offset)
 		st.now.OutputGen, st.now.OutputStart = st.now.OutputGen+1, size
@@ -317,15 +331,30 @@ func (st *crawlState) openOutput(name string, override bool, stderr io.Writer) (
 	if err != nil {
 		of.Close()
 		fmt.Fprintf(stderr, "crawl: -o: %v\n", err)
-		return nil, 0, 2
+		return nil, 0, badUsage
 	}
-	return of, offset, 0
+	return of, offset, notRefused
 }
 
-// begin stores this run's settings, if they are new, and clears the mark
+// begin makes rec the output the Store makes durable before each of its
+// syncs, and starts the run: it says so if it resumes a crawl.
+func (st *crawlState) begin(ctx context.Context, _ *crawler.Crawler, rec *recorder, _ bool, stderr io.Writer) refusal {
+	rec.gen = st.now.OutputGen
+	st.out.Store(rec)
+	if err := st.start(ctx); err != nil {
+		fmt.Fprintf(stderr, "crawl: -state %s: %v\n", st.dir, err)
+		return unavailable
+	}
+	if line := st.resumeLine(); line != "" {
+		fmt.Fprintln(stderr, line)
+	}
+	return notRefused
+}
+
+// start stores this run's settings, if they are new, and clears the mark
 // of a complete crawl, since this run may add to it: both durably, before
 // the crawl changes anything.
-func (st *crawlState) begin(ctx context.Context) error {
+func (st *crawlState) start(ctx context.Context) error {
 	if st.saveSetting {
 		b, err := json.Marshal(st.now)
 		if err != nil {
@@ -369,19 +398,29 @@ func storeFailureHint(dir string) string {
 	return fmt.Sprintf("crawl: the state in %s is kept as it was last made durable: fix the cause (a full disk?) and rerun the same command to resume", dir)
 }
 
+// sync makes what the Store holds durable, as far as it goes: a worker
+// may hold the Store.
+func (st *crawlState) sync() { st.store.Sync() }
+
 // close ends the run on the directory: when the crawl ran to its end it
 // is marked complete, then the Store makes everything durable (the
-// output first) and closes.
-func (st *crawlState) close(ctx context.Context, ranToEnd bool) error {
+// output first) and closes. The command closes the output after it.
+func (st *crawlState) close(ctx context.Context, o outcome) outcome {
+	o.mode, o.started, o.complete = stateMode, st.resumed, st.complete
+	ctx = context.WithoutCancel(ctx)
 	var err error
-	if ranToEnd {
+	if o.ranToEnd() {
 		err = st.finish(ctx)
 	}
 	if cerr := st.store.Close(); err == nil {
 		err = cerr
 	}
-	return err
+	o.closeErr = err
+	return o
 }
+
+// release closes the Store; a second Close does nothing.
+func (st *crawlState) release() { st.store.Close() }
 
 // report writes what the -state adds to what the command says of a crawl
 // that ended how: where the state is kept, and how to go on.
