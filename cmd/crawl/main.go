@@ -24,9 +24,10 @@
 // could not be reached or lost the job), 2 for bad flags, an unreadable
 // seeds file, an -o or -log that would overwrite the seeds file, a
 // -metrics address that cannot be listened on, a -state DIR in use or
-// started with other flags, or a -redis job started with other flags,
-// 128+n when stopped by signal n: 130 for SIGINT (Ctrl-C), 143 for
-// SIGTERM, 129 for SIGHUP.
+// started with other flags, a -redis job started with other flags, or a
+// -job that -redis does not hold, joined without seeds or asked about by
+// crawl status, 128+n when stopped by signal n: 130 for SIGINT (Ctrl-C),
+// 143 for SIGTERM, 129 for SIGHUP (exitStatus).
 package main
 
 import (
