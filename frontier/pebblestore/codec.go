@@ -234,6 +234,7 @@ const (
 	recGivenUp
 	recNextAllowed
 	recPausedUntil
+	recClosedUntil
 )
 
 // appendRecord appends the encoding of r to dst.
@@ -252,6 +253,9 @@ func appendRecord(dst []byte, r *record) []byte {
 	if !h.PausedUntil.IsZero() {
 		flags |= recPausedUntil
 	}
+	if !h.ClosedUntil.IsZero() {
+		flags |= recClosedUntil
+	}
 	dst = append(dst, flags)
 	// Sequence numbers as distances from seqStart: a byte or two.
 	dst = binary.AppendVarint(dst, int64(r.head-seqStart))
@@ -268,6 +272,9 @@ func appendRecord(dst []byte, r *record) []byte {
 	}
 	if flags&recPausedUntil != 0 {
 		dst = appendTime(dst, h.PausedUntil)
+	}
+	if flags&recClosedUntil != 0 {
+		dst = appendTime(dst, h.ClosedUntil)
 	}
 	return dst
 }
@@ -294,7 +301,10 @@ func decodeRecord(b []byte) (record, error) {
 	if flags&recPausedUntil != 0 {
 		h.PausedUntil = d.time()
 	}
-	if d.err || len(d.b) != 0 || flags >= recPausedUntil<<1 {
+	if flags&recClosedUntil != 0 {
+		h.ClosedUntil = d.time()
+	}
+	if d.err || len(d.b) != 0 || flags >= recClosedUntil<<1 {
 		return record{}, errCorrupt
 	}
 	return r, nil
