@@ -14,7 +14,7 @@ import (
 	"github.com/heedcrawl/heed/fetch"
 	"github.com/heedcrawl/heed/frontier"
 	"github.com/heedcrawl/heed/ratelimit"
-	"github.com/heedcrawl/heed/robots"
+	"github.com/heedcrawl/heed/robots/gate"
 )
 
 // Version is heed's version, sent in the default User-Agent.
@@ -208,7 +208,7 @@ type HostInfo struct {
 	// Robots is the host's robots.txt entry (outcome, rules for our agent,
 	// Crawl-delay, sitemaps, when it was fetched and expires), or nil if
 	// it has not been fetched or has left the cache.
-	Robots *robots.Entry
+	Robots *gate.Entry
 	// Pace is the host's effective delay and why (minimum delay,
 	// Crawl-delay, back-off, adaptive), any Retry-After pause, and its
 	// requests in flight.
@@ -372,7 +372,7 @@ type run struct {
 	fr      *frontier.Frontier
 	policy  *ratelimit.Policy
 	keys    *ratelimit.Keys
-	gate    *robots.Gate
+	gate    *gate.Gate
 	fetcher *fetch.Fetcher
 	client  *http.Client
 	reg     *fetch.Registry
@@ -555,13 +555,13 @@ func (c *Crawler) newRun(store frontier.Store, addrs *fetch.AddressPolicy) (*run
 	return r, nil
 }
 
-func (r *run) newGate(key func(*url.URL) string) (*robots.Gate, error) {
+func (r *run) newGate(key func(*url.URL) string) (*gate.Gate, error) {
 	// The gate paces robots.txt under the same key as the frontier uses
 	// for the host's pages, with the frontier's leases.
-	var keeper robots.EntryKeeper
+	var keeper gate.EntryKeeper
 	switch st := r.fr.Store().(type) {
 	case *frontier.MemoryStore:
-	case robots.EntryKeeper: // a Store with a place of its own for them
+	case gate.EntryKeeper: // a Store with a place of its own for them
 		keeper = st
 	default:
 		// A Store that outlives the process keeps robots.txt too: a

@@ -20,7 +20,7 @@ import (
 	"github.com/heedcrawl/heed/crawler"
 	"github.com/heedcrawl/heed/fetch"
 	"github.com/heedcrawl/heed/frontier"
-	"github.com/heedcrawl/heed/robots"
+	"github.com/heedcrawl/heed/robots/gate"
 )
 
 func TestRunReturnsWhenFrontierExhausted(t *testing.T) {
@@ -1074,7 +1074,7 @@ func TestHostInfoAndDelayStats(t *testing.T) {
 	runCrawl(t, c, s.URL+"/")
 	mu.Lock()
 	defer mu.Unlock()
-	if info.Robots == nil || info.Robots.Outcome != robots.OutcomeOK || !info.Robots.HasCrawlDelay {
+	if info.Robots == nil || info.Robots.Outcome != gate.OutcomeOK || !info.Robots.HasCrawlDelay {
 		t.Fatalf("HostInfo.Robots = %+v, want the fetched robots.txt with its Crawl-delay", info.Robots)
 	}
 	if info.Pace.CrawlDelay != 50*time.Millisecond || info.Pace.Delay < 50*time.Millisecond {

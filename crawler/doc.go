@@ -15,10 +15,10 @@
 // and trap-shaped URLs, and has its Store drop duplicates and queue it per
 // host. Workers take from the frontier leases of URLs whose host may be
 // fetched now, so a worker never waits on one host while another is ready.
-// A URL then passes the robots gate (package robots), which fetches, caches
-// and obeys its authority's robots.txt, before the fetcher (package fetch)
-// downloads it without following redirects, to an address the crawl may
-// reach. The extractors find the page's links, which go back to the
+// A URL then passes the robots gate (package robots/gate), which fetches,
+// caches and obeys its authority's robots.txt, before the fetcher (package
+// fetch) downloads it without following redirects, to an address the crawl
+// may reach. The extractors find the page's links, which go back to the
 // frontier in one batch; a redirect's target does too, so it is checked
 // against robots.txt like any URL. When the lease ends, the host's pacing
 // state goes back to the Store with how long the host must rest, as package

@@ -17,6 +17,7 @@ import (
 	"github.com/andybalholm/brotli"
 	"github.com/heedcrawl/heed/fetch"
 	"github.com/heedcrawl/heed/robots"
+	"github.com/heedcrawl/heed/robots/gate"
 	"golang.org/x/text/encoding"
 	"golang.org/x/text/encoding/unicode"
 )
@@ -77,9 +78,9 @@ func robotsLate() string {
 	return head + filler + "Disallow: /late\n"
 }
 
-func wantEarlyOnly(t *testing.T, e *robots.Entry) {
+func wantEarlyOnly(t *testing.T, e *gate.Entry) {
 	t.Helper()
-	if e.Outcome != robots.OutcomeOK || e.Group.Allowed("/early") || !e.Group.Allowed("/late") {
+	if e.Outcome != gate.OutcomeOK || e.Group.Allowed("/early") || !e.Group.Allowed("/late") {
 		t.Fatalf("entry %+v: want /early disallowed and /late, past robots.MaxSize, allowed", e)
 	}
 }
@@ -150,7 +151,7 @@ func TestRobotsEntryBadContentEncodingIsUnreachable(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := robotsEntry(t, encodedSite(t, tc.coding, []byte(tc.body)))
-			if e.Outcome != robots.OutcomeUnreachable || !errors.Is(e.Err, fetch.ErrContentEncoding) {
+			if e.Outcome != gate.OutcomeUnreachable || !errors.Is(e.Err, fetch.ErrContentEncoding) {
 				t.Fatalf("entry %+v: want unreachable with fetch.ErrContentEncoding", e)
 			}
 		})
@@ -177,7 +178,7 @@ func TestRobotsEntryUTF16NonASCIIRule(t *testing.T) {
 					w.Write(body)
 				})
 				e := robotsEntry(t, srv)
-				if e.Outcome != robots.OutcomeOK || e.Group.Allowed("/priv%C3%A9/x") || !e.Group.Allowed("/public") {
+				if e.Outcome != gate.OutcomeOK || e.Group.Allowed("/priv%C3%A9/x") || !e.Group.Allowed("/public") {
 					t.Fatalf("entry %+v: want /privé (as /priv%%C3%%A9) disallowed, /public allowed", e)
 				}
 			})
@@ -226,7 +227,7 @@ func TestRobotsEntryBrokenBodyIsUnreachable(t *testing.T) {
 		io.WriteString(w, "User-agent: *\nDisallow: /\n") // then the connection drops
 	})
 	e := robotsEntry(t, srv)
-	if e.Outcome != robots.OutcomeUnreachable || !errors.Is(e.Err, io.ErrUnexpectedEOF) {
+	if e.Outcome != gate.OutcomeUnreachable || !errors.Is(e.Err, io.ErrUnexpectedEOF) {
 		t.Fatalf("entry %+v: want unreachable after a 200 whose body broke off", e)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/heedcrawl/heed/fetch"
 	"github.com/heedcrawl/heed/internal/hostid"
 	"github.com/heedcrawl/heed/robots"
+	"github.com/heedcrawl/heed/robots/gate"
 	"golang.org/x/text/encoding/unicode"
 )
 
@@ -27,7 +28,7 @@ import (
 // cached between calls and the one lookup is not paced. It fails for a URL
 // that cannot be canonicalised or when ctx ends; a robots.txt that cannot
 // be fetched is an outcome (Entry.Outcome and Entry.Err say why).
-func (c *Crawler) RobotsEntry(ctx context.Context, rawURL string) (*robots.Entry, error) {
+func (c *Crawler) RobotsEntry(ctx context.Context, rawURL string) (*gate.Entry, error) {
 	canon, err := c.cfg.canonicalizer.Canonical(rawURL)
 	if err != nil {
 		return nil, fmt.Errorf("crawler: robots.txt for %q: %w", rawURL, err)
@@ -38,11 +39,11 @@ func (c *Crawler) RobotsEntry(ctx context.Context, rawURL string) (*robots.Entry
 	}
 	f := crawlFetcher(&c.cfg, c.addressPolicy(ctx, []string{canon}))
 	defer f.CloseIdleConnections()
-	gate, err := newRobotsGate(&c.cfg, f, nil, nil, nil)
+	g, err := newRobotsGate(&c.cfg, f, nil, nil, nil)
 	if err != nil {
 		return nil, err
 	}
-	return gate.Entry(ctx, u)
+	return g.Entry(ctx, u)
 }
 
 // crawlFetcher returns the page fetcher of a crawl configured by cfg,
@@ -76,8 +77,8 @@ func crawlFetcher(cfg *config, addrs *fetch.AddressPolicy) *fetch.Fetcher {
 // every robots.txt request made by f, paced by pacer (nil: not paced)
 // under key (nil: the URL's host), its entries kept by keeper (nil: in
 // memory only).
-func newRobotsGate(cfg *config, f *fetch.Fetcher, pacer robots.Pacer, key func(*url.URL) string, keeper robots.EntryKeeper) (*robots.Gate, error) {
-	gc := robots.GateConfig{
+func newRobotsGate(cfg *config, f *fetch.Fetcher, pacer gate.Pacer, key func(*url.URL) string, keeper gate.EntryKeeper) (*gate.Gate, error) {
+	gc := gate.Config{
 		Keeper: keeper,
 		// A robots.txt request a stopped run made, whose answer (and
 		// Crawl-delay) it did not keep, is followed by the next only a
@@ -105,9 +106,9 @@ func newRobotsGate(cfg *config, f *fetch.Fetcher, pacer robots.Pacer, key func(*
 	if cfg.robotsWait > 0 {
 		// Retry an unreachable robots.txt often enough that the wait can
 		// pay off.
-		gc.RetryMin = min(max(cfg.robotsWait/4, time.Second), robots.DefaultGateRetryMin)
+		gc.RetryMin = min(max(cfg.robotsWait/4, time.Second), gate.DefaultRetryMin)
 	}
-	g, err := robots.NewGate(gc)
+	g, err := gate.New(gc)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidOption, err)
 	}
@@ -120,8 +121,8 @@ func newRobotsGate(cfg *config, f *fetch.Fetcher, pacer robots.Pacer, key func(*
 // included) and cut after robots.MaxSize+1 bytes, which is all Parse needs
 // to tell a complete last line from a cut one. The gate decodes nothing
 // itself.
-func robotsGet(f *fetch.Fetcher) func(ctx context.Context, rawURL string) (*robots.Response, error) {
-	return func(ctx context.Context, rawURL string) (*robots.Response, error) {
+func robotsGet(f *fetch.Fetcher) func(ctx context.Context, rawURL string) (*gate.Response, error) {
+	return func(ctx context.Context, rawURL string) (*gate.Response, error) {
 		p, err := f.Fetch(ctx, fetch.Request{URL: rawURL, MaxBodySize: robots.MaxSize + 1})
 		if err != nil {
 			return nil, err
@@ -130,7 +131,7 @@ func robotsGet(f *fetch.Fetcher) func(ctx context.Context, rawURL string) (*robo
 		if p.Charset == "" {
 			body = robotsFromUTF16(body)
 		}
-		return &robots.Response{Status: p.Status, Header: p.Header, Body: body, Truncated: p.Truncated}, nil
+		return &gate.Response{Status: p.Status, Header: p.Header, Body: body, Truncated: p.Truncated}, nil
 	}
 }
 

@@ -18,7 +18,7 @@ import (
 	"github.com/heedcrawl/heed/internal/fakeclock"
 	"github.com/heedcrawl/heed/internal/hostid"
 	"github.com/heedcrawl/heed/ratelimit"
-	"github.com/heedcrawl/heed/robots"
+	"github.com/heedcrawl/heed/robots/gate"
 )
 
 const robotsFetchRules = "User-agent: *\nDisallow: /private\n"
@@ -30,7 +30,7 @@ func robotsSite(t *testing.T, h http.HandlerFunc) *httptest.Server {
 	return srv
 }
 
-func robotsEntry(t *testing.T, srv *httptest.Server, opts ...Option) *robots.Entry {
+func robotsEntry(t *testing.T, srv *httptest.Server, opts ...Option) *gate.Entry {
 	t.Helper()
 	c, err := New(opts...)
 	if err != nil {
@@ -43,9 +43,9 @@ func robotsEntry(t *testing.T, srv *httptest.Server, opts ...Option) *robots.Ent
 	return e
 }
 
-func wantPrivateDisallowed(t *testing.T, e *robots.Entry) {
+func wantPrivateDisallowed(t *testing.T, e *gate.Entry) {
 	t.Helper()
-	if e.Outcome != robots.OutcomeOK || e.Group.Allowed("/private/x") || !e.Group.Allowed("/public") {
+	if e.Outcome != gate.OutcomeOK || e.Group.Allowed("/private/x") || !e.Group.Allowed("/public") {
 		t.Fatalf("entry %+v: want the file's rules (outcome ok, /private disallowed)", e)
 	}
 }
@@ -116,7 +116,7 @@ func TestRobotsEntryHeaderTimeout(t *testing.T) {
 	defer close(release)
 	start := time.Now()
 	e := robotsEntry(t, srv, WithTimeouts(0, 100*time.Millisecond, time.Minute))
-	if e.Outcome != robots.OutcomeUnreachable || !errors.Is(e.Err, fetch.ErrHeaderTimeout) {
+	if e.Outcome != gate.OutcomeUnreachable || !errors.Is(e.Err, fetch.ErrHeaderTimeout) {
 		t.Fatalf("entry %+v, want unreachable after the header timeout", e)
 	}
 	if d := time.Since(start); d > 30*time.Second {
@@ -171,7 +171,7 @@ func (p *policyPacer) readyAt(key string) time.Time {
 	return p.host(key).NextAllowed
 }
 
-func (p *policyPacer) Acquire(ctx context.Context, key string) (robots.Release, error) {
+func (p *policyPacer) Acquire(ctx context.Context, key string) (gate.Release, error) {
 	if wait := p.readyAt(key).Sub(p.now()); wait > 0 {
 		timer := time.NewTimer(wait)
 		defer timer.Stop()
@@ -206,17 +206,17 @@ func TestRobotsGatePacingIsNotTimedOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	pacer := newPolicyPacer(t, ratelimit.Config{MinDelay: 600 * time.Millisecond}, time.Now)
-	gate, err := newRobotsGate(&c.cfg, crawlFetcher(&c.cfg, &fetch.AddressPolicy{AllowAll: true}), pacer, nil, nil)
+	g, err := newRobotsGate(&c.cfg, crawlFetcher(&c.cfg, &fetch.AddressPolicy{AllowAll: true}), pacer, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	u, _ := url.Parse(srv.URL + "/private/x")
 	start := time.Now()
-	v, err := gate.Check(context.Background(), u)
+	v, err := g.Check(context.Background(), u)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v.Allowed || v.Entry.Outcome != robots.OutcomeOK || v.Entry.Err != nil {
+	if v.Allowed || v.Entry.Outcome != gate.OutcomeOK || v.Entry.Err != nil {
 		t.Fatalf("verdict %+v entry %+v", v, v.Entry)
 	}
 	if d := time.Since(start); d < 600*time.Millisecond {
@@ -244,21 +244,21 @@ func TestRobotsGateRetryAfterRestsHost(t *testing.T) {
 		t.Fatal(err)
 	}
 	pacer := newPolicyPacer(t, ratelimit.Config{MinDelay: time.Second}, clock.Now)
-	gate, err := newRobotsGate(&c.cfg, crawlFetcher(&c.cfg, &fetch.AddressPolicy{AllowAll: true}), pacer, nil, nil)
+	g, err := newRobotsGate(&c.cfg, crawlFetcher(&c.cfg, &fetch.AddressPolicy{AllowAll: true}), pacer, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	u, _ := url.Parse(srv.URL + "/public")
-	if v, err := gate.Check(context.Background(), u); err != nil || !v.Allowed {
+	if v, err := g.Check(context.Background(), u); err != nil || !v.Allowed {
 		t.Fatalf("first fetch: %+v, %v", v, err)
 	}
 	close(down)
-	clock.Advance(robots.DefaultGateTTL)
-	v, err := gate.Check(context.Background(), u)
+	clock.Advance(gate.DefaultTTL)
+	v, err := g.Check(context.Background(), u)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !v.Allowed || v.Entry.Outcome != robots.OutcomeStale {
+	if !v.Allowed || v.Entry.Outcome != gate.OutcomeStale {
 		t.Fatalf("verdict %+v entry %+v: want the stale copy", v, v.Entry)
 	}
 	want := clock.Now().Add(20 * time.Minute)
@@ -267,7 +267,7 @@ func TestRobotsGateRetryAfterRestsHost(t *testing.T) {
 	}
 	// Its pages go first, under the stale copy; robots.txt is asked again
 	// a back-off after the pause.
-	if want := pacer.readyAt(hostid.Key(u)).Add(robots.DefaultGateRetryMin); !v.Entry.Expires.Equal(want) {
+	if want := pacer.readyAt(hostid.Key(u)).Add(gate.DefaultRetryMin); !v.Entry.Expires.Equal(want) {
 		t.Fatalf("robots.txt due again at %v, want a back-off after the pause ends (%v)", v.Entry.Expires, want)
 	}
 }

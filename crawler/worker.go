@@ -11,7 +11,7 @@ import (
 
 	"github.com/heedcrawl/heed/fetch"
 	"github.com/heedcrawl/heed/frontier"
-	"github.com/heedcrawl/heed/robots"
+	"github.com/heedcrawl/heed/robots/gate"
 )
 
 // work is one worker's loop: take a lease of a ready item, process it,
@@ -139,7 +139,7 @@ const (
 // unreachable robots.txt is a complete disallow (RFC 9309 §2.3.1.4): a URL
 // waits for the retry only while the retry is due within wait of the first
 // failure, and is reported otherwise.
-func robotsDecision(v robots.Verdict, restLeft, wait time.Duration) robotsAction {
+func robotsDecision(v gate.Verdict, restLeft, wait time.Duration) robotsAction {
 	e := v.Entry
 	switch {
 	case v.Allowed && restLeft > 0:
@@ -214,7 +214,7 @@ func (r *run) robotsAllow(ctx context.Context, j *lease, u *url.URL) bool {
 // until then the key's other URLs, queued or found later, are handed out at
 // once to be reported the same way (see closedItem), not left waiting for
 // the host's rest, which still governs its next request.
-func (r *run) unreachable(ctx context.Context, j *lease, u *url.URL, e *robots.Entry, retryAt time.Time) {
+func (r *run) unreachable(ctx context.Context, j *lease, u *url.URL, e *gate.Entry, retryAt time.Time) {
 	j.Host.ClosedUntil = retryAt
 	r.done(ctx, j, func() {
 		r.failed(ctx, j.URL, "robots-unavailable", robotsUnreachable(e))
@@ -236,7 +236,7 @@ func (r *run) closedItem(ctx context.Context, j *lease, u *url.URL) {
 		return
 	}
 	e, ok := r.gate.Known(ctx, u)
-	if ok && e.Outcome == robots.OutcomeUnreachable && r.now().Before(e.Expires) {
+	if ok && e.Outcome == gate.OutcomeUnreachable && r.now().Before(e.Expires) {
 		if errors.Is(e.Err, fetch.ErrForbiddenAddress) {
 			r.forbidden(ctx, j, e.Err)
 			return
@@ -259,7 +259,7 @@ type heldJob struct{}
 // ends; a redirect hop to another host waits for a lease of that host.
 type leasePacer struct{ r *run }
 
-func (p leasePacer) Acquire(ctx context.Context, key string) (robots.Release, error) {
+func (p leasePacer) Acquire(ctx context.Context, key string) (gate.Release, error) {
 	r := p.r
 	if j, ok := ctx.Value(heldJob{}).(*lease); ok && j.Key == key {
 		if err := r.sleep(ctx, r.interruptedUntil(j).Sub(r.now())); err != nil {
@@ -302,7 +302,7 @@ func (r *run) disallowed(ctx context.Context, j *lease, u *url.URL, why Disallow
 }
 
 // robotsUnreachable says why robots.txt could not be read, for OnError.
-func robotsUnreachable(e *robots.Entry) error {
+func robotsUnreachable(e *gate.Entry) error {
 	switch {
 	case e == nil:
 		return ErrRobotsUnavailable
@@ -324,7 +324,7 @@ func (r *run) forbidden(ctx context.Context, j *lease, err error) {
 // robotsFetched records a robots.txt fetch and schedules the sitemaps it
 // names. The gate reports a fetch to the one caller that made it, so each
 // fetch is counted once.
-func (r *run) robotsFetched(ctx context.Context, u *url.URL, e *robots.Entry) {
+func (r *run) robotsFetched(ctx context.Context, u *url.URL, e *gate.Entry) {
 	if e == nil {
 		return
 	}
@@ -341,8 +341,8 @@ func (r *run) robotsFetched(ctx context.Context, u *url.URL, e *robots.Entry) {
 
 // scheduleSitemaps schedules the sitemaps e names, or the authority's
 // /sitemap.xml.
-func (r *run) scheduleSitemaps(ctx context.Context, u *url.URL, e *robots.Entry) {
-	if e == nil || !r.cfg.sitemaps || !r.cfg.follow || e.Outcome == robots.OutcomeUnreachable {
+func (r *run) scheduleSitemaps(ctx context.Context, u *url.URL, e *gate.Entry) {
+	if e == nil || !r.cfg.sitemaps || !r.cfg.follow || e.Outcome == gate.OutcomeUnreachable {
 		return
 	}
 	// A robots.txt fetched again after its TTL names the same sitemaps:

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/heedcrawl/heed/fetch"
-	"github.com/heedcrawl/heed/robots"
+	"github.com/heedcrawl/heed/robots/gate"
 )
 
 func TestRegistryMaxLinks(t *testing.T) {
@@ -160,8 +160,8 @@ func TestRegistryResolvesCustomExtractorLinks(t *testing.T) {
 }
 
 func TestSharedDefinitionsWithRobots(t *testing.T) {
-	if !errors.Is(fetch.ErrTooManyRedirects, robots.ErrTooManyRedirects) || !errors.Is(robots.ErrTooManyRedirects, fetch.ErrTooManyRedirects) {
-		t.Error("fetch.ErrTooManyRedirects is not robots.ErrTooManyRedirects")
+	if !errors.Is(fetch.ErrTooManyRedirects, gate.ErrTooManyRedirects) || !errors.Is(gate.ErrTooManyRedirects, fetch.ErrTooManyRedirects) {
+		t.Error("fetch.ErrTooManyRedirects is not gate.ErrTooManyRedirects")
 	}
 	// Agent-scoped directives use robots.txt's product tokens: a full
 	// User-Agent string names its crawler, "*" names every crawler.

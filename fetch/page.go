@@ -13,7 +13,7 @@ import (
 	"github.com/PuerkitoBio/goquery"
 
 	"github.com/heedcrawl/heed/internal/hostid"
-	"github.com/heedcrawl/heed/robots"
+	"github.com/heedcrawl/heed/robots/gate"
 )
 
 // Errors about redirect chains, returned by Page.RedirectRequest and
@@ -25,9 +25,9 @@ var (
 	// chain.
 	ErrRedirectLoop = errors.New("fetch: redirect loop")
 	// ErrTooManyRedirects: following the redirect would exceed the bound.
-	// It is robots.ErrTooManyRedirects, so that a crawler tests one value
+	// It is gate.ErrTooManyRedirects, so that a crawler tests one value
 	// whichever stage gave up on a chain.
-	ErrTooManyRedirects = robots.ErrTooManyRedirects
+	ErrTooManyRedirects = gate.ErrTooManyRedirects
 )
 
 // Page is the outcome of one fetch: a response and what the crawler knew

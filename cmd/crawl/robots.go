@@ -12,6 +12,7 @@ import (
 
 	"github.com/heedcrawl/heed/crawler"
 	"github.com/heedcrawl/heed/robots"
+	"github.com/heedcrawl/heed/robots/gate"
 )
 
 // runRobots implements "crawl robots URL|FILE [agent] [path ...]": it shows
@@ -80,9 +81,9 @@ func runRobots(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			outcome += ": " + e.Err.Error()
 		}
 		switch e.Outcome {
-		case robots.OutcomeUnavailable:
+		case gate.OutcomeUnavailable:
 			outcome += " — no robots.txt: everything allowed"
-		case robots.OutcomeUnreachable:
+		case gate.OutcomeUnreachable:
 			outcome += " — unreachable: everything disallowed until it can be fetched"
 		}
 		if len(paths) == 0 {

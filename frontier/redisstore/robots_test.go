@@ -9,10 +9,10 @@ import (
 	"github.com/heedcrawl/heed/frontier"
 	"github.com/heedcrawl/heed/internal/fakeclock"
 	"github.com/heedcrawl/heed/internal/redistest"
-	"github.com/heedcrawl/heed/robots"
+	"github.com/heedcrawl/heed/robots/gate"
 )
 
-var _ robots.EntryKeeper = (*Store)(nil)
+var _ gate.EntryKeeper = (*Store)(nil)
 
 // Robots.txt entries are shared by the processes of a job and expire.
 func TestRobotsEntries(t *testing.T) {

@@ -684,7 +684,7 @@ func (s *Store) Scope(ctx context.Context) ([]string, error) {
 const robotsTTL = 31 * 24 * time.Hour
 
 // LoadEntry returns the robots.txt entry kept for authority, or nil: the
-// crawler's robots gate reads it (robots.EntryKeeper), so the processes of a
+// crawler's robots gate reads it (gate.EntryKeeper), so the processes of a
 // job fetch a site's robots.txt once between them.
 func (s *Store) LoadEntry(ctx context.Context, authority string) ([]byte, error) {
 	var v []byte

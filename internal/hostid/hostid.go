@@ -97,7 +97,7 @@ func Host(u *url.URL) (string, error) {
 }
 
 // Key is Host for callers that take a func(*url.URL) string (the robots
-// gate's GateConfig.Host, the frontier's Config.Key): the canonical host of
+// gate's gate.Config.Host, the frontier's Config.Key): the canonical host of
 // u, or "" if it has none.
 func Key(u *url.URL) string {
 	h, err := Host(u)

@@ -1,11 +1,13 @@
-package robots
+package gate
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/heedcrawl/heed/robots"
 )
 
-func TestGateBodyDropsCutLine(t *testing.T) {
+func TestBodyDropsCutLine(t *testing.T) {
 	cases := []struct {
 		body      string
 		truncated bool
@@ -17,14 +19,14 @@ func TestGateBodyDropsCutLine(t *testing.T) {
 		{"User-agent: *\nDisallow: /a\nDisallow: /b", false, "User-agent: *\nDisallow: /a\nDisallow: /b"},
 	}
 	for _, tc := range cases {
-		got := string(gateBody(&Response{Body: []byte(tc.body), Truncated: tc.truncated}))
+		got := string(bodyToParse(&Response{Body: []byte(tc.body), Truncated: tc.truncated}))
 		if got != tc.want {
-			t.Errorf("gateBody(%q, truncated %v) = %q, want %q", tc.body, tc.truncated, got, tc.want)
+			t.Errorf("bodyToParse(%q, truncated %v) = %q, want %q", tc.body, tc.truncated, got, tc.want)
 		}
 	}
 	// Longer than MaxSize: cut to MaxSize+1 and left for Parse to judge.
-	long := strings.Repeat("# x\n", MaxSize)
-	if got := gateBody(&Response{Body: []byte(long), Truncated: true}); len(got) != MaxSize+1 {
-		t.Errorf("len = %d, want MaxSize+1", len(got))
+	long := strings.Repeat("# x\n", robots.MaxSize)
+	if got := bodyToParse(&Response{Body: []byte(long), Truncated: true}); len(got) != robots.MaxSize+1 {
+		t.Errorf("len = %d, want robots.MaxSize+1", len(got))
 	}
 }

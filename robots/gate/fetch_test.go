@@ -1,4 +1,4 @@
-package robots_test
+package gate_test
 
 import (
 	"context"
@@ -13,32 +13,32 @@ import (
 	"testing"
 	"time"
 
-	"github.com/heedcrawl/heed/robots"
+	"github.com/heedcrawl/heed/robots/gate"
 )
 
-// gateFakeGet is a Get that answers from a table and records the URLs asked.
-type gateFakeGet struct {
+// fakeGet is a Get that answers from a table and records the URLs asked.
+type fakeGet struct {
 	mu      sync.Mutex
 	asked   []string
-	answers map[string]*robots.Response
+	answers map[string]*gate.Response
 }
 
-func (f *gateFakeGet) get(ctx context.Context, rawURL string) (*robots.Response, error) {
+func (f *fakeGet) get(ctx context.Context, rawURL string) (*gate.Response, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.asked = append(f.asked, rawURL)
 	if r := f.answers[rawURL]; r != nil {
 		return r, nil
 	}
-	return &robots.Response{Status: 404}, nil
+	return &gate.Response{Status: 404}, nil
 }
 
-func redirectTo(status int, loc string) *robots.Response {
-	return &robots.Response{Status: status, Header: http.Header{"Location": {loc}}}
+func redirectTo(status int, loc string) *gate.Response {
+	return &gate.Response{Status: status, Header: http.Header{"Location": {loc}}}
 }
 
-func TestGateInjectedGetFollowsRedirects(t *testing.T) {
-	f := &gateFakeGet{answers: map[string]*robots.Response{
+func TestInjectedGetFollowsRedirects(t *testing.T) {
+	f := &fakeGet{answers: map[string]*gate.Response{
 		"http://a.example/robots.txt":        redirectTo(301, "/robots-real.txt#frag"),
 		"http://a.example/robots-real.txt":   redirectTo(308, "HTTPS://cdn.example:8443/r.txt"),
 		"https://cdn.example:8443/r.txt":     {Status: 200, Body: []byte("User-agent: *\nDisallow: /x\n")},
@@ -49,14 +49,14 @@ func TestGateInjectedGetFollowsRedirects(t *testing.T) {
 		"http://badloc.example/robots.txt":   redirectTo(301, "http://[::1/robots.txt"),
 		"http://hostless.example/robots.txt": redirectTo(301, "http:///robots.txt"),
 	}}
-	g, _ := newGateForTest(t, robots.GateConfig{Get: f.get})
-	check := func(raw string) robots.Verdict {
+	g, _ := newForTest(t, gate.Config{Get: f.get})
+	verdict := func(raw string) gate.Verdict {
 		u, _ := url.Parse(raw)
-		return gateCheck(t, g, u)
+		return check(t, g, u)
 	}
 
-	v := check("http://a.example/x")
-	if v.Allowed || v.Entry.Outcome != robots.OutcomeOK || v.Entry.Authority != "http://a.example" || v.Entry.Status != 200 {
+	v := verdict("http://a.example/x")
+	if v.Allowed || v.Entry.Outcome != gate.OutcomeOK || v.Entry.Authority != "http://a.example" || v.Entry.Status != 200 {
 		t.Fatalf("verdict %+v entry %+v: want the CDN's rules for a.example", v, v.Entry)
 	}
 	want := "[http://a.example/robots.txt http://a.example/robots-real.txt https://cdn.example:8443/r.txt]"
@@ -65,40 +65,40 @@ func TestGateInjectedGetFollowsRedirects(t *testing.T) {
 	}
 
 	f.asked = nil
-	if v := check("http://loop.example/"); !v.Allowed || !errors.Is(v.Entry.Err, robots.ErrTooManyRedirects) || len(f.asked) != robots.MaxRedirects+1 {
+	if v := verdict("http://loop.example/"); !v.Allowed || !errors.Is(v.Entry.Err, gate.ErrTooManyRedirects) || len(f.asked) != gate.MaxRedirects+1 {
 		t.Fatalf("loop: verdict %+v entry %+v after %d requests", v, v.Entry, len(f.asked))
 	}
-	if v := check("http://ftp.example/"); !v.Allowed || !errors.Is(v.Entry.Err, robots.ErrRedirectScheme) {
+	if v := verdict("http://ftp.example/"); !v.Allowed || !errors.Is(v.Entry.Err, gate.ErrRedirectScheme) {
 		t.Fatalf("ftp: entry %+v", v.Entry)
 	}
 	for _, host := range []string{"noloc", "choices", "badloc", "hostless"} {
-		v := check("http://" + host + ".example/")
-		if !v.Allowed || v.Entry.Outcome != robots.OutcomeUnavailable || v.Entry.Status/100 != 3 {
+		v := verdict("http://" + host + ".example/")
+		if !v.Allowed || v.Entry.Outcome != gate.OutcomeUnavailable || v.Entry.Status/100 != 3 {
 			t.Errorf("%s: entry %+v, want an unfollowed 3xx: unavailable", host, v.Entry)
 		}
 	}
 }
 
-func TestGateInjectedGetTruncatedBody(t *testing.T) {
+func TestInjectedGetTruncatedBody(t *testing.T) {
 	// A body that shrank in decoding: Truncated says a line was cut.
-	f := &gateFakeGet{answers: map[string]*robots.Response{
+	f := &fakeGet{answers: map[string]*gate.Response{
 		"http://a.example/robots.txt": {Status: 200, Body: []byte("User-agent: *\nAllow: /\nDisallow: /pri"), Truncated: true},
 	}}
-	g, _ := newGateForTest(t, robots.GateConfig{Get: f.get})
+	g, _ := newForTest(t, gate.Config{Get: f.get})
 	u, _ := url.Parse("http://a.example/private")
-	if v := gateCheck(t, g, u); !v.Allowed {
+	if v := check(t, g, u); !v.Allowed {
 		t.Fatal("the cut Disallow line applied")
 	}
 }
 
-// gateSlowPacer takes its time before every request but the first: a host
+// slowPacer takes its time before every request but the first: a host
 // paced seconds apart.
-type gateSlowPacer struct {
+type slowPacer struct {
 	delay time.Duration
 	calls atomic.Int32
 }
 
-func (p *gateSlowPacer) Acquire(ctx context.Context, key string) (robots.Release, error) {
+func (p *slowPacer) Acquire(ctx context.Context, key string) (gate.Release, error) {
 	release := func(int, http.Header, time.Duration, error) time.Time { return time.Time{} }
 	if p.calls.Add(1) == 1 {
 		return release, nil
@@ -116,7 +116,7 @@ func (p *gateSlowPacer) Acquire(ctx context.Context, key string) (robots.Release
 // The Timeout is for each request; the pacer's wait before the next
 // redirect hop is not part of it (crawl -delay 1.5s -timeout 1s, robots.txt
 // redirected on the same host, once read the site as unreachable).
-func TestGateTimeoutExcludesPacerWait(t *testing.T) {
+func TestTimeoutExcludesPacerWait(t *testing.T) {
 	mux := http.NewServeMux()
 	mux.Handle("/robots.txt", http.RedirectHandler("/robots-real.txt", http.StatusMovedPermanently))
 	mux.HandleFunc("/robots-real.txt", func(w http.ResponseWriter, r *http.Request) {
@@ -126,10 +126,10 @@ func TestGateTimeoutExcludesPacerWait(t *testing.T) {
 	t.Cleanup(srv.Close)
 	u, _ := url.Parse(srv.URL + "/x")
 	const timeout = 500 * time.Millisecond
-	p := &gateSlowPacer{delay: 2 * timeout}
-	g, _ := newGateForTest(t, robots.GateConfig{Pacer: p, Timeout: timeout})
-	v := gateCheck(t, g, u)
-	if v.Allowed || v.Entry.Outcome != robots.OutcomeOK || v.Entry.Err != nil {
+	p := &slowPacer{delay: 2 * timeout}
+	g, _ := newForTest(t, gate.Config{Pacer: p, Timeout: timeout})
+	v := check(t, g, u)
+	if v.Allowed || v.Entry.Outcome != gate.OutcomeOK || v.Entry.Err != nil {
 		t.Fatalf("verdict %+v entry %+v: the wait for the pacer made robots.txt time out", v, v.Entry)
 	}
 	if n := p.calls.Load(); n != 2 {
@@ -137,13 +137,13 @@ func TestGateTimeoutExcludesPacerWait(t *testing.T) {
 	}
 }
 
-func TestGateObservesEveryAnswer(t *testing.T) {
+func TestObservesEveryAnswer(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler())
 	refused, _ := url.Parse(srv.URL + "/page")
 	srv.Close()
-	p := &gateRecordingPacer{}
-	g, _ := newGateForTest(t, robots.GateConfig{Pacer: p})
-	gateCheck(t, g, refused)
+	p := &recordingPacer{}
+	g, _ := newForTest(t, gate.Config{Pacer: p})
+	check(t, g, refused)
 	if fmt.Sprint(p.calls) != fmt.Sprint([]string{"wait " + refused.Host, "observe " + refused.Host, "done " + refused.Host}) {
 		t.Fatalf("pacer calls %q: a transport error must be observed too", p.calls)
 	}
@@ -152,37 +152,37 @@ func TestGateObservesEveryAnswer(t *testing.T) {
 	}
 }
 
-func TestGatePanickingGetReleasesWaiters(t *testing.T) {
+func TestPanickingGetReleasesWaiters(t *testing.T) {
 	entered, release := make(chan struct{}), make(chan struct{})
 	var calls atomic.Int32
-	get := func(ctx context.Context, rawURL string) (*robots.Response, error) {
+	get := func(ctx context.Context, rawURL string) (*gate.Response, error) {
 		if calls.Add(1) == 1 {
 			close(entered)
 			<-release
 			panic("bug in Get")
 		}
-		return &robots.Response{Status: 200, Body: []byte("User-agent: *\nDisallow: /x\n")}, nil
+		return &gate.Response{Status: 200, Body: []byte("User-agent: *\nDisallow: /x\n")}, nil
 	}
-	g, clock := newGateForTest(t, robots.GateConfig{Get: get})
+	g, clock := newForTest(t, gate.Config{Get: get})
 	u, _ := url.Parse("http://a.example/x")
 
 	const waiters = 5
-	results := make(chan robots.Verdict, waiters+1)
-	go func() { results <- gateCheck(t, g, u) }()
+	results := make(chan gate.Verdict, waiters+1)
+	go func() { results <- check(t, g, u) }()
 	<-entered
 	var started sync.WaitGroup
 	started.Add(waiters)
 	for range waiters {
 		go func() {
 			started.Done()
-			results <- gateCheck(t, g, u)
+			results <- check(t, g, u)
 		}()
 	}
 	started.Wait()
 	close(release)
 	for range waiters + 1 {
 		v := <-results
-		if v.Allowed || v.Entry.Outcome != robots.OutcomeUnreachable || !errors.Is(v.Entry.Err, robots.ErrFetchPanicked) || v.RetryAt.IsZero() {
+		if v.Allowed || v.Entry.Outcome != gate.OutcomeUnreachable || !errors.Is(v.Entry.Err, gate.ErrFetchPanicked) || v.RetryAt.IsZero() {
 			t.Fatalf("verdict %+v entry %+v", v, v.Entry)
 		}
 	}
@@ -192,26 +192,26 @@ func TestGatePanickingGetReleasesWaiters(t *testing.T) {
 	// The next retry fetches again.
 	e, _ := g.Cached(u)
 	clock.Set(e.Expires)
-	if v := gateCheck(t, g, u); v.Allowed || v.Entry.Outcome != robots.OutcomeOK {
+	if v := check(t, g, u); v.Allowed || v.Entry.Outcome != gate.OutcomeOK {
 		t.Fatalf("after the retry: %+v", v.Entry)
 	}
 }
 
-func TestGateCacheBytes(t *testing.T) {
+func TestCacheBytes(t *testing.T) {
 	body := "User-agent: *\nDisallow: /x\n" + strings.Repeat("# padding\n", 1000) // ~10 KB
-	f := &gateFakeGet{answers: map[string]*robots.Response{}}
+	f := &fakeGet{answers: map[string]*gate.Response{}}
 	for _, h := range []string{"a", "b", "c"} {
-		f.answers["http://"+h+".example/robots.txt"] = &robots.Response{Status: 200, Body: []byte(body)}
+		f.answers["http://"+h+".example/robots.txt"] = &gate.Response{Status: 200, Body: []byte(body)}
 	}
-	g, _ := newGateForTest(t, robots.GateConfig{Get: f.get, CacheBytes: int64(2*len(body) + 2000)})
+	g, _ := newForTest(t, gate.Config{Get: f.get, CacheBytes: int64(2*len(body) + 2000)})
 	at := func(h string) *url.URL {
 		u, _ := url.Parse("http://" + h + ".example/x")
 		return u
 	}
-	gateCheck(t, g, at("a"))
-	gateCheck(t, g, at("b"))
-	gateCheck(t, g, at("a")) // a is the most recently used
-	gateCheck(t, g, at("c")) // b no longer fits
+	check(t, g, at("a"))
+	check(t, g, at("b"))
+	check(t, g, at("a")) // a is the most recently used
+	check(t, g, at("c")) // b no longer fits
 	if n := g.Len(); n != 2 {
 		t.Fatalf("Len = %d, want 2: three bodies do not fit", n)
 	}
@@ -223,16 +223,16 @@ func TestGateCacheBytes(t *testing.T) {
 	}
 
 	// An entry larger than the whole budget still stays, alone.
-	small, _ := newGateForTest(t, robots.GateConfig{Get: f.get, CacheBytes: 100})
-	gateCheck(t, small, at("a"))
-	gateCheck(t, small, at("b"))
+	small, _ := newForTest(t, gate.Config{Get: f.get, CacheBytes: 100})
+	check(t, small, at("a"))
+	check(t, small, at("b"))
 	if _, ok := small.Cached(at("b")); !ok || small.Len() != 1 {
 		t.Fatalf("Len = %d: want the entry just fetched, alone", small.Len())
 	}
 }
 
-func TestGateHostIdentity(t *testing.T) {
-	f := &gateFakeGet{answers: map[string]*robots.Response{
+func TestHostIdentity(t *testing.T) {
+	f := &fakeGet{answers: map[string]*gate.Response{
 		"http://xn--bcher-kva.example/robots.txt": {Status: 200, Body: []byte("User-agent: *\nDisallow: /x\n")},
 	}}
 	var seen []string
@@ -240,10 +240,10 @@ func TestGateHostIdentity(t *testing.T) {
 		seen = append(seen, u.Host)
 		return strings.ReplaceAll(strings.ToLower(u.Host), "bücher", "xn--bcher-kva")
 	}
-	g, _ := newGateForTest(t, robots.GateConfig{Get: f.get, Host: host})
+	g, _ := newForTest(t, gate.Config{Get: f.get, Host: host})
 	for _, raw := range []string{"http://BÜCHER.example/x", "http://xn--bcher-kva.example/x"} {
 		u, _ := url.Parse(raw)
-		v := gateCheck(t, g, u)
+		v := check(t, g, u)
 		if v.Allowed || v.Entry.Authority != "http://xn--bcher-kva.example" {
 			t.Fatalf("%s: verdict %+v entry %+v", raw, v, v.Entry)
 		}
@@ -252,14 +252,14 @@ func TestGateHostIdentity(t *testing.T) {
 		t.Fatalf("asked %v, Host saw %v: one identity, one fetch", f.asked, seen)
 	}
 	u, _ := url.Parse("http://nohost.example/")
-	empty, _ := newGateForTest(t, robots.GateConfig{Get: f.get, Host: func(*url.URL) string { return "" }})
-	if _, err := empty.Check(context.Background(), u); !errors.Is(err, robots.ErrNoHost) {
+	empty, _ := newForTest(t, gate.Config{Get: f.get, Host: func(*url.URL) string { return "" }})
+	if _, err := empty.Check(context.Background(), u); !errors.Is(err, gate.ErrNoHost) {
 		t.Fatalf("err = %v, want ErrNoHost", err)
 	}
 }
 
-func TestNewGateRejectsNegativeCacheBytes(t *testing.T) {
-	if _, err := robots.NewGate(robots.GateConfig{Agent: "x", Get: gateGet, CacheBytes: -1}); !errors.Is(err, robots.ErrInvalidGateConfig) {
-		t.Errorf("NewGate with CacheBytes -1: err = %v", err)
+func TestNewRejectsNegativeCacheBytes(t *testing.T) {
+	if _, err := gate.New(gate.Config{Agent: "x", Get: httpGet, CacheBytes: -1}); !errors.Is(err, gate.ErrInvalidConfig) {
+		t.Errorf("New with CacheBytes -1: err = %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package robots
+package gate
 
 import (
 	"bytes"
@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/heedcrawl/heed/robots"
 )
 
 // fetchRecovering is fetch, with a panic turned into a failed attempt: the
@@ -52,17 +54,17 @@ func (g *Gate) fetch(ctx context.Context, auth string, prev *Entry) (*Entry, err
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("robots: fetch %s: %w", robotsURL, ctx.Err())
 		}
-		var paced *gatePacerError
+		var paced *pacerError
 		if errors.As(err, &paced) {
 			return nil, paced.err
 		}
 		if at.After(ready) {
 			ready = at
 		}
-		if err != nil || !gateRedirect(resp.Status) {
+		if err != nil || !isRedirect(resp.Status) {
 			break
 		}
-		next, ok := gateLocation(u, resp.Header)
+		next, ok := location(u, resp.Header)
 		if !ok {
 			break // a 3xx that cannot be followed: as good as none
 		}
@@ -86,14 +88,14 @@ func (g *Gate) fetch(ctx context.Context, auth string, prev *Entry) (*Entry, err
 	var e *Entry
 	switch {
 	case errors.Is(err, ErrTooManyRedirects) || errors.Is(err, ErrRedirectScheme):
-		e = g.newEntry(auth, robotsURL, OutcomeUnavailable, AllowAll(), 0, now)
+		e = g.newEntry(auth, robotsURL, OutcomeUnavailable, robots.AllowAll(), 0, now)
 		e.Err = err
 		e.Expires = now.Add(g.ttl)
 	case err != nil:
 		e = g.failed(auth, robotsURL, prev, status, err, ready)
 	case status >= 200 && status <= 299:
-		body := gateBody(resp)
-		e = g.newEntry(auth, robotsURL, OutcomeOK, Parse(body), len(body), now)
+		body := bodyToParse(resp)
+		e = g.newEntry(auth, robotsURL, OutcomeOK, robots.Parse(body), len(body), now)
 		if g.keeper != nil {
 			e.body = body // to save; a stale copy keeps it too
 		}
@@ -101,7 +103,7 @@ func (g *Gate) fetch(ctx context.Context, auth string, prev *Entry) (*Entry, err
 	case status >= 300 && status <= 499 && status != http.StatusTooManyRequests:
 		// A 3xx not followed (no usable Location, 304, 300) is as good
 		// as a missing file, as in Google's crawler.
-		e = g.newEntry(auth, robotsURL, OutcomeUnavailable, AllowAll(), 0, now)
+		e = g.newEntry(auth, robotsURL, OutcomeUnavailable, robots.AllowAll(), 0, now)
 		e.Expires = now.Add(g.cacheTTL(header))
 	default: // 429, 5xx, and statuses no server should send
 		e = g.failed(auth, robotsURL, prev, status, nil, ready)
@@ -111,11 +113,11 @@ func (g *Gate) fetch(ctx context.Context, auth string, prev *Entry) (*Entry, err
 	return e, nil
 }
 
-// gatePacerError marks a Pacer's refusal to let a request start: the
+// pacerError marks a Pacer's refusal to let a request start: the
 // caller's business (its context, its pacer), not the site's.
-type gatePacerError struct{ err error }
+type pacerError struct{ err error }
 
-func (e *gatePacerError) Error() string { return e.err.Error() }
+func (e *pacerError) Error() string { return e.err.Error() }
 
 // request makes one request for u, under u's own pacer key: it waits for
 // the Pacer, then gives Get Timeout, and releases the slot with the answer,
@@ -129,7 +131,7 @@ func (g *Gate) request(ctx context.Context, u *url.URL) (resp *Response, ready t
 	var release Release
 	if g.pacer != nil {
 		if release, err = g.pacer.Acquire(ctx, key); err != nil {
-			return nil, time.Time{}, &gatePacerError{fmt.Errorf("robots: fetch %s: pacer: %w", u, err)}
+			return nil, time.Time{}, &pacerError{fmt.Errorf("robots: fetch %s: pacer: %w", u, err)}
 		}
 	}
 	start := g.clock.Now()
@@ -152,7 +154,7 @@ func (g *Gate) request(ctx context.Context, u *url.URL) (resp *Response, ready t
 	return resp, ready, err
 }
 
-func gateRedirect(status int) bool {
+func isRedirect(status int) bool {
 	switch status {
 	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther,
 		http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
@@ -161,10 +163,10 @@ func gateRedirect(status int) bool {
 	return false
 }
 
-// gateLocation resolves a redirect's Location against the URL it answered.
+// location resolves a redirect's Location against the URL it answered.
 // It reports false when there is none to follow: missing, unparseable, or
 // an http(s) URL without a host.
-func gateLocation(base *url.URL, header http.Header) (*url.URL, bool) {
+func location(base *url.URL, header http.Header) (*url.URL, bool) {
 	loc := strings.TrimSpace(header.Get("Location"))
 	if loc == "" {
 		return nil, false
@@ -181,39 +183,40 @@ func gateLocation(base *url.URL, header http.Header) (*url.URL, bool) {
 	return next, true
 }
 
-// gateBody returns the text Parse should read from a 2xx response: at most
-// MaxSize+1 bytes, without a last line that was cut where Parse cannot see
-// it. Decoding is Get's: the body is UTF-8 already.
-func gateBody(resp *Response) []byte {
+// bodyToParse returns the text robots.Parse should read from a 2xx
+// response: at most robots.MaxSize+1 bytes, without a last line that was
+// cut where Parse cannot see it. Decoding is Get's: the body is UTF-8
+// already.
+func bodyToParse(resp *Response) []byte {
 	body := resp.Body
-	if len(body) > MaxSize+1 {
-		return body[:MaxSize+1]
+	if len(body) > robots.MaxSize+1 {
+		return body[:robots.MaxSize+1]
 	}
-	if resp.Truncated && len(body) <= MaxSize {
+	if resp.Truncated && len(body) <= robots.MaxSize {
 		end := bytes.LastIndexAny(body, "\r\n")
 		body = body[:end+1]
 	}
 	return body
 }
 
-// gateEntryOverhead approximates what an entry holds besides its rules:
+// entryOverhead approximates what an entry holds besides its rules:
 // the Entry, its strings, its cache slots.
-const gateEntryOverhead = 512
+const entryOverhead = 512
 
-func (g *Gate) newEntry(auth, robotsURL string, o Outcome, r *Robots, bodySize int, now time.Time) *Entry {
+func (g *Gate) newEntry(auth, robotsURL string, o Outcome, r *robots.Robots, bodySize int, now time.Time) *Entry {
 	e := &Entry{
 		Authority: auth,
 		URL:       robotsURL,
 		Outcome:   o,
 		FetchedAt: now,
 		CheckedAt: now,
-		size:      gateEntryOverhead + int64(bodySize),
+		size:      entryOverhead + int64(bodySize),
 	}
 	g.setRobots(e, r)
 	return e
 }
 
-func (g *Gate) setRobots(e *Entry, r *Robots) {
+func (g *Gate) setRobots(e *Entry, r *robots.Robots) {
 	e.Robots = r
 	e.Group = r.Group(g.agent)
 	e.CrawlDelay, e.HasCrawlDelay = r.CrawlDelay(g.agent)
@@ -235,7 +238,7 @@ func (g *Gate) failed(auth, robotsURL string, prev *Entry, status int, err error
 		CheckedAt:        now,
 		Failures:         1,
 		UnreachableSince: now,
-		size:             gateEntryOverhead,
+		size:             entryOverhead,
 	}
 	if prev != nil && prev.Failures > 0 {
 		e.Failures = prev.Failures + 1
@@ -279,11 +282,11 @@ func (g *Gate) failed(auth, robotsURL string, prev *Entry, status int, err error
 	case now.Sub(e.UnreachableSince) >= g.assumeAllow:
 		e.Outcome = OutcomeAssumedAllow
 		e.FetchedAt = now
-		g.setRobots(e, AllowAll())
+		g.setRobots(e, robots.AllowAll())
 	default:
 		e.Outcome = OutcomeUnreachable
 		e.FetchedAt = now
-		g.setRobots(e, DisallowAll())
+		g.setRobots(e, robots.DisallowAll())
 	}
 	g.log.Info("robots: robots.txt unreachable", "url", robotsURL, "status", status, "err", err,
 		"outcome", e.Outcome.String(), "failures", e.Failures, "retry_at", e.Expires)

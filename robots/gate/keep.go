@@ -1,4 +1,4 @@
-package robots
+package gate
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/heedcrawl/heed/robots"
 )
 
 // EntryKeeper keeps the gate's robots.txt entries beyond its memory and its
@@ -69,7 +71,7 @@ func (g *Gate) write(ctx context.Context, auth string, k keptEntry) {
 
 // savePending tells the keeper a robots.txt request for auth is about to
 // start: if the process stops before the answer is kept, the next run knows
-// the site may have been asked at this moment (see GateConfig.ResumeWait).
+// the site may have been asked at this moment (see Config.ResumeWait).
 // A copy kept before (prev) stays kept with it.
 func (g *Gate) savePending(ctx context.Context, auth string, prev *Entry) {
 	k := keptEntry{Pending: g.clock.Now()}
@@ -124,18 +126,18 @@ func (g *Gate) load(ctx context.Context, auth string) (*Entry, time.Time) {
 	e := &Entry{
 		Authority: auth, URL: k.URL, Outcome: k.Outcome, Status: k.Status, FetchedAt: k.FetchedAt,
 		CheckedAt: k.CheckedAt, Expires: k.Expires, Failures: k.Failures, UnreachableSince: k.UnreachableSince,
-		size: gateEntryOverhead + int64(len(k.Body)), body: k.Body,
+		size: entryOverhead + int64(len(k.Body)), body: k.Body,
 	}
 	if k.Err != "" {
 		e.Err = errors.New(k.Err)
 	}
 	switch k.Outcome {
 	case OutcomeOK, OutcomeStale:
-		g.setRobots(e, Parse(k.Body))
+		g.setRobots(e, robots.Parse(k.Body))
 	case OutcomeUnreachable:
-		g.setRobots(e, DisallowAll())
+		g.setRobots(e, robots.DisallowAll())
 	default:
-		g.setRobots(e, AllowAll())
+		g.setRobots(e, robots.AllowAll())
 	}
 	return e, k.Pending
 }

@@ -1,4 +1,4 @@
-package robots_test
+package gate_test
 
 import (
 	"context"
@@ -16,12 +16,13 @@ import (
 
 	"github.com/heedcrawl/heed/internal/fakeclock"
 	"github.com/heedcrawl/heed/robots"
+	"github.com/heedcrawl/heed/robots/gate"
 )
 
-var gateT0 = time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
+var t0 = time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
 
-// gateSite is a loopback host whose /robots.txt handler a test can swap.
-type gateSite struct {
+// site is a loopback host whose /robots.txt handler a test can swap.
+type site struct {
 	srv  *httptest.Server
 	hits atomic.Int32
 
@@ -29,9 +30,9 @@ type gateSite struct {
 	handler http.HandlerFunc
 }
 
-func newGateSite(t *testing.T, h http.HandlerFunc) *gateSite {
+func newSite(t *testing.T, h http.HandlerFunc) *site {
 	t.Helper()
-	s := &gateSite{handler: h}
+	s := &site{handler: h}
 	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/robots.txt" {
 			http.NotFound(w, r)
@@ -47,13 +48,13 @@ func newGateSite(t *testing.T, h http.HandlerFunc) *gateSite {
 	return s
 }
 
-func (s *gateSite) set(h http.HandlerFunc) {
+func (s *site) set(h http.HandlerFunc) {
 	s.mu.Lock()
 	s.handler = h
 	s.mu.Unlock()
 }
 
-func (s *gateSite) url(t *testing.T, path string) *url.URL {
+func (s *site) url(t *testing.T, path string) *url.URL {
 	t.Helper()
 	u, err := url.Parse(s.srv.URL + path)
 	if err != nil {
@@ -62,11 +63,11 @@ func (s *gateSite) url(t *testing.T, path string) *url.URL {
 	return u
 }
 
-func gateBody(text string) http.HandlerFunc {
+func serveText(text string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, text) }
 }
 
-func gateStatus(code int, header ...string) http.HandlerFunc {
+func serveStatus(code int, header ...string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		for i := 0; i+1 < len(header); i += 2 {
 			w.Header().Set(header[i], header[i+1])
@@ -75,27 +76,27 @@ func gateStatus(code int, header ...string) http.HandlerFunc {
 	}
 }
 
-// gateClient makes gateGet's requests: it never follows a redirect, which
+// client makes httpGet's requests: it never follows a redirect, which
 // is the gate's to follow.
-var gateClient = &http.Client{
+var client = &http.Client{
 	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 }
 
-// gateGet is the GateConfig.Get of the tests that talk to a loopback site:
+// httpGet is the Config.Get of the tests that talk to a loopback site:
 // one request, the body of a 2xx read up to MaxSize+1 bytes, a body that
 // breaks off an error. It decodes nothing (a crawler's Get does: see
 // crawler.RobotsEntry).
-func gateGet(ctx context.Context, rawURL string) (*robots.Response, error) {
+func httpGet(ctx context.Context, rawURL string) (*gate.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := gateClient.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return nil, err
 	}
 	defer resp.Body.Close()
-	r := &robots.Response{Status: resp.StatusCode, Header: resp.Header}
+	r := &gate.Response{Status: resp.StatusCode, Header: resp.Header}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return r, nil
 	}
@@ -104,11 +105,11 @@ func gateGet(ctx context.Context, rawURL string) (*robots.Response, error) {
 	return r, err
 }
 
-// newGateForTest returns a gate with cfg's fields, else the agent heedbot,
-// gateGet and a fake clock at gateT0.
-func newGateForTest(t *testing.T, cfg robots.GateConfig) (*robots.Gate, *fakeclock.Clock) {
+// newForTest returns a gate with cfg's fields, else the agent heedbot,
+// httpGet and a fake clock at t0.
+func newForTest(t *testing.T, cfg gate.Config) (*gate.Gate, *fakeclock.Clock) {
 	t.Helper()
-	clock := fakeclock.New(gateT0)
+	clock := fakeclock.New(t0)
 	if cfg.Clock == nil {
 		cfg.Clock = clock
 	}
@@ -116,16 +117,16 @@ func newGateForTest(t *testing.T, cfg robots.GateConfig) (*robots.Gate, *fakeclo
 		cfg.Agent = "heedbot"
 	}
 	if cfg.Get == nil {
-		cfg.Get = gateGet
+		cfg.Get = httpGet
 	}
-	g, err := robots.NewGate(cfg)
+	g, err := gate.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return g, clock
 }
 
-func gateCheck(t *testing.T, g *robots.Gate, u *url.URL) robots.Verdict {
+func check(t *testing.T, g *gate.Gate, u *url.URL) gate.Verdict {
 	t.Helper()
 	v, err := g.Check(context.Background(), u)
 	if err != nil {
@@ -134,14 +135,14 @@ func gateCheck(t *testing.T, g *robots.Gate, u *url.URL) robots.Verdict {
 	return v
 }
 
-func gateWantHits(t *testing.T, s *gateSite, n int32) {
+func wantHits(t *testing.T, s *site, n int32) {
 	t.Helper()
 	if got := s.hits.Load(); got != n {
 		t.Fatalf("robots.txt fetched %d times, want %d", got, n)
 	}
 }
 
-const gateRules = `User-agent: *
+const rules = `User-agent: *
 Disallow: /private
 Crawl-delay: 3
 Sitemap: https://example.com/sitemap.xml
@@ -151,16 +152,16 @@ Disallow: /nobots
 Crawl-delay: 0.5
 `
 
-func TestGateOK(t *testing.T) {
-	s := newGateSite(t, gateBody(gateRules))
-	g, _ := newGateForTest(t, robots.GateConfig{})
+func TestOK(t *testing.T) {
+	s := newSite(t, serveText(rules))
+	g, _ := newForTest(t, gate.Config{})
 
-	v := gateCheck(t, g, s.url(t, "/nobots/x"))
+	v := check(t, g, s.url(t, "/nobots/x"))
 	if v.Allowed || !v.Fetched || !v.RetryAt.IsZero() {
 		t.Fatalf("verdict = %+v, want disallowed by rules, fetched, no retry", v)
 	}
 	e := v.Entry
-	if e.Outcome != robots.OutcomeOK || e.Status != 200 || e.Err != nil {
+	if e.Outcome != gate.OutcomeOK || e.Status != 200 || e.Err != nil {
 		t.Fatalf("entry = %+v", e)
 	}
 	if !e.HasCrawlDelay || e.CrawlDelay != 500*time.Millisecond {
@@ -169,7 +170,7 @@ func TestGateOK(t *testing.T) {
 	if len(e.Sitemaps) != 1 || e.Sitemaps[0] != "https://example.com/sitemap.xml" {
 		t.Fatalf("sitemaps = %q", e.Sitemaps)
 	}
-	if !e.FetchedAt.Equal(gateT0) || !e.Expires.Equal(gateT0.Add(24*time.Hour)) {
+	if !e.FetchedAt.Equal(t0) || !e.Expires.Equal(t0.Add(24*time.Hour)) {
 		t.Fatalf("fetched %v, expires %v", e.FetchedAt, e.Expires)
 	}
 	if want := s.srv.URL + "/robots.txt"; e.URL != want || e.Authority != s.srv.URL {
@@ -178,17 +179,17 @@ func TestGateOK(t *testing.T) {
 
 	// Our group replaces "*": /private is allowed to heedbot.
 	for path, want := range map[string]bool{"/private": true, "/nobots": false, "/": true, "/robots.txt": true} {
-		v := gateCheck(t, g, s.url(t, path))
+		v := check(t, g, s.url(t, path))
 		if v.Allowed != want || v.Fetched {
 			t.Errorf("%s: allowed %v fetched %v, want %v, false", path, v.Allowed, v.Fetched, want)
 		}
 	}
-	gateWantHits(t, s, 1)
+	wantHits(t, s, 1)
 }
 
-func TestGateMatchesEscapedPathAndQuery(t *testing.T) {
-	s := newGateSite(t, gateBody("User-agent: *\nDisallow: /a%2Fb\nDisallow: /*?sid=\n"))
-	g, _ := newGateForTest(t, robots.GateConfig{})
+func TestMatchesEscapedPathAndQuery(t *testing.T) {
+	s := newSite(t, serveText("User-agent: *\nDisallow: /a%2Fb\nDisallow: /*?sid=\n"))
+	g, _ := newForTest(t, gate.Config{})
 	for path, want := range map[string]bool{
 		"/a%2Fb":       false,
 		"/a/b":         true,
@@ -196,37 +197,37 @@ func TestGateMatchesEscapedPathAndQuery(t *testing.T) {
 		"/page?x=1":    true,
 		"/page#?sid=1": true,
 	} {
-		if v := gateCheck(t, g, s.url(t, path)); v.Allowed != want {
+		if v := check(t, g, s.url(t, path)); v.Allowed != want {
 			t.Errorf("%s: allowed = %v, want %v", path, v.Allowed, want)
 		}
 	}
 }
 
 // redirector answers /robots.txt with a redirect to next.
-func gateRedirector(next string) http.HandlerFunc {
+func redirector(next string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, next, http.StatusMovedPermanently)
 	}
 }
 
-func TestGateRedirects(t *testing.T) {
-	final := newGateSite(t, gateBody("User-agent: *\nDisallow: /x\n"))
+func TestRedirects(t *testing.T) {
+	final := newSite(t, serveText("User-agent: *\nDisallow: /x\n"))
 	// A chain of n redirects across n distinct hosts ending at final.
-	chain := func(n int) *gateSite {
+	chain := func(n int) *site {
 		next := final.srv.URL + "/robots.txt"
-		var first *gateSite
+		var first *site
 		for range n {
-			first = newGateSite(t, gateRedirector(next))
+			first = newSite(t, redirector(next))
 			next = first.srv.URL + "/robots.txt"
 		}
 		return first
 	}
-	for n := 1; n <= robots.MaxRedirects; n++ {
+	for n := 1; n <= gate.MaxRedirects; n++ {
 		t.Run(fmt.Sprintf("%d hops", n), func(t *testing.T) {
 			start := chain(n)
-			g, _ := newGateForTest(t, robots.GateConfig{})
-			v := gateCheck(t, g, start.url(t, "/x"))
-			if v.Allowed || v.Entry.Outcome != robots.OutcomeOK {
+			g, _ := newForTest(t, gate.Config{})
+			v := check(t, g, start.url(t, "/x"))
+			if v.Allowed || v.Entry.Outcome != gate.OutcomeOK {
 				t.Fatalf("verdict = %+v, want the final host's rules applied", v)
 			}
 			if v.Entry.Authority != start.srv.URL {
@@ -235,99 +236,99 @@ func TestGateRedirects(t *testing.T) {
 		})
 	}
 	t.Run("too many", func(t *testing.T) {
-		start := chain(robots.MaxRedirects + 1)
-		g, _ := newGateForTest(t, robots.GateConfig{})
-		v := gateCheck(t, g, start.url(t, "/x"))
-		if !v.Allowed || v.Entry.Outcome != robots.OutcomeUnavailable || !errors.Is(v.Entry.Err, robots.ErrTooManyRedirects) {
+		start := chain(gate.MaxRedirects + 1)
+		g, _ := newForTest(t, gate.Config{})
+		v := check(t, g, start.url(t, "/x"))
+		if !v.Allowed || v.Entry.Outcome != gate.OutcomeUnavailable || !errors.Is(v.Entry.Err, gate.ErrTooManyRedirects) {
 			t.Fatalf("verdict = %+v entry = %+v, want unavailable (allow all)", v, v.Entry)
 		}
 	})
 	t.Run("loop", func(t *testing.T) {
-		s := newGateSite(t, nil)
-		s.set(gateRedirector(s.srv.URL + "/robots.txt"))
-		g, _ := newGateForTest(t, robots.GateConfig{})
-		if v := gateCheck(t, g, s.url(t, "/x")); !v.Allowed || v.Entry.Outcome != robots.OutcomeUnavailable {
+		s := newSite(t, nil)
+		s.set(redirector(s.srv.URL + "/robots.txt"))
+		g, _ := newForTest(t, gate.Config{})
+		if v := check(t, g, s.url(t, "/x")); !v.Allowed || v.Entry.Outcome != gate.OutcomeUnavailable {
 			t.Fatalf("verdict = %+v", v)
 		}
-		gateWantHits(t, s, robots.MaxRedirects+1)
+		wantHits(t, s, gate.MaxRedirects+1)
 	})
 	t.Run("non-http", func(t *testing.T) {
-		s := newGateSite(t, gateRedirector("ftp://example.com/robots.txt"))
-		g, _ := newGateForTest(t, robots.GateConfig{})
-		v := gateCheck(t, g, s.url(t, "/x"))
-		if !v.Allowed || v.Entry.Outcome != robots.OutcomeUnavailable || !errors.Is(v.Entry.Err, robots.ErrRedirectScheme) {
+		s := newSite(t, redirector("ftp://example.com/robots.txt"))
+		g, _ := newForTest(t, gate.Config{})
+		v := check(t, g, s.url(t, "/x"))
+		if !v.Allowed || v.Entry.Outcome != gate.OutcomeUnavailable || !errors.Is(v.Entry.Err, gate.ErrRedirectScheme) {
 			t.Fatalf("verdict = %+v entry = %+v", v, v.Entry)
 		}
 	})
 	t.Run("no location", func(t *testing.T) {
-		s := newGateSite(t, gateStatus(http.StatusFound))
-		g, _ := newGateForTest(t, robots.GateConfig{})
-		if v := gateCheck(t, g, s.url(t, "/x")); !v.Allowed || v.Entry.Outcome != robots.OutcomeUnavailable || v.Entry.Status != 302 {
+		s := newSite(t, serveStatus(http.StatusFound))
+		g, _ := newForTest(t, gate.Config{})
+		if v := check(t, g, s.url(t, "/x")); !v.Allowed || v.Entry.Outcome != gate.OutcomeUnavailable || v.Entry.Status != 302 {
 			t.Fatalf("verdict = %+v", v)
 		}
 	})
 }
 
-func TestGate4xxAllowsAll(t *testing.T) {
+func Test4xxAllowsAll(t *testing.T) {
 	for _, code := range []int{400, 401, 403, 404, 410, 451} {
 		t.Run(fmt.Sprint(code), func(t *testing.T) {
-			s := newGateSite(t, gateStatus(code))
-			g, _ := newGateForTest(t, robots.GateConfig{})
-			v := gateCheck(t, g, s.url(t, "/anything"))
+			s := newSite(t, serveStatus(code))
+			g, _ := newForTest(t, gate.Config{})
+			v := check(t, g, s.url(t, "/anything"))
 			e := v.Entry
-			if !v.Allowed || e.Outcome != robots.OutcomeUnavailable || e.Status != code || !e.Expires.Equal(gateT0.Add(24*time.Hour)) {
+			if !v.Allowed || e.Outcome != gate.OutcomeUnavailable || e.Status != code || !e.Expires.Equal(t0.Add(24*time.Hour)) {
 				t.Fatalf("verdict = %+v, entry = %+v", v, e)
 			}
 		})
 	}
 }
 
-func TestGateUnreachableDisallowsThenRecovers(t *testing.T) {
+func TestUnreachableDisallowsThenRecovers(t *testing.T) {
 	for _, code := range []int{429, 500, 502, 503, 504} {
 		t.Run(fmt.Sprint(code), func(t *testing.T) {
-			s := newGateSite(t, gateStatus(code))
-			g, clock := newGateForTest(t, robots.GateConfig{})
+			s := newSite(t, serveStatus(code))
+			g, clock := newForTest(t, gate.Config{})
 			u := s.url(t, "/page")
 
-			v := gateCheck(t, g, u)
-			if v.Allowed || v.Entry.Outcome != robots.OutcomeUnreachable || v.Entry.Status != code {
+			v := check(t, g, u)
+			if v.Allowed || v.Entry.Outcome != gate.OutcomeUnreachable || v.Entry.Status != code {
 				t.Fatalf("verdict = %+v", v)
 			}
-			if want := gateT0.Add(robots.DefaultGateRetryMin); !v.RetryAt.Equal(want) || !v.Entry.Expires.Equal(want) {
+			if want := t0.Add(gate.DefaultRetryMin); !v.RetryAt.Equal(want) || !v.Entry.Expires.Equal(want) {
 				t.Fatalf("RetryAt = %v, want %v", v.RetryAt, want)
 			}
 			// Before RetryAt the gate does not ask again.
 			clock.Set(v.RetryAt.Add(-time.Second))
-			if v := gateCheck(t, g, u); v.Allowed || v.Fetched {
+			if v := check(t, g, u); v.Allowed || v.Fetched {
 				t.Fatalf("before RetryAt: %+v", v)
 			}
-			gateWantHits(t, s, 1)
+			wantHits(t, s, 1)
 
 			// Still failing: the back-off doubles.
 			clock.Set(v.RetryAt)
-			v = gateCheck(t, g, u)
-			if want := clock.Now().Add(2 * robots.DefaultGateRetryMin); !v.RetryAt.Equal(want) || v.Entry.Failures != 2 || !v.Entry.UnreachableSince.Equal(gateT0) {
+			v = check(t, g, u)
+			if want := clock.Now().Add(2 * gate.DefaultRetryMin); !v.RetryAt.Equal(want) || v.Entry.Failures != 2 || !v.Entry.UnreachableSince.Equal(t0) {
 				t.Fatalf("second failure: RetryAt %v (want %v), entry %+v", v.RetryAt, want, v.Entry)
 			}
 
-			s.set(gateBody("User-agent: *\nDisallow: /private\n"))
+			s.set(serveText("User-agent: *\nDisallow: /private\n"))
 			clock.Set(v.RetryAt)
-			v = gateCheck(t, g, u)
-			if !v.Allowed || !v.Fetched || v.Entry.Outcome != robots.OutcomeOK || v.Entry.Failures != 0 || !v.RetryAt.IsZero() {
+			v = check(t, g, u)
+			if !v.Allowed || !v.Fetched || v.Entry.Outcome != gate.OutcomeOK || v.Entry.Failures != 0 || !v.RetryAt.IsZero() {
 				t.Fatalf("after recovery: %+v, entry %+v", v, v.Entry)
 			}
-			gateWantHits(t, s, 3)
+			wantHits(t, s, 3)
 		})
 	}
 }
 
-func TestGateBackoffIsCapped(t *testing.T) {
-	s := newGateSite(t, gateStatus(500))
-	g, clock := newGateForTest(t, robots.GateConfig{RetryMin: time.Minute, RetryMax: 10 * time.Minute})
+func TestBackoffIsCapped(t *testing.T) {
+	s := newSite(t, serveStatus(500))
+	g, clock := newForTest(t, gate.Config{RetryMin: time.Minute, RetryMax: 10 * time.Minute})
 	u := s.url(t, "/")
 	var waits []time.Duration
 	for range 6 {
-		v := gateCheck(t, g, u)
+		v := check(t, g, u)
 		waits = append(waits, v.RetryAt.Sub(clock.Now()))
 		clock.Set(v.RetryAt)
 	}
@@ -339,34 +340,34 @@ func TestGateBackoffIsCapped(t *testing.T) {
 	}
 }
 
-func TestGateTimeoutIsUnreachable(t *testing.T) {
-	s := newGateSite(t, func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
-	g, _ := newGateForTest(t, robots.GateConfig{Timeout: 50 * time.Millisecond})
-	v := gateCheck(t, g, s.url(t, "/"))
-	if v.Allowed || v.Entry.Outcome != robots.OutcomeUnreachable || !errors.Is(v.Entry.Err, context.DeadlineExceeded) {
+func TestTimeoutIsUnreachable(t *testing.T) {
+	s := newSite(t, func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
+	g, _ := newForTest(t, gate.Config{Timeout: 50 * time.Millisecond})
+	v := check(t, g, s.url(t, "/"))
+	if v.Allowed || v.Entry.Outcome != gate.OutcomeUnreachable || !errors.Is(v.Entry.Err, context.DeadlineExceeded) {
 		t.Fatalf("verdict = %+v, entry = %+v", v, v.Entry)
 	}
 }
 
-func TestGateConnectionRefusedIsUnreachable(t *testing.T) {
+func TestConnectionRefusedIsUnreachable(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler())
 	u, _ := url.Parse(srv.URL + "/page")
 	srv.Close()
-	g, _ := newGateForTest(t, robots.GateConfig{})
-	v := gateCheck(t, g, u)
-	if v.Allowed || v.Entry.Outcome != robots.OutcomeUnreachable || v.Entry.Err == nil || v.Entry.Status != 0 || v.RetryAt.IsZero() {
+	g, _ := newForTest(t, gate.Config{})
+	v := check(t, g, u)
+	if v.Allowed || v.Entry.Outcome != gate.OutcomeUnreachable || v.Entry.Err == nil || v.Entry.Status != 0 || v.RetryAt.IsZero() {
 		t.Fatalf("verdict = %+v, entry = %+v", v, v.Entry)
 	}
 }
 
-func TestGateBrokenBodyIsUnreachable(t *testing.T) {
-	s := newGateSite(t, func(w http.ResponseWriter, r *http.Request) {
+func TestBrokenBodyIsUnreachable(t *testing.T) {
+	s := newSite(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Length", "1000")
 		io.WriteString(w, "User-agent: *\nDisallow: /\n") // then the connection drops
 	})
-	g, _ := newGateForTest(t, robots.GateConfig{})
-	v := gateCheck(t, g, s.url(t, "/"))
-	if v.Allowed || v.Entry.Outcome != robots.OutcomeUnreachable || v.Entry.Err == nil || v.Entry.Status != 200 {
+	g, _ := newForTest(t, gate.Config{})
+	v := check(t, g, s.url(t, "/"))
+	if v.Allowed || v.Entry.Outcome != gate.OutcomeUnreachable || v.Entry.Err == nil || v.Entry.Status != 200 {
 		t.Fatalf("verdict = %+v, entry = %+v", v, v.Entry)
 	}
 }
@@ -374,24 +375,24 @@ func TestGateBrokenBodyIsUnreachable(t *testing.T) {
 // Retry-After is honoured through the Pacer: its Release turns it into
 // a pause of the host, and the gate retries no sooner than the pause ends,
 // within RetryMax. The gate does not read the header itself.
-func TestGateRetryAfter(t *testing.T) {
+func TestRetryAfter(t *testing.T) {
 	cases := []struct {
 		name  string
 		ready time.Duration // when the Pacer says the host may be asked again
 		want  time.Duration
 	}{
 		{"pause longer than back-off", 10 * time.Minute, 10 * time.Minute},
-		{"pause shorter than back-off", 5 * time.Second, robots.DefaultGateRetryMin},
-		{"pause capped", 24 * time.Hour, robots.DefaultGateRetryMax},
-		{"no pause", 0, robots.DefaultGateRetryMin},
+		{"pause shorter than back-off", 5 * time.Second, gate.DefaultRetryMin},
+		{"pause capped", 24 * time.Hour, gate.DefaultRetryMax},
+		{"no pause", 0, gate.DefaultRetryMin},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			s := newGateSite(t, gateStatus(503, "Retry-After", "600"))
-			p := &gateReadyPacer{ready: gateT0.Add(tc.ready)}
-			g, _ := newGateForTest(t, robots.GateConfig{Pacer: p})
-			v := gateCheck(t, g, s.url(t, "/"))
-			if got := v.RetryAt.Sub(gateT0); got != tc.want {
+			s := newSite(t, serveStatus(503, "Retry-After", "600"))
+			p := &readyPacer{ready: t0.Add(tc.ready)}
+			g, _ := newForTest(t, gate.Config{Pacer: p})
+			v := check(t, g, s.url(t, "/"))
+			if got := v.RetryAt.Sub(t0); got != tc.want {
 				t.Fatalf("RetryAt = t0+%v, want t0+%v", got, tc.want)
 			}
 			if p.asked != s.url(t, "/").Host {
@@ -400,37 +401,37 @@ func TestGateRetryAfter(t *testing.T) {
 		})
 	}
 	t.Run("without a pacer", func(t *testing.T) {
-		s := newGateSite(t, gateStatus(503, "Retry-After", "600"))
-		g, _ := newGateForTest(t, robots.GateConfig{})
-		if got := gateCheck(t, g, s.url(t, "/")).RetryAt.Sub(gateT0); got != robots.DefaultGateRetryMin {
+		s := newSite(t, serveStatus(503, "Retry-After", "600"))
+		g, _ := newForTest(t, gate.Config{})
+		if got := check(t, g, s.url(t, "/")).RetryAt.Sub(t0); got != gate.DefaultRetryMin {
 			t.Fatalf("RetryAt = t0+%v, want the back-off alone", got)
 		}
 	})
 	t.Run("stale copy", func(t *testing.T) {
-		s := newGateSite(t, gateBody("User-agent: *\nDisallow: /private\n"))
-		p := &gateReadyPacer{}
-		g, clock := newGateForTest(t, robots.GateConfig{Pacer: p})
-		gateCheck(t, g, s.url(t, "/"))
-		s.set(gateStatus(429, "Retry-After", "1800"))
+		s := newSite(t, serveText("User-agent: *\nDisallow: /private\n"))
+		p := &readyPacer{}
+		g, clock := newForTest(t, gate.Config{Pacer: p})
+		check(t, g, s.url(t, "/"))
+		s.set(serveStatus(429, "Retry-After", "1800"))
 		clock.Advance(24 * time.Hour)
 		p.ready = clock.Now().Add(30 * time.Minute)
-		e := gateCheck(t, g, s.url(t, "/")).Entry
+		e := check(t, g, s.url(t, "/")).Entry
 		// The host's next slot goes to a page under the stale copy;
 		// robots.txt is due a back-off after it, not at the same moment,
 		// or a site answering robots.txt with 429 would starve its pages.
-		if want := p.ready.Add(robots.DefaultGateRetryMin); e.Outcome != robots.OutcomeStale || !e.Expires.Equal(want) {
+		if want := p.ready.Add(gate.DefaultRetryMin); e.Outcome != gate.OutcomeStale || !e.Expires.Equal(want) {
 			t.Fatalf("entry %+v: want the stale copy, due again a back-off after the host's pause ends (%v)", e, want)
 		}
 	})
 }
 
-// gateReadyPacer is a Pacer that says when a key is next ready.
-type gateReadyPacer struct {
+// readyPacer is a Pacer that says when a key is next ready.
+type readyPacer struct {
 	ready time.Time
 	asked string
 }
 
-func (p *gateReadyPacer) Acquire(ctx context.Context, key string) (robots.Release, error) {
+func (p *readyPacer) Acquire(ctx context.Context, key string) (gate.Release, error) {
 	return func(int, http.Header, time.Duration, error) time.Time {
 		p.asked = key
 		return p.ready
@@ -439,88 +440,88 @@ func (p *gateReadyPacer) Acquire(ctx context.Context, key string) (robots.Releas
 
 // A Get that returns more than MaxSize+1 bytes: the gate parses MaxSize
 // of them and nothing after.
-func TestGateOversizeBody(t *testing.T) {
+func TestOversizeBody(t *testing.T) {
 	head := "User-agent: *\nDisallow: /early\n"
 	filler := strings.Repeat("# filler line to push the next rules past the limit\n", 2*robots.MaxSize/52)
 	body := []byte(head + filler + "Disallow: /late\n")
-	get := func(ctx context.Context, rawURL string) (*robots.Response, error) {
-		return &robots.Response{Status: 200, Body: body}, nil
+	get := func(ctx context.Context, rawURL string) (*gate.Response, error) {
+		return &gate.Response{Status: 200, Body: body}, nil
 	}
-	g, _ := newGateForTest(t, robots.GateConfig{Get: get})
+	g, _ := newForTest(t, gate.Config{Get: get})
 	u, _ := url.Parse("http://a.example/early")
-	if v := gateCheck(t, g, u); v.Allowed || v.Entry.Outcome != robots.OutcomeOK {
+	if v := check(t, g, u); v.Allowed || v.Entry.Outcome != gate.OutcomeOK {
 		t.Fatalf("/early: %+v", v)
 	}
 	u, _ = url.Parse("http://a.example/late")
-	if v := gateCheck(t, g, u); !v.Allowed {
+	if v := check(t, g, u); !v.Allowed {
 		t.Fatal("/late is past MaxSize and must not apply")
 	}
 }
 
-func TestGateCacheControl(t *testing.T) {
+func TestCacheControl(t *testing.T) {
 	cases := []struct {
 		header string
 		want   time.Duration
 	}{
 		{"max-age=300", 5 * time.Minute},
 		{"public, max-age=3600", time.Hour},
-		{"max-age=0", robots.DefaultGateMinTTL},
-		{"max-age=10", robots.DefaultGateMinTTL},
+		{"max-age=0", gate.DefaultMinTTL},
+		{"max-age=10", gate.DefaultMinTTL},
 		{"max-age=864000", 24 * time.Hour},
-		{"no-store", robots.DefaultGateMinTTL},
-		{"no-cache", robots.DefaultGateMinTTL},
+		{"no-store", gate.DefaultMinTTL},
+		{"no-cache", gate.DefaultMinTTL},
 		{"max-age=bogus", 24 * time.Hour},
 	}
 	for _, tc := range cases {
 		t.Run(tc.header, func(t *testing.T) {
-			s := newGateSite(t, func(w http.ResponseWriter, r *http.Request) {
+			s := newSite(t, func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Cache-Control", tc.header)
 				io.WriteString(w, "User-agent: *\nDisallow: /x\n")
 			})
-			g, clock := newGateForTest(t, robots.GateConfig{})
+			g, clock := newForTest(t, gate.Config{})
 			u := s.url(t, "/x")
-			e := gateCheck(t, g, u).Entry
-			if got := e.Expires.Sub(gateT0); got != tc.want {
+			e := check(t, g, u).Entry
+			if got := e.Expires.Sub(t0); got != tc.want {
 				t.Fatalf("expires after %v, want %v", got, tc.want)
 			}
 			clock.Set(e.Expires.Add(-time.Nanosecond))
-			gateCheck(t, g, u)
-			gateWantHits(t, s, 1)
+			check(t, g, u)
+			wantHits(t, s, 1)
 			clock.Set(e.Expires)
-			if v := gateCheck(t, g, u); !v.Fetched {
+			if v := check(t, g, u); !v.Fetched {
 				t.Fatal("expired entry was not refetched")
 			}
-			gateWantHits(t, s, 2)
+			wantHits(t, s, 2)
 		})
 	}
 }
 
-func TestGateLRUEviction(t *testing.T) {
-	a := newGateSite(t, gateBody(""))
-	b := newGateSite(t, gateBody(""))
-	c := newGateSite(t, gateBody(""))
-	g, _ := newGateForTest(t, robots.GateConfig{CacheSize: 2})
-	gateCheck(t, g, a.url(t, "/"))
-	gateCheck(t, g, b.url(t, "/"))
-	gateCheck(t, g, a.url(t, "/")) // a is now the most recently used
-	gateCheck(t, g, c.url(t, "/")) // evicts b
+func TestLRUEviction(t *testing.T) {
+	a := newSite(t, serveText(""))
+	b := newSite(t, serveText(""))
+	c := newSite(t, serveText(""))
+	g, _ := newForTest(t, gate.Config{CacheSize: 2})
+	check(t, g, a.url(t, "/"))
+	check(t, g, b.url(t, "/"))
+	check(t, g, a.url(t, "/")) // a is now the most recently used
+	check(t, g, c.url(t, "/")) // evicts b
 	if n := g.Len(); n != 2 {
 		t.Fatalf("Len = %d, want 2", n)
 	}
-	gateCheck(t, g, a.url(t, "/"))
-	gateWantHits(t, a, 1)
-	gateCheck(t, g, b.url(t, "/"))
-	gateWantHits(t, b, 2)
+	check(t, g, a.url(t, "/"))
+	wantHits(t, a, 1)
+	check(t, g, b.url(t, "/"))
+	wantHits(t, b, 2)
 }
 
-func TestGateSingleFlight(t *testing.T) {
+func TestSingleFlight(t *testing.T) {
 	arrived, release := make(chan struct{}, 1), make(chan struct{})
-	s := newGateSite(t, func(w http.ResponseWriter, r *http.Request) {
+	s := newSite(t, func(w http.ResponseWriter, r *http.Request) {
 		arrived <- struct{}{}
 		<-release
 		io.WriteString(w, "User-agent: *\nDisallow: /no\n")
 	})
-	g, _ := newGateForTest(t, robots.GateConfig{})
+	g, _ := newForTest(t, gate.Config{})
 	const n = 100
 	var (
 		wg      sync.WaitGroup
@@ -551,7 +552,7 @@ func TestGateSingleFlight(t *testing.T) {
 	<-arrived // the one fetch is in flight, holding the others
 	close(release)
 	wg.Wait()
-	gateWantHits(t, s, 1)
+	wantHits(t, s, 1)
 	if n := fetched.Load(); n != 1 {
 		t.Fatalf("%d callers reported the fetch, want exactly the one that made it", n)
 	}
@@ -560,14 +561,14 @@ func TestGateSingleFlight(t *testing.T) {
 	}
 }
 
-func TestGateWaiterGivesUpAlone(t *testing.T) {
+func TestWaiterGivesUpAlone(t *testing.T) {
 	arrived, release := make(chan struct{}, 1), make(chan struct{})
-	s := newGateSite(t, func(w http.ResponseWriter, r *http.Request) {
+	s := newSite(t, func(w http.ResponseWriter, r *http.Request) {
 		arrived <- struct{}{}
 		<-release
 		io.WriteString(w, "")
 	})
-	g, _ := newGateForTest(t, robots.GateConfig{})
+	g, _ := newForTest(t, gate.Config{})
 	leader := make(chan error, 1)
 	go func() {
 		_, err := g.Check(context.Background(), s.url(t, "/"))
@@ -583,12 +584,12 @@ func TestGateWaiterGivesUpAlone(t *testing.T) {
 	if err := <-leader; err != nil {
 		t.Fatalf("leader: %v", err)
 	}
-	gateWantHits(t, s, 1)
+	wantHits(t, s, 1)
 }
 
-func TestGateCancelledFetchIsNotCached(t *testing.T) {
+func TestCancelledFetchIsNotCached(t *testing.T) {
 	first := make(chan struct{})
-	s := newGateSite(t, nil)
+	s := newSite(t, nil)
 	s.set(func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case first <- struct{}{}: // the first request hangs until cancelled
@@ -597,7 +598,7 @@ func TestGateCancelledFetchIsNotCached(t *testing.T) {
 			io.WriteString(w, "User-agent: *\nDisallow: /no\n")
 		}
 	})
-	g, _ := newGateForTest(t, robots.GateConfig{})
+	g, _ := newForTest(t, gate.Config{})
 	ctx, cancel := context.WithCancel(context.Background())
 	leader := make(chan error, 1)
 	go func() {
@@ -605,59 +606,59 @@ func TestGateCancelledFetchIsNotCached(t *testing.T) {
 		leader <- err
 	}()
 	<-first
-	waiter := make(chan robots.Verdict, 1)
-	go func() { waiter <- gateCheck(t, g, s.url(t, "/no")) }()
+	waiter := make(chan gate.Verdict, 1)
+	go func() { waiter <- check(t, g, s.url(t, "/no")) }()
 	cancel()
 	if err := <-leader; !errors.Is(err, context.Canceled) {
 		t.Fatalf("leader err = %v, want context.Canceled", err)
 	}
 	v := <-waiter
-	if v.Allowed || v.Entry.Outcome != robots.OutcomeOK {
+	if v.Allowed || v.Entry.Outcome != gate.OutcomeOK {
 		t.Fatalf("waiter verdict %+v: the cancelled fetch must not count as unreachable", v)
 	}
-	gateWantHits(t, s, 2)
+	wantHits(t, s, 2)
 }
 
-func TestGateStaleCopyWhileUnreachable(t *testing.T) {
-	s := newGateSite(t, gateBody("User-agent: *\nDisallow: /private\n"))
-	g, clock := newGateForTest(t, robots.GateConfig{})
-	gateCheck(t, g, s.url(t, "/"))
+func TestStaleCopyWhileUnreachable(t *testing.T) {
+	s := newSite(t, serveText("User-agent: *\nDisallow: /private\n"))
+	g, clock := newForTest(t, gate.Config{})
+	check(t, g, s.url(t, "/"))
 
-	s.set(gateStatus(503))
+	s.set(serveStatus(503))
 	clock.Advance(24 * time.Hour)
 	for i := 1; i <= 3; i++ {
-		v := gateCheck(t, g, s.url(t, "/public"))
+		v := check(t, g, s.url(t, "/public"))
 		e := v.Entry
-		if !v.Allowed || e.Outcome != robots.OutcomeStale || !e.FetchedAt.Equal(gateT0) || e.Failures != i || !v.RetryAt.IsZero() {
+		if !v.Allowed || e.Outcome != gate.OutcomeStale || !e.FetchedAt.Equal(t0) || e.Failures != i || !v.RetryAt.IsZero() {
 			t.Fatalf("attempt %d: verdict %+v entry %+v", i, v, e)
 		}
-		if gateCheck(t, g, s.url(t, "/private")).Allowed {
+		if check(t, g, s.url(t, "/private")).Allowed {
 			t.Fatalf("attempt %d: the stale copy's rules were dropped", i)
 		}
 		clock.Set(e.Expires)
 	}
 	// Long after 30 days the copy is still what the site last said.
 	clock.Advance(40 * 24 * time.Hour)
-	if e := gateCheck(t, g, s.url(t, "/")).Entry; e.Outcome != robots.OutcomeStale {
+	if e := check(t, g, s.url(t, "/")).Entry; e.Outcome != gate.OutcomeStale {
 		t.Fatalf("outcome = %v, want stale", e.Outcome)
 	}
 }
 
-func TestGateAssumesAllowAfter30Days(t *testing.T) {
-	s := newGateSite(t, gateStatus(500))
-	g, clock := newGateForTest(t, robots.GateConfig{RetryMax: 24 * time.Hour})
+func TestAssumesAllowAfter30Days(t *testing.T) {
+	s := newSite(t, serveStatus(500))
+	g, clock := newForTest(t, gate.Config{RetryMax: 24 * time.Hour})
 	u := s.url(t, "/page")
 	for {
-		v := gateCheck(t, g, u)
-		elapsed := clock.Now().Sub(gateT0)
-		if elapsed < robots.DefaultAssumeAllowAfter {
-			if v.Allowed || v.Entry.Outcome != robots.OutcomeUnreachable {
+		v := check(t, g, u)
+		elapsed := clock.Now().Sub(t0)
+		if elapsed < gate.DefaultAssumeAllowAfter {
+			if v.Allowed || v.Entry.Outcome != gate.OutcomeUnreachable {
 				t.Fatalf("after %v: %+v", elapsed, v)
 			}
 			clock.Set(v.RetryAt)
 			continue
 		}
-		if !v.Allowed || v.Entry.Outcome != robots.OutcomeAssumedAllow || !v.Entry.UnreachableSince.Equal(gateT0) {
+		if !v.Allowed || v.Entry.Outcome != gate.OutcomeAssumedAllow || !v.Entry.UnreachableSince.Equal(t0) {
 			t.Fatalf("after %v: verdict %+v entry %+v", elapsed, v, v.Entry)
 		}
 		if !v.Entry.Expires.After(clock.Now()) {
@@ -666,16 +667,16 @@ func TestGateAssumesAllowAfter30Days(t *testing.T) {
 		break
 	}
 	// It recovers like any other failure.
-	s.set(gateBody("User-agent: *\nDisallow: /page\n"))
+	s.set(serveText("User-agent: *\nDisallow: /page\n"))
 	e, _ := g.Entry(context.Background(), u)
 	clock.Set(e.Expires)
-	if v := gateCheck(t, g, u); v.Allowed || v.Entry.Outcome != robots.OutcomeOK {
+	if v := check(t, g, u); v.Allowed || v.Entry.Outcome != gate.OutcomeOK {
 		t.Fatalf("after recovery: %+v", v)
 	}
 }
 
-// gateRecordingPacer records the gate's use of its Pacer.
-type gateRecordingPacer struct {
+// recordingPacer records the gate's use of its Pacer.
+type recordingPacer struct {
 	mu       sync.Mutex
 	calls    []string
 	err      error
@@ -684,7 +685,7 @@ type gateRecordingPacer struct {
 	errs     []error
 }
 
-func (p *gateRecordingPacer) Acquire(ctx context.Context, key string) (robots.Release, error) {
+func (p *recordingPacer) Acquire(ctx context.Context, key string) (gate.Release, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.calls = append(p.calls, "wait "+key)
@@ -702,11 +703,11 @@ func (p *gateRecordingPacer) Acquire(ctx context.Context, key string) (robots.Re
 	}, nil
 }
 
-func TestGatePacesFetches(t *testing.T) {
-	s := newGateSite(t, gateStatus(503, "Retry-After", "120"))
-	p := &gateRecordingPacer{}
-	g, _ := newGateForTest(t, robots.GateConfig{Pacer: p})
-	gateCheck(t, g, s.url(t, "/"))
+func TestPacesFetches(t *testing.T) {
+	s := newSite(t, serveStatus(503, "Retry-After", "120"))
+	p := &recordingPacer{}
+	g, _ := newForTest(t, gate.Config{Pacer: p})
+	check(t, g, s.url(t, "/"))
 	key := s.url(t, "/").Host // the default key: host and port
 	want := []string{"wait " + key, "observe " + key, "done " + key}
 	if fmt.Sprint(p.calls) != fmt.Sprint(want) {
@@ -720,12 +721,12 @@ func TestGatePacesFetches(t *testing.T) {
 // Each redirect hop of a robots.txt fetch is a request to its own host:
 // paced under that host's key and reported to it, so another host's 503
 // slows that host, not this one.
-func TestGatePacesAndObservesEachHop(t *testing.T) {
-	cdn := newGateSite(t, gateStatus(503))
-	s := newGateSite(t, gateRedirector(cdn.srv.URL+"/robots.txt"))
-	p := &gateRecordingPacer{}
-	g, _ := newGateForTest(t, robots.GateConfig{Pacer: p})
-	if v := gateCheck(t, g, s.url(t, "/")); v.Allowed {
+func TestPacesAndObservesEachHop(t *testing.T) {
+	cdn := newSite(t, serveStatus(503))
+	s := newSite(t, redirector(cdn.srv.URL+"/robots.txt"))
+	p := &recordingPacer{}
+	g, _ := newForTest(t, gate.Config{Pacer: p})
+	if v := check(t, g, s.url(t, "/")); v.Allowed {
 		t.Fatalf("verdict %+v", v)
 	}
 	own, other := s.url(t, "/").Host, cdn.url(t, "/").Host
@@ -738,43 +739,43 @@ func TestGatePacesAndObservesEachHop(t *testing.T) {
 	}
 }
 
-func TestGatePacerKeyFunc(t *testing.T) {
-	s := newGateSite(t, gateBody(""))
-	p := &gateRecordingPacer{}
+func TestPacerKeyFunc(t *testing.T) {
+	s := newSite(t, serveText(""))
+	p := &recordingPacer{}
 	var gotURL string
-	g, _ := newGateForTest(t, robots.GateConfig{Pacer: p, Key: func(u *url.URL) string {
+	g, _ := newForTest(t, gate.Config{Pacer: p, Key: func(u *url.URL) string {
 		gotURL = u.String()
 		return "custom-key"
 	}})
-	gateCheck(t, g, s.url(t, "/"))
+	check(t, g, s.url(t, "/"))
 	if gotURL != s.srv.URL+"/robots.txt" || p.calls[0] != "wait custom-key" {
 		t.Fatalf("key func saw %q; pacer calls %q", gotURL, p.calls)
 	}
 }
 
-func TestGatePacerErrorIsNotCached(t *testing.T) {
-	s := newGateSite(t, gateBody(""))
-	p := &gateRecordingPacer{err: context.DeadlineExceeded}
-	g, _ := newGateForTest(t, robots.GateConfig{Pacer: p})
+func TestPacerErrorIsNotCached(t *testing.T) {
+	s := newSite(t, serveText(""))
+	p := &recordingPacer{err: context.DeadlineExceeded}
+	g, _ := newForTest(t, gate.Config{Pacer: p})
 	if _, err := g.Check(context.Background(), s.url(t, "/")); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err = %v", err)
 	}
 	if g.Len() != 0 {
 		t.Fatal("a fetch that never happened was cached")
 	}
-	gateWantHits(t, s, 0)
+	wantHits(t, s, 0)
 	if fmt.Sprint(p.calls) != "[wait "+s.url(t, "/").Host+"]" {
 		t.Fatalf("pacer calls %q: Done without a successful Wait", p.calls)
 	}
 }
 
-func TestGateRejectsNonHTTP(t *testing.T) {
-	g, _ := newGateForTest(t, robots.GateConfig{})
+func TestRejectsNonHTTP(t *testing.T) {
+	g, _ := newForTest(t, gate.Config{})
 	for raw, want := range map[string]error{
-		"ftp://example.com/":   robots.ErrUnsupportedScheme,
-		"mailto:a@example.com": robots.ErrUnsupportedScheme,
-		"/relative":            robots.ErrUnsupportedScheme,
-		"http:///nohost":       robots.ErrNoHost,
+		"ftp://example.com/":   gate.ErrUnsupportedScheme,
+		"mailto:a@example.com": gate.ErrUnsupportedScheme,
+		"/relative":            gate.ErrUnsupportedScheme,
+		"http:///nohost":       gate.ErrNoHost,
 	} {
 		u, _ := url.Parse(raw)
 		if _, err := g.Check(context.Background(), u); !errors.Is(err, want) {
@@ -783,20 +784,20 @@ func TestGateRejectsNonHTTP(t *testing.T) {
 	}
 }
 
-func TestNewGateRejectsBadConfig(t *testing.T) {
-	if _, err := robots.NewGate(robots.GateConfig{Agent: "x", Get: gateGet}); err != nil {
+func TestNewRejectsBadConfig(t *testing.T) {
+	if _, err := gate.New(gate.Config{Agent: "x", Get: httpGet}); err != nil {
 		t.Fatalf("a good config: %v", err)
 	}
-	for _, cfg := range []robots.GateConfig{
+	for _, cfg := range []gate.Config{
 		{},
-		{Get: gateGet},
+		{Get: httpGet},
 		{Agent: "x"}, // the gate has no client of its own
-		{Agent: "x", Get: gateGet, TTL: -1},
-		{Agent: "x", Get: gateGet, TTL: time.Minute, MinTTL: time.Hour},
-		{Agent: "x", Get: gateGet, RetryMin: time.Hour, RetryMax: time.Minute},
+		{Agent: "x", Get: httpGet, TTL: -1},
+		{Agent: "x", Get: httpGet, TTL: time.Minute, MinTTL: time.Hour},
+		{Agent: "x", Get: httpGet, RetryMin: time.Hour, RetryMax: time.Minute},
 	} {
-		if _, err := robots.NewGate(cfg); !errors.Is(err, robots.ErrInvalidGateConfig) {
-			t.Errorf("NewGate(%+v) err = %v", cfg, err)
+		if _, err := gate.New(cfg); !errors.Is(err, gate.ErrInvalidConfig) {
+			t.Errorf("New(%+v) err = %v", cfg, err)
 		}
 	}
 }
@@ -825,23 +826,23 @@ func TestAuthority(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tc.in, err)
 		}
-		got, err := robots.Authority(u)
+		got, err := gate.Authority(u)
 		if err != nil || got != tc.want {
 			t.Errorf("Authority(%s) = %q, %v; want %q", tc.in, got, err, tc.want)
 		}
 	}
 	for _, in := range []string{"http://example.com:0/", "http://example.com:99999/"} {
 		u, _ := url.Parse(in)
-		if _, err := robots.Authority(u); !errors.Is(err, robots.ErrNoHost) {
+		if _, err := gate.Authority(u); !errors.Is(err, gate.ErrNoHost) {
 			t.Errorf("Authority(%s) err = %v, want ErrNoHost", in, err)
 		}
 	}
 }
 
 func TestOutcomeString(t *testing.T) {
-	for o, want := range map[robots.Outcome]string{
-		robots.OutcomeOK: "ok", robots.OutcomeUnavailable: "unavailable", robots.OutcomeUnreachable: "unreachable",
-		robots.OutcomeStale: "stale", robots.OutcomeAssumedAllow: "assumed-allow", 0: "Outcome(0)",
+	for o, want := range map[gate.Outcome]string{
+		gate.OutcomeOK: "ok", gate.OutcomeUnavailable: "unavailable", gate.OutcomeUnreachable: "unreachable",
+		gate.OutcomeStale: "stale", gate.OutcomeAssumedAllow: "assumed-allow", 0: "Outcome(0)",
 	} {
 		if got := o.String(); got != want {
 			t.Errorf("%d.String() = %q, want %q", o, got, want)
@@ -849,18 +850,18 @@ func TestOutcomeString(t *testing.T) {
 	}
 }
 
-func TestGateCachedNeverFetches(t *testing.T) {
-	s := newGateSite(t, gateBody("User-agent: *\nDisallow: /x\n"))
-	g, _ := newGateForTest(t, robots.GateConfig{})
+func TestCachedNeverFetches(t *testing.T) {
+	s := newSite(t, serveText("User-agent: *\nDisallow: /x\n"))
+	g, _ := newForTest(t, gate.Config{})
 	u := s.url(t, "/x")
 	if e, ok := g.Cached(u); ok || e != nil {
 		t.Fatalf("Cached before any Check = %v, %v", e, ok)
 	}
-	gateWantHits(t, s, 0)
-	gateCheck(t, g, u)
+	wantHits(t, s, 0)
+	check(t, g, u)
 	e, ok := g.Cached(u)
-	if !ok || e.Outcome != robots.OutcomeOK || e.Group.Allowed("/x") {
+	if !ok || e.Outcome != gate.OutcomeOK || e.Group.Allowed("/x") {
 		t.Fatalf("Cached after Check = %+v, %v", e, ok)
 	}
-	gateWantHits(t, s, 1)
+	wantHits(t, s, 1)
 }

@@ -1,4 +1,4 @@
-package robots
+package gate
 
 // The gate's cache is an LRU list of entries keyed by authority, so that a
 // crawl of a million hosts holds at most CacheSize parsed files and about

@@ -1,4 +1,4 @@
-package robots_test
+package gate_test
 
 import (
 	"context"
@@ -9,18 +9,18 @@ import (
 	"time"
 
 	"github.com/heedcrawl/heed/internal/fakeclock"
-	"github.com/heedcrawl/heed/robots"
+	"github.com/heedcrawl/heed/robots/gate"
 )
 
 func ExampleGate() {
-	gate, err := robots.NewGate(robots.GateConfig{
+	g, err := gate.New(gate.Config{
 		Agent: "heedbot",
 		// Get makes the requests; a crawler passes its page fetcher, which
 		// decompresses and decodes the body (see crawler.RobotsEntry).
-		Get: func(ctx context.Context, rawURL string) (*robots.Response, error) {
+		Get: func(ctx context.Context, rawURL string) (*gate.Response, error) {
 			fmt.Println("GET", rawURL)
 			body := "User-agent: *\nDisallow: /private/\nCrawl-delay: 2\nSitemap: https://example.com/sitemap.xml\n"
-			return &robots.Response{Status: http.StatusOK, Body: []byte(body)}, nil
+			return &gate.Response{Status: http.StatusOK, Body: []byte(body)}, nil
 		},
 		// In a crawler: Pacer, and Key, the crawl's politeness key function.
 	})
@@ -30,14 +30,14 @@ func ExampleGate() {
 	ctx := context.Background()
 	for _, path := range []string{"/index.html", "/private/report.pdf"} {
 		u, _ := url.Parse("https://example.com" + path)
-		v, err := gate.Check(ctx, u)
+		v, err := g.Check(ctx, u)
 		if err != nil {
 			panic(err)
 		}
 		fmt.Printf("%s allowed=%v fetched=%v outcome=%v\n", path, v.Allowed, v.Fetched, v.Entry.Outcome)
 	}
 	u, _ := url.Parse("https://example.com/")
-	e, _ := gate.Entry(ctx, u)
+	e, _ := g.Entry(ctx, u)
 	fmt.Println("crawl-delay:", e.CrawlDelay, "sitemaps:", e.Sitemaps)
 
 	// Output:
@@ -54,23 +54,23 @@ func ExampleGate() {
 func ExampleVerdict_retryAt() {
 	var down atomic.Bool
 	down.Store(true)
-	get := func(ctx context.Context, rawURL string) (*robots.Response, error) {
+	get := func(ctx context.Context, rawURL string) (*gate.Response, error) {
 		if down.Load() {
-			return &robots.Response{Status: http.StatusServiceUnavailable}, nil
+			return &gate.Response{Status: http.StatusServiceUnavailable}, nil
 		}
-		return &robots.Response{Status: http.StatusOK, Body: []byte("User-agent: *\nAllow: /\n")}, nil
+		return &gate.Response{Status: http.StatusOK, Body: []byte("User-agent: *\nAllow: /\n")}, nil
 	}
 
 	clock := fakeclock.New(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
-	gate, _ := robots.NewGate(robots.GateConfig{Agent: "heedbot", Get: get, Clock: clock})
+	g, _ := gate.New(gate.Config{Agent: "heedbot", Get: get, Clock: clock})
 	u, _ := url.Parse("https://example.com/page")
 
-	v, _ := gate.Check(context.Background(), u)
+	v, _ := g.Check(context.Background(), u)
 	fmt.Printf("allowed=%v outcome=%v retry in %v\n", v.Allowed, v.Entry.Outcome, v.RetryAt.Sub(clock.Now()))
 
 	down.Store(false)
 	clock.Set(v.RetryAt)
-	v, _ = gate.Check(context.Background(), u)
+	v, _ = g.Check(context.Background(), u)
 	fmt.Printf("allowed=%v outcome=%v\n", v.Allowed, v.Entry.Outcome)
 
 	// Output:
@@ -81,7 +81,7 @@ func ExampleVerdict_retryAt() {
 func ExampleAuthority() {
 	for _, raw := range []string{"HTTP://Example.COM:80/a?b", "https://xn--bcher-kva.example:8443/", "http://[::1]:80/"} {
 		u, _ := url.Parse(raw)
-		a, _ := robots.Authority(u)
+		a, _ := gate.Authority(u)
 		fmt.Println(a)
 	}
 	// Output:

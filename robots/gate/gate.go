@@ -1,4 +1,4 @@
-package robots
+package gate
 
 import (
 	"container/list"
@@ -12,17 +12,19 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/heedcrawl/heed/robots"
 )
 
-// Gate defaults, used for zero GateConfig fields.
+// Gate defaults, used for zero Config fields.
 const (
-	DefaultGateCacheSize    = 10000
-	DefaultGateCacheBytes   = 64 << 20
-	DefaultGateTTL          = 24 * time.Hour
-	DefaultGateMinTTL       = time.Minute
-	DefaultGateTimeout      = 30 * time.Second
-	DefaultGateRetryMin     = time.Minute
-	DefaultGateRetryMax     = time.Hour
+	DefaultCacheSize        = 10000
+	DefaultCacheBytes       = 64 << 20
+	DefaultTTL              = 24 * time.Hour
+	DefaultMinTTL           = time.Minute
+	DefaultTimeout          = 30 * time.Second
+	DefaultRetryMin         = time.Minute
+	DefaultRetryMax         = time.Hour
 	DefaultAssumeAllowAfter = 30 * 24 * time.Hour
 )
 
@@ -35,7 +37,7 @@ const MaxRedirects = 5
 var (
 	ErrUnsupportedScheme = errors.New("robots: URL scheme is not http or https")
 	ErrNoHost            = errors.New("robots: URL has no host")
-	ErrInvalidGateConfig = errors.New("robots: invalid gate config")
+	ErrInvalidConfig     = errors.New("robots: invalid gate config")
 	ErrTooManyRedirects  = errors.New("robots: too many redirects")
 	ErrRedirectScheme    = errors.New("robots: redirect to a URL that is not http or https")
 	// ErrFetchPanicked: the Get function, the Pacer or a key function
@@ -44,7 +46,7 @@ var (
 )
 
 // Pacer paces the gate's robots.txt requests like any other request to
-// their host, under the key GateConfig.Key gives. Acquire waits until a
+// their host, under the key Config.Key gives. Acquire waits until a
 // request to key may start and takes a slot for it; it returns a Release,
 // which the gate calls exactly once, when the request is over, with its
 // outcome: the answer's status and header — redirects, 429 and 5xx
@@ -53,7 +55,7 @@ var (
 // robots.txt thus slows down, or pauses for its Retry-After, for its pages
 // too, even while a stale copy of its robots.txt still allows them.
 //
-// The wait is not part of a fetch: GateConfig.Timeout starts when the
+// The wait is not part of a fetch: Config.Timeout starts when the
 // request is sent, so a host paced seconds apart is never mistaken for an
 // unreachable one. heed's crawler implements Pacer over the leases of its
 // frontier, the one owner of when a host may next be asked.
@@ -74,11 +76,11 @@ type Clock interface {
 	Now() time.Time
 }
 
-type gateRealClock struct{}
+type realClock struct{}
 
-func (gateRealClock) Now() time.Time { return time.Now() }
+func (realClock) Now() time.Time { return time.Now() }
 
-// Response is the answer to one robots.txt request, as GateConfig.Get
+// Response is the answer to one robots.txt request, as Config.Get
 // returns it.
 type Response struct {
 	// Status is the HTTP status code.
@@ -87,11 +89,12 @@ type Response struct {
 	// follow redirects) and Cache-Control, and hands it to the Pacer's
 	// Release.
 	Header http.Header
-	// Body is the body of a 2xx response as Parse reads it: decompressed
-	// and, where its charset is known (a UTF-16 byte order mark
-	// included), decoded to UTF-8 by Get; the gate does neither. At most
-	// MaxSize+1 bytes are needed, so that Parse can tell a line cut by its
-	// limit from a complete one; bytes past MaxSize+1 are ignored.
+	// Body is the body of a 2xx response as robots.Parse reads it:
+	// decompressed and, where its charset is known (a UTF-16 byte order
+	// mark included), decoded to UTF-8 by Get; the gate does neither. At
+	// most robots.MaxSize+1 bytes are needed, so that Parse can tell a line
+	// cut by its limit from a complete one; bytes past robots.MaxSize+1
+	// are ignored.
 	Body []byte
 	// Truncated reports that the body went on past what Body holds. The
 	// gate then drops Body's last line if it does not end in a line break,
@@ -100,8 +103,8 @@ type Response struct {
 	Truncated bool
 }
 
-// GateConfig configures a Gate. Zero durations and sizes mean the defaults.
-type GateConfig struct {
+// Config configures a Gate. Zero durations and sizes mean the defaults.
+type Config struct {
 	// Get makes one GET request for a robots.txt URL and returns the
 	// answer without following redirects: a 3xx comes back as it is, with
 	// its Location header, and the gate follows it. It decompresses and
@@ -229,17 +232,18 @@ func (o Outcome) String() string {
 // are shared by every caller and must not be modified.
 type Entry struct {
 	// Authority is the scheme://host[:port] the entry is for, the host
-	// as GateConfig.Host names it.
+	// as Config.Host names it.
 	Authority string
 	// URL is the robots.txt URL fetched (before redirects).
 	URL string
 	// Outcome says how Robots was obtained.
 	Outcome Outcome
-	// Robots holds the rules in force; never nil: AllowAll and DisallowAll
-	// stand in when robots.txt is unavailable or unreachable.
-	Robots *Robots
+	// Robots holds the rules in force; never nil: robots.AllowAll and
+	// robots.DisallowAll stand in when robots.txt is unavailable or
+	// unreachable.
+	Robots *robots.Robots
 	// Group holds the rules for the gate's agent; nil allows everything.
-	Group *Group
+	Group *robots.Group
 	// CrawlDelay is the Crawl-delay for the gate's agent, if HasCrawlDelay.
 	CrawlDelay    time.Duration
 	HasCrawlDelay bool
@@ -289,7 +293,7 @@ type Verdict struct {
 	// but the fetch is the other caller's to count.
 	Waited bool
 	// Restored reports that this call read the entry back from the
-	// GateConfig.Keeper rather than fetching it: exactly one caller sees
+	// Config.Keeper rather than fetching it: exactly one caller sees
 	// it. A crawler that acts on a fetch (scheduling the sitemaps
 	// robots.txt names) should act again, since the process that fetched
 	// it may have stopped before it did.
@@ -304,10 +308,10 @@ type Verdict struct {
 
 // Gate answers, for every URL a crawler is about to fetch, whether the
 // site's robots.txt lets it, fetching and caching robots.txt per authority
-// (scheme, and host and port as GateConfig.Host names them) as RFC 9309
+// (scheme, and host and port as Config.Host names them) as RFC 9309
 // §2.3–2.4 describes:
 //
-//   - 2xx: the first MaxSize bytes of the body Get returns (decompressed
+//   - 2xx: the first robots.MaxSize bytes of the body Get returns (decompressed
 //     and decoded to UTF-8 by Get, which need not download more) are
 //     parsed and the rules for the gate's agent apply (OutcomeOK).
 //   - Redirects (301, 302, 303, 307, 308) are followed, even to other
@@ -347,7 +351,7 @@ type Verdict struct {
 // panic is logged and the fetch counts as failed with ErrFetchPanicked:
 // robots.txt is unreachable until the next retry and no caller hangs.
 //
-// The requests go through GateConfig.Get, the crawler's own HTTP client.
+// The requests go through Config.Get, the crawler's own HTTP client.
 // In heed's crawler the gate sits between the frontier and the host's
 // pacing (a ratelimit.Policy over the frontier's per-host state), both
 // keyed by one function (ratelimit.Keys.Key), with the crawler's page
@@ -370,7 +374,7 @@ type Verdict struct {
 //		// fetch, pol.Observe, fr.Done with the host's rest
 //	}
 //
-// A Gate is safe for concurrent use. Create one with NewGate.
+// A Gate is safe for concurrent use. Create one with New.
 type Gate struct {
 	get         func(ctx context.Context, rawURL string) (*Response, error)
 	agent       string
@@ -393,28 +397,28 @@ type Gate struct {
 	entries map[string]*list.Element // authority → *Entry, in lru
 	lru     list.List                // front is the most recently used
 	bytes   int64                    // sum of the cached entries' size
-	flights map[string]*gateFlight
+	flights map[string]*flight
 }
 
-// gateFlight is one robots.txt fetch in progress; done is closed when it
+// flight is one robots.txt fetch in progress; done is closed when it
 // ends, with entry set if it produced one.
-type gateFlight struct {
+type flight struct {
 	done  chan struct{}
 	entry *Entry
 }
 
-// NewGate returns a Gate configured by cfg, or an error wrapping
-// ErrInvalidGateConfig: Agent and Get are required.
-func NewGate(cfg GateConfig) (*Gate, error) {
+// New returns a Gate configured by cfg, or an error wrapping
+// ErrInvalidConfig: Agent and Get are required.
+func New(cfg Config) (*Gate, error) {
 	if strings.TrimSpace(cfg.Agent) == "" {
-		return nil, fmt.Errorf("%w: Agent is required", ErrInvalidGateConfig)
+		return nil, fmt.Errorf("%w: Agent is required", ErrInvalidConfig)
 	}
 	if cfg.Get == nil {
-		return nil, fmt.Errorf("%w: Get is required", ErrInvalidGateConfig)
+		return nil, fmt.Errorf("%w: Get is required", ErrInvalidConfig)
 	}
 	if cfg.CacheSize < 0 || cfg.CacheBytes < 0 || cfg.TTL < 0 || cfg.MinTTL < 0 || cfg.Timeout < 0 ||
 		cfg.RetryMin < 0 || cfg.RetryMax < 0 || cfg.AssumeAllowAfter < 0 {
-		return nil, fmt.Errorf("%w: negative size or duration", ErrInvalidGateConfig)
+		return nil, fmt.Errorf("%w: negative size or duration", ErrInvalidConfig)
 	}
 	g := &Gate{
 		get:         cfg.Get,
@@ -428,32 +432,32 @@ func NewGate(cfg GateConfig) (*Gate, error) {
 		log:         cfg.Logger,
 		cacheSize:   cfg.CacheSize,
 		cacheBytes:  cfg.CacheBytes,
-		ttl:         gateOr(cfg.TTL, DefaultGateTTL),
-		minTTL:      gateOr(cfg.MinTTL, DefaultGateMinTTL),
-		timeout:     gateOr(cfg.Timeout, DefaultGateTimeout),
-		retryMin:    gateOr(cfg.RetryMin, DefaultGateRetryMin),
-		retryMax:    gateOr(cfg.RetryMax, DefaultGateRetryMax),
-		assumeAllow: gateOr(cfg.AssumeAllowAfter, DefaultAssumeAllowAfter),
+		ttl:         orDefault(cfg.TTL, DefaultTTL),
+		minTTL:      orDefault(cfg.MinTTL, DefaultMinTTL),
+		timeout:     orDefault(cfg.Timeout, DefaultTimeout),
+		retryMin:    orDefault(cfg.RetryMin, DefaultRetryMin),
+		retryMax:    orDefault(cfg.RetryMax, DefaultRetryMax),
+		assumeAllow: orDefault(cfg.AssumeAllowAfter, DefaultAssumeAllowAfter),
 		entries:     make(map[string]*list.Element),
-		flights:     make(map[string]*gateFlight),
+		flights:     make(map[string]*flight),
 	}
 	if g.minTTL > g.ttl {
-		return nil, fmt.Errorf("%w: MinTTL %v exceeds TTL %v", ErrInvalidGateConfig, g.minTTL, g.ttl)
+		return nil, fmt.Errorf("%w: MinTTL %v exceeds TTL %v", ErrInvalidConfig, g.minTTL, g.ttl)
 	}
 	if g.retryMin > g.retryMax {
-		return nil, fmt.Errorf("%w: RetryMin %v exceeds RetryMax %v", ErrInvalidGateConfig, g.retryMin, g.retryMax)
+		return nil, fmt.Errorf("%w: RetryMin %v exceeds RetryMax %v", ErrInvalidConfig, g.retryMin, g.retryMax)
 	}
 	if g.host == nil {
 		g.host = defaultHost
 	}
 	if g.cacheSize == 0 {
-		g.cacheSize = DefaultGateCacheSize
+		g.cacheSize = DefaultCacheSize
 	}
 	if g.cacheBytes == 0 {
-		g.cacheBytes = DefaultGateCacheBytes
+		g.cacheBytes = DefaultCacheBytes
 	}
 	if g.clock == nil {
-		g.clock = gateRealClock{}
+		g.clock = realClock{}
 	}
 	if g.log == nil {
 		g.log = slog.New(slog.DiscardHandler)
@@ -461,7 +465,7 @@ func NewGate(cfg GateConfig) (*Gate, error) {
 	return g, nil
 }
 
-func gateOr(d, def time.Duration) time.Duration {
+func orDefault(d, def time.Duration) time.Duration {
 	if d == 0 {
 		return def
 	}
@@ -474,15 +478,15 @@ func gateOr(d, def time.Duration) time.Duration {
 // ErrNoHost) or when ctx ends while it waits; a robots.txt that cannot be
 // fetched is an outcome, not an error (see Verdict.RetryAt).
 func (g *Gate) Check(ctx context.Context, u *url.URL) (Verdict, error) {
-	e, how, err := g.entry(ctx, u)
+	e, got, err := g.entry(ctx, u)
 	if err != nil {
 		return Verdict{}, err
 	}
 	v := Verdict{
-		Allowed:  e.Group.Allowed(gatePathQuery(u)),
-		Fetched:  how == gateFetched,
-		Waited:   how == gateWaited,
-		Restored: how == gateRestored,
+		Allowed:  e.Group.Allowed(pathQuery(u)),
+		Fetched:  got == howFetched,
+		Waited:   got == howWaited,
+		Restored: got == howRestored,
 		Entry:    e,
 	}
 	if !v.Allowed && e.Outcome == OutcomeUnreachable {
@@ -548,8 +552,8 @@ func (g *Gate) Len() int {
 	return len(g.entries)
 }
 
-// gatePathQuery returns the path and query Group.Allowed expects.
-func gatePathQuery(u *url.URL) string {
+// pathQuery returns the path and query robots.Group.Allowed expects.
+func pathQuery(u *url.URL) string {
 	p := u.EscapedPath()
 	if p == "" {
 		p = "/"
@@ -560,51 +564,51 @@ func gatePathQuery(u *url.URL) string {
 	return p
 }
 
-// gateHow says how a call to entry came by its entry.
-type gateHow uint8
+// how says how a call to entry came by its entry.
+type how uint8
 
 const (
-	gateCached   gateHow = iota // from the cache
-	gateFetched                 // this call fetched it
-	gateWaited                  // another call fetched it while this one waited
-	gateRestored                // this call read it back from the Keeper
+	howCached   how = iota // from the cache
+	howFetched             // this call fetched it
+	howWaited              // another call fetched it while this one waited
+	howRestored            // this call read it back from the Keeper
 )
 
-func (g *Gate) entry(ctx context.Context, u *url.URL) (*Entry, gateHow, error) {
+func (g *Gate) entry(ctx context.Context, u *url.URL) (*Entry, how, error) {
 	auth, err := g.authority(u)
 	if err != nil {
-		return nil, gateCached, err
+		return nil, howCached, err
 	}
-	how := gateCached
+	got := howCached
 	for {
 		if err := ctx.Err(); err != nil {
-			return nil, how, fmt.Errorf("robots: gate for %s: %w", auth, err)
+			return nil, got, fmt.Errorf("robots: gate for %s: %w", auth, err)
 		}
 		now := g.clock.Now()
 		g.mu.Lock()
 		prev := g.cachedLocked(auth)
 		if prev != nil && now.Before(prev.Expires) {
 			g.mu.Unlock()
-			return prev, how, nil
+			return prev, got, nil
 		}
 		if f := g.flights[auth]; f != nil {
 			g.mu.Unlock()
 			select {
 			case <-ctx.Done():
-				return nil, gateWaited, fmt.Errorf("robots: waiting for %s/robots.txt: %w", auth, ctx.Err())
+				return nil, howWaited, fmt.Errorf("robots: waiting for %s/robots.txt: %w", auth, ctx.Err())
 			case <-f.done:
 			}
-			how = gateWaited
+			got = howWaited
 			if f.entry != nil {
-				return f.entry, gateWaited, nil
+				return f.entry, howWaited, nil
 			}
 			continue // its fetcher gave up; try again, perhaps fetching
 		}
-		f := &gateFlight{done: make(chan struct{})}
+		f := &flight{done: make(chan struct{})}
 		g.flights[auth] = f
 		g.mu.Unlock()
 
-		fetched := gateFetched
+		fetched := howFetched
 		var e *Entry
 		var pending time.Time
 		if prev == nil && g.keeper != nil {
@@ -615,7 +619,7 @@ func (g *Gate) entry(ctx context.Context, u *url.URL) (*Entry, gateHow, error) {
 			}
 		}
 		if e != nil {
-			fetched = gateRestored
+			fetched = howRestored
 		} else {
 			err = g.waitForPending(ctx, pending)
 			if err == nil && g.keeper != nil {
@@ -657,7 +661,7 @@ func (g *Gate) authority(u *url.URL) (string, error) {
 	return scheme + "://" + host, nil
 }
 
-// Authority returns the authority a Gate without GateConfig.Host caches
+// Authority returns the authority a Gate without Config.Host caches
 // u's robots.txt under: "scheme://host[:port]" with scheme and host
 // lower-cased and the scheme's default port dropped ("HTTP://Example.COM:80/a"
 // is "http://example.com"). Host names are taken as they are otherwise:
@@ -677,7 +681,7 @@ func Authority(u *url.URL) (string, error) {
 	return scheme + "://" + host, nil
 }
 
-// defaultHost is the host identity used when GateConfig.Host is nil:
+// defaultHost is the host identity used when Config.Host is nil:
 // u.Host lower-cased, a port written canonically ("080" is 80) and dropped
 // when it is the scheme's default, "" when the host is missing or the port
 // is not 1–65535.
