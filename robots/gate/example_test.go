@@ -79,7 +79,7 @@ func ExampleVerdict_retryAt() {
 }
 
 func ExampleAuthority() {
-	for _, raw := range []string{"HTTP://Example.COM:80/a?b", "https://xn--bcher-kva.example:8443/", "http://[::1]:80/"} {
+	for _, raw := range []string{"HTTP://Example.COM:80/a?b", "https://BÜCHER.example.:8443/", "http://[0:0::1]:80/"} {
 		u, _ := url.Parse(raw)
 		a, _ := gate.Authority(u)
 		fmt.Println(a)

@@ -124,10 +124,7 @@ func (e *pacerError) Error() string { return e.err.Error() }
 // whatever it is. ready is when the Pacer says the key may be asked again,
 // if it can say.
 func (g *Gate) request(ctx context.Context, u *url.URL) (resp *Response, ready time.Time, err error) {
-	key := u.Host
-	if g.key != nil {
-		key = g.key(u)
-	}
+	key := g.key(u)
 	var release Release
 	if g.pacer != nil {
 		if release, err = g.pacer.Acquire(ctx, key); err != nil {

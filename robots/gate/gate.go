@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/heedcrawl/heed/internal/hostid"
 	"github.com/heedcrawl/heed/robots"
 )
 
@@ -128,9 +129,9 @@ type Config struct {
 	// a URL: "example.com", "xn--bcher-kva.example:8080", "[::1]:8443",
 	// or "" if u has none. The gate caches robots.txt per scheme + "://" +
 	// Host(u) and fetches it from there. A crawler passes the one function
-	// it identifies hosts with everywhere. Nil means u.Host lower-cased,
-	// with the scheme's default port dropped (see Authority), which is
-	// right for canonical URLs.
+	// it identifies hosts with everywhere. Nil means the canonical host
+	// heed's crawler identifies hosts by (see Authority), so that a gate
+	// configured without it agrees with the crawler.
 	Host func(u *url.URL) string
 
 	// Keeper, if set, keeps every entry the gate fetches beyond its memory
@@ -150,7 +151,7 @@ type Config struct {
 	// Key returns the Pacer's key for a robots.txt URL. Pass the same key
 	// function the frontier and the pacing use (heed's crawler passes
 	// ratelimit.Keys.Key), so that a robots.txt fetch is paced under its
-	// host's key. Nil means u.Host.
+	// host's key. Nil means the canonical host, as for Host.
 	Key func(u *url.URL) string
 
 	// Clock supplies time. Nil means real time.
@@ -447,8 +448,8 @@ func New(cfg Config) (*Gate, error) {
 	if g.retryMin > g.retryMax {
 		return nil, fmt.Errorf("%w: RetryMin %v exceeds RetryMax %v", ErrInvalidConfig, g.retryMin, g.retryMax)
 	}
-	if g.host == nil {
-		g.host = defaultHost
+	if g.key == nil {
+		g.key = hostid.Key
 	}
 	if g.cacheSize == 0 {
 		g.cacheSize = DefaultCacheSize
@@ -650,6 +651,11 @@ func (g *Gate) entry(ctx context.Context, u *url.URL) (*Entry, how, error) {
 
 // authority returns u's cache key: scheme://Host(u).
 func (g *Gate) authority(u *url.URL) (string, error) {
+	if g.host == nil {
+		return Authority(u)
+	}
+	// A Host function of the caller's: the scheme and the separator stay
+	// this package's to add.
 	scheme := strings.ToLower(u.Scheme)
 	if scheme != "http" && scheme != "https" {
 		return "", fmt.Errorf("%w: %q", ErrUnsupportedScheme, u.Redacted())
@@ -661,49 +667,23 @@ func (g *Gate) authority(u *url.URL) (string, error) {
 	return scheme + "://" + host, nil
 }
 
-// Authority returns the authority a Gate without Config.Host caches
-// u's robots.txt under: "scheme://host[:port]" with scheme and host
-// lower-cased and the scheme's default port dropped ("HTTP://Example.COM:80/a"
-// is "http://example.com"). Host names are taken as they are otherwise:
-// an internationalised name is not converted to punycode, nor mapped as
-// IDNA would, so two spellings of one host are two authorities unless the
-// URLs were canonicalised first or the gate is given a Host function that
-// does it. Only http and https URLs with a host and a valid port have one.
+// Authority returns the authority a Gate without Config.Host caches u's
+// robots.txt under, "scheme://host[:port]", in the one spelling heed's
+// crawler gives a host everywhere (its frontier, pacing and gate): the
+// scheme and name lower-cased, an internationalised name in punycode (IDNA
+// UTS #46, as browsers map it), a trailing dot dropped, an IPv6 literal in
+// RFC 5952 form, the scheme's default port dropped and any other written
+// without leading zeros ("HTTP://BÜCHER.Example.:080/a" is
+// "http://xn--bcher-kva.example"). Only http and https URLs with a valid
+// host and a port in 1–65535 have one; an IPv6 zone, which names a local
+// interface, not a host, is refused.
 func Authority(u *url.URL) (string, error) {
-	scheme := strings.ToLower(u.Scheme)
-	if scheme != "http" && scheme != "https" {
+	a, err := hostid.Authority(u)
+	switch {
+	case errors.Is(err, hostid.ErrScheme):
 		return "", fmt.Errorf("%w: %q", ErrUnsupportedScheme, u.Redacted())
+	case err != nil:
+		return "", fmt.Errorf("%w: %q: %v", ErrNoHost, u.Redacted(), err)
 	}
-	host := defaultHost(u)
-	if host == "" {
-		return "", fmt.Errorf("%w: %q", ErrNoHost, u.Redacted())
-	}
-	return scheme + "://" + host, nil
-}
-
-// defaultHost is the host identity used when Config.Host is nil:
-// u.Host lower-cased, a port written canonically ("080" is 80) and dropped
-// when it is the scheme's default, "" when the host is missing or the port
-// is not 1–65535.
-func defaultHost(u *url.URL) string {
-	host := strings.ToLower(u.Hostname())
-	if host == "" {
-		return ""
-	}
-	if strings.Contains(host, ":") { // IPv6 literal
-		host = "[" + strings.ReplaceAll(host, "%", "%25") + "]"
-	}
-	port := u.Port()
-	if port == "" {
-		return host
-	}
-	n, err := strconv.ParseUint(port, 10, 16)
-	if err != nil || n == 0 {
-		return ""
-	}
-	switch scheme := strings.ToLower(u.Scheme); {
-	case scheme == "http" && n == 80, scheme == "https" && n == 443:
-		return host
-	}
-	return host + ":" + strconv.FormatUint(n, 10)
+	return a, nil
 }

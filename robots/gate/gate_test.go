@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/heedcrawl/heed/internal/fakeclock"
+	"github.com/heedcrawl/heed/internal/hostid"
 	"github.com/heedcrawl/heed/robots"
 	"github.com/heedcrawl/heed/robots/gate"
 )
@@ -739,6 +740,27 @@ func TestPacesAndObservesEachHop(t *testing.T) {
 	}
 }
 
+// Without Config.Key a request is paced under the canonical host of the
+// URL asked, as the crawler's pacing keys it, however a redirect spells it.
+func TestDefaultPacerKeyIsTheCanonicalHost(t *testing.T) {
+	f := &fakeGet{answers: map[string]*gate.Response{
+		"http://a.example/robots.txt":           redirectTo(301, "HTTPS://CDN.Example.:0443/r.txt"),
+		"https://CDN.Example.:0443/r.txt":       redirectTo(301, "http://BÜCHER.example:8080/r.txt"),
+		"http://B%C3%9CCHER.example:8080/r.txt": {Status: 200, Body: []byte("User-agent: *\nDisallow: /x\n")},
+	}}
+	p := &recordingPacer{}
+	g, _ := newForTest(t, gate.Config{Get: f.get, Pacer: p})
+	u, _ := url.Parse("http://A.Example:80/x")
+	if v := check(t, g, u); v.Allowed || v.Entry.Authority != "http://a.example" {
+		t.Fatalf("verdict %+v entry %+v; asked %q", v, v.Entry, f.asked)
+	}
+	want := "[wait a.example observe a.example done a.example wait cdn.example observe cdn.example done cdn.example " +
+		"wait xn--bcher-kva.example:8080 observe xn--bcher-kva.example:8080 done xn--bcher-kva.example:8080]"
+	if fmt.Sprint(p.calls) != want {
+		t.Fatalf("pacer calls\n%q\nwant\n%q", p.calls, want)
+	}
+}
+
 func TestPacerKeyFunc(t *testing.T) {
 	s := newSite(t, serveText(""))
 	p := &recordingPacer{}
@@ -812,14 +834,16 @@ func TestAuthority(t *testing.T) {
 		{"http://example.com:080/", "http://example.com"},
 		{"http://example.com:8080", "http://example.com:8080"},
 		{"http://example.com:/", "http://example.com"},
+		{"http://example.com./", "http://example.com"},
 		{"http://user:pw@example.com/", "http://example.com"},
 		{"http://[::1]:8080/", "http://[::1]:8080"},
 		{"http://[::1]:80/", "http://[::1]"},
 		{"http://[::1]:0080/", "http://[::1]"},
-		{"http://[fe80::1%25en0]/", "http://[fe80::1%25en0]"},
-		// Names are lower-cased, not mapped: canonical URLs carry punycode.
+		{"http://[0:0:0:0:0:0:0:1]/", "http://[::1]"},
+		// Names are mapped as the crawler maps them: one host, one
+		// robots.txt, however the URL spells it.
 		{"http://xn--bcher-kva.example/", "http://xn--bcher-kva.example"},
-		{"http://BÜCHER.example/", "http://bücher.example"},
+		{"http://BÜCHER.example/", "http://xn--bcher-kva.example"},
 	}
 	for _, tc := range cases {
 		u, err := url.Parse(tc.in)
@@ -831,10 +855,52 @@ func TestAuthority(t *testing.T) {
 			t.Errorf("Authority(%s) = %q, %v; want %q", tc.in, got, err, tc.want)
 		}
 	}
-	for _, in := range []string{"http://example.com:0/", "http://example.com:99999/"} {
+	for in, want := range map[string]error{
+		"http://example.com:0/":     gate.ErrNoHost,
+		"http://example.com:99999/": gate.ErrNoHost,
+		"http://[fe80::1%25en0]/":   gate.ErrNoHost, // a zone names an interface, not a host
+		"http:///a":                 gate.ErrNoHost,
+		"ftp://example.com/":        gate.ErrUnsupportedScheme,
+		"/relative":                 gate.ErrUnsupportedScheme,
+	} {
 		u, _ := url.Parse(in)
-		if _, err := gate.Authority(u); !errors.Is(err, gate.ErrNoHost) {
-			t.Errorf("Authority(%s) err = %v, want ErrNoHost", in, err)
+		if _, err := gate.Authority(u); !errors.Is(err, want) {
+			t.Errorf("Authority(%s) err = %v, want %v", in, err, want)
+		}
+	}
+}
+
+// A gate given no Host function keys its cache as the crawler's gate does,
+// which is given hostid.Key: one spelling of a host, and of an authority,
+// across heed.
+func TestDefaultHostIsTheCrawlers(t *testing.T) {
+	f := &fakeGet{answers: map[string]*gate.Response{}}
+	plain, _ := newForTest(t, gate.Config{Get: f.get})
+	crawlers, _ := newForTest(t, gate.Config{Get: f.get, Host: hostid.Key})
+	for _, raw := range []string{
+		"http://example.com/a", "HTTP://Example.COM:80/a", "https://example.com:8443/", "http://example.com.:080/",
+		"http://BÜCHER.example/", "http://[0:0:0:0:0:0:0:1]:8080/", "http://127.0.0.1/", "http://user@a.example/",
+		"http://example.com:0/", "http://[fe80::1%25en0]/", "http://a..b/", "http://example.com:99999/",
+	} {
+		u, err := url.Parse(raw)
+		if err != nil {
+			t.Fatalf("%s: %v", raw, err)
+		}
+		want, werr := hostid.Authority(u)
+		a, aerr := gate.Authority(u)
+		e, perr := plain.Entry(context.Background(), u)
+		c, cerr := crawlers.Entry(context.Background(), u)
+		if werr != nil {
+			if aerr == nil || perr == nil || cerr == nil {
+				t.Errorf("%s: hostid refuses it (%v), but Authority %q, %v; default gate %v; crawler's %v", raw, werr, a, aerr, perr, cerr)
+			}
+			continue
+		}
+		if aerr != nil || perr != nil || cerr != nil {
+			t.Fatalf("%s: Authority %v; default gate %v; crawler's %v", raw, aerr, perr, cerr)
+		}
+		if a != want || e.Authority != want || c.Authority != want || e.URL != want+"/robots.txt" {
+			t.Errorf("%s: Authority %q, default gate %q (%s), crawler's %q; want hostid's %q", raw, a, e.Authority, e.URL, c.Authority, want)
 		}
 	}
 }
