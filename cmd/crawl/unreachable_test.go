@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -67,6 +69,59 @@ func bLinks(b string, first, n int) (html string, urls []string) {
 	return sb.String(), urls
 }
 
+// TestStateUnreachableRobotsAcrossRestart: a -state crawl stopped
+// (SIGTERM) after it found a host's robots.txt unreachable resumes with
+// that verdict: the host's URLs found after the restart are reported at
+// once, without a new robots.txt request or a wait for the host's rest (a
+// minute), and over both runs each of its URLs has one record in the
+// output.
+func TestStateUnreachableRobotsAcrossRestart(t *testing.T) {
+	bin := buildCrawl(t)
+	b := newBrokenHost(t)
+	first, before := bLinks(b.URL, 0, 3)
+	later, after := bLinks(b.URL, 3, 3)
+	entered, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	a := newSite(t, map[string]http.HandlerFunc{
+		"/":     page(`<title>A</title><a href="/next">next</a> ` + first),
+		"/next": blockingPage(entered, release, `<title>Next</title>`+later),
+	})
+	t.Cleanup(func() { once.Do(func() { close(release) }) })
+	dir := t.TempDir()
+	state, out := filepath.Join(dir, "state"), filepath.Join(dir, "out.jsonl")
+	args := []string{"-state", state, "-o", out, "-scope", "any", "-delay", "0s", "-max-delay", "1m", "-sitemaps=false", "-progress", "off", writeSeeds(t, a.URL+"/")}
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	r := startCrawl(t, ctx, bin, args...)
+	waitOrFail(t, entered, "the request for /next")
+	// /next is held while B's first URLs are reported; the crawl is
+	// stopped once their records are out, its verdict on B taken.
+	untilInFile(t, out, before...)
+	if err := r.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := exitCode(<-r.exited); code != 143 {
+		t.Fatalf("exit %d after SIGTERM, want 143; stderr:\n%s", code, r.stderr)
+	}
+	once.Do(func() { close(release) })
+
+	start := time.Now()
+	code, stderr := runBin(t, bin, args...)
+	if code != 0 {
+		t.Fatalf("rerun: exit %d; stderr:\n%s", code, stderr)
+	}
+	// Generous: B rests a minute, and each of its URLs used to wait that.
+	if took := time.Since(start); took > 20*time.Second {
+		t.Errorf("the resumed crawl took %v: it waited for the broken host", took)
+	}
+	checkBroken(t, b)
+	checkOnce(t, out, append(append([]string{a.URL + "/", a.URL + "/next"}, before...), after...)...)
+	if !strings.Contains(stderr, "robots-unavailable") {
+		t.Errorf("the summary does not name robots-unavailable:\n%s", stderr)
+	}
+}
+
 // TestRedisUnreachableRobotsShared: three processes of a -redis job share
 // one verdict on a host whose robots.txt is unreachable: it is asked for
 // once for the job, and each of the host's URLs is reported once, by
@@ -118,6 +173,33 @@ func TestRedisUnreachableRobotsShared(t *testing.T) {
 	for _, u := range all {
 		if counts[u] != 1 {
 			t.Errorf("%d records of %s across the processes, want 1", counts[u], u)
+		}
+	}
+}
+
+// untilInFile waits until the file name holds every one of texts. Polling
+// the file is the only way to see it grow.
+func untilInFile(t *testing.T, name string, texts ...string) {
+	t.Helper()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(30 * time.Second)
+	for {
+		data, _ := os.ReadFile(name)
+		missing := ""
+		for _, s := range texts {
+			if !strings.Contains(string(data), s) {
+				missing = s
+				break
+			}
+		}
+		if missing == "" {
+			return
+		}
+		select {
+		case <-tick.C:
+		case <-deadline:
+			t.Fatalf("%s does not hold %s after 30 s", name, missing)
 		}
 	}
 }
