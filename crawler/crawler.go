@@ -569,7 +569,7 @@ func (r *run) newGate(key func(*url.URL) string) (*gate.Gate, error) {
 		// it back instead of asking the site again within its 24 hours.
 		keeper = storeKeeper{st}
 	}
-	return newRobotsGate(r.cfg, r.fetcher, leasePacer{r}, key, keeper)
+	return newRobotsGate(r.cfg, r.fetcher, leasePacer{r: r}, key, keeper)
 }
 
 // storeKeeper keeps the gate's robots.txt entries in the crawl's Store, as

@@ -5,9 +5,12 @@ import (
 	"compress/gzip"
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -269,5 +272,69 @@ func TestRobotsGateRetryAfterRestsHost(t *testing.T) {
 	// a back-off after the pause.
 	if want := pacer.readyAt(hostid.Key(u)).Add(gate.DefaultRetryMin); !v.Entry.Expires.Equal(want) {
 		t.Fatalf("robots.txt due again at %v, want a back-off after the pause ends (%v)", v.Entry.Expires, want)
+	}
+}
+
+// A robots.txt that redirects to another host: the request to the item's
+// own host is made at once under the item's lease (a crawl that waited for
+// a second lease of a key it holds would never end), and the hop to the
+// other host under a lease of that host's key, so it keeps that host's
+// pace with the host's own requests. The rules found apply to the first.
+func TestRobotsRedirectHopIsPacedAsItsOwnHost(t *testing.T) {
+	const delay = 300 * time.Millisecond
+	var mu sync.Mutex
+	var asked []time.Time
+	var paths []string
+	other := robotsSite(t, func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		asked, paths = append(asked, time.Now()), append(paths, r.URL.Path)
+		mu.Unlock()
+		switch r.URL.Path {
+		case "/robots.txt":
+			w.Write([]byte("User-agent: *\nAllow: /\n"))
+		case "/shared/robots.txt":
+			w.Write([]byte(robotsFetchRules))
+		default:
+			w.Write([]byte("<html><body>other</body></html>"))
+		}
+	})
+	var firstAsked []string
+	first := robotsSite(t, func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		firstAsked = append(firstAsked, r.URL.Path)
+		mu.Unlock()
+		if r.URL.Path == "/robots.txt" {
+			http.Redirect(w, r, other.URL+"/shared/robots.txt", http.StatusMovedPermanently)
+			return
+		}
+		w.Write([]byte("<html><body>first</body></html>"))
+	})
+	c, err := New(WithDelay(delay), WithSitemaps(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var disallowed []string
+	c.OnDisallowed(func(ctx context.Context, u *url.URL, why DisallowReason) {
+		mu.Lock()
+		disallowed = append(disallowed, u.String())
+		mu.Unlock()
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := c.Run(ctx, first.URL+"/private/x", first.URL+"/", other.URL+"/", other.URL+"/a", other.URL+"/b"); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if fmt.Sprint(disallowed) != "["+first.URL+"/private/x]" || slices.Contains(firstAsked, "/private/x") {
+		t.Fatalf("disallowed %q, first host asked %q: want the other host's rules applied to the first", disallowed, firstAsked)
+	}
+	if n := strings.Count(strings.Join(paths, " "), "/shared/robots.txt"); n != 1 || len(paths) != 5 {
+		t.Fatalf("other host asked %q, want its robots.txt, the hop and its three pages", paths)
+	}
+	for i := 1; i < len(asked); i++ {
+		if gap := asked[i].Sub(asked[i-1]); gap < delay*9/10 {
+			t.Errorf("other host: %s %v after %s, want at least the delay %v: the hop was not paced as that host's request", paths[i], gap.Round(time.Millisecond), paths[i-1], delay)
+		}
 	}
 }

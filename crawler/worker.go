@@ -160,9 +160,11 @@ func robotsDecision(v gate.Verdict, restLeft, wait time.Duration) robotsAction {
 
 // robotsAllow consults the gate. It returns true when the item may be
 // fetched now; otherwise it has ended the lease itself. A robots.txt request
-// to the item's own host is made under the item's lease (see leasePacer).
+// to the item's own host is made under the item's lease (see leasePacer),
+// unless another worker's fetch of that robots.txt is under way, which this
+// one then waits for, its lease unused.
 func (r *run) robotsAllow(ctx context.Context, j *lease, u *url.URL) bool {
-	v, err := r.gate.Check(context.WithValue(r.stop, heldJob{}, j), u)
+	v, err := r.gate.CheckWith(r.stop, u, leasePacer{r: r, held: j})
 	if err != nil {
 		if r.stop.Err() != nil {
 			r.back(ctx, j, time.Time{})
@@ -248,20 +250,20 @@ func (r *run) closedItem(ctx context.Context, j *lease, u *url.URL) {
 	r.back(ctx, j, time.Time{})
 }
 
-// heldJob is the context key under which a worker hands its lease to the
-// robots gate, so that leasePacer knows the lease the request is made under.
-type heldJob struct{}
-
 // leasePacer paces the gate's robots.txt requests with the frontier's
 // leases, the one owner of when a host may next be fetched: a request to
-// the host of the lease the worker holds goes at once — the lease is the
-// permission — and its outcome sets how long the host rests when the lease
-// ends; a redirect hop to another host waits for a lease of that host.
-type leasePacer struct{ r *run }
+// the key of the lease the worker holds (held) goes at once — the lease is
+// the permission — and its outcome sets how long the host rests when the
+// lease ends; a redirect hop to another key, or any request when held is
+// nil, waits for a lease of that key.
+type leasePacer struct {
+	r    *run
+	held *lease
+}
 
 func (p leasePacer) Acquire(ctx context.Context, key string) (gate.Release, error) {
 	r := p.r
-	if j, ok := ctx.Value(heldJob{}).(*lease); ok && j.Key == key {
+	if j := p.held; j != nil && j.Key == key {
 		if err := r.sleep(ctx, r.interruptedUntil(j).Sub(r.now())); err != nil {
 			return nil, err
 		}

@@ -21,7 +21,7 @@ import (
 // function, not news about the site; treating robots.txt as unreachable
 // keeps the site's pages out until the next retry, which is the cautious
 // reading, and the panic is logged with its stack for the bug report.
-func (g *Gate) fetchRecovering(ctx context.Context, auth string, prev *Entry) (e *Entry, err error) {
+func (g *Gate) fetchRecovering(ctx context.Context, auth string, prev *Entry, p Pacer) (e *Entry, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			g.log.Error("robots: robots.txt fetch panicked", "authority", auth, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
@@ -29,15 +29,16 @@ func (g *Gate) fetchRecovering(ctx context.Context, auth string, prev *Entry) (e
 			err = nil
 		}
 	}()
-	return g.fetch(ctx, auth, prev)
+	return g.fetch(ctx, auth, prev, p)
 }
 
-// fetch fetches auth's robots.txt, following redirects, and turns the
-// result into an entry; prev is the expired entry, if any, whose copy and
-// failure history carry over. It returns an error only when ctx ended or
-// the Pacer refused to let a request start, in which case nothing is learnt
-// about the site and nothing must be cached.
-func (g *Gate) fetch(ctx context.Context, auth string, prev *Entry) (*Entry, error) {
+// fetch fetches auth's robots.txt, following redirects, each request paced
+// by p (nil: not paced), and turns the result into an entry; prev is the
+// expired entry, if any, whose copy and failure history carry over. It
+// returns an error only when ctx ended or the Pacer refused to let a
+// request start, in which case nothing is learnt about the site and nothing
+// must be cached.
+func (g *Gate) fetch(ctx context.Context, auth string, prev *Entry, p Pacer) (*Entry, error) {
 	robotsURL := auth + "/robots.txt"
 	u, err := url.Parse(robotsURL)
 	if err != nil { // a Host function returned something no URL can hold
@@ -50,7 +51,7 @@ func (g *Gate) fetch(ctx context.Context, auth string, prev *Entry) (*Entry, err
 	)
 	for hop := 0; ; hop++ {
 		var at time.Time
-		resp, at, err = g.request(ctx, u)
+		resp, at, err = g.request(ctx, u, p)
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("robots: fetch %s: %w", robotsURL, ctx.Err())
 		}
@@ -120,14 +121,14 @@ type pacerError struct{ err error }
 func (e *pacerError) Error() string { return e.err.Error() }
 
 // request makes one request for u, under u's own pacer key: it waits for
-// the Pacer, then gives Get Timeout, and releases the slot with the answer,
-// whatever it is. ready is when the Pacer says the key may be asked again,
+// p (nil: no wait), then gives Get Timeout, and releases the slot with the
+// answer, whatever it is. ready is when p says the key may be asked again,
 // if it can say.
-func (g *Gate) request(ctx context.Context, u *url.URL) (resp *Response, ready time.Time, err error) {
+func (g *Gate) request(ctx context.Context, u *url.URL, p Pacer) (resp *Response, ready time.Time, err error) {
 	key := g.key(u)
 	var release Release
-	if g.pacer != nil {
-		if release, err = g.pacer.Acquire(ctx, key); err != nil {
+	if p != nil {
+		if release, err = p.Acquire(ctx, key); err != nil {
 			return nil, time.Time{}, &pacerError{fmt.Errorf("robots: fetch %s: pacer: %w", u, err)}
 		}
 	}

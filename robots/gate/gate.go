@@ -52,14 +52,16 @@ var (
 // which the gate calls exactly once, when the request is over, with its
 // outcome: the answer's status and header — redirects, 429 and 5xx
 // included — or the transport error (context.Canceled when the gate's
-// caller gave up on the request, which says nothing about the host). A host answering 429 or 503 to its
-// robots.txt thus slows down, or pauses for its Retry-After, for its pages
-// too, even while a stale copy of its robots.txt still allows them.
+// caller gave up on the request, which says nothing about the host). A
+// host answering 429 or 503 to its robots.txt thus slows down, or pauses
+// for its Retry-After, for its pages too, even while a stale copy of its
+// robots.txt still allows them.
 //
 // The wait is not part of a fetch: Config.Timeout starts when the
 // request is sent, so a host paced seconds apart is never mistaken for an
 // unreachable one. heed's crawler implements Pacer over the leases of its
-// frontier, the one owner of when a host may next be asked.
+// frontier, the one owner of when a host may next be asked: each worker
+// passes CheckWith a Pacer bound to the lease it holds.
 type Pacer interface {
 	Acquire(ctx context.Context, key string) (Release, error)
 }
@@ -145,7 +147,8 @@ type Config struct {
 	// host may have asked for, so that the site never sees two requests
 	// closer than its Crawl-delay, even across a crash. Zero means no wait.
 	ResumeWait time.Duration
-	// Pacer, if set, paces robots.txt fetches; see Pacer.
+	// Pacer, if set, paces the robots.txt fetches of Check and Entry;
+	// CheckWith takes a Pacer of its own. See Pacer.
 	Pacer Pacer
 
 	// Key returns the Pacer's key for a robots.txt URL. Pass the same key
@@ -346,9 +349,9 @@ type Verdict struct {
 //
 // However many goroutines ask about one authority, one fetch is in flight;
 // the others wait for it, each giving up when its own context ends. The
-// fetch runs under the context of the goroutine that started it: if that
-// context ends, nothing is cached and a waiting goroutine fetches in its
-// stead. If the fetch panics (in Get, the Pacer or a key function), the
+// fetch runs under the context, and is paced by the Pacer, of the goroutine
+// that started it: if that context ends, nothing is cached and a waiting
+// goroutine fetches in its stead, under its own. If the fetch panics (in Get, the Pacer or a key function), the
 // panic is logged and the fetch counts as failed with ErrFetchPanicked:
 // robots.txt is unreachable until the next retry and no caller hangs.
 //
@@ -356,9 +359,10 @@ type Verdict struct {
 // In heed's crawler the gate sits between the frontier and the host's
 // pacing (a ratelimit.Policy over the frontier's per-host state), both
 // keyed by one function (ratelimit.Keys.Key), with the crawler's page
-// fetcher as Get. For each item the frontier hands out:
+// fetcher as Get. For each item the frontier hands out, under a lease of
+// its host's key:
 //
-//	v, err := gate.Check(ctx, u)
+//	v, err := g.CheckWith(ctx, u, pacerOf(lease)) // robots.txt under the lease
 //	pol.SetCrawlDelay(lease.Key, &lease.Host, v.Entry.CrawlDelay, v.Entry.HasCrawlDelay)
 //	if v.Fetched {
 //		stats.robotsFetches++ // once per fetch
@@ -474,12 +478,31 @@ func orDefault(d, def time.Duration) time.Duration {
 }
 
 // Check reports whether the gate's agent may fetch u, fetching the
-// authority's robots.txt first if the gate holds no fresh copy. It fails
-// only for a URL that is not absolute http(s) (ErrUnsupportedScheme,
-// ErrNoHost) or when ctx ends while it waits; a robots.txt that cannot be
-// fetched is an outcome, not an error (see Verdict.RetryAt).
+// authority's robots.txt first if the gate holds no fresh copy, its
+// requests paced by Config.Pacer. It fails only for a URL that is not
+// absolute http(s) (ErrUnsupportedScheme, ErrNoHost) or when ctx ends while
+// it waits; a robots.txt that cannot be fetched is an outcome, not an error
+// (see Verdict.RetryAt).
 func (g *Gate) Check(ctx context.Context, u *url.URL) (Verdict, error) {
-	e, got, err := g.entry(ctx, u)
+	return g.CheckWith(ctx, u, nil)
+}
+
+// CheckWith is Check with p pacing the robots.txt requests in place of
+// Config.Pacer (nil: Config.Pacer). A crawler passes a Pacer bound to the
+// permission it holds for u's host — heed's crawler, the lease of u's key —
+// so that a request to that host goes at once under it, while a redirect
+// hop to another host waits for that host's turn.
+//
+// One fetch serves every caller that asks about an authority while it is
+// in flight, and it is paced by the Pacer of the caller that started it;
+// the Pacers of the callers that wait for it (Verdict.Waited) are not
+// asked. If that caller's context ends first, a waiting caller fetches in
+// its stead, paced by its own Pacer.
+func (g *Gate) CheckWith(ctx context.Context, u *url.URL, p Pacer) (Verdict, error) {
+	if p == nil {
+		p = g.pacer
+	}
+	e, got, err := g.entry(ctx, u, p)
 	if err != nil {
 		return Verdict{}, err
 	}
@@ -499,7 +522,7 @@ func (g *Gate) Check(ctx context.Context, u *url.URL) (Verdict, error) {
 // Entry returns the robots.txt entry for u's authority, fetching it if the
 // gate holds no fresh copy; it fails as Check does.
 func (g *Gate) Entry(ctx context.Context, u *url.URL) (*Entry, error) {
-	e, _, err := g.entry(ctx, u)
+	e, _, err := g.entry(ctx, u, g.pacer)
 	return e, err
 }
 
@@ -575,7 +598,10 @@ const (
 	howRestored            // this call read it back from the Keeper
 )
 
-func (g *Gate) entry(ctx context.Context, u *url.URL) (*Entry, how, error) {
+// entry returns u's entry: cached, read back from the Keeper, fetched by
+// this call, its requests paced by p, or fetched by another call meanwhile,
+// paced by that call's Pacer.
+func (g *Gate) entry(ctx context.Context, u *url.URL, p Pacer) (*Entry, how, error) {
 	auth, err := g.authority(u)
 	if err != nil {
 		return nil, howCached, err
@@ -627,7 +653,7 @@ func (g *Gate) entry(ctx context.Context, u *url.URL) (*Entry, how, error) {
 				g.savePending(ctx, auth, prev)
 			}
 			if err == nil {
-				e, err = g.fetchRecovering(ctx, auth, prev)
+				e, err = g.fetchRecovering(ctx, auth, prev, p)
 			}
 			if err == nil && g.keeper != nil {
 				g.save(ctx, e)

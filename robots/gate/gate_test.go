@@ -931,3 +931,116 @@ func TestCachedNeverFetches(t *testing.T) {
 	}
 	wantHits(t, s, 1)
 }
+
+// CheckWith paces its fetch with the Pacer it is given, not Config.Pacer,
+// which Check, Entry and a nil Pacer use.
+func TestCheckWithPacesThisCall(t *testing.T) {
+	s := newSite(t, serveText(rules))
+	other := newSite(t, serveText(rules))
+	third := newSite(t, serveText(rules))
+	configured, given := &recordingPacer{}, &recordingPacer{}
+	g, _ := newForTest(t, gate.Config{Pacer: configured})
+
+	v, err := g.CheckWith(context.Background(), s.url(t, "/nobots/x"), given)
+	if err != nil || v.Allowed || !v.Fetched {
+		t.Fatalf("CheckWith: %+v, %v", v, err)
+	}
+	key := s.url(t, "/").Host
+	if want := fmt.Sprint([]string{"wait " + key, "observe " + key, "done " + key}); fmt.Sprint(given.calls) != want || len(configured.calls) != 0 {
+		t.Fatalf("given pacer %q, configured %q; want %s on the given one alone", given.calls, configured.calls, want)
+	}
+	check(t, g, other.url(t, "/"))
+	if _, err := g.CheckWith(context.Background(), third.url(t, "/"), nil); err != nil {
+		t.Fatal(err)
+	}
+	if len(given.calls) != 3 || len(configured.calls) != 6 || configured.calls[0] != "wait "+other.url(t, "/").Host || configured.calls[3] != "wait "+third.url(t, "/").Host {
+		t.Fatalf("given pacer %q, configured %q: Check and CheckWith(nil) use Config.Pacer", given.calls, configured.calls)
+	}
+}
+
+// A fetch is shared: the Pacer of the caller that starts it paces it, and
+// a caller that comes while it is in flight is not paced at all.
+func TestFlightIsPacedByItsStarter(t *testing.T) {
+	entered, release := make(chan struct{}), make(chan struct{})
+	var calls atomic.Int32
+	get := func(ctx context.Context, rawURL string) (*gate.Response, error) {
+		if calls.Add(1) == 1 {
+			close(entered)
+			<-release
+		}
+		return &gate.Response{Status: 200, Body: []byte("User-agent: *\nDisallow: /x\n")}, nil
+	}
+	g, _ := newForTest(t, gate.Config{Get: get, Pacer: &recordingPacer{err: errors.New("Config.Pacer used")}})
+	u, _ := url.Parse("http://a.example/x")
+	starter, joiner := &recordingPacer{}, &recordingPacer{}
+
+	first := make(chan gate.Verdict, 1)
+	go func() {
+		v, _ := g.CheckWith(context.Background(), u, starter)
+		first <- v
+	}()
+	<-entered
+	second := make(chan gate.Verdict, 1)
+	go func() {
+		v, _ := g.CheckWith(context.Background(), u, joiner)
+		second <- v
+	}()
+	close(release)
+	if v := <-first; !v.Fetched || v.Allowed {
+		t.Fatalf("starter: %+v", v)
+	}
+	if v := <-second; v.Fetched || v.Allowed {
+		t.Fatalf("joiner: %+v, want the starter's fetch", v)
+	}
+	if fmt.Sprint(starter.calls) != "[wait a.example observe a.example done a.example]" || len(joiner.calls) != 0 || calls.Load() != 1 {
+		t.Fatalf("starter's pacer %q, joiner's %q, %d requests: want one request, paced by the starter's", starter.calls, joiner.calls, calls.Load())
+	}
+}
+
+// When the caller that started a fetch gives up, the one that fetches in
+// its stead paces its requests with its own Pacer.
+func TestAbandonedFlightIsRefetchedWithTheWaitersPacer(t *testing.T) {
+	entered := make(chan struct{})
+	var calls atomic.Int32
+	get := func(ctx context.Context, rawURL string) (*gate.Response, error) {
+		if calls.Add(1) == 1 {
+			close(entered)
+			<-ctx.Done() // the starter gives up with the request under way
+			return nil, ctx.Err()
+		}
+		return &gate.Response{Status: 200, Body: []byte("User-agent: *\nDisallow: /x\n")}, nil
+	}
+	g, _ := newForTest(t, gate.Config{Get: get})
+	u, _ := url.Parse("http://a.example/x")
+	starter, waiter := &recordingPacer{}, &recordingPacer{}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	first := make(chan error, 1)
+	go func() {
+		_, err := g.CheckWith(ctx, u, starter)
+		first <- err
+	}()
+	<-entered
+	second := make(chan gate.Verdict, 1)
+	go func() { second <- checkWith(t, g, u, waiter) }()
+	cancel()
+	if err := <-first; !errors.Is(err, context.Canceled) {
+		t.Fatalf("starter: %v, want context.Canceled", err)
+	}
+	if v := <-second; !v.Fetched || v.Allowed || v.Entry.Outcome != gate.OutcomeOK {
+		t.Fatalf("waiter: %+v, want its own fetch", v)
+	}
+	want := "[wait a.example observe a.example done a.example]"
+	if fmt.Sprint(starter.calls) != want || fmt.Sprint(waiter.calls) != want || !errors.Is(starter.errs[0], context.Canceled) {
+		t.Fatalf("starter's pacer %q (errs %v), waiter's %q: want one request each", starter.calls, starter.errs, waiter.calls)
+	}
+}
+
+func checkWith(t *testing.T, g *gate.Gate, u *url.URL, p gate.Pacer) gate.Verdict {
+	t.Helper()
+	v, err := g.CheckWith(context.Background(), u, p)
+	if err != nil {
+		t.Errorf("CheckWith(%s): %v", u, err)
+	}
+	return v
+}
