@@ -194,12 +194,11 @@ func TestDeferKeepsHistory(t *testing.T) {
 		Meta: map[string]string{"campaign": "x"}})
 	l := next(t, fr)
 	l.Retries = 2
-	l.BlockedSince = time.Unix(100, 0)
 	if err := fr.Defer(bg, l, frontier.Outcome{Host: l.Host}); err != nil {
 		t.Fatal(err)
 	}
 	got := next(t, fr)
-	if got.Retries != 2 || !got.BlockedSince.Equal(time.Unix(100, 0)) || !slices.Equal(got.Redirects, []string{"http://a/0"}) ||
+	if got.Retries != 2 || !slices.Equal(got.Redirects, []string{"http://a/0"}) ||
 		got.SitemapDepth != 2 || got.Kind != frontier.KindSitemap || got.Meta["campaign"] != "x" {
 		t.Errorf("deferred item came back as %+v", got.Item)
 	}

@@ -68,7 +68,7 @@
 // and a token that fences the lease. The worker owns it until it ends it
 // with exactly one of Done (the item is finished, whatever happened to the
 // fetch) or Defer (the item goes back to the front of its key's queue, with
-// its history — Retries, Redirects, BlockedSince, Meta — neither a duplicate
+// its history — Retries, Redirects, Meta — neither a duplicate
 // nor counted again). Ending a lease that was already ended, or that the
 // Store took back, returns ErrLeaseLost. A worker loops:
 //

@@ -110,9 +110,6 @@ type Item struct {
 	// between it and the root sitemap. It bounds nesting without using up
 	// Depth, which counts links followed.
 	SitemapDepth int
-	// BlockedSince is when the item was first refused because its
-	// robots.txt could not be fetched; zero otherwise.
-	BlockedSince time.Time
 }
 
 // Child returns an Item for a link found on it: rawURL at one more depth,

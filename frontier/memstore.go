@@ -24,7 +24,7 @@ const maxStoredDepth = 1<<depthBits - 1
 // keeps Lastmod to the second (dates before 1970 or after 2106 are
 // dropped) and Priority to 0.001 within [0, 1], and holds depths up to
 // 524,287 and two kinds. What an item has been through (Retries,
-// Redirects, SitemapDepth, BlockedSince) is kept exactly, in a side record
+// Redirects, SitemapDepth) is kept exactly, in a side record
 // allocated only for the few items that have any of it. A seen URL costs one 8-byte hash in an
 // open-addressing table (10–20 bytes with its slack); the string is not
 // kept once the item is popped. A host with queued items costs about 100 bytes more.
@@ -81,7 +81,6 @@ type history struct {
 	retries      int
 	redirects    []string
 	sitemapDepth int
-	blockedSince time.Time
 	meta         map[string]string
 }
 
@@ -325,7 +324,7 @@ func (r record) item(key string) Item {
 		it.Lastmod = time.Unix(int64(r.lastmod), 0).UTC()
 	}
 	if h := r.history; h != nil {
-		it.Retries, it.Redirects, it.SitemapDepth, it.BlockedSince, it.Meta = h.retries, h.redirects, h.sitemapDepth, h.blockedSince, h.meta
+		it.Retries, it.Redirects, it.SitemapDepth, it.Meta = h.retries, h.redirects, h.sitemapDepth, h.meta
 	}
 	return it
 }
@@ -352,8 +351,8 @@ func toRecord(it Item) (record, error) {
 	if it.FromSitemap {
 		r.meta |= sitemapBit
 	}
-	if it.Retries != 0 || len(it.Redirects) > 0 || it.SitemapDepth != 0 || !it.BlockedSince.IsZero() || len(it.Meta) > 0 {
-		r.history = &history{retries: it.Retries, redirects: it.Redirects, sitemapDepth: it.SitemapDepth, blockedSince: it.BlockedSince, meta: it.Meta}
+	if it.Retries != 0 || len(it.Redirects) > 0 || it.SitemapDepth != 0 || len(it.Meta) > 0 {
+		r.history = &history{retries: it.Retries, redirects: it.Redirects, sitemapDepth: it.SitemapDepth, meta: it.Meta}
 	}
 	if sec := it.Lastmod.Unix(); !it.Lastmod.IsZero() && sec > 0 && sec <= math.MaxUint32 {
 		r.lastmod = uint32(sec)

@@ -149,7 +149,7 @@ func TestMemoryStoreFields(t *testing.T) {
 	lastmod := time.Date(2024, 2, 29, 23, 59, 58, 999, time.FixedZone("Y", -7200))
 	in := []frontier.Item{
 		{URL: "http://a/1", Key: "k", Referrer: "http://r/", Depth: 1<<19 - 1, Kind: frontier.KindSitemap, Priority: 0.8, Lastmod: lastmod,
-			SitemapDepth: 3, Retries: 2, Redirects: []string{"http://a/0", "http://a/00"}, BlockedSince: lastmod},
+			SitemapDepth: 3, Retries: 2, Redirects: []string{"http://a/0", "http://a/00"}},
 		{URL: "http://a/2", Key: "k", Priority: 1.5, Meta: map[string]string{"from": "seed list"}}, // clamped to 1
 		{URL: "http://a/3", Key: "k", Priority: float32(math.NaN())},                               // dropped
 		{URL: "http://a/4", Key: "k", Lastmod: time.Date(1969, 1, 1, 0, 0, 0, 0, time.UTC)},        // dropped
@@ -161,7 +161,7 @@ func TestMemoryStoreFields(t *testing.T) {
 	want := []frontier.Item{
 		{URL: "http://a/1", Key: "k", Referrer: "http://r/", Depth: 1<<19 - 1, Kind: frontier.KindSitemap, Priority: 0.8,
 			Lastmod: lastmod.Truncate(time.Second).UTC(), SitemapDepth: 3, Retries: 2,
-			Redirects: []string{"http://a/0", "http://a/00"}, BlockedSince: lastmod},
+			Redirects: []string{"http://a/0", "http://a/00"}},
 		{URL: "http://a/2", Key: "k", Priority: 1, Meta: map[string]string{"from": "seed list"}},
 		{URL: "http://a/3", Key: "k"},
 		{URL: "http://a/4", Key: "k"},

@@ -86,7 +86,7 @@ const (
 	itemRetries
 	itemRedirects
 	itemSitemapDepth
-	itemBlockedSince
+	itemBlockedSince // retired: Item.BlockedSince, deleted; read and dropped
 	itemMeta
 )
 
@@ -116,9 +116,6 @@ func appendItem(dst []byte, it *frontier.Item) []byte {
 	if it.SitemapDepth != 0 {
 		flags |= itemSitemapDepth
 	}
-	if !it.BlockedSince.IsZero() {
-		flags |= itemBlockedSince
-	}
 	if len(it.Meta) > 0 {
 		flags |= itemMeta
 	}
@@ -146,9 +143,6 @@ func appendItem(dst []byte, it *frontier.Item) []byte {
 	}
 	if flags&itemSitemapDepth != 0 {
 		dst = binary.AppendVarint(dst, int64(it.SitemapDepth))
-	}
-	if flags&itemBlockedSince != 0 {
-		dst = appendTime(dst, it.BlockedSince)
 	}
 	if flags&itemMeta != 0 {
 		dst = binary.AppendUvarint(dst, uint64(len(it.Meta)))
@@ -197,7 +191,7 @@ func decodeItem(b []byte, key string) (frontier.Item, error) {
 		it.SitemapDepth = int(d.varint())
 	}
 	if flags&itemBlockedSince != 0 {
-		it.BlockedSince = d.time()
+		d.time()
 	}
 	if flags&itemMeta != 0 {
 		n := d.uvarint()

@@ -29,7 +29,6 @@ func fullItem(t *testing.T) frontier.Item {
 		Retries:      -3, // not meaningful, but an int the encoding must keep
 		Redirects:    []string{"http://example.com/0", "", "http://example.com/1"},
 		SitemapDepth: 2,
-		BlockedSince: time.Date(1969, 7, 20, 20, 17, 40, 1, time.UTC),
 	}
 	v := reflect.ValueOf(it)
 	for i := range v.NumField() {
@@ -42,10 +41,10 @@ func fullItem(t *testing.T) frontier.Item {
 
 func sameItem(a, b frontier.Item) bool {
 	// time.Time values are compared as instants; the rest exactly.
-	if !a.Lastmod.Equal(b.Lastmod) || !a.BlockedSince.Equal(b.BlockedSince) {
+	if !a.Lastmod.Equal(b.Lastmod) {
 		return false
 	}
-	a.Lastmod, b.Lastmod, a.BlockedSince, b.BlockedSince = time.Time{}, time.Time{}, time.Time{}, time.Time{}
+	a.Lastmod, b.Lastmod = time.Time{}, time.Time{}
 	return reflect.DeepEqual(a, b)
 }
 
@@ -56,7 +55,7 @@ func TestItemRoundTrip(t *testing.T) {
 		"minimal": {URL: "http://a/", Key: "a"},
 		"seed":    {URL: "http://a/", Key: "a", Kind: frontier.KindPage, Depth: 0},
 		"extreme": {URL: "http://a/", Key: "a", Depth: math.MinInt64, Retries: math.MaxInt64, SitemapDepth: math.MinInt64,
-			Priority: float32(math.Inf(-1)), Lastmod: time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC), BlockedSince: time.Date(1, 1, 1, 0, 0, 1, 0, time.UTC)},
+			Priority: float32(math.Inf(-1)), Lastmod: time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC)},
 		"local time": {URL: "http://a/", Key: "a", Lastmod: time.Date(2020, 1, 2, 3, 4, 5, 6, time.FixedZone("X", 3600))},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -33,7 +33,7 @@ const (
 	fRetries
 	fRedirects
 	fSitemapDepth
-	fBlockedSince
+	fBlockedSince // retired: Item.BlockedSince, deleted; read and dropped
 )
 
 // encodeItem appends it, without its Key (the queue's name), to dst: a
@@ -57,7 +57,6 @@ func encodeItem(dst []byte, it *frontier.Item) []byte {
 	set(fRetries, it.Retries != 0)
 	set(fRedirects, len(it.Redirects) > 0)
 	set(fSitemapDepth, it.SitemapDepth != 0)
-	set(fBlockedSince, !it.BlockedSince.IsZero())
 	dst = append(dst, itemVersion)
 	dst = binary.AppendUvarint(dst, flags)
 	dst = appendString(dst, it.URL)
@@ -98,9 +97,6 @@ func encodeItem(dst []byte, it *frontier.Item) []byte {
 	}
 	if flags&fSitemapDepth != 0 {
 		dst = binary.AppendVarint(dst, int64(it.SitemapDepth))
-	}
-	if flags&fBlockedSince != 0 {
-		dst = appendTime(dst, it.BlockedSince)
 	}
 	return dst
 }
@@ -155,7 +151,7 @@ func decodeItem(b []byte, key string) (frontier.Item, error) {
 		it.SitemapDepth = d.int()
 	}
 	if flags&fBlockedSince != 0 {
-		it.BlockedSince = d.time()
+		d.time()
 	}
 	if d.err || len(d.b) != 0 {
 		return frontier.Item{}, errCorrupt

@@ -13,7 +13,7 @@ var fullItem = frontier.Item{
 	URL: "http://a/x", Key: "a", Referrer: "http://r/", Depth: 7, Kind: frontier.KindSitemap,
 	Priority: 0.123, Lastmod: time.Date(2024, 2, 29, 23, 59, 58, 123456789, time.UTC), FromSitemap: true,
 	Meta: map[string]string{"k": "v", "empty": ""}, Retries: -3, Redirects: []string{"http://a/0", ""},
-	SitemapDepth: 2, BlockedSince: time.Date(1500, 1, 2, 3, 4, 5, 6, time.UTC),
+	SitemapDepth: 2,
 }
 
 // TestItemCodec: every field of an Item comes back exactly, and the zero

@@ -525,11 +525,10 @@ func testCrash(t *testing.T, h Harness, s frontier.Store) {
 // added (Lastmod to the second, Priority to 0.001).
 func testItemFields(t *testing.T, s frontier.Store) {
 	lastmod := time.Date(2024, 2, 29, 23, 59, 58, 0, time.UTC)
-	blocked := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
 	in := frontier.Item{
 		URL: "http://a/x", Key: "a", Referrer: "http://r/", Depth: 7, Kind: frontier.KindSitemap,
 		Priority: 0.5, Lastmod: lastmod, FromSitemap: true, Retries: 3, Redirects: []string{"http://a/0", "http://a/1"},
-		SitemapDepth: 2, BlockedSince: blocked, Meta: map[string]string{"k": "v", "empty": ""},
+		SitemapDepth: 2, Meta: map[string]string{"k": "v", "empty": ""},
 	}
 	mustAdd(t, s, in)
 	l := mustClaim(t, s, t0, in.URL)
@@ -537,7 +536,7 @@ func testItemFields(t *testing.T, s frontier.Store) {
 	if got.Referrer != in.Referrer || got.Depth != in.Depth || got.Kind != in.Kind || got.Priority != in.Priority ||
 		!got.Lastmod.Equal(lastmod) || got.FromSitemap != in.FromSitemap || got.Retries != in.Retries ||
 		!slices.Equal(got.Redirects, in.Redirects) || got.SitemapDepth != in.SitemapDepth ||
-		!got.BlockedSince.Equal(blocked) || len(got.Meta) != 2 || got.Meta["k"] != "v" || got.Meta["empty"] != "" {
+		len(got.Meta) != 2 || got.Meta["k"] != "v" || got.Meta["empty"] != "" {
 		t.Errorf("Claim gave back\n %+v\nfor\n %+v", got, in)
 	}
 }
