@@ -1,0 +1,201 @@
+package codec
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/heedcrawl/heed/frontier"
+)
+
+// Flags of an encoded Item: which fields follow the URL, in this order.
+// The fields most items have come first, to fit in the flags' first byte.
+const (
+	itemReferrer = 1 << iota
+	itemDepth
+	itemKind
+	itemPriority
+	itemLastmod
+	itemFromSitemap // no bytes: the flag is the value
+	itemMeta
+	itemRetries
+	itemRedirects
+	itemSitemapDepth
+	itemBlockedSince // retired: Item.BlockedSince, read and dropped
+	itemNext         // the flag a new field takes; flags from here on are unknown
+)
+
+// AppendItem appends the encoding of it to dst and returns the extended
+// buffer. Every field is encoded but Key, which the Store keeps the item
+// under. It allocates only when dst is too small, or when it.Meta holds
+// more than eight pairs.
+func AppendItem(dst []byte, it *frontier.Item) []byte {
+	if cap(dst)-len(dst) < 32+len(it.URL)+len(it.Referrer) {
+		dst = grow(dst, itemSize(it))
+	}
+	var flags uint64
+	if it.Referrer != "" {
+		flags |= itemReferrer
+	}
+	if it.Depth != 0 {
+		flags |= itemDepth
+	}
+	if it.Kind != 0 {
+		flags |= itemKind
+	}
+	if math.Float32bits(it.Priority) != 0 { // -0 too
+		flags |= itemPriority
+	}
+	if !it.Lastmod.IsZero() {
+		flags |= itemLastmod
+	}
+	if it.FromSitemap {
+		flags |= itemFromSitemap
+	}
+	if len(it.Meta) > 0 {
+		flags |= itemMeta
+	}
+	if it.Retries != 0 {
+		flags |= itemRetries
+	}
+	if len(it.Redirects) > 0 {
+		flags |= itemRedirects
+	}
+	if it.SitemapDepth != 0 {
+		flags |= itemSitemapDepth
+	}
+	dst = append(dst, ItemVersion)
+	dst = binary.AppendUvarint(dst, flags)
+	dst = appendString(dst, it.URL)
+	if flags&itemReferrer != 0 {
+		dst = appendString(dst, it.Referrer)
+	}
+	if flags&itemDepth != 0 {
+		dst = binary.AppendVarint(dst, int64(it.Depth))
+	}
+	if flags&itemKind != 0 {
+		dst = binary.AppendUvarint(dst, uint64(it.Kind))
+	}
+	if flags&itemPriority != 0 {
+		dst = binary.LittleEndian.AppendUint32(dst, math.Float32bits(it.Priority))
+	}
+	if flags&itemLastmod != 0 {
+		dst = appendTime(dst, it.Lastmod)
+	}
+	if flags&itemMeta != 0 {
+		dst = appendMeta(dst, it.Meta)
+	}
+	if flags&itemRetries != 0 {
+		dst = binary.AppendVarint(dst, int64(it.Retries))
+	}
+	if flags&itemRedirects != 0 {
+		dst = binary.AppendUvarint(dst, uint64(len(it.Redirects)))
+		for _, r := range it.Redirects {
+			dst = appendString(dst, r)
+		}
+	}
+	if flags&itemSitemapDepth != 0 {
+		dst = binary.AppendVarint(dst, int64(it.SitemapDepth))
+	}
+	return dst
+}
+
+// itemSize returns about how many bytes it takes encoded: enough for most
+// items, so that encoding into a new buffer allocates once.
+func itemSize(it *frontier.Item) int {
+	n := 32 + len(it.URL) + len(it.Referrer)
+	for k, v := range it.Meta {
+		n += 2 + len(k) + len(v)
+	}
+	for _, r := range it.Redirects {
+		n += 1 + len(r)
+	}
+	return n
+}
+
+// appendMeta appends m's pairs, their count first, sorted by key: one item,
+// one encoding.
+func appendMeta(dst []byte, m map[string]string) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(m)))
+	var buf [8]string // most items carry a few pairs: sorted on the stack
+	keys := buf[:0]
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		dst = appendString(appendString(dst, k), m[k])
+	}
+	return dst
+}
+
+// DecodeItem decodes an encoding of AppendItem (b holds it whole, and
+// nothing else), returning the Item with key as its Key. It does not keep
+// b: the item's strings are cut from one copy of it, so that one of them
+// kept keeps the copy, all the item's strings' worth. An input it cannot read is
+// refused with an error wrapping ErrCorrupt or ErrVersion.
+func DecodeItem(b []byte, key string) (frontier.Item, error) {
+	d := decoder{b: b, n: len(b)}
+	switch v := d.byte(); {
+	case d.why != "":
+		return frontier.Item{}, d.err("item", len(b))
+	case v != ItemVersion:
+		return frontier.Item{}, fmt.Errorf("%w: item version %d; this build reads version %d", ErrVersion, v, ItemVersion)
+	}
+	flags := d.uvarint()
+	if flags >= itemNext && d.why == "" {
+		return frontier.Item{}, fmt.Errorf("%w: item flags %#x; this build knows those below %#x", ErrVersion, flags, itemNext)
+	}
+	d.copyStrings()
+	it := frontier.Item{Key: key, URL: d.string(), FromSitemap: flags&itemFromSitemap != 0}
+	if flags&itemReferrer != 0 {
+		it.Referrer = d.string()
+	}
+	if flags&itemDepth != 0 {
+		it.Depth = d.int()
+	}
+	if flags&itemKind != 0 {
+		k := d.uvarint()
+		if k > math.MaxUint8 {
+			d.fail("kind out of range")
+		}
+		it.Kind = frontier.Kind(k)
+	}
+	if flags&itemPriority != 0 {
+		it.Priority = math.Float32frombits(d.uint32())
+	}
+	if flags&itemLastmod != 0 {
+		it.Lastmod = d.time()
+	}
+	if flags&itemMeta != 0 {
+		if n := d.count(); n > 0 {
+			it.Meta = make(map[string]string, n)
+			for range n {
+				k := d.string()
+				it.Meta[k] = d.string()
+			}
+		}
+	}
+	if flags&itemRetries != 0 {
+		it.Retries = d.int()
+	}
+	if flags&itemRedirects != 0 {
+		if n := d.count(); n > 0 {
+			it.Redirects = make([]string, n)
+			for i := range it.Redirects {
+				it.Redirects[i] = d.string()
+			}
+		}
+	}
+	if flags&itemSitemapDepth != 0 {
+		it.SitemapDepth = d.int()
+	}
+	if flags&itemBlockedSince != 0 {
+		_ = d.time()
+	}
+	if d.why != "" || len(d.b) != 0 {
+		return frontier.Item{}, d.err("item", len(b))
+	}
+	return it, nil
+}
