@@ -11,16 +11,17 @@
 // A store is a directory holding pebble's files and heed.lock. Its keys
 // fall in keyspaces by their first byte:
 //
-//	v             the store's format ("heed pebblestore 2"); Open refuses others
+//	v             the store's format ("heed pebblestore 3"); Open refuses others
 //	c             the Checkpoint of the last Ack
-//	k key         the key's record: its pacing state (frontier.HostState), the
-//	              items scheduled, sitemaps and sitemap URLs counted against its
-//	              limits, whether it was given up, and where its queue lies
+//	k key         the key's record: the items scheduled, sitemaps and sitemap
+//	              URLs counted against its limits, whether it was given up,
+//	              where its queue lies, and its pacing state (frontier.HostState,
+//	              every field, in package frontier/codec's encoding)
 //	m name        a value of SetMeta
 //	n             how many URLs were seen, as of the last sync: sizes the
 //	              filter on Open
 //	q len key seq an item queued or leased (the frontier.Item, all its fields
-//	              but Key, in a compact binary encoding)
+//	              but Key, in package frontier/codec's encoding)
 //	s URL         a URL seen (the canonical URL itself)
 //
 // A queue entry's key is the politeness key, after its length, then the
