@@ -1,83 +1,69 @@
 package redisstore
 
 import (
-	"bytes"
-	"reflect"
+	"encoding/hex"
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/heedcrawl/heed/frontier"
+	"github.com/heedcrawl/heed/frontier/codec"
+	"github.com/heedcrawl/heed/frontier/storetest"
 )
 
-var fullItem = frontier.Item{
-	URL: "http://a/x", Key: "a", Referrer: "http://r/", Depth: 7, Kind: frontier.KindSitemap,
-	Priority: 0.123, Lastmod: time.Date(2024, 2, 29, 23, 59, 58, 123456789, time.UTC), FromSitemap: true,
-	Meta: map[string]string{"k": "v", "empty": ""}, Retries: -3, Redirects: []string{"http://a/0", ""},
-	SitemapDepth: 2,
-}
-
-// TestItemCodec: every field of an Item comes back exactly, and the zero
-// fields cost nothing beyond the URL.
-func TestItemCodec(t *testing.T) {
-	for _, in := range []frontier.Item{fullItem, {URL: "http://a/", Key: "a"}} {
-		b := encodeItem(nil, &in)
-		out, err := decodeItem(b, in.Key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(out, in) {
-			t.Errorf("decoded\n %+v\nwant\n %+v", out, in)
-		}
-	}
-	bare := frontier.Item{URL: "http://a/"}
-	if n := len(encodeItem(nil, &bare)); n != 3+len(bare.URL) {
-		t.Errorf("an item with only a URL encodes in %d bytes, want %d", n, 3+len(bare.URL))
-	}
-}
-
+// Items and host states are package codec's encoding, tested there. What
+// the store adds: a host state is kept without NextAllowed and ClosedUntil,
+// which the scripts keep beside it; an empty one is the zero state; errors
+// wrap errCorrupt.
 func TestHostCodec(t *testing.T) {
-	for _, in := range []frontier.HostState{{}, {
-		Delay: time.Second, CrawlDelay: 2 * time.Second, HasCrawlDelay: true, Backoff: time.Minute,
-		RTT: time.Millisecond, PausedUntil: time.Date(2030, 1, 1, 0, 0, 0, 1, time.UTC), Failures: 4,
-	}} {
-		out, err := decodeHost(encodeHost(&in))
-		if err != nil {
-			t.Fatal(err)
+	var in frontier.HostState
+	storetest.Fill(t, &in, time.Now())
+	out, err := decodeHost(encodeHost(&in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !out.NextAllowed.IsZero() || !out.ClosedUntil.IsZero() {
+		t.Errorf("NextAllowed %v and ClosedUntil %v came back: they are the scripts' to keep", out.NextAllowed, out.ClosedUntil)
+	}
+	scripts := map[string]string{"HostState.NextAllowed": "kept by the scripts", "HostState.ClosedUntil": "kept by the scripts"}
+	for _, d := range storetest.Diff(in, out, scripts) {
+		t.Error(d)
+	}
+	if h, err := decodeHost(nil); err != nil || h != (frontier.HostState{}) {
+		t.Errorf("decodeHost(empty) = %+v, %v; want the zero state", h, err)
+	}
+	for _, b := range [][]byte{{0}, encodeHost(&in)[:3]} {
+		if _, err := decodeHost(b); !errors.Is(err, errCorrupt) || !errors.Is(err, codec.ErrCorrupt) && !errors.Is(err, codec.ErrVersion) {
+			t.Errorf("decodeHost(%x) = %v, want errCorrupt wrapping codec's", b, err)
 		}
-		if !reflect.DeepEqual(out, in) {
-			t.Errorf("decoded %+v, want %+v", out, in)
-		}
+	}
+	if _, err := decodeItem([]byte{codec.ItemVersion}, "a"); !errors.Is(err, errCorrupt) || !errors.Is(err, codec.ErrCorrupt) {
+		t.Errorf("decodeItem of a version byte alone = %v, want errCorrupt wrapping codec's", err)
 	}
 }
 
-// TestCorrupt: every truncation of an encoding is an error, never a panic.
-func TestCorrupt(t *testing.T) {
-	b := encodeItem(nil, &fullItem)
-	for i := range len(b) {
-		if _, err := decodeItem(b[:i], "a"); err == nil {
-			t.Errorf("item truncated to %d of %d bytes decoded", i, len(b))
-		}
+// TestOldValues: a job's items and host states written by this package
+// before package codec still decode.
+func TestOldValues(t *testing.T) {
+	item, _ := hex.DecodeString("01ff0f0a687474703a2f2f612f7809687474703a2f2f612f04010000003f80c783de0c0502016500016b017602010a687474703a2f2f612f3006ca88b0f70c00")
+	it, err := decodeItem(item, "a")
+	want := frontier.Item{URL: "http://a/x", Key: "a", Referrer: "http://a/", Depth: 2, Kind: frontier.KindSitemap,
+		Priority: 0.5, Lastmod: time.Date(2024, 2, 29, 12, 0, 0, 5, time.UTC), FromSitemap: true,
+		Meta: map[string]string{"k": "v", "e": ""}, Retries: 1, Redirects: []string{"http://a/0"}, SitemapDepth: 3}
+	if err != nil {
+		t.Fatal(err)
 	}
-	h := encodeHost(&frontier.HostState{Delay: time.Second, PausedUntil: time.Now()})
-	for i := 1; i < len(h); i++ {
-		if _, err := decodeHost(h[:i]); err == nil {
-			t.Errorf("host state truncated to %d of %d bytes decoded", i, len(h))
-		}
+	for _, d := range storetest.Diff(want, it, nil) {
+		t.Errorf("old item: %s", d)
 	}
-}
-
-func FuzzDecode(f *testing.F) {
-	f.Add(encodeItem(nil, &fullItem))
-	f.Add(encodeHost(&frontier.HostState{Delay: time.Second, PausedUntil: time.Now()}))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		if it, err := decodeItem(b, "k"); err == nil {
-			// What decodes encodes to what decodes to the same.
-			enc := encodeItem(nil, &it)
-			again, err := decodeItem(enc, "k")
-			if err != nil || !bytes.Equal(encodeItem(nil, &again), enc) {
-				t.Errorf("re-encoding %+v: %+v, %v", it, again, err)
-			}
-		}
-		decodeHost(b)
-	})
+	host, _ := hex.DecodeString("0180a8d6b90780d0acf30e0180e0ba84bf0380d0a54c01a0bbe2830d0708")
+	h, err := decodeHost(host)
+	wantH := frontier.HostState{Delay: time.Second, CrawlDelay: 2 * time.Second, HasCrawlDelay: true, Backoff: time.Minute,
+		RTT: 80 * time.Millisecond, PausedUntil: time.Date(2025, 6, 1, 13, 0, 0, 7, time.UTC), Failures: 4}
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range storetest.Diff(wantH, h, nil) {
+		t.Errorf("old host state: %s", d)
+	}
 }
