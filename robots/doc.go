@@ -26,4 +26,8 @@
 // A Robots and its Groups are immutable and safe for concurrent use. A nil
 // *Robots or *Group allows everything; AllowAll and DisallowAll stand for
 // the outcomes of robots.txt fetches that fail with 4xx and 5xx statuses.
+//
+// The package imports the standard library only. Fetching robots.txt,
+// caching it per authority and reading what each answer means (RFC 9309
+// §2.3–2.4) is the business of package github.com/heedcrawl/heed/robots/gate.
 package robots

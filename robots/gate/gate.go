@@ -312,72 +312,9 @@ type Verdict struct {
 
 // Gate answers, for every URL a crawler is about to fetch, whether the
 // site's robots.txt lets it, fetching and caching robots.txt per authority
-// (scheme, and host and port as Config.Host names them) as RFC 9309
-// §2.3–2.4 describes:
-//
-//   - 2xx: the first robots.MaxSize bytes of the body Get returns (decompressed
-//     and decoded to UTF-8 by Get, which need not download more) are
-//     parsed and the rules for the gate's agent apply (OutcomeOK).
-//   - Redirects (301, 302, 303, 307, 308) are followed, even to other
-//     hosts, up to five; the rules found apply to the original authority.
-//     More redirects, a redirect to a non-HTTP URL, any other 3xx and any
-//     4xx but 429 mean there is no robots.txt: everything is allowed
-//     (OutcomeUnavailable).
-//   - 429, 5xx, timeouts, DNS and connection errors make robots.txt
-//     unreachable: everything is disallowed (OutcomeUnreachable) until a
-//     retry, scheduled with exponential back-off (RetryMin doubling up to
-//     RetryMax), and not before the Pacer lets the host be asked again
-//     (see Release: that is where a Retry-After takes effect). The
-//     Verdict says when, so a crawler can put the URL aside instead of
-//     dropping it. If the gate holds an earlier copy of robots.txt it
-//     keeps using it (OutcomeStale); if robots.txt stays unreachable with
-//     no copy for AssumeAllowAfter (30 days), everything is allowed
-//     (OutcomeAssumedAllow) while retries go on.
-//   - Results are cached for TTL (24 h, RFC 9309 §2.4), less if the
-//     response's Cache-Control says max-age or no-store/no-cache, but never
-//     less than MinTTL: a robots.txt that forbids caching is fetched again
-//     after MinTTL rather than before every page, which would double the
-//     requests a site receives. The cache is an LRU bounded by CacheSize
-//     authorities and CacheBytes of rules; expired entries are refetched
-//     lazily, by the next Check.
-//
-// Every request of a fetch, each redirect hop included, is paced like a
-// page request through the Pacer under its own host's key, so robots.txt
-// counts against the host's politeness budget, and every answer is
-// reported to the Pacer's Release. Timeout applies to each request once it
-// may start, never to the wait for the Pacer.
-//
-// However many goroutines ask about one authority, one fetch is in flight;
-// the others wait for it, each giving up when its own context ends. The
-// fetch runs under the context, and is paced by the Pacer, of the goroutine
-// that started it: if that context ends, nothing is cached and a waiting
-// goroutine fetches in its stead, under its own. If the fetch panics (in Get, the Pacer or a key function), the
-// panic is logged and the fetch counts as failed with ErrFetchPanicked:
-// robots.txt is unreachable until the next retry and no caller hangs.
-//
-// The requests go through Config.Get, the crawler's own HTTP client.
-// In heed's crawler the gate sits between the frontier and the host's
-// pacing (a ratelimit.Policy over the frontier's per-host state), both
-// keyed by one function (ratelimit.Keys.Key), with the crawler's page
-// fetcher as Get. For each item the frontier hands out, under a lease of
-// its host's key:
-//
-//	v, err := g.CheckWith(ctx, u, pacerOf(lease)) // robots.txt under the lease
-//	pol.SetCrawlDelay(lease.Key, &lease.Host, v.Entry.CrawlDelay, v.Entry.HasCrawlDelay)
-//	if v.Fetched {
-//		stats.robotsFetches++ // once per fetch
-//	}
-//	switch {
-//	case !v.Allowed && !v.RetryAt.IsZero():
-//		fr.Defer(it, v.RetryAt) // robots.txt unreachable: put aside, not dropped
-//	case !v.Allowed:
-//		fr.Done(it) // disallowed by the site's rules
-//	case v.Fetched || v.Waited:
-//		// robots.txt may have taken the host's turn: back to the
-//		// frontier until the host has rested
-//	default:
-//		// fetch, pol.Observe, fr.Done with the host's rest
-//	}
+// (scheme, and host and port as Config.Host names them): the package
+// documentation says how it reads each answer, paces its requests and
+// shares one fetch between callers.
 //
 // A Gate is safe for concurrent use. Create one with New.
 type Gate struct {
