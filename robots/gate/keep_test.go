@@ -80,7 +80,11 @@ func TestKeeperAcrossRestarts(t *testing.T) {
 func TestKeeperIgnoresGarbage(t *testing.T) {
 	s := newSite(t, serveText("User-agent: *\nDisallow: /private\n"))
 	keep := &mapKeeper{m: map[string][]byte{}}
-	keep.m[s.url(t, "/").Scheme+"://"+s.url(t, "/").Host] = []byte("{not json")
+	auth, err := gate.Authority(s.url(t, "/"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	keep.m[auth] = []byte("{not json")
 	g, _ := newForTest(t, gate.Config{Keeper: keep})
 	if v := check(t, g, s.url(t, "/private/x")); v.Allowed || !v.Fetched {
 		t.Fatalf("with an unreadable kept entry: %+v, want a fetch", v)
