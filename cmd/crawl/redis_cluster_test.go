@@ -274,6 +274,9 @@ func TestRedisThreeProcesses(t *testing.T) {
 			robotsAgain++
 		}
 		switch {
+		case answerFailed(prev):
+			// A retry: the fail-once pages of the broken hosts, or a
+			// request the killed process left hanging.
 		case processOf(prev) == victim && prev.Start.After(killedAt.Add(-lease-slack)):
 			byKill = append(byKill, refetch{prev, e})
 			if e.Start.Before(prev.Start.Add(lease - slack)) {
