@@ -1,0 +1,434 @@
+package crawler
+
+// One Run of a Crawler: the wiring of its stages, and its lifetime.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/heedcrawl/heed/fetch"
+	"github.com/heedcrawl/heed/frontier"
+	"github.com/heedcrawl/heed/ratelimit"
+	"github.com/heedcrawl/heed/robots/gate"
+)
+
+// RunSeeds is Run with seeds that carry metadata.
+func (c *Crawler) RunSeeds(ctx context.Context, seeds ...Seed) error {
+	if !c.running.CompareAndSwap(false, true) {
+		return ErrRunning
+	}
+	defer c.running.Store(false)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	r, err := c.startRun(ctx, seeds)
+	if err != nil {
+		return err
+	}
+	defer c.endRun(r)
+	defer r.fetcher.CloseIdleConnections()
+	if err := r.addSeeds(ctx, seeds); err != nil {
+		return err
+	}
+
+	// Workers run on work, whose cancellation trails ctx's by the grace
+	// period, so fetches in flight at cancellation may finish.
+	work, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelWork()
+	unwatch := r.watchStop(ctx, cancelWork)
+	defer r.followFeed(ctx)()
+
+	r.pool = workerPool{max: int32(c.cfg.workers), run: func() { r.work(work) }}
+	r.pool.start(min(c.cfg.workers, initialWorkers))
+	r.pool.wg.Wait()
+	unwatch()
+	if r.failure != nil {
+		return r.failure
+	}
+	return ctx.Err()
+}
+
+// startRun makes the run of a crawl from seeds, with its Store (a
+// MemoryStore unless WithStore) and the addresses it may reach, and makes
+// it the one Stats and Host read.
+func (c *Crawler) startRun(ctx context.Context, seeds []Seed) (*run, error) {
+	urls := make([]string, len(seeds))
+	for i, s := range seeds {
+		urls[i] = s.URL
+	}
+	store := c.cfg.store
+	if store == nil {
+		store = new(frontier.MemoryStore)
+	}
+	addrs, err := c.crawlAddresses(ctx, store, urls)
+	if err != nil {
+		return nil, err
+	}
+	r, err := c.newRun(store, addrs)
+	if err != nil {
+		return nil, err
+	}
+	r.stop = ctx
+	c.cur.Store(r)
+	return r, nil
+}
+
+// endRun keeps r's stats as the last run's, for Stats after Run.
+func (c *Crawler) endRun(r *run) {
+	r.stats.mu.Lock()
+	r.stats.ended = r.now()
+	r.stats.mu.Unlock()
+	c.mu.Lock()
+	c.last = r.stats
+	c.mu.Unlock()
+	c.cur.Store(nil)
+}
+
+// watchStop closes the frontier once ctx ends, and cancels the workers'
+// context a grace period later. The returned function ends the watch.
+func (r *run) watchStop(ctx context.Context, cancelWork context.CancelFunc) (unwatch func()) {
+	stopWatch := make(chan struct{})
+	var watch sync.WaitGroup
+	watch.Go(func() {
+		select {
+		case <-ctx.Done():
+		case <-stopWatch:
+			return
+		}
+		r.fr.Close()
+		t := time.NewTimer(r.cfg.grace)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			cancelWork()
+		case <-stopWatch:
+		}
+	})
+	return func() {
+		close(stopWatch)
+		watch.Wait()
+	}
+}
+
+// followFeed follows the crawler's seed feed (RunFeed), if it has one,
+// until the returned function is called.
+func (r *run) followFeed(ctx context.Context) (stop func()) {
+	r.c.mu.Lock()
+	feed := r.c.feed
+	r.c.mu.Unlock()
+	var following sync.WaitGroup
+	followCtx, stopFollowing := context.WithCancel(ctx)
+	if feed != nil {
+		r.feed = &seedFeed{open: true, moved: make(chan struct{})}
+		following.Go(func() { r.follow(followCtx, feed) })
+	}
+	return func() {
+		stopFollowing()
+		following.Wait()
+	}
+}
+
+// run is the state of one Run.
+type run struct {
+	c       *Crawler
+	cfg     *config
+	log     *slog.Logger
+	clock   Clock
+	fr      *frontier.Frontier
+	policy  *ratelimit.Policy
+	keys    *ratelimit.Keys
+	gate    *gate.Gate
+	fetcher *fetch.Fetcher
+	client  *http.Client
+	reg     *fetch.Registry
+	stats   *stats
+	pool    workerPool
+
+	onPage       []func(context.Context, *Page)
+	onError      []func(context.Context, *url.URL, error)
+	onDisallowed []func(context.Context, *url.URL, DisallowReason)
+	onHTML       []htmlHandler
+	filters      []func(u *url.URL, from *url.URL, depth int) bool
+	feed         *seedFeed // nil unless RunFeed
+
+	// stop is Run's context: once it ends no wait for a host (robots gate,
+	// limiter) may turn into a new request, while fetches already under
+	// way finish on their own context within the grace period.
+	stop context.Context
+
+	failOnce sync.Once
+	failure  error // the first error that ended the crawl (a Store failing)
+
+	commitMu sync.Mutex // with WithCheckpoint: handlers and the ack that carries their checkpoint
+}
+
+// addSeeds resumes what the Store holds of an earlier run and schedules the
+// seeds. It fails with ErrNoSeeds when there is nothing to crawl: no seed
+// could be scheduled, none was a URL crawled before, and the Store holds
+// no work.
+func (r *run) addSeeds(ctx context.Context, seeds []Seed) error {
+	if err := r.fr.Resume(ctx); err != nil {
+		return err
+	}
+	items := make([]frontier.Item, len(seeds))
+	for i, s := range seeds {
+		items[i] = frontier.Item{URL: s.URL, Meta: s.Meta}
+	}
+	errs, err := r.fr.AddSeedItems(ctx, items)
+	if err != nil {
+		return err
+	}
+	accepted, seen := 0, 0
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			accepted++
+		case errors.Is(err, frontier.ErrSeen):
+			seen++
+			r.stats.skipped("seen")
+		default:
+			r.stats.skipped(skipReason(err))
+			r.reportError(ctx, seeds[i].URL, &Error{Kind: skipReason(err), Err: fmt.Errorf("seed skipped: %w", err)})
+		}
+	}
+	if accepted > 0 || seen > 0 {
+		return nil
+	}
+	st, err := r.fr.Stats(ctx)
+	if err != nil {
+		return err
+	}
+	if st.Queued+st.Leased == 0 {
+		return ErrNoSeeds
+	}
+	return nil // resuming the Store's work
+}
+
+func (r *run) now() time.Time {
+	if r.clock != nil {
+		return r.clock.Now()
+	}
+	return time.Now()
+}
+
+// newRun wires the stages of one Run: the pacing policy and keys, the
+// fetcher and its client, the extractors, the frontier over store, the
+// robots gate and the stats.
+func (c *Crawler) newRun(store frontier.Store, addrs *fetch.AddressPolicy) (*run, error) {
+	cfg := &c.cfg
+	c.mu.Lock()
+	r := &run{
+		c: c, cfg: cfg, log: cfg.logger, clock: cfg.clock,
+		onPage:       append([]func(context.Context, *Page){}, c.onPage...),
+		onError:      append([]func(context.Context, *url.URL, error){}, c.onError...),
+		onDisallowed: append([]func(context.Context, *url.URL, DisallowReason){}, c.onDisallowed...),
+		onHTML:       append([]htmlHandler{}, c.onHTML...),
+		filters:      append([]func(*url.URL, *url.URL, int) bool{}, c.filters...),
+	}
+	c.mu.Unlock()
+	var err error
+	if r.policy, r.keys, err = newPacing(cfg); err != nil {
+		return nil, err
+	}
+	r.fetcher = crawlFetcher(cfg, addrs)
+	r.client = r.sharedClient()
+	r.reg = newRegistry(cfg)
+	fcfg := frontierConfig(cfg, store, r.keys)
+	r.fr = frontier.New(fcfg)
+	if r.gate, err = r.newGate(fcfg.Key); err != nil {
+		return nil, err
+	}
+	r.stats = newStats(r.now())
+	r.stats.frontier = r.fr
+	return r, nil
+}
+
+// newPacing returns the pacing policy and the politeness keys of a crawl
+// configured by cfg.
+func newPacing(cfg *config) (*ratelimit.Policy, *ratelimit.Keys, error) {
+	minDelay := cfg.minDelay
+	if minDelay == 0 {
+		minDelay = ratelimit.NoMinDelay
+	}
+	pol, err := ratelimit.NewPolicy(ratelimit.Config{
+		MinDelay:       minDelay,
+		MaxDelay:       cfg.maxDelay,
+		MaxRetryAfter:  cfg.maxDelay, // a Retry-After is a delay a site asks for, capped like Crawl-delay
+		Concurrency:    cfg.perHost,
+		AdaptiveFactor: cfg.adaptive,
+		Logger:         cfg.logger,
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %w", ErrInvalidOption, err)
+	}
+	keys, err := ratelimit.NewKeys(cfg.keyMode, nil, 0, nil, cfg.logger)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %w", ErrInvalidOption, err)
+	}
+	return pol, keys, nil
+}
+
+// sharedClient returns the client robots.txt and pages share, and so one
+// connection pool: the caller's, or one over the fetcher's transport.
+func (r *run) sharedClient() *http.Client {
+	if r.cfg.client != nil {
+		return r.cfg.client
+	}
+	if r.fetcher.Transport == nil {
+		tr := r.fetcher.CrawlTransport()
+		// Hosts are fetched in runs (frontier Affinity), so few idle
+		// connections are worth keeping; a finished host's is the least
+		// recently used and goes first. Without a cap a crawl of many
+		// hosts keeps one open per host it ever visited (2,000 on bench
+		// workload c: 40 MB). The cap must stay well above the
+		// connections in use, though: when the pool overflows, net/http
+		// may close a connection just handed back with a bodiless answer
+		// (a redirect) under the request still reading it, which then
+		// fails with "too many idle connections" although the server
+		// answered — and is fetched again (bench workload c: a few
+		// duplicate fetches per run at workers/2).
+		tr.MaxIdleConns = max(maxIdleConns, 2*r.cfg.workers)
+		r.fetcher.Transport = tr
+	}
+	return &http.Client{Transport: r.fetcher.Transport}
+}
+
+// newRegistry returns the link extractors of a crawl configured by cfg.
+func newRegistry(cfg *config) *fetch.Registry {
+	reg := fetch.NewRegistry()
+	reg.MaxLinks = cfg.maxLinks
+	if cfg.maxLinks == 0 {
+		reg.MaxLinks = -1 // WithMaxLinks(0): no cap
+	}
+	for mt, es := range cfg.extractors {
+		reg.Set(mt, es...)
+	}
+	for _, e := range cfg.extraExtract {
+		reg.Register(e.mediaType, e.e)
+	}
+	return reg
+}
+
+// frontierConfig returns the frontier's configuration for a crawl
+// configured by cfg over store, keyed by keys.
+func frontierConfig(cfg *config, store frontier.Store, keys *ratelimit.Keys) frontier.Config {
+	fcfg := frontier.Config{
+		Store:         store,
+		Canonicalizer: cfg.canonicalizer,
+		Scope:         cfg.scope,
+		InScope:       cfg.scopeFunc,
+		MaxDepth:      cfg.maxDepth,
+		Limits: frontier.Limits{
+			MaxPages:        cfg.maxPages,
+			MaxPagesPerHost: cfg.maxPagesHost,
+		},
+		MaxPathSegments:   cfg.maxPathSegs,
+		MaxSegmentRepeats: cfg.maxSegRepeats,
+		Claim:             frontier.ClaimOptions{PerHost: cfg.perHost, Affinity: hostRun, Lease: cfg.lease},
+	}
+	if p, ok := store.(interface{ PollInterval() time.Duration }); ok {
+		fcfg.Poll = p.PollInterval() // a store shared with other processes
+	}
+	if cfg.sitemaps {
+		fcfg.Limits.MaxSitemapsPerHost, fcfg.Limits.MaxSitemapURLsPerHost = cfg.maxSitemaps, cfg.maxSitemapURLs
+	}
+	if cfg.clock != nil {
+		fcfg.Clock = cfg.clock
+	}
+	if cfg.keyMode != ratelimit.KeyHost {
+		fcfg.Key = keys.Key
+	}
+	return fcfg
+}
+
+func (r *run) newGate(key func(*url.URL) string) (*gate.Gate, error) {
+	// The gate paces robots.txt under the same key as the frontier uses
+	// for the host's pages, with the frontier's leases.
+	var keeper gate.EntryKeeper
+	switch st := r.fr.Store().(type) {
+	case *frontier.MemoryStore:
+	case gate.EntryKeeper: // a Store with a place of its own for them
+		keeper = st
+	default:
+		// A Store that outlives the process keeps robots.txt too: a
+		// resumed crawl, or another process of a distributed one, reads
+		// it back instead of asking the site again within its 24 hours.
+		keeper = storeKeeper{st}
+	}
+	return newRobotsGate(r.cfg, r.fetcher, leasePacer{r: r}, key, keeper)
+}
+
+// storeKeeper keeps the gate's robots.txt entries in the crawl's Store, as
+// metadata under "robots/" and the authority.
+type storeKeeper struct{ store frontier.Store }
+
+func (k storeKeeper) LoadEntry(ctx context.Context, authority string) ([]byte, error) {
+	return k.store.Meta(ctx, "robots/"+authority)
+}
+
+func (k storeKeeper) SaveEntry(ctx context.Context, authority string, data []byte) error {
+	return k.store.SetMeta(ctx, "robots/"+authority, data)
+}
+
+// maxIdleConns is the least number of idle keep-alive connections the
+// default transport keeps across all hosts.
+const maxIdleConns = 256
+
+// hostRun is how many pages of a host that may be fetched again at once are
+// fetched in a row, over one warm connection, before other ready hosts get
+// their turn (frontier.Config.Affinity).
+const hostRun = 64
+
+// initialWorkers is how many workers a crawl starts with; more are started,
+// up to WithWorkers, whenever every worker is busy.
+const initialWorkers = 8
+
+// workerPool starts workers as work demands them, up to max. Idle workers
+// cost memory and garbage-collector time (their stacks are scanned every
+// cycle), and a crawl limited by per-host pacing or by CPU needs far fewer
+// than one limited by slow servers, so the pool grows only while every
+// worker is busy: it settles at about one idle worker.
+type workerPool struct {
+	max   int32
+	run   func()
+	total atomic.Int32
+	idle  atomic.Int32 // workers waiting in Frontier.Next
+	wg    sync.WaitGroup
+}
+
+func (p *workerPool) start(n int) {
+	for range n {
+		p.grow()
+	}
+}
+
+// grow starts one more worker unless max are running. A running worker
+// calls it, so the WaitGroup's count is above zero while Run waits.
+func (p *workerPool) grow() {
+	for {
+		n := p.total.Load()
+		if n >= p.max {
+			return
+		}
+		if p.total.CompareAndSwap(n, n+1) {
+			p.wg.Go(p.run)
+			return
+		}
+	}
+}
+
+func closed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
