@@ -10,6 +10,7 @@
 //
 //	go -C bench run ./cmd/benchrun                      # workloads a–d, 3 runs each
 //	go -C bench run ./cmd/benchrun -workloads b -runs 1 # smoke test
+//	go -C bench run ./cmd/benchrun -broken=false        # without testweb's broken hosts
 //
 // Heed's variants run the same crawl command with its state elsewhere:
 // heed-state in pebble (-state, a fresh directory per run), heed-redis in a
@@ -64,6 +65,7 @@ func run() int {
 	timeout := flag.Duration("timeout", 10*time.Minute, "stop a crawler run after this long")
 	repo := flag.String("repo", "..", "heed checkout (for cmd/crawl), relative to the bench module")
 	out := flag.String("out", "", "also write the markdown table to this file")
+	broken := flag.Bool("broken", true, "serve testweb's broken hosts with each workload; false: the healthy web alone, as before wave three")
 	flag.Parse()
 
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -77,6 +79,7 @@ func run() int {
 			fmt.Fprintf(os.Stderr, "benchrun: unknown workload %q (known: %s)\n", name, workloadList())
 			return 2
 		}
+		w.Config.NoBrokenHosts = !*broken
 		plan.Workloads = append(plan.Workloads, w)
 	}
 	scratch, err := os.MkdirTemp("", "benchrun-")
