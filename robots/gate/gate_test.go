@@ -590,14 +590,15 @@ func TestWaiterGivesUpAlone(t *testing.T) {
 
 func TestCancelledFetchIsNotCached(t *testing.T) {
 	first := make(chan struct{})
+	var requests atomic.Int32
 	s := newSite(t, nil)
 	s.set(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case first <- struct{}{}: // the first request hangs until cancelled
+		if requests.Add(1) == 1 { // the first request hangs until cancelled
+			close(first)
 			<-r.Context().Done()
-		default:
-			io.WriteString(w, "User-agent: *\nDisallow: /no\n")
+			return
 		}
+		io.WriteString(w, "User-agent: *\nDisallow: /no\n")
 	})
 	g, _ := newForTest(t, gate.Config{})
 	ctx, cancel := context.WithCancel(context.Background())
