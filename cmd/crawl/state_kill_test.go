@@ -221,14 +221,15 @@ func answerFailed(e testweb.Entry) bool {
 }
 
 // excuseUncommitted drops from violations the Retry-After ones a kill
-// explains: a 429 answered to a run within the commit window before it was
-// killed may never have reached the Store, so the runs after it could not
-// know of the pause. Any other violation stays.
+// explains: a 429 or 5xx (robots.txt's included) answered to a run within
+// the commit window before it was killed may never have reached the Store,
+// so the runs after it could not know of the pause. Any other violation
+// stays.
 func excuseUncommitted(violations []string, entries []testweb.Entry, killedAt []time.Time, runOf func(testweb.Entry) int) []string {
 	const window = 250 * time.Millisecond
 	lost := map[string]bool{} // hosts whose 429 a kill may have lost
 	for _, e := range entries {
-		if e.Status != http.StatusTooManyRequests {
+		if e.Status != http.StatusTooManyRequests && e.Status < 500 {
 			continue
 		}
 		if run := runOf(e); run <= len(killedAt) && e.End.After(killedAt[run-1].Add(-window)) {
