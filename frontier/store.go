@@ -243,7 +243,8 @@ type HostState struct {
 	// key must not be asked again before a full delay after it, whatever
 	// the delay turns out to be once robots.txt is read (a Crawl-delay the
 	// stopped process learnt but could not record). A worker clears it
-	// once a request has completed. Stores need not persist it.
+	// once a request has completed. pebblestore and redisstore keep it
+	// (a reopened pebblestore sets it to the reopening anyway).
 	Interrupted time.Time
 }
 

@@ -481,7 +481,7 @@ func (s *Store) ClaimKey(ctx context.Context, key string, now time.Time, opt fro
 	}
 	at := base(now)
 	switch {
-	case len(r) == 5 && intOf(r[0]) == 1:
+	case len(r) == 6 && intOf(r[0]) == 1:
 		token := uint64(intOf(r[1]))
 		s.hold(token)
 		host, err := decodeHost([]byte(strOf(r[2])))
@@ -489,6 +489,7 @@ func (s *Store) ClaimKey(ctx context.Context, key string, now time.Time, opt fro
 			return nil, time.Time{}, fmt.Errorf("redisstore: claim key: host %s: %w", key, err)
 		}
 		host.NextAllowed = timeOf(intOf(r[3]))
+		host.ClosedUntil = timeOf(intOf(r[5]))
 		return &frontier.Lease{
 			Item:    frontier.Item{Key: key},
 			Host:    host,

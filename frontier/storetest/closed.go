@@ -124,4 +124,30 @@ func testClosedKey(t *testing.T, h Harness, s frontier.Store) {
 	if a4.Closed(t0.Add(2 * time.Minute)) {
 		t.Error("a/4 handed out closed after ClosedUntil passed")
 	}
+	ack(t, s, a4, t0.Add(2*time.Minute), 0)
+
+	// A lease of the key alone (ClaimKey: a robots.txt redirect hop)
+	// carries ClosedUntil, so that ending it with its host state keeps
+	// the key closed.
+	at := t0.Add(2 * time.Minute) // the latest time the Store was given
+	mustAdd(t, s, item("c", "/1"))
+	c1 := mustClaim(t, s, at, "http://c/1")
+	hc := c1.Host
+	hc.ClosedUntil = at.Add(time.Hour)
+	if err := s.Ack(ctx, c1, at, frontier.Outcome{Host: hc}); err != nil {
+		t.Fatal(err)
+	}
+	kl, _, err := s.ClaimKey(ctx, "c", at, opt)
+	if err != nil || kl == nil {
+		t.Fatalf("ClaimKey(c) = %v, %v", kl, err)
+	}
+	if !kl.Host.ClosedUntil.Equal(at.Add(time.Hour)) {
+		t.Errorf("ClaimKey's lease: ClosedUntil %v, want an hour on", kl.Host.ClosedUntil)
+	}
+	if err := s.Ack(ctx, kl, at, frontier.Outcome{Host: kl.Host}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Host(ctx, "c"); err != nil || !got.ClosedUntil.After(at.Add(59*time.Minute)) {
+		t.Errorf("Host(c) after the key lease ended: %+v, %v; want it closed still", got, err)
+	}
 }
