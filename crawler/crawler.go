@@ -209,8 +209,7 @@ type HostInfo struct {
 	// it has not been fetched or has left the cache.
 	Robots *gate.Entry
 	// Pace is the host's effective delay and why (minimum delay,
-	// Crawl-delay, back-off, adaptive), any Retry-After pause, and its
-	// requests in flight.
+	// Crawl-delay, back-off, adaptive) and any Retry-After pause.
 	Pace ratelimit.HostStatus
 }
 

@@ -77,7 +77,7 @@ type Request struct {
 	// fills it in.
 	RedirectChain []string
 	// MaxBodySize overrides Fetcher.MaxBodySize for this request when
-	// positive (the sitemap walker needs the protocol's 50 MiB).
+	// positive (a sitemap may be as large as the protocol's 50 MiB).
 	MaxBodySize int64
 }
 
