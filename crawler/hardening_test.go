@@ -437,3 +437,26 @@ func TestWARCRecordsEveryExchange(t *testing.T) {
 		t.Errorf("WithWARC with WithTransport: %v, want ErrInvalidOption", err)
 	}
 }
+
+// TestMaxRedirectsZeroFollowsNone: WithMaxRedirects(0) follows no redirect
+// (it used to mean the default, ten): the redirect is reported, its target
+// never requested.
+func TestMaxRedirectsZeroFollowsNone(t *testing.T) {
+	s := newSite(t, defaultRobots, map[string]http.HandlerFunc{
+		"/":  redirectTo(http.StatusMovedPermanently, "/a"),
+		"/a": htmlPage("A"),
+	})
+	c := newCrawler(t, crawler.WithMaxRedirects(0))
+	errs := recordErrors(c)
+	runCrawl(t, c, s.URL+"/")
+	if n := s.count("/a"); n != 0 {
+		t.Errorf("/a requested %d times, want none", n)
+	}
+	if n := s.count("/"); n != 1 {
+		t.Errorf("/ requested %d times, want once", n)
+	}
+	got := errs.errs[s.URL+"/"]
+	if len(got) != 1 || crawler.ErrorKind(got[0]) != "redirect" || !errors.Is(got[0], fetch.ErrTooManyRedirects) {
+		t.Errorf("errors of /: %v, want one redirect error wrapping ErrTooManyRedirects", got)
+	}
+}

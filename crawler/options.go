@@ -435,13 +435,17 @@ func WithRobotsWait(d time.Duration) Option {
 	}
 }
 
-// WithMaxRedirects bounds redirect chains (10 by default).
+// WithMaxRedirects bounds redirect chains (10 by default); 0 follows no
+// redirect: a redirect is then reported to OnError (kind "redirect").
 func WithMaxRedirects(n int) Option {
 	return func(c *config) error {
 		if n < 0 {
 			return invalid("max redirects must not be negative, got %d", n)
 		}
 		c.maxRedirects = n
+		if n == 0 {
+			c.maxRedirects = fetch.NoRedirects // fetch's zero is its default
+		}
 		return nil
 	}
 }

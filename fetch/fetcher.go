@@ -28,6 +28,9 @@ const (
 	DefaultMaxBodySize         = 10 << 20
 	DefaultMaxIdleConnsPerHost = 4
 	DefaultMaxRedirects        = 10
+	// NoRedirects, as a MaxRedirects, follows no redirect: zero there
+	// means DefaultMaxRedirects, as a zero Fetcher should.
+	NoRedirects = -1
 )
 
 // acceptHeader prefers HTML but takes anything, so sitemaps, feeds and
@@ -139,7 +142,8 @@ type Fetcher struct {
 	// Truncated. Zero means DefaultMaxBodySize.
 	MaxBodySize int64
 	// MaxRedirects bounds the redirect chains Follow walks; zero means
-	// DefaultMaxRedirects.
+	// DefaultMaxRedirects, and NoRedirects (any negative number) that no
+	// redirect is followed.
 	MaxRedirects int
 
 	// Accept, if non-nil, is asked about every non-redirect response once
@@ -265,7 +269,7 @@ func (f *Fetcher) maxBody(req Request) int64 {
 }
 
 func (f *Fetcher) maxRedirects() int {
-	if f.MaxRedirects > 0 {
+	if f.MaxRedirects != 0 {
 		return f.MaxRedirects
 	}
 	return DefaultMaxRedirects

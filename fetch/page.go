@@ -161,7 +161,8 @@ func (p *Page) outline() *outline {
 // RedirectRequest returns the request for the hop p redirects to: the same
 // Depth and Referrer, and p's URL appended to the redirect chain. It refuses
 // with ErrTooManyRedirects when the hop would make the chain longer than
-// maxRedirects (zero or negative means DefaultMaxRedirects), and with
+// maxRedirects (zero means DefaultMaxRedirects, negative — NoRedirects —
+// that no hop is followed), and with
 // ErrRedirectLoop when the target is already in the chain or is p itself
 // (compared after normalising scheme and host case, default ports and
 // empty paths; callers that canonicalise further should check again).
@@ -169,8 +170,11 @@ func (p *Page) RedirectRequest(maxRedirects int) (Request, error) {
 	if p.Redirect == nil || p.URL == nil {
 		return Request{}, ErrNotRedirect
 	}
-	if maxRedirects <= 0 {
+	switch {
+	case maxRedirects == 0:
 		maxRedirects = DefaultMaxRedirects
+	case maxRedirects < 0:
+		maxRedirects = 0
 	}
 	target := p.Redirect.String()
 	chain := append(slices.Clip(p.RedirectChain), p.URL.String())

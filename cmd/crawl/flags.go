@@ -110,7 +110,7 @@ func newFlagSet(f *flags) *flag.FlagSet {
 	integer(&f.sitemapURLs, "max-sitemap-urls", crawler.DefaultMaxSitemapURLs, "pages taken from sitemaps per host (0: no limit)")
 	boolean(&f.nofollow, "nofollow", true, "respect nofollow: rel=nofollow links, robots <meta>, X-Robots-Tag")
 	integer(&f.maxLinks, "max-links", crawler.DefaultMaxLinks, "followable links taken from one page (0: no limit); the rest are counted as skipped")
-	integer(&f.maxRedirects, "max-redirects", 10, "redirect hops followed per chain")
+	integer(&f.maxRedirects, "max-redirects", 10, "redirect hops followed per chain (0: none)")
 	integer(&f.maxPathSegs, "max-path-segments", frontier.DefaultMaxPathSegments, "skip URLs whose path has more segments (-1: no limit)")
 	integer(&f.segRepeats, "max-segment-repeats", frontier.DefaultMaxSegmentRepeats, "skip URLs repeating a path segment, or run of segments, more often in a row, as in /a/a/a/ (-1: no limit)")
 	boolean(&f.sortQuery, "sort-query", true, "treat URLs that differ only in the order of query parameters as one")
