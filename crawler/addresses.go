@@ -69,6 +69,9 @@ func (c *Crawler) addressPolicy(ctx context.Context, seeds []string) *fetch.Addr
 	// (a test's virtual web, a proxy): looking names up here would say
 	// nothing about it, so only address literals count then.
 	custom := c.cfg.client != nil || c.cfg.transport != nil
+	// Names as the resolver is asked them (u.Hostname), not hostid's
+	// politeness identity: what matters here is the addresses a name
+	// leads to, and a name's spelling only as DNS takes it.
 	hosts := map[string]bool{}
 	for _, s := range seeds {
 		u, err := url.Parse(s)

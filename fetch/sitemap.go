@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"golang.org/x/net/html/charset"
+
+	"github.com/heedcrawl/heed/internal/hostid"
 )
 
 // Limits of the sitemap protocol (sitemaps.org), applied by ParseSitemap
@@ -553,7 +555,7 @@ func newSitemapScope(base *url.URL, robotsURL string) sitemapScope {
 	if base == nil {
 		return sitemapScope{any: true}
 	}
-	s := sitemapScope{host: scopeHost(base)}
+	s := sitemapScope{host: hostid.Key(base)}
 	path := base.EscapedPath()
 	if i := strings.LastIndexByte(path, '/'); i >= 0 {
 		s.dir = path[:i+1]
@@ -562,7 +564,7 @@ func newSitemapScope(base *url.URL, robotsURL string) sitemapScope {
 	}
 	if robotsURL != "" {
 		if ru, err := url.Parse(robotsURL); err == nil && ru.Host != "" {
-			s.robotsHost = scopeHost(ru)
+			s.robotsHost = hostid.Key(ru)
 		}
 	}
 	return s
@@ -577,7 +579,10 @@ func (s sitemapScope) allows(u *url.URL, nested bool) bool {
 	if s.any {
 		return true
 	}
-	h := scopeHost(u)
+	h := hostid.Key(u) // the crawl's one identity of a host
+	if h == "" {
+		return false // no valid host: no page of this site
+	}
 	if s.robotsHost != "" && h == s.robotsHost {
 		return true
 	}
@@ -592,16 +597,6 @@ func (s sitemapScope) allows(u *url.URL, nested bool) bool {
 		path = "/"
 	}
 	return strings.HasPrefix(path, s.dir)
-}
-
-// scopeHost is a URL's lower-case host with the default port removed.
-func scopeHost(u *url.URL) string {
-	host := strings.ToLower(u.Hostname())
-	port := u.Port()
-	if port == "" || (port == "80" && u.Scheme == "http") || (port == "443" && u.Scheme == "https") {
-		return host
-	}
-	return host + ":" + port
 }
 
 // cappedReader counts bytes and fails with ErrSitemapTooLarge once more than
