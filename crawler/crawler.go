@@ -32,7 +32,7 @@ type Page struct {
 	// not modify it.
 	Meta map[string]string
 
-	run  *run
+	run  *crawl
 	item *frontier.Item
 }
 
@@ -81,7 +81,7 @@ type Crawler struct {
 	feed         <-chan Seed // RunFeed's, while it runs
 
 	running atomic.Bool
-	cur     atomic.Pointer[run]
+	cur     atomic.Pointer[crawl]
 	last    *stats
 }
 

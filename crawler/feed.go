@@ -79,7 +79,7 @@ func (f *seedFeed) signal(end bool) {
 }
 
 // follow schedules the seeds arriving on feed until it closes or ctx ends.
-func (r *run) follow(ctx context.Context, feed <-chan Seed) {
+func (r *crawl) follow(ctx context.Context, feed <-chan Seed) {
 	defer r.feed.signal(true)
 	for {
 		select {

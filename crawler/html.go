@@ -82,7 +82,7 @@ func (c *Crawler) OnHTML(selector string, f func(ctx context.Context, e *Element
 }
 
 // runHTML calls the OnHTML handlers for page.
-func (r *run) runHTML(ctx context.Context, page *Page) {
+func (r *crawl) runHTML(ctx context.Context, page *Page) {
 	if len(r.onHTML) == 0 || !page.IsHTML() || page.Status < 200 || page.Status > 299 {
 		return
 	}

@@ -24,26 +24,26 @@ type lease struct {
 
 // observe updates j's host with the outcome of a request made under it
 // that ended now.
-func (r *run) observe(j *lease, status int, header http.Header, rtt time.Duration, err error) {
+func (r *crawl) observe(j *lease, status int, header http.Header, rtt time.Duration, err error) {
 	j.answered = r.now()
-	j.Host.Interrupted = time.Time{} // a request has completed since
-	j.rest = r.policy.Observe(j.Key, &j.Host, j.answered, status, header, rtt, err)
+	j.Pace.Interrupted = time.Time{} // a request has completed since
+	j.rest = r.policy.Observe(j.Key, &j.Pace, j.answered, status, header, rtt, err)
 }
 
 // interruptedUntil is when j's host may be asked again after a request to
 // it was cut short by a stop (HostState.Interrupted): a full delay later, by
 // what is known of the host now. Zero if there was none.
-func (r *run) interruptedUntil(j *lease) time.Time {
-	if j.Host.Interrupted.IsZero() || !j.answered.IsZero() {
+func (r *crawl) interruptedUntil(j *lease) time.Time {
+	if j.Pace.Interrupted.IsZero() || !j.answered.IsZero() {
 		return time.Time{}
 	}
-	d, _, _ := r.policy.Delay(j.Host)
-	return j.Host.Interrupted.Add(d)
+	d, _, _ := r.policy.Delay(j.Pace)
+	return j.Pace.Interrupted.Add(d)
 }
 
 // restFromNow is how long j's host must still rest: j.rest counts from the
 // answer to the last request made under the lease.
-func (r *run) restFromNow(j *lease) time.Duration {
+func (r *crawl) restFromNow(j *lease) time.Duration {
 	if j.answered.IsZero() {
 		return 0
 	}
@@ -58,8 +58,8 @@ func (r *run) restFromNow(j *lease) time.Duration {
 // under one lock with the caller's checkpoint taken between them, so that
 // what the handlers wrote and the acknowledgement that carries the
 // checkpoint stay in step.
-func (r *run) done(ctx context.Context, j *lease, report func(), found []frontier.Item) {
-	o := frontier.Outcome{Host: j.Host, Rest: r.restFromNow(j)}
+func (r *crawl) done(ctx context.Context, j *lease, report func(), found []frontier.Item) {
+	o := frontier.Outcome{Pace: j.Pace, Rest: r.restFromNow(j)}
 	if r.cfg.checkpoint != nil {
 		r.commitMu.Lock()
 		defer r.commitMu.Unlock()
@@ -79,12 +79,12 @@ func (r *run) done(ctx context.Context, j *lease, report func(), found []frontie
 	}
 }
 
-// back gives j's item back unfinished, with what it has been through, to be
+// requeue gives j's item requeue unfinished, with what it has been through, to be
 // handed out again once its host has rested, and not before notBefore
 // (zero: no such bound).
-func (r *run) back(ctx context.Context, j *lease, notBefore time.Time) {
+func (r *crawl) requeue(ctx context.Context, j *lease, notBefore time.Time) {
 	rest := max(r.restFromNow(j), notBefore.Sub(r.now()))
-	if err := r.fr.Defer(context.WithoutCancel(ctx), j.Lease, frontier.Outcome{Host: j.Host, Rest: rest}); err != nil {
+	if err := r.fr.Requeue(context.WithoutCancel(ctx), j.Lease, frontier.Outcome{Pace: j.Pace, Rest: rest}); err != nil {
 		r.frontierError(j, err)
 	}
 }
@@ -92,7 +92,7 @@ func (r *run) back(ctx context.Context, j *lease, notBefore time.Time) {
 // frontierError handles the frontier's refusal to end j: a Store failure
 // ends the crawl; a lease lost to expiry (a shared Store) was handed to
 // someone else, which is logged.
-func (r *run) frontierError(j *lease, err error) {
+func (r *crawl) frontierError(j *lease, err error) {
 	if errors.Is(err, frontier.ErrStore) {
 		r.fail(fmt.Errorf("crawler: ending the lease of %s: %w", j.URL, err))
 		return

@@ -50,14 +50,6 @@ const (
 // ErrInvalidOption is wrapped by the errors New returns for bad options.
 var ErrInvalidOption = errors.New("crawler: invalid option")
 
-// Clock is the time source of a crawl: pacing, scheduling and the robots.txt
-// cache all read it; nil means real time. Tests pass a clock they advance by
-// hand: any type with these two methods will do.
-type Clock interface {
-	Now() time.Time
-	After(d time.Duration) <-chan time.Time
-}
-
 // Option configures a Crawler; pass options to New.
 type Option func(*config) error
 
@@ -83,7 +75,7 @@ type config struct {
 	client         *http.Client
 	transport      http.RoundTripper
 	logger         *slog.Logger
-	clock          Clock
+	clock          ratelimit.Clock
 	grace          time.Duration
 	robotsCache    int
 	pageRetries    int
@@ -374,7 +366,7 @@ func WithLogger(l *slog.Logger) Option {
 }
 
 // WithClock sets the time source (tests use a fake clock).
-func WithClock(clk Clock) Option {
+func WithClock(clk ratelimit.Clock) Option {
 	return func(c *config) error {
 		c.clock = clk
 		return nil

@@ -17,7 +17,6 @@ import (
 	"unicode/utf16"
 
 	"github.com/heedcrawl/heed/fetch"
-	"github.com/heedcrawl/heed/frontier"
 	"github.com/heedcrawl/heed/internal/fakeclock"
 	"github.com/heedcrawl/heed/internal/hostid"
 	"github.com/heedcrawl/heed/ratelimit"
@@ -138,7 +137,7 @@ func TestRobotsEntryRejectsNonHTTP(t *testing.T) {
 }
 
 // policyPacer paces the robots gate the way the crawler's lease pacer
-// does, with a ratelimit.Policy over a frontier.HostState per key (kept
+// does, with a ratelimit.Policy over a ratelimit.HostState per key (kept
 // here rather than in a frontier): Acquire waits, on the real clock, until
 // the key's NextAllowed, and the release records the answer and returns
 // when the key may be asked again.
@@ -147,7 +146,7 @@ type policyPacer struct {
 	now func() time.Time
 
 	mu    sync.Mutex
-	hosts map[string]*frontier.HostState
+	hosts map[string]*ratelimit.HostState
 }
 
 func newPolicyPacer(t *testing.T, cfg ratelimit.Config, now func() time.Time) *policyPacer {
@@ -156,13 +155,13 @@ func newPolicyPacer(t *testing.T, cfg ratelimit.Config, now func() time.Time) *p
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &policyPacer{pol: pol, now: now, hosts: map[string]*frontier.HostState{}}
+	return &policyPacer{pol: pol, now: now, hosts: map[string]*ratelimit.HostState{}}
 }
 
-func (p *policyPacer) host(key string) *frontier.HostState {
+func (p *policyPacer) host(key string) *ratelimit.HostState {
 	h := p.hosts[key]
 	if h == nil {
-		h = &frontier.HostState{}
+		h = &ratelimit.HostState{}
 		p.hosts[key] = h
 	}
 	return h

@@ -58,7 +58,7 @@ func (c *Crawler) RunSeeds(ctx context.Context, seeds ...Seed) error {
 // startRun makes the run of a crawl from seeds, with its Store (a
 // MemoryStore unless WithStore) and the addresses it may reach, and makes
 // it the one Stats and Host read.
-func (c *Crawler) startRun(ctx context.Context, seeds []Seed) (*run, error) {
+func (c *Crawler) startRun(ctx context.Context, seeds []Seed) (*crawl, error) {
 	urls := make([]string, len(seeds))
 	for i, s := range seeds {
 		urls[i] = s.URL
@@ -81,7 +81,7 @@ func (c *Crawler) startRun(ctx context.Context, seeds []Seed) (*run, error) {
 }
 
 // endRun keeps r's stats as the last run's, for Stats after Run.
-func (c *Crawler) endRun(r *run) {
+func (c *Crawler) endRun(r *crawl) {
 	r.stats.mu.Lock()
 	r.stats.ended = r.now()
 	r.stats.mu.Unlock()
@@ -93,7 +93,7 @@ func (c *Crawler) endRun(r *run) {
 
 // watchStop closes the frontier once ctx ends, and cancels the workers'
 // context a grace period later. The returned function ends the watch.
-func (r *run) watchStop(ctx context.Context, cancelWork context.CancelFunc) (unwatch func()) {
+func (r *crawl) watchStop(ctx context.Context, cancelWork context.CancelFunc) (unwatch func()) {
 	stopWatch := make(chan struct{})
 	var watch sync.WaitGroup
 	watch.Go(func() {
@@ -119,7 +119,7 @@ func (r *run) watchStop(ctx context.Context, cancelWork context.CancelFunc) (unw
 
 // followFeed follows the crawler's seed feed (RunFeed), if it has one,
 // until the returned function is called.
-func (r *run) followFeed(ctx context.Context) (stop func()) {
+func (r *crawl) followFeed(ctx context.Context) (stop func()) {
 	r.c.mu.Lock()
 	feed := r.c.feed
 	r.c.mu.Unlock()
@@ -135,12 +135,12 @@ func (r *run) followFeed(ctx context.Context) (stop func()) {
 	}
 }
 
-// run is the state of one Run.
-type run struct {
+// crawl is the state of one Run.
+type crawl struct {
 	c       *Crawler
 	cfg     *config
 	log     *slog.Logger
-	clock   Clock
+	clock   ratelimit.Clock
 	fr      *frontier.Frontier
 	policy  *ratelimit.Policy
 	keys    *ratelimit.Keys
@@ -173,7 +173,7 @@ type run struct {
 // seeds. It fails with ErrNoSeeds when there is nothing to crawl: no seed
 // could be scheduled, none was a URL crawled before, and the Store holds
 // no work.
-func (r *run) addSeeds(ctx context.Context, seeds []Seed) error {
+func (r *crawl) addSeeds(ctx context.Context, seeds []Seed) error {
 	if err := r.fr.Resume(ctx); err != nil {
 		return err
 	}
@@ -201,7 +201,7 @@ func (r *run) addSeeds(ctx context.Context, seeds []Seed) error {
 	if accepted > 0 || seen > 0 {
 		return nil
 	}
-	st, err := r.fr.Stats(ctx)
+	st, err := r.fr.Counts(ctx)
 	if err != nil {
 		return err
 	}
@@ -211,7 +211,7 @@ func (r *run) addSeeds(ctx context.Context, seeds []Seed) error {
 	return nil // resuming the Store's work
 }
 
-func (r *run) now() time.Time {
+func (r *crawl) now() time.Time {
 	if r.clock != nil {
 		return r.clock.Now()
 	}
@@ -221,10 +221,10 @@ func (r *run) now() time.Time {
 // newRun wires the stages of one Run: the pacing policy and keys, the
 // fetcher and its client, the extractors, the frontier over store, the
 // robots gate and the stats.
-func (c *Crawler) newRun(store frontier.Store, addrs *fetch.AddressPolicy) (*run, error) {
+func (c *Crawler) newRun(store frontier.Store, addrs *fetch.AddressPolicy) (*crawl, error) {
 	cfg := &c.cfg
 	c.mu.Lock()
-	r := &run{
+	r := &crawl{
 		c: c, cfg: cfg, log: cfg.logger, clock: cfg.clock,
 		onPage:       append([]func(context.Context, *Page){}, c.onPage...),
 		onError:      append([]func(context.Context, *url.URL, error){}, c.onError...),
@@ -277,7 +277,7 @@ func newPacing(cfg *config) (*ratelimit.Policy, *ratelimit.Keys, error) {
 
 // sharedClient returns the client robots.txt and pages share, and so one
 // connection pool: the caller's, or one over the fetcher's transport.
-func (r *run) sharedClient() *http.Client {
+func (r *crawl) sharedClient() *http.Client {
 	if r.cfg.client != nil {
 		return r.cfg.client
 	}
@@ -348,7 +348,7 @@ func frontierConfig(cfg *config, store frontier.Store, keys *ratelimit.Keys) fro
 	return fcfg
 }
 
-func (r *run) newGate(key func(*url.URL) string) (*gate.Gate, error) {
+func (r *crawl) newGate(key func(*url.URL) string) (*gate.Gate, error) {
 	// The gate paces robots.txt under the same key as the frontier uses
 	// for the host's pages, with the frontier's leases.
 	var keeper gate.EntryKeeper

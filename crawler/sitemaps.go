@@ -17,7 +17,7 @@ import (
 // URL budget) and nested sitemaps (one level deeper in SitemapDepth, not
 // in Depth). The host rests from when the body has been read, not from
 // the headers: a sitemap of 50 MiB is one long request.
-func (r *run) fetchSitemap(ctx context.Context, j *lease, u *url.URL) {
+func (r *crawl) fetchSitemap(ctx context.Context, j *lease, u *url.URL) {
 	start := r.now()
 	req := fetch.Request{URL: j.URL, Depth: j.Depth, Referrer: j.Referrer, MaxBodySize: fetch.MaxSitemapBytes, RedirectChain: j.Redirects}
 	p, body, err := r.fetcher.Stream(ctx, req)
@@ -56,7 +56,7 @@ const sitemapBatch = 500
 
 // readSitemap parses body and schedules its entries until the page limit
 // is reached.
-func (r *run) readSitemap(ctx context.Context, it *frontier.Item, u *url.URL, body io.Reader) {
+func (r *crawl) readSitemap(ctx context.Context, it *frontier.Item, u *url.URL, body io.Reader) {
 	opts := fetch.SitemapOptions{}
 	if it.Referrer != "" {
 		opts.RobotsURL = it.Referrer

@@ -135,7 +135,7 @@ func (st *stats) snapshot(now time.Time) Stats {
 		// summary for its whole retry budget.
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
-		if fs, err := fr.Stats(ctx); err == nil {
+		if fs, err := fr.Counts(ctx); err == nil {
 			out.Queued, out.InFlight, out.Hosts = fs.Queued, fs.Leased, fs.Hosts
 			out.HostsActive, out.HostsWaiting = fs.Busy, max(fs.Hosts-fs.Busy, 0)
 			out.HostsReady, out.HostsResting = fs.Ready, fs.Resting

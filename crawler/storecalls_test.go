@@ -13,7 +13,7 @@ import (
 	"github.com/heedcrawl/heed/frontier"
 )
 
-// callCountingStore is a MemoryStore, made a frontier.AckAdder, that
+// callCountingStore is a MemoryStore, made a frontier.DoneAdder, that
 // counts the calls that schedule URLs: each is a round trip to a shared
 // Store.
 type callCountingStore struct {
@@ -26,18 +26,18 @@ func (s *callCountingStore) Add(ctx context.Context, batch []frontier.Item, lim 
 	return s.MemoryStore.Add(ctx, batch, lim)
 }
 
-func (s *callCountingStore) Ack(ctx context.Context, l *frontier.Lease, now time.Time, o frontier.Outcome) error {
+func (s *callCountingStore) Done(ctx context.Context, l *frontier.Lease, now time.Time, o frontier.Outcome) error {
 	s.acks.Add(1)
-	return s.MemoryStore.Ack(ctx, l, now, o)
+	return s.MemoryStore.Done(ctx, l, now, o)
 }
 
-func (s *callCountingStore) AckAdd(ctx context.Context, l *frontier.Lease, now time.Time, o frontier.Outcome, batch []frontier.Item, lim frontier.Limits) ([]error, error) {
+func (s *callCountingStore) DoneAdding(ctx context.Context, l *frontier.Lease, now time.Time, o frontier.Outcome, batch []frontier.Item, lim frontier.Limits) ([]error, error) {
 	s.ackAdds.Add(1)
 	refused, err := s.MemoryStore.Add(ctx, batch, lim)
 	if err != nil {
 		return nil, err
 	}
-	return refused, s.MemoryStore.Ack(ctx, l, now, o)
+	return refused, s.MemoryStore.Done(ctx, l, now, o)
 }
 
 // A page's links and a redirect's target are scheduled with the end of
@@ -80,6 +80,6 @@ func TestSchedulingStoreCalls(t *testing.T) {
 		t.Errorf("%d Add calls for a seed, a sitemap and its %d entries, want at most 5", n, entries)
 	}
 	if n := store.ackAdds.Load(); n < 3 {
-		t.Errorf("%d AckAdd calls, want one for each of /, /a and /go at least", n)
+		t.Errorf("%d DoneAdding calls, want one for each of /, /a and /go at least", n)
 	}
 }

@@ -19,7 +19,7 @@ import (
 // Run closes the frontier when its context ends, but from another
 // goroutine: checking the context here keeps a worker that finishes a page
 // just after cancellation from taking one more.
-func (r *run) work(ctx context.Context) {
+func (r *crawl) work(ctx context.Context) {
 	for r.stop.Err() == nil {
 		r.pool.idle.Add(1)
 		l, err := r.fr.Next(ctx)
@@ -37,7 +37,7 @@ func (r *run) work(ctx context.Context) {
 		}
 		j := &lease{Lease: l}
 		if r.stop.Err() != nil {
-			r.back(ctx, j, time.Time{}) // not started: leave it queued
+			r.requeue(ctx, j, time.Time{}) // not started: leave it queued
 			return
 		}
 		r.process(ctx, j)
@@ -45,7 +45,7 @@ func (r *run) work(ctx context.Context) {
 }
 
 // sleep waits d on the crawl's clock, or until ctx ends.
-func (r *run) sleep(ctx context.Context, d time.Duration) error {
+func (r *crawl) sleep(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return nil
 	}
@@ -68,7 +68,7 @@ func (r *run) sleep(ctx context.Context, d time.Duration) error {
 // fail ends the crawl with err, the first failure that leaves it unable to
 // go on (the Store failing): Run stops handing out work as on cancellation
 // and returns err.
-func (r *run) fail(err error) {
+func (r *crawl) fail(err error) {
 	r.failOnce.Do(func() {
 		r.failure = err
 		r.log.Error("crawler: stopping", "err", err)
@@ -81,7 +81,7 @@ func (r *run) fail(err error) {
 
 // process takes one item through the robots gate, the fetcher and the
 // extractors. Its lease says the host may be fetched now.
-func (r *run) process(ctx context.Context, j *lease) {
+func (r *crawl) process(ctx context.Context, j *lease) {
 	u, err := url.Parse(j.URL)
 	if err != nil { // the frontier hands out only canonical URLs
 		r.done(ctx, j, func() { r.failed(ctx, j.URL, "other", fmt.Errorf("canonical URL does not parse: %w", err)) }, nil)
@@ -105,11 +105,11 @@ func (r *run) process(ctx context.Context, j *lease) {
 	// period; nor on a lease a shared store may have handed to another
 	// worker already.
 	if r.stop.Err() != nil || !j.Expires.IsZero() && !r.now().Before(j.Expires) {
-		r.back(ctx, j, time.Time{})
+		r.requeue(ctx, j, time.Time{})
 		return
 	}
 	if at := r.interruptedUntil(j); at.After(r.now()) {
-		r.back(ctx, j, at)
+		r.requeue(ctx, j, at)
 		return
 	}
 	if j.Kind == frontier.KindSitemap {
@@ -163,11 +163,11 @@ func robotsDecision(v gate.Verdict, restLeft, wait time.Duration) robotsAction {
 // to the item's own host is made under the item's lease (see leasePacer),
 // unless another worker's fetch of that robots.txt is under way, which this
 // one then waits for, its lease unused.
-func (r *run) robotsAllow(ctx context.Context, j *lease, u *url.URL) bool {
+func (r *crawl) robotsAllow(ctx context.Context, j *lease, u *url.URL) bool {
 	v, err := r.gate.CheckWith(r.stop, u, leasePacer{r: r, held: j})
 	if err != nil {
 		if r.stop.Err() != nil {
-			r.back(ctx, j, time.Time{})
+			r.requeue(ctx, j, time.Time{})
 			return false
 		}
 		r.done(ctx, j, func() { r.failed(ctx, j.URL, "other", fmt.Errorf("robots gate: %w", err)) }, nil)
@@ -175,11 +175,11 @@ func (r *run) robotsAllow(ctx context.Context, j *lease, u *url.URL) bool {
 	}
 	e := v.Entry
 	if e != nil {
-		r.policy.SetCrawlDelay(j.Key, &j.Host, e.CrawlDelay, e.HasCrawlDelay)
+		r.policy.SetCrawlDelay(j.Key, &j.Pace, e.CrawlDelay, e.HasCrawlDelay)
 		if !j.answered.IsZero() {
 			// robots.txt was fetched under this lease before its
 			// Crawl-delay was known: the host rests by it.
-			j.rest = r.policy.Rest(j.Host, j.answered)
+			j.rest = r.policy.Rest(j.Pace, j.answered)
 		}
 	}
 	if v.Fetched {
@@ -194,17 +194,17 @@ func (r *run) robotsAllow(ctx context.Context, j *lease, u *url.URL) bool {
 	case robotsFetch:
 		return true
 	case robotsAfterRest:
-		r.back(ctx, j, time.Time{})
+		r.requeue(ctx, j, time.Time{})
 	case robotsWaitRetry:
-		r.back(ctx, j, v.RetryAt)
+		r.requeue(ctx, j, v.RetryAt)
 	case robotsReport:
 		r.unreachable(ctx, j, u, e, v.RetryAt)
 	case robotsForbidden:
-		j.Host.ClosedUntil = v.RetryAt
+		j.Pace.ClosedUntil = v.RetryAt
 		r.forbidden(ctx, j, e.Err)
 	case robotsRecordFailed:
 		r.fail(fmt.Errorf("crawler: recording %s: %w", e.URL, e.Err))
-		r.back(ctx, j, time.Time{})
+		r.requeue(ctx, j, time.Time{})
 	case robotsDisallowed:
 		r.disallowed(ctx, j, u, DisallowedByRules)
 	}
@@ -216,8 +216,8 @@ func (r *run) robotsAllow(ctx context.Context, j *lease, u *url.URL) bool {
 // until then the key's other URLs, queued or found later, are handed out at
 // once to be reported the same way (see closedItem), not left waiting for
 // the host's rest, which still governs its next request.
-func (r *run) unreachable(ctx context.Context, j *lease, u *url.URL, e *gate.Entry, retryAt time.Time) {
-	j.Host.ClosedUntil = retryAt
+func (r *crawl) unreachable(ctx context.Context, j *lease, u *url.URL, e *gate.Entry, retryAt time.Time) {
+	j.Pace.ClosedUntil = retryAt
 	r.done(ctx, j, func() {
 		r.failed(ctx, j.URL, "robots-unavailable", robotsUnreachable(e))
 		for _, f := range r.onDisallowed {
@@ -232,7 +232,7 @@ func (r *run) unreachable(ctx context.Context, j *lease, u *url.URL, e *gate.Ent
 // known unreachable is reported robots-unavailable. Any other — a URL of
 // another authority paced under the same key — opens the key again and
 // waits its turn.
-func (r *run) closedItem(ctx context.Context, j *lease, u *url.URL) {
+func (r *crawl) closedItem(ctx context.Context, j *lease, u *url.URL) {
 	if j.GivenUp {
 		r.done(ctx, j, func() { r.givenUp(ctx, j.URL, j.Key) }, nil)
 		return
@@ -243,11 +243,11 @@ func (r *run) closedItem(ctx context.Context, j *lease, u *url.URL) {
 			r.forbidden(ctx, j, e.Err)
 			return
 		}
-		r.unreachable(ctx, j, u, e, j.Host.ClosedUntil)
+		r.unreachable(ctx, j, u, e, j.Pace.ClosedUntil)
 		return
 	}
-	j.Host.ClosedUntil = time.Time{}
-	r.back(ctx, j, time.Time{})
+	j.Pace.ClosedUntil = time.Time{}
+	r.requeue(ctx, j, time.Time{})
 }
 
 // leasePacer paces the gate's robots.txt requests with the frontier's
@@ -257,7 +257,7 @@ func (r *run) closedItem(ctx context.Context, j *lease, u *url.URL) {
 // lease ends; a redirect hop to another key, or any request when held is
 // nil, waits for a lease of that key.
 type leasePacer struct {
-	r    *run
+	r    *crawl
 	held *lease
 }
 
@@ -284,16 +284,16 @@ func (p leasePacer) Acquire(ctx context.Context, key string) (gate.Release, erro
 		return nil, err
 	}
 	return func(status int, header http.Header, rtt time.Duration, err error) time.Time {
-		h := l.Host
+		h := l.Pace
 		rest := r.policy.Observe(key, &h, r.now(), status, header, rtt, err)
-		if err := r.fr.Done(context.WithoutCancel(ctx), l, frontier.Outcome{Host: h, Rest: rest}); err != nil && errors.Is(err, frontier.ErrStore) {
+		if err := r.fr.Done(context.WithoutCancel(ctx), l, frontier.Outcome{Pace: h, Rest: rest}); err != nil && errors.Is(err, frontier.ErrStore) {
 			r.fail(fmt.Errorf("crawler: releasing %s: %w", key, err))
 		}
 		return r.now().Add(rest)
 	}, nil
 }
 
-func (r *run) disallowed(ctx context.Context, j *lease, u *url.URL, why DisallowReason) {
+func (r *crawl) disallowed(ctx context.Context, j *lease, u *url.URL, why DisallowReason) {
 	r.stats.update(func(s *Stats) { s.Disallowed++ })
 	r.log.Debug("crawler: disallowed by robots.txt", "url", j.URL, "reason", string(why))
 	r.done(ctx, j, func() {
@@ -318,7 +318,7 @@ func robotsUnreachable(e *gate.Entry) error {
 
 // forbidden skips it: its host is or resolves to an address the crawl may
 // not reach (see WithAllowPrivate).
-func (r *run) forbidden(ctx context.Context, j *lease, err error) {
+func (r *crawl) forbidden(ctx context.Context, j *lease, err error) {
 	r.stats.skipped("private-address")
 	r.done(ctx, j, func() { r.reportError(ctx, j.URL, &Error{Kind: "private-address", Err: err}) }, nil)
 }
@@ -326,7 +326,7 @@ func (r *run) forbidden(ctx context.Context, j *lease, err error) {
 // robotsFetched records a robots.txt fetch and schedules the sitemaps it
 // names. The gate reports a fetch to the one caller that made it, so each
 // fetch is counted once.
-func (r *run) robotsFetched(ctx context.Context, u *url.URL, e *gate.Entry) {
+func (r *crawl) robotsFetched(ctx context.Context, u *url.URL, e *gate.Entry) {
 	if e == nil {
 		return
 	}
@@ -343,7 +343,7 @@ func (r *run) robotsFetched(ctx context.Context, u *url.URL, e *gate.Entry) {
 
 // scheduleSitemaps schedules the sitemaps e names, or the authority's
 // /sitemap.xml.
-func (r *run) scheduleSitemaps(ctx context.Context, u *url.URL, e *gate.Entry) {
+func (r *crawl) scheduleSitemaps(ctx context.Context, u *url.URL, e *gate.Entry) {
 	if e == nil || !r.cfg.sitemaps || !r.cfg.follow || e.Outcome == gate.OutcomeUnreachable {
 		return
 	}
@@ -373,7 +373,7 @@ func retryable(status int, err error) bool {
 // maybeRetry defers j for another try after its host's back-off when the
 // failure is retryable, tries remain and the host is not given up. It
 // reports whether it did.
-func (r *run) maybeRetry(ctx context.Context, j *lease, status int, err error) bool {
+func (r *crawl) maybeRetry(ctx context.Context, j *lease, status int, err error) bool {
 	if !retryable(status, err) {
 		return false
 	}
@@ -385,19 +385,19 @@ func (r *run) maybeRetry(ctx context.Context, j *lease, status int, err error) b
 		return false
 	}
 	r.stats.update(func(s *Stats) { s.Retries++ })
-	r.back(ctx, j, time.Time{})
+	r.requeue(ctx, j, time.Time{})
 	return true
 }
 
 // hostFailing gives j's host up once its requests have failed
 // WithHostFailures times in a row; every URL still queued for it is then
 // reported. It reports whether the host is given up.
-func (r *run) hostFailing(ctx context.Context, j *lease) bool {
-	if r.cfg.hostFailures == 0 || j.Host.Failures < r.cfg.hostFailures {
+func (r *crawl) hostFailing(ctx context.Context, j *lease) bool {
+	if r.cfg.hostFailures == 0 || j.Pace.Failures < r.cfg.hostFailures {
 		return false
 	}
-	r.log.Info("crawler: giving up host", "key", j.Key, "consecutive_failures", j.Host.Failures)
-	// Its queued URLs are handed out at once, each reported and acked on
+	r.log.Info("crawler: giving up host", "key", j.Key, "consecutive_failures", j.Pace.Failures)
+	// Its queued URLs are handed out at once, each reported and done on
 	// its own lease (closedItem): exactly once, even across a crash.
 	if err := r.fr.GiveUp(context.WithoutCancel(ctx), j.Key); err != nil {
 		r.fail(fmt.Errorf("crawler: giving up %s: %w", j.Key, err))
@@ -406,11 +406,11 @@ func (r *run) hostFailing(ctx context.Context, j *lease) bool {
 }
 
 // givenUp reports a URL dropped because its host was given up.
-func (r *run) givenUp(ctx context.Context, url, key string) {
+func (r *crawl) givenUp(ctx context.Context, url, key string) {
 	r.failed(ctx, url, "host-given-up", fmt.Errorf("host %s failed %d times in a row: %w", key, r.cfg.hostFailures, frontier.ErrGivenUp))
 }
 
-func (r *run) fetchPage(ctx context.Context, j *lease, u *url.URL) {
+func (r *crawl) fetchPage(ctx context.Context, j *lease, u *url.URL) {
 	req := fetch.Request{URL: j.URL, Depth: j.Depth, Referrer: j.Referrer, RedirectChain: j.Redirects}
 	start := r.now()
 	p, err := r.fetcher.Fetch(ctx, req)
@@ -449,13 +449,13 @@ func (r *run) fetchPage(ctx context.Context, j *lease, u *url.URL) {
 // its recording failed; the item goes back if the crawl is stopping; a
 // forbidden address is a skip; otherwise it is tried again (when retry and
 // tries remain) or reported.
-func (r *run) fetchFailed(ctx context.Context, j *lease, err error, retry bool) {
+func (r *crawl) fetchFailed(ctx context.Context, j *lease, err error, retry bool) {
 	switch {
 	case errors.Is(err, fetch.ErrRecord):
 		r.fail(fmt.Errorf("crawler: recording %s: %w", j.URL, err))
-		r.back(ctx, j, time.Time{})
+		r.requeue(ctx, j, time.Time{})
 	case ctx.Err() != nil:
-		r.back(ctx, j, time.Time{})
+		r.requeue(ctx, j, time.Time{})
 	case errors.Is(err, fetch.ErrForbiddenAddress):
 		r.forbidden(ctx, j, err)
 	case retry && r.maybeRetry(ctx, j, 0, err):
@@ -470,7 +470,7 @@ func (r *run) fetchFailed(ctx context.Context, j *lease, err error, retry bool) 
 // -max-redirects and loop detection hold across hops, and it stands for
 // the item it came from (kind, depth, sitemap origin). It returns none if
 // the redirect cannot be followed, reporting why.
-func (r *run) redirectTarget(ctx context.Context, it *lease, p *fetch.Page) []frontier.Item {
+func (r *crawl) redirectTarget(ctx context.Context, it *lease, p *fetch.Page) []frontier.Item {
 	next, err := p.RedirectRequest(r.cfg.maxRedirects)
 	if err != nil {
 		r.failed(ctx, it.URL, "redirect", err)
@@ -501,7 +501,7 @@ func isSeed(it *frontier.Item) bool {
 // extract runs the extractors on p and returns the links they found, and
 // those to schedule (at most WithMaxLinks of them; none without
 // WithFollowLinks), for done.
-func (r *run) extract(ctx context.Context, j *lease, p *fetch.Page) ([]Link, []frontier.Item) {
+func (r *crawl) extract(ctx context.Context, j *lease, p *fetch.Page) ([]Link, []frontier.Item) {
 	d := p.Directives()
 	if d.Noindex {
 		r.stats.update(func(s *Stats) { s.Noindex++ })
@@ -538,7 +538,7 @@ func (r *run) extract(ctx context.Context, j *lease, p *fetch.Page) ([]Link, []f
 
 // add runs the filters and schedules it, counting a refusal. A Store
 // failure ends the crawl.
-func (r *run) add(ctx context.Context, it frontier.Item, from *url.URL, filter bool) error {
+func (r *crawl) add(ctx context.Context, it frontier.Item, from *url.URL, filter bool) error {
 	errs := r.addAll(ctx, []frontier.Item{it}, from, filter)
 	if len(errs) == 0 {
 		return nil // filtered out
@@ -549,7 +549,7 @@ func (r *run) add(ctx context.Context, it frontier.Item, from *url.URL, filter b
 // addAll runs the filters on items and schedules those they let through in
 // one Store call, counting refusals. It returns the frontier's answer for
 // each item scheduled (not for those filtered out).
-func (r *run) addAll(ctx context.Context, items []frontier.Item, from *url.URL, filter bool) []error {
+func (r *crawl) addAll(ctx context.Context, items []frontier.Item, from *url.URL, filter bool) []error {
 	if filter {
 		items = r.filter(ctx, items, from)
 	}
@@ -562,7 +562,7 @@ func (r *run) addAll(ctx context.Context, items []frontier.Item, from *url.URL, 
 
 // filter returns the items (from the page at from) that every filter lets
 // through, reusing items' array.
-func (r *run) filter(ctx context.Context, items []frontier.Item, from *url.URL) []frontier.Item {
+func (r *crawl) filter(ctx context.Context, items []frontier.Item, from *url.URL) []frontier.Item {
 	if len(r.filters) == 0 {
 		return items
 	}
@@ -578,7 +578,7 @@ func (r *run) filter(ctx context.Context, items []frontier.Item, from *url.URL) 
 // scheduled counts the frontier's answers (errs, or err for all when errs
 // is nil) for items it was asked to schedule, and returns one per item; a
 // Store failure ends the crawl.
-func (r *run) scheduled(items []frontier.Item, errs []error, err error) []error {
+func (r *crawl) scheduled(items []frontier.Item, errs []error, err error) []error {
 	if errs == nil && err != nil {
 		if errors.Is(err, frontier.ErrStore) {
 			r.fail(fmt.Errorf("crawler: scheduling %d URLs: %w", len(items), err))
@@ -600,7 +600,7 @@ func (r *run) scheduled(items []frontier.Item, errs []error, err error) []error 
 
 // filtered reports whether every filter lets it through; a filter that
 // panics keeps it out.
-func (r *run) filtered(ctx context.Context, it frontier.Item, from *url.URL) bool {
+func (r *crawl) filtered(ctx context.Context, it frontier.Item, from *url.URL) bool {
 	u, err := url.Parse(it.URL)
 	if err != nil {
 		r.stats.skipped("invalid")
@@ -618,7 +618,7 @@ func (r *run) filtered(ctx context.Context, it frontier.Item, from *url.URL) boo
 }
 
 // safely runs f, turning a panic into a counted, reported error.
-func (r *run) safely(ctx context.Context, url string, f func()) {
+func (r *crawl) safely(ctx context.Context, url string, f func()) {
 	defer func() {
 		if v := recover(); v != nil {
 			r.stats.errorKind("handler-panic")
@@ -638,12 +638,12 @@ func (r *run) safely(ctx context.Context, url string, f func()) {
 
 // failed counts err under kind in Stats.Errors and reports it to OnError
 // as an *Error of that kind.
-func (r *run) failed(ctx context.Context, url, kind string, err error) {
+func (r *crawl) failed(ctx context.Context, url, kind string, err error) {
 	r.stats.errorKind(kind)
 	r.reportError(ctx, url, &Error{Kind: kind, Err: err})
 }
 
-func (r *run) reportError(ctx context.Context, url string, err error) {
+func (r *crawl) reportError(ctx context.Context, url string, err error) {
 	r.log.Debug("crawler: error", "url", url, "err", err)
 	if len(r.onError) == 0 {
 		return

@@ -80,7 +80,7 @@ func BenchmarkSchedule(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if err := fr.Done(ctx, l, frontier.Outcome{Host: l.Host}); err != nil {
+				if err := fr.Done(ctx, l, frontier.Outcome{Pace: l.Pace}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -119,7 +119,7 @@ func BenchmarkScheduleParallel(b *testing.B) {
 				b.Error(err)
 				return
 			}
-			if err := fr.Done(ctx, l, frontier.Outcome{Host: l.Host}); err != nil {
+			if err := fr.Done(ctx, l, frontier.Outcome{Pace: l.Pace}); err != nil {
 				b.Error(err)
 				return
 			}
@@ -168,7 +168,7 @@ func BenchmarkMemoryPerURL(b *testing.B) {
 				}
 				runtime.GC()
 				runtime.ReadMemStats(&after)
-				s, err := fr.Stats(ctx)
+				s, err := fr.Counts(ctx)
 				if err != nil || s.Queued != n {
 					b.Fatalf("queued %d (%v), want %d", s.Queued, err, n)
 				}

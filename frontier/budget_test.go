@@ -114,8 +114,8 @@ func TestGiveUp(t *testing.T) {
 	}
 	// The lease under way goes back, resting the host for an hour: its
 	// items are handed out all the same, to be reported.
-	if err := fr.Defer(bg, first, frontier.Outcome{Host: first.Host, Rest: time.Hour}); err != nil {
-		t.Errorf("Defer on a given-up host: %v", err)
+	if err := fr.Requeue(bg, first, frontier.Outcome{Pace: first.Pace, Rest: time.Hour}); err != nil {
+		t.Errorf("Requeue on a given-up host: %v", err)
 	}
 	var reported []string
 	for range 4 {
@@ -156,7 +156,7 @@ func TestGiveUpEndsTheCrawl(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitBlocked(t, res, blocked) // first is still leased
-	if err := fr.Done(bg, first, frontier.Outcome{Host: first.Host, Rest: time.Hour}); err != nil {
+	if err := fr.Done(bg, first, frontier.Outcome{Pace: first.Pace, Rest: time.Hour}); err != nil {
 		t.Fatal(err)
 	}
 	r := <-res
@@ -194,7 +194,7 @@ func TestDeferKeepsHistory(t *testing.T) {
 		Meta: map[string]string{"campaign": "x"}})
 	l := next(t, fr)
 	l.Retries = 2
-	if err := fr.Defer(bg, l, frontier.Outcome{Host: l.Host}); err != nil {
+	if err := fr.Requeue(bg, l, frontier.Outcome{Pace: l.Pace}); err != nil {
 		t.Fatal(err)
 	}
 	got := next(t, fr)

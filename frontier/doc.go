@@ -45,7 +45,7 @@
 // # The Store
 //
 // A Store keeps the crawl's state: the seen-set, one queue per key, the
-// leases of items handed out, each key's pacing state (HostState) and
+// leases of items handed out, each key's pacing state (ratelimit.HostState) and
 // counters, the crawl's metadata (the seeds' scope, under SetMeta) and a
 // checkpoint. Each call is atomic: no URL is ever marked seen without being
 // queued, and a failed call changes nothing. The Frontier itself keeps only
@@ -64,10 +64,10 @@
 //
 // # Leases
 //
-// Next returns a Lease: the item, its key's HostState as the Store had it,
+// Next returns a Lease: the item, its key's ratelimit.HostState as the Store had it,
 // and a token that fences the lease. The worker owns it until it ends it
 // with exactly one of Done (the item is finished, whatever happened to the
-// fetch) or Defer (the item goes back to the front of its key's queue, with
+// fetch) or Requeue (the item goes back to the front of its key's queue, with
 // its history — Retries, Redirects, Meta — neither a duplicate
 // nor counted again). Ending a lease that was already ended, or that the
 // Store took back, returns ErrLeaseLost. A worker loops:
@@ -77,22 +77,22 @@
 //		if err != nil {
 //			return err // ErrExhausted: the crawl is over
 //		}
-//		h := lease.Host // the key's pacing state, to update
+//		h := lease.Pace // the key's pacing state, to update
 //		resp, rtt, err := fetch(ctx, lease.URL)
 //		rest := policy.Observe(lease.Key, &h, time.Now(), resp.StatusCode, resp.Header, rtt, err) // package ratelimit
 //		fr.AddAll(ctx, links(lease, resp)) // lease.Child(link) for each link
-//		fr.Done(ctx, lease, frontier.Outcome{Host: h, Rest: rest})
+//		fr.Done(ctx, lease, frontier.Outcome{Pace: h, Rest: rest})
 //	}
 //
 // A worker whose slot went to fetching the host's robots.txt, or whose
-// robots.txt is unavailable for now, ends the lease with Defer and a Rest
+// robots.txt is unavailable for now, ends the lease with Requeue and a Rest
 // instead. NextKey leases a key without an item, for a request that must be
 // paced with the key's pages but is not one of them (a robots.txt redirect
 // to another host).
 //
 // No broken host holds a crawl open. A key can be closed: given up
 // (GiveUp: it refuses its URLs from then on), or closed until
-// HostState.ClosedUntil by the worker that found its robots.txt
+// ratelimit.HostState.ClosedUntil by the worker that found its robots.txt
 // unreachable. Next hands out a closed key's items at once, whatever its
 // pace, marked so (Lease.Closed), for the worker to report each and end its
 // lease with Done without a request — one Store operation per item, so that
@@ -103,19 +103,19 @@
 // processes, how long a lease lasts before the Store may hand its item to
 // another worker (Lease).
 //
-// # Pacing: Outcome.Rest and HostState
+// # Pacing: Outcome.Rest and ratelimit.HostState
 //
 // The Frontier and its Store own when a key may next be fetched:
-// HostState.NextAllowed, kept with the key's queue, persisted and shared
+// ratelimit.HostState.NextAllowed, kept with the key's queue, persisted and shared
 // with it. What they do not decide is how long a key rests; that is the
-// caller's pacing policy, package ratelimit, which reads the HostState a
+// caller's pacing policy, package ratelimit, which reads the ratelimit.HostState a
 // lease carries (Delay, Crawl-delay, back-off, response time, Retry-After
 // pause), updates it from the answer and returns a rest. The worker hands
-// both back in the Outcome; the Store records the new HostState and moves
+// both back in the Outcome; the Store records the new ratelimit.HostState and moves
 // NextAllowed to at least Rest after the moment it records the outcome. So
 // with one lease per key a host's next request starts a full rest after
 // its previous answer, however late the server saw the request. With
-// PerHost above one, each claim also moves NextAllowed a HostState.Delay
+// PerHost above one, each claim also moves NextAllowed a ratelimit.HostState.Delay
 // on, so that concurrent requests to a key start at least that far apart.
 //
 // # Waiting and waking
@@ -127,7 +127,7 @@
 // lets a key that is ready again as soon as its lease ends keep a warm
 // connection for a few items. When no key is ready, Next blocks until the
 // earliest NextAllowed (one timer, on Config.Clock, shared by all waiting
-// workers), or until Add, Done, Defer, GiveUp or Close may have changed
+// workers), or until Add, Done, Requeue, GiveUp or Close may have changed
 // the answer, or ctx ends. Items and leases that change in other processes
 // do not wake it: with a shared Store, Config.Poll makes it ask again
 // periodically.
@@ -141,7 +141,7 @@
 //
 // A crawl started on a Store that holds an earlier run's state carries on
 // from it: the queues, the seen-set, the limits' counts, keys given up and
-// each key's HostState are the Store's. What the Frontier adds is the
+// each key's ratelimit.HostState are the Store's. What the Frontier adds is the
 // scope: it stores the seeds' hosts or domains, and those AddScope added,
 // as metadata, and Resume loads them, so that links found after the
 // restart are judged as before. Call Resume before adding seeds: the scope

@@ -58,8 +58,8 @@ func Example() {
 		}
 		// The host's pacing state travels with the lease; the policy
 		// updates it and says how long the host rests from now.
-		host, rest := lease.Host, 10*time.Millisecond
-		if err := fr.Done(ctx, lease, frontier.Outcome{Host: host, Rest: rest}); err != nil {
+		host, rest := lease.Pace, 10*time.Millisecond
+		if err := fr.Done(ctx, lease, frontier.Outcome{Pace: host, Rest: rest}); err != nil {
 			fmt.Println(err)
 		}
 	}
@@ -110,7 +110,7 @@ func ExampleFrontier_Resume() {
 	first.AddSeed(ctx, "http://example.com/")
 	lease, _ := first.Next(ctx)
 	first.Add(ctx, lease.Child("http://example.com/b"))
-	first.Done(ctx, lease, frontier.Outcome{Host: lease.Host})
+	first.Done(ctx, lease, frontier.Outcome{Pace: lease.Pace})
 	first.Close() // the process stops
 
 	again := frontier.New(frontier.Config{Store: store})
@@ -127,7 +127,7 @@ func ExampleFrontier_Resume() {
 			break
 		}
 		fmt.Println("fetch", lease.URL)
-		again.Done(ctx, lease, frontier.Outcome{Host: lease.Host})
+		again.Done(ctx, lease, frontier.Outcome{Pace: lease.Pace})
 	}
 	// Output:
 	// <nil>

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/heedcrawl/heed/internal/hostid"
+	"github.com/heedcrawl/heed/ratelimit"
 )
 
 // Reasons Add rejects an item, and the Frontier's other sentinel errors.
@@ -98,7 +99,7 @@ type Item struct {
 	Meta map[string]string
 
 	// What the item has been through. It travels with the item through the
-	// Store (Defer puts it back with its history), so it survives as long
+	// Store (Requeue puts it back with its history), so it survives as long
 	// as the item does.
 
 	// Retries is the number of failed tries so far.
@@ -116,13 +117,6 @@ type Item struct {
 // with it as referrer. rawURL must be absolute (see CanonicalRef).
 func (it *Item) Child(rawURL string) Item {
 	return Item{URL: rawURL, Depth: it.Depth + 1, Referrer: it.URL}
-}
-
-// Clock is the time source the Frontier waits on; nil means real time. Tests
-// pass a clock they advance by hand: any type with these two methods will do.
-type Clock interface {
-	Now() time.Time
-	After(d time.Duration) <-chan time.Time
 }
 
 // Scope selects the URLs Add accepts, relative to the seeds.
@@ -148,7 +142,7 @@ type Config struct {
 	// Store holds the crawl's state; nil means a new MemoryStore.
 	Store Store
 	// Clock is the time source; nil means real time.
-	Clock Clock
+	Clock ratelimit.Clock
 	// Key returns the politeness key for a canonical URL; nil means the
 	// URL's host[:port] (u.Host; default ports are already dropped). Items
 	// with the same key share a queue and a pace. It is called without the
@@ -210,7 +204,7 @@ const scopeMeta = "frontier/scope"
 // concurrent use.
 type Frontier struct {
 	store      Store
-	clock      Clock
+	clock      ratelimit.Clock
 	keyFunc    func(*url.URL) string
 	canon      Canonicalizer
 	scope      Scope
@@ -239,11 +233,6 @@ type Frontier struct {
 	waitHook func() // tests: called each time a Next call is about to block
 }
 
-type realClock struct{}
-
-func (realClock) Now() time.Time                         { return time.Now() }
-func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
-
 // New returns a Frontier configured by cfg.
 func New(cfg Config) *Frontier {
 	f := &Frontier{
@@ -267,7 +256,7 @@ func New(cfg Config) *Frontier {
 		f.store = new(MemoryStore)
 	}
 	if f.clock == nil {
-		f.clock = realClock{}
+		f.clock = ratelimit.SystemClock{}
 	}
 	f.opt.PerHost = max(f.opt.PerHost, 1)
 	if f.opt.Lease <= 0 {
@@ -558,7 +547,7 @@ func registrableDomain(name string) string {
 
 // Next returns a lease of an item whose key may be fetched now, blocking
 // until one is ready. The key is busy until the lease is passed to Done or
-// Defer (with PerHost > 1, until PerHost leases of it are out). Keys are
+// Requeue (with PerHost > 1, until PerHost leases of it are out). Keys are
 // served earliest-ready first, round-robin among keys ready at once, and a
 // key's items in FIFO order.
 //
@@ -785,13 +774,13 @@ func (f *Frontier) broadcast() {
 
 // Done ends l: its item is done, whether the fetch succeeded, failed or was
 // disallowed. The key takes o.Host and rests o.Rest (see Outcome). Each
-// lease Next returns must be passed to exactly one of Done or Defer; a
+// lease Next returns must be passed to exactly one of Done or Requeue; a
 // lease the Store no longer holds gets ErrLeaseLost.
 func (f *Frontier) Done(ctx context.Context, l *Lease, o Outcome) error {
 	return f.end(ctx, l, o, false)
 }
 
-// Defer ends l without finishing its item: it goes back to the front of its
+// Requeue ends l without finishing its item: it goes back to the front of its
 // key's queue, with what it has been through (Retries, Redirects, …), and
 // the key takes o.Host and rests o.Rest. Use it when the worker's slot went
 // to fetching robots.txt, robots.txt is temporarily unavailable, or the
@@ -799,17 +788,17 @@ func (f *Frontier) Done(ctx context.Context, l *Lease, o Outcome) error {
 // counted again against limits. An item of a key closed meanwhile (given
 // up, or its robots.txt unreachable) is handed out again at once, to be
 // reported (Lease.Closed).
-func (f *Frontier) Defer(ctx context.Context, l *Lease, o Outcome) error {
+func (f *Frontier) Requeue(ctx context.Context, l *Lease, o Outcome) error {
 	return f.end(ctx, l, o, true)
 }
 
 // DoneAdding is Done for a fetched page whose links are items: they are
 // added as AddAll adds them, then l ends as Done ends it — in one Store
-// operation when the Store is an AckAdder (one round trip to a shared
+// operation when the Store is an DoneAdder (one round trip to a shared
 // Store, one batch on disk). errs is AddAll's answer for the items, nil if
 // the Store failed; err is Done's, or the Store's failure (ErrStore).
 func (f *Frontier) DoneAdding(ctx context.Context, l *Lease, o Outcome, items []Item) (errs []error, err error) {
-	aa, ok := f.store.(AckAdder)
+	aa, ok := f.store.(DoneAdder)
 	if !ok || len(items) == 0 || l == nil {
 		if len(items) > 0 {
 			if errs, err = f.AddAll(ctx, items); err != nil {
@@ -823,7 +812,7 @@ func (f *Frontier) DoneAdding(ctx context.Context, l *Lease, o Outcome, items []
 		return nil, err
 	}
 	o.Rest = max(o.Rest, 0)
-	refused, err := aa.AckAdd(ctx, l, f.clock.Now(), o, batch, f.limits)
+	refused, err := aa.DoneAdding(ctx, l, f.clock.Now(), o, batch, f.limits)
 	f.ended()
 	if refused == nil && err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrStore, err)
@@ -843,9 +832,9 @@ func (f *Frontier) end(ctx context.Context, l *Lease, o Outcome, requeue bool) e
 	o.Rest = max(o.Rest, 0)
 	var err error
 	if requeue {
-		err = f.store.Release(ctx, l, f.clock.Now(), o)
+		err = f.store.Requeue(ctx, l, f.clock.Now(), o)
 	} else {
-		err = f.store.Ack(ctx, l, f.clock.Now(), o)
+		err = f.store.Done(ctx, l, f.clock.Now(), o)
 	}
 	f.ended()
 	switch {
@@ -856,7 +845,7 @@ func (f *Frontier) end(ctx context.Context, l *Lease, o Outcome, requeue bool) e
 }
 
 // Close makes blocked and future Next and NextKey calls return ErrClosed:
-// no more work is handed out. Add, Done and Defer keep working, so that
+// no more work is handed out. Add, Done and Requeue keep working, so that
 // leases still held can end — and the links of pages they fetched are kept
 // in the Store, for a crawl that resumes from it. Close does not close the
 // Store.
@@ -868,23 +857,20 @@ func (f *Frontier) Close() {
 	f.wake = make(chan struct{})
 }
 
-// Stats is a snapshot of a Frontier's counters, from its Store.
-type Stats = Counts
-
-// Stats returns the Store's counters now.
-func (f *Frontier) Stats(ctx context.Context) (Stats, error) {
+// Counts returns the Store's counters now.
+func (f *Frontier) Counts(ctx context.Context) (Counts, error) {
 	c, err := f.store.Counts(ctx, f.clock.Now())
 	if err != nil {
-		return Stats{}, fmt.Errorf("%w: %w", ErrStore, err)
+		return Counts{}, fmt.Errorf("%w: %w", ErrStore, err)
 	}
 	return c, nil
 }
 
 // Host returns the pacing state the Store keeps for key.
-func (f *Frontier) Host(ctx context.Context, key string) (HostState, error) {
+func (f *Frontier) Host(ctx context.Context, key string) (ratelimit.HostState, error) {
 	h, err := f.store.Host(ctx, key)
 	if err != nil {
-		return HostState{}, fmt.Errorf("%w: %w", ErrStore, err)
+		return ratelimit.HostState{}, fmt.Errorf("%w: %w", ErrStore, err)
 	}
 	return h, nil
 }

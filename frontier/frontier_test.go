@@ -61,7 +61,7 @@ func done(t *testing.T, fr *frontier.Frontier, l *frontier.Lease) {
 // rest ends l, its key resting d.
 func rest(t *testing.T, fr *frontier.Frontier, l *frontier.Lease, d time.Duration) {
 	t.Helper()
-	if err := fr.Done(bg, l, frontier.Outcome{Host: l.Host, Rest: d}); err != nil {
+	if err := fr.Done(bg, l, frontier.Outcome{Pace: l.Pace, Rest: d}); err != nil {
 		t.Fatalf("Done(%q): %v", l.URL, err)
 	}
 }
@@ -69,14 +69,14 @@ func rest(t *testing.T, fr *frontier.Frontier, l *frontier.Lease, d time.Duratio
 // deferFor gives l back, its key resting d.
 func deferFor(t *testing.T, fr *frontier.Frontier, l *frontier.Lease, d time.Duration) {
 	t.Helper()
-	if err := fr.Defer(bg, l, frontier.Outcome{Host: l.Host, Rest: d}); err != nil {
-		t.Fatalf("Defer(%q): %v", l.URL, err)
+	if err := fr.Requeue(bg, l, frontier.Outcome{Pace: l.Pace, Rest: d}); err != nil {
+		t.Fatalf("Requeue(%q): %v", l.URL, err)
 	}
 }
 
-func stats(t *testing.T, fr *frontier.Frontier) frontier.Stats {
+func stats(t *testing.T, fr *frontier.Frontier) frontier.Counts {
 	t.Helper()
-	s, err := fr.Stats(bg)
+	s, err := fr.Counts(bg)
 	if err != nil {
 		t.Fatalf("Stats: %v", err)
 	}
@@ -356,11 +356,11 @@ func TestDefer(t *testing.T) {
 	// The worker spent a's slot on robots.txt: a may go again in 30 s.
 	deferFor(t, fr, a1, 30*time.Second)
 	if err := fr.Done(bg, a1, frontier.Outcome{}); !errors.Is(err, frontier.ErrLeaseLost) {
-		t.Errorf("Done after Defer = %v, want ErrLeaseLost", err)
+		t.Errorf("Done after Requeue = %v, want ErrLeaseLost", err)
 	}
 	// Not a duplicate, not counted again.
 	if s := stats(t, fr); s.Queued != 3 || s.Leased != 0 || s.Scheduled != 3 {
-		t.Errorf("after Defer: %+v, want 3 queued, 0 leased, 3 scheduled", s)
+		t.Errorf("after Requeue: %+v, want 3 queued, 0 leased, 3 scheduled", s)
 	}
 	done(t, fr, wantURL(t, result{next(t, fr), nil}, "http://b/1"))
 
@@ -391,10 +391,10 @@ func TestRestCountsFromTheEnd(t *testing.T) {
 	mustAdd(t, fr, frontier.Item{URL: "http://a/2"})
 	mustAdd(t, fr, frontier.Item{URL: "http://a/3"})
 	a1 := next(t, fr)
-	h := a1.Host
+	h := a1.Pace
 	h.Delay = 20 * time.Second
 	clk.Advance(time.Minute) // a long fetch
-	if err := fr.Done(bg, a1, frontier.Outcome{Host: h, Rest: 20 * time.Second}); err != nil {
+	if err := fr.Done(bg, a1, frontier.Outcome{Pace: h, Rest: 20 * time.Second}); err != nil {
 		t.Fatal(err)
 	}
 	got, _ := fr.Host(bg, "a")
@@ -406,8 +406,8 @@ func TestRestCountsFromTheEnd(t *testing.T) {
 	wantDeadline(t, clk, t0.Add(80*time.Second))
 	clk.Advance(20 * time.Second)
 	a2 := wantURL(t, <-res, "http://a/2")
-	if a2.Host.Delay != 20*time.Second {
-		t.Errorf("lease carries Host %+v, want Delay 20s", a2.Host)
+	if a2.Pace.Delay != 20*time.Second {
+		t.Errorf("lease carries Host %+v, want Delay 20s", a2.Pace)
 	}
 	done(t, fr, a2) // no rest asked: a/3 at once, whatever the Delay
 	done(t, fr, wantURL(t, result{next(t, fr), nil}, "http://a/3"))
@@ -423,9 +423,9 @@ func TestDelayAndRest(t *testing.T) {
 		mustAdd(t, fr, frontier.Item{URL: fmt.Sprintf("http://a/%d", i)})
 	}
 	a1 := next(t, fr)
-	h := a1.Host
+	h := a1.Pace
 	h.Delay = 20 * time.Second
-	if err := fr.Done(bg, a1, frontier.Outcome{Host: h}); err != nil {
+	if err := fr.Done(bg, a1, frontier.Outcome{Pace: h}); err != nil {
 		t.Fatal(err)
 	}
 	a2 := next(t, fr) // no rest: claimed at t0, and a/3 may start at t0+20s
@@ -593,18 +593,18 @@ func TestEndLeaseMisuse(t *testing.T) {
 		if err := fr.Done(bg, bad, frontier.Outcome{}); !errors.Is(err, frontier.ErrLeaseLost) {
 			t.Errorf("Done(%s) = %v, want ErrLeaseLost", name, err)
 		}
-		if err := fr.Defer(bg, bad, frontier.Outcome{}); !errors.Is(err, frontier.ErrLeaseLost) {
-			t.Errorf("Defer(%s) = %v, want ErrLeaseLost", name, err)
+		if err := fr.Requeue(bg, bad, frontier.Outcome{}); !errors.Is(err, frontier.ErrLeaseLost) {
+			t.Errorf("Requeue(%s) = %v, want ErrLeaseLost", name, err)
 		}
 	}
 	done(t, fr, l)
 	if err := fr.Done(bg, l, frontier.Outcome{}); !errors.Is(err, frontier.ErrLeaseLost) {
 		t.Errorf("second Done = %v, want ErrLeaseLost", err)
 	}
-	if err := fr.Defer(bg, l, frontier.Outcome{}); !errors.Is(err, frontier.ErrLeaseLost) {
-		t.Errorf("Defer after Done = %v, want ErrLeaseLost", err)
+	if err := fr.Requeue(bg, l, frontier.Outcome{}); !errors.Is(err, frontier.ErrLeaseLost) {
+		t.Errorf("Requeue after Done = %v, want ErrLeaseLost", err)
 	}
-	// The item was not put back by the Defer of an ended lease.
+	// The item was not put back by the Requeue of an ended lease.
 	if s := stats(t, fr); s.Leased != 0 || s.Queued != 1 {
 		t.Errorf("Stats = %+v after misuse, want nothing leased and a/2 queued", s)
 	}
@@ -1007,7 +1007,7 @@ func TestConcurrentCrawl(t *testing.T) {
 				mu.Lock()
 				busy[l.Key] = false
 				mu.Unlock()
-				if err := fr.Done(ctx, l, frontier.Outcome{Host: l.Host}); err != nil {
+				if err := fr.Done(ctx, l, frontier.Outcome{Pace: l.Pace}); err != nil {
 					t.Errorf("Done: %v", err)
 				}
 			}
@@ -1028,7 +1028,7 @@ func TestConcurrentCrawl(t *testing.T) {
 			t.Errorf("%s handed out %d times", u, n)
 		}
 	}
-	if s := stats(t, fr); s != (frontier.Stats{Scheduled: hosts * perHost}) {
+	if s := stats(t, fr); s != (frontier.Counts{Scheduled: hosts * perHost}) {
 		t.Errorf("final Stats = %+v", s)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/heedcrawl/heed/ratelimit"
 )
 
 // maxStoredDepth is the largest Item.Depth MemoryStore can hold (19
@@ -176,7 +178,7 @@ func (s *MemoryStore) Claim(ctx context.Context, now time.Time, opt ClaimOptions
 		}
 		q := s.queues[key]
 		if q == nil || q.n == 0 {
-			s.sched.End(key, now, Outcome{Host: host}, false)
+			s.sched.End(key, now, Outcome{Pace: host}, false)
 			s.sched.Lost(key)
 			continue
 		}
@@ -186,7 +188,7 @@ func (s *MemoryStore) Claim(ctx context.Context, now time.Time, opt ClaimOptions
 		}
 		s.token++
 		s.leases[s.token] = leaseRecord{key: key, item: true, rec: r}
-		return Claim{Lease: &Lease{Item: r.item(key), Host: host, Token: s.token, GivenUp: s.sched.GivenUp(key)}}, nil
+		return Claim{Lease: &Lease{Item: r.item(key), Pace: host, Token: s.token, GivenUp: s.sched.GivenUp(key)}}, nil
 	}
 }
 
@@ -204,7 +206,7 @@ func (s *MemoryStore) ClaimKey(ctx context.Context, key string, now time.Time, o
 	}
 	s.token++
 	s.leases[s.token] = leaseRecord{key: key}
-	return &Lease{Item: Item{Key: key}, Host: host, Token: s.token}, time.Time{}, nil
+	return &Lease{Item: Item{Key: key}, Pace: host, Token: s.token}, time.Time{}, nil
 }
 
 // end ends lease l, requeueing its item at the front when requeue.
@@ -235,13 +237,13 @@ func (s *MemoryStore) end(ctx context.Context, l *Lease, now time.Time, o Outcom
 	return nil
 }
 
-// Ack implements Store.
-func (s *MemoryStore) Ack(ctx context.Context, l *Lease, now time.Time, o Outcome) error {
+// Done implements Store.
+func (s *MemoryStore) Done(ctx context.Context, l *Lease, now time.Time, o Outcome) error {
 	return s.end(ctx, l, now, o, false)
 }
 
-// Release implements Store.
-func (s *MemoryStore) Release(ctx context.Context, l *Lease, now time.Time, o Outcome) error {
+// Requeue implements Store.
+func (s *MemoryStore) Requeue(ctx context.Context, l *Lease, now time.Time, o Outcome) error {
 	return s.end(ctx, l, now, o, true)
 }
 
@@ -258,7 +260,7 @@ func (s *MemoryStore) GiveUp(ctx context.Context, key string) error {
 }
 
 // Host implements Store.
-func (s *MemoryStore) Host(ctx context.Context, key string) (HostState, error) {
+func (s *MemoryStore) Host(ctx context.Context, key string) (ratelimit.HostState, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.sched.Host(key), nil

@@ -94,7 +94,7 @@ func TestPollIdleEndsEveryWaiter(t *testing.T) {
 	for range workers {
 		<-waiting
 	}
-	store.done.Store(true) // the last lease elsewhere was acked
+	store.done.Store(true) // the last lease elsewhere was done
 	clock.Advance(100 * time.Millisecond)
 	for i := range workers {
 		if err := <-ended; err != frontier.ErrExhausted {

@@ -4,6 +4,8 @@ import (
 	"math"
 	"strings"
 	"time"
+
+	"github.com/heedcrawl/heed/ratelimit"
 )
 
 // Schedule is the scheduling index of a Store that runs in one process: per
@@ -16,7 +18,7 @@ import (
 // the Store's: Schedule only counts.
 //
 // A key that is closed — given up, or its robots.txt unreachable until
-// HostState.ClosedUntil — is ready at once whatever its NextAllowed: its
+// ratelimit.HostState.ClosedUntil — is ready at once whatever its NextAllowed: its
 // items are handed out to be reported, not fetched (Lease.Closed), so that a
 // broken host never holds a crawl. Its NextAllowed stays as it was, for the
 // next request once it opens again.
@@ -45,7 +47,7 @@ type Schedule struct {
 // keyState is the scheduling state of one key.
 type keyState struct {
 	key                              string
-	host                             *HostState // nil while zero: most queued keys were never fetched
+	host                             *ratelimit.HostState // nil while zero: most queued keys were never fetched
 	queued, leased                   int32
 	index                            int32 // in ready, or -1
 	streak                           int32 // claims in a row through Affinity
@@ -62,7 +64,7 @@ type idleKey struct {
 // KeyRecord is what a Store that persists keeps of one key besides its
 // queue: its pacing state and counters.
 type KeyRecord struct {
-	Host                             HostState
+	Host                             ratelimit.HostState
 	Scheduled, Sitemaps, SitemapURLs int
 	GivenUp                          bool
 }
@@ -179,13 +181,13 @@ func (s *Schedule) schedule(k *keyState) {
 // and counts the lease: the Store then takes the first item of the key's
 // queue. When none can be claimed, ok is false and next is the earliest
 // NextAllowed on the heap (zero if the heap is empty).
-func (s *Schedule) Claim(now time.Time, opt ClaimOptions) (key string, host HostState, next time.Time, ok bool) {
+func (s *Schedule) Claim(now time.Time, opt ClaimOptions) (key string, host ratelimit.HostState, next time.Time, ok bool) {
 	s.opt = opt
 	s.sweep(now)
 	for len(s.ready) > 0 {
 		top := s.ready[0]
 		if top.at > nanos(now) {
-			return "", HostState{}, time.Unix(0, top.at), false
+			return "", ratelimit.HostState{}, time.Unix(0, top.at), false
 		}
 		k := top.k
 		if h := k.hs(); !k.givenUp && !h.ClosedUntil.IsZero() && !h.ClosedUntil.After(now) {
@@ -201,7 +203,7 @@ func (s *Schedule) Claim(now time.Time, opt ClaimOptions) (key string, host Host
 		s.schedule(k)
 		return k.key, *k.hs(), time.Time{}, true
 	}
-	return "", HostState{}, time.Time{}, false
+	return "", ratelimit.HostState{}, time.Time{}, false
 }
 
 // closed reports whether k's items are handed out to be reported, not
@@ -229,14 +231,14 @@ func (s *Schedule) lease(k *keyState, now time.Time) {
 
 // ClaimKey leases key itself if it can be claimed at now, as
 // Store.ClaimKey describes; otherwise next says when to ask again.
-func (s *Schedule) ClaimKey(key string, now time.Time, opt ClaimOptions) (host HostState, next time.Time, ok bool) {
+func (s *Schedule) ClaimKey(key string, now time.Time, opt ClaimOptions) (host ratelimit.HostState, next time.Time, ok bool) {
 	s.opt = opt
 	k := s.key(key)
 	switch {
 	case k.leased >= s.perHost():
-		return HostState{}, now.Add(max(k.hs().Delay, fullRecheck)), false
+		return ratelimit.HostState{}, now.Add(max(k.hs().Delay, fullRecheck)), false
 	case k.hs().NextAllowed.After(now):
-		return HostState{}, k.hs().NextAllowed, false
+		return ratelimit.HostState{}, k.hs().NextAllowed, false
 	}
 	k.idleAt = 0
 	s.lease(k, now)
@@ -245,7 +247,7 @@ func (s *Schedule) ClaimKey(key string, now time.Time, opt ClaimOptions) (host H
 }
 
 // End ends a lease of key at now with outcome o; requeue says its item went
-// back to the queue (Release) rather than being done (Ack). A key that is
+// back to the queue (Requeue) rather than being done (Done). A key that is
 // ready again at once is claimed next, ahead of keys that have waited, up to
 // ClaimOptions.Affinity times in a row.
 func (s *Schedule) End(key string, now time.Time, o Outcome, requeue bool) {
@@ -263,7 +265,7 @@ func (s *Schedule) End(key string, now time.Time, o Outcome, requeue bool) {
 		next = rest
 	}
 	h := k.mut()
-	*h = o.Host
+	*h = o.Pace
 	h.NextAllowed = next
 	if requeue {
 		k.queued++
@@ -353,11 +355,11 @@ func (s *Schedule) Lost(key string) {
 }
 
 // Host returns key's pacing state.
-func (s *Schedule) Host(key string) HostState {
+func (s *Schedule) Host(key string) ratelimit.HostState {
 	if k := s.keys[key]; k != nil {
 		return *k.hs()
 	}
-	return HostState{}
+	return ratelimit.HostState{}
 }
 
 // Record returns what a persisting Store keeps of key.
@@ -372,7 +374,7 @@ func (s *Schedule) Record(key string) KeyRecord {
 // Restore adds key as a Store that persists found it on opening at now,
 // with queued items in its queue. Since a request to it may have been under
 // way when the process stopped, it may not be claimed before a full Delay
-// from now, and HostState.Interrupted says so to the pacing policy, which
+// from now, and ratelimit.HostState.Interrupted says so to the pacing policy, which
 // may know a longer delay than the one stored.
 func (s *Schedule) Restore(key string, rec KeyRecord, queued int, now time.Time) {
 	k := s.key(key)
@@ -415,10 +417,10 @@ func (s *Schedule) Counts(now time.Time) Counts {
 }
 
 // zeroHost is the pacing state of a key never fetched.
-var zeroHost HostState
+var zeroHost ratelimit.HostState
 
 // hs returns k's pacing state, not to be modified.
-func (k *keyState) hs() *HostState {
+func (k *keyState) hs() *ratelimit.HostState {
 	if k.host == nil {
 		return &zeroHost
 	}
@@ -426,10 +428,10 @@ func (k *keyState) hs() *HostState {
 }
 
 // mut returns k's pacing state to modify, allocating it the first time:
-// a key with queued items but no fetch yet costs no HostState.
-func (k *keyState) mut() *HostState {
+// a key with queued items but no fetch yet costs no ratelimit.HostState.
+func (k *keyState) mut() *ratelimit.HostState {
 	if k.host == nil {
-		k.host = new(HostState)
+		k.host = new(ratelimit.HostState)
 	}
 	return k.host
 }

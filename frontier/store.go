@@ -4,19 +4,21 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/heedcrawl/heed/ratelimit"
 )
 
-// An AckAdder is a Store that can add the links of a fetched page and end
+// An DoneAdder is a Store that can add the links of a fetched page and end
 // its lease in one operation: one round trip to a shared Store, one batch
 // on disk. Frontier.DoneAdding uses it when the Store has it, and calls Add
-// then Ack when not.
-type AckAdder interface {
-	// AckAdd adds batch as Add does, then acks l as Ack does. refused is
+// then Done when not.
+type DoneAdder interface {
+	// DoneAdding adds batch as Add does, then acks l as Done does. refused is
 	// Add's answer, nil when the Store failed before adding (err says
-	// why); with refused not nil, err is the Ack's error alone
+	// why); with refused not nil, err is the Done's error alone
 	// (ErrLeaseLost, or a failure after the items were
 	// added).
-	AckAdd(ctx context.Context, l *Lease, now time.Time, o Outcome, batch []Item, lim Limits) (refused []error, err error)
+	DoneAdding(ctx context.Context, l *Lease, now time.Time, o Outcome, batch []Item, lim Limits) (refused []error, err error)
 }
 
 // Store keeps a crawl's state: everything a crawl must not forget when its
@@ -51,12 +53,12 @@ type Store interface {
 	// Claim leases the next item to fetch at now: the first item of the
 	// key that has waited longest among those with queued items, fewer
 	// than opt.PerHost leases and a NextAllowed not after now — or, ahead
-	// of those, of a key that is closed (given up, or HostState.ClosedUntil
+	// of those, of a key that is closed (given up, or ratelimit.HostState.ClosedUntil
 	// after now; one whose ClosedUntil has passed is open again and waits
 	// for its NextAllowed), whose items are handed out to be reported. With
 	// PerHost above one, the key's NextAllowed moves to now plus its
-	// HostState.Delay, so that requests start at least that far apart
-	// (with one, the lease keeps them apart and Ack sets the rest). When no
+	// ratelimit.HostState.Delay, so that requests start at least that far apart
+	// (with one, the lease keeps them apart and Done sets the rest). When no
 	// key is ready, Claim returns a Claim with a nil Lease and Next set to
 	// the earliest NextAllowed of a key that could be claimed (zero if
 	// none), or Idle if no item is queued or leased anywhere: the crawl is
@@ -69,28 +71,28 @@ type Store interface {
 	// Lease means not now; next says when to ask again.
 	ClaimKey(ctx context.Context, key string, now time.Time, opt ClaimOptions) (l *Lease, next time.Time, err error)
 
-	// Ack ends l: its item is done. The key takes o.Host and rests o.Rest
+	// Done ends l: its item is done. The key takes o.Host and rests o.Rest
 	// from now (NextAllowed is at least now+o.Rest). o.Checkpoint, if not
 	// nil, is stored in the same atomic step (see Checkpoint). A lease
 	// that expired or was superseded is refused with ErrLeaseLost.
-	Ack(ctx context.Context, l *Lease, now time.Time, o Outcome) error
+	Done(ctx context.Context, l *Lease, now time.Time, o Outcome) error
 
-	// Release ends l without finishing its item: the item goes back to the
+	// Requeue ends l without finishing its item: the item goes back to the
 	// front of its key's queue, with what it has been through (Retries,
 	// Redirects, ...), and the key takes o.Host and rests o.Rest, as for
-	// Ack. Releasing a lease of ClaimKey is Ack.
-	Release(ctx context.Context, l *Lease, now time.Time, o Outcome) error
+	// Done. Requeuing a lease of ClaimKey is Done.
+	Requeue(ctx context.Context, l *Lease, now time.Time, o Outcome) error
 
 	// GiveUp marks key given up, durably: Add refuses its URLs with
 	// ErrGivenUp from now on, and Claim hands out its queued items at
 	// once, whatever its NextAllowed, with Lease.GivenUp set — to be
-	// reported and acked like any item, so that each is reported exactly
+	// reported and done like any item, so that each is reported exactly
 	// once even across a crash. Its leases end as usual.
 	GiveUp(ctx context.Context, key string) error
 
-	// Host returns key's pacing state (the zero HostState for a key the
+	// Host returns key's pacing state (the zero ratelimit.HostState for a key the
 	// Store does not know).
-	Host(ctx context.Context, key string) (HostState, error)
+	Host(ctx context.Context, key string) (ratelimit.HostState, error)
 
 	// Counts returns the Store's counters at now.
 	Counts(ctx context.Context, now time.Time) (Counts, error)
@@ -100,7 +102,7 @@ type Store interface {
 	// SetMeta stores value under name (a crawl's settings, its seed
 	// scope), durably for stores that persist.
 	SetMeta(ctx context.Context, name string, value []byte) error
-	// Checkpoint returns the Outcome.Checkpoint of the last Ack the Store
+	// Checkpoint returns the Outcome.Checkpoint of the last Done the Store
 	// has made durable, or nil.
 	Checkpoint(ctx context.Context) ([]byte, error)
 
@@ -114,7 +116,7 @@ type Store interface {
 var (
 	// ErrStore wraps an error returned by the Store.
 	ErrStore = errors.New("frontier: store")
-	// ErrLeaseLost: Ack or Release got a lease the Store no longer holds —
+	// ErrLeaseLost: Done or Requeue got a lease the Store no longer holds —
 	// it expired and its item was handed to someone else, or it was
 	// already ended.
 	ErrLeaseLost = errors.New("frontier: lease lost")
@@ -165,14 +167,14 @@ type Claim struct {
 
 // Lease is an item handed out by Store.Claim (or a key by ClaimKey, with
 // only Item.Key set), together with its key's pacing state when claimed.
-// It is the worker's until passed to Ack or Release.
+// It is the worker's until passed to Done or Requeue.
 type Lease struct {
 	Item
-	// Host is the key's pacing state when the lease was granted. The
+	// Pace is the key's pacing state when the lease was granted. The
 	// worker updates it (the pacing policy, package ratelimit) and hands it
 	// back in the Outcome.
-	Host HostState
-	// Token fences the lease: a Store refuses Ack and Release with a token
+	Pace ratelimit.HostState
+	// Token fences the lease: a Store refuses Done and Requeue with a token
 	// it did not grant last for the item, so a worker that lost its lease
 	// cannot finish someone else's.
 	Token uint64
@@ -187,16 +189,16 @@ type Lease struct {
 
 // Closed reports whether l is handed out to be reported rather than
 // fetched: its key was given up, or it is closed by an unreachable
-// robots.txt until Host.ClosedUntil. Such a lease may come before the key's
+// robots.txt until Pace.ClosedUntil. Such a lease may come before the key's
 // NextAllowed, so no request may be made under it.
 func (l *Lease) Closed(now time.Time) bool {
-	return l.GivenUp || l.Host.ClosedUntil.After(now)
+	return l.GivenUp || l.Pace.ClosedUntil.After(now)
 }
 
 // Outcome is what a worker reports when it ends a lease.
 type Outcome struct {
-	// Host is the key's new pacing state.
-	Host HostState
+	// Pace is the key's new pacing state.
+	Pace ratelimit.HostState
 	// Rest is how long the key rests, from the moment the Store records
 	// the outcome, before it may be claimed again.
 	Rest time.Duration
@@ -204,48 +206,6 @@ type Outcome struct {
 	// step: a caller's output offset, say, so that its output and the
 	// crawl's progress never disagree after a crash.
 	Checkpoint []byte
-}
-
-// HostState is the pacing state of one politeness key, kept by the Store:
-// when the key may next be fetched, and what the pacing policy needs to
-// decide how long it rests after each answer. The Frontier and its Store
-// own it; package ratelimit computes it.
-type HostState struct {
-	// NextAllowed is the earliest time the key may be fetched again.
-	NextAllowed time.Time
-	// Delay is the key's effective delay between requests as last
-	// computed: a Store that reopens after a stop makes every key wait
-	// this long from the reopening, since a request may have been under
-	// way when the process stopped.
-	Delay time.Duration
-	// CrawlDelay is the robots.txt Crawl-delay for us, as last read;
-	// HasCrawlDelay says whether there was one.
-	CrawlDelay    time.Duration
-	HasCrawlDelay bool
-	// Backoff is the delay that failures have pushed the key to; zero
-	// when healthy.
-	Backoff time.Duration
-	// RTT is the smoothed response time.
-	RTT time.Duration
-	// PausedUntil is when a Retry-After pause ends; zero if none.
-	PausedUntil time.Time
-	// Failures counts consecutive failed requests.
-	Failures int
-	// ClosedUntil is when the key's robots.txt may be asked for again
-	// after it was found unreachable, which RFC 9309 §2.3.1.4 makes a
-	// complete disallow: until then the key's queued items are handed out
-	// at once, whatever NextAllowed says, to be reported rather than left
-	// waiting, and no request is made under their leases (Lease.Closed).
-	// Zero when the key is open.
-	ClosedUntil time.Time
-	// Interrupted is when a Store found that a request to the key may have
-	// been cut short — it reopened after its process stopped — or zero. The
-	// key must not be asked again before a full delay after it, whatever
-	// the delay turns out to be once robots.txt is read (a Crawl-delay the
-	// stopped process learnt but could not record). A worker clears it
-	// once a request has completed. pebblestore and redisstore keep it
-	// (a reopened pebblestore sets it to the reopening anyway).
-	Interrupted time.Time
 }
 
 // Counts are a Store's counters.

@@ -16,7 +16,7 @@ import (
 var _ frontier.Store = (*frontier.MemoryStore)(nil)
 
 // TestMemoryStoreQueue drives one key's queue through Add (to the back),
-// Claim (from the front) and Release (back to the front), in a random but
+// Claim (from the front) and Requeue (back to the front), in a random but
 // fixed order that makes the ring wrap, grow while wrapped and shrink, and
 // compares it with a plain slice.
 func TestMemoryStoreQueue(t *testing.T) {
@@ -70,12 +70,12 @@ func TestMemoryStoreQueue(t *testing.T) {
 				l := leased[i]
 				leased = slices.Delete(leased, i, i+1)
 				if rng.IntN(3) == 0 {
-					if err := s.Ack(bg, l, t0, frontier.Outcome{}); err != nil {
+					if err := s.Done(bg, l, t0, frontier.Outcome{}); err != nil {
 						t.Fatal(err)
 					}
 					continue
 				}
-				if err := s.Release(bg, l, t0, frontier.Outcome{}); err != nil {
+				if err := s.Requeue(bg, l, t0, frontier.Outcome{}); err != nil {
 					t.Fatal(err)
 				}
 				model = append([]string{l.URL}, model...)
@@ -85,7 +85,7 @@ func TestMemoryStoreQueue(t *testing.T) {
 	}
 	// Drain: the ring shrinks on the way and the queue disappears.
 	for _, l := range leased {
-		if err := s.Ack(bg, l, t0, frontier.Outcome{}); err != nil {
+		if err := s.Done(bg, l, t0, frontier.Outcome{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -95,19 +95,19 @@ func TestMemoryStoreQueue(t *testing.T) {
 			t.Fatalf("drain: Claim = %+v, %v; want %s", c.Lease, err, model[0])
 		}
 		model = model[1:]
-		if err := s.Ack(bg, c.Lease, t0, frontier.Outcome{}); err != nil {
+		if err := s.Done(bg, c.Lease, t0, frontier.Outcome{}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if c, _ := s.Claim(bg, t0, opt); c.Lease != nil || !c.Idle || s.Len("a") != 0 {
 		t.Errorf("after drain: Claim = %+v, Len %d; want idle and empty", c, s.Len("a"))
 	}
-	// A Release into a full ring: release at every length up to 200.
+	// A Requeue into a full ring: release at every length up to 200.
 	mustAddStore(t, &s, frontier.Item{URL: "http://a/r", Key: "a"})
 	c, _ := s.Claim(bg, t0, opt)
 	for i := range 200 {
 		mustAddStore(t, &s, frontier.Item{URL: fmt.Sprintf("http://a/r%d", i), Key: "a"})
-		if err := s.Release(bg, c.Lease, t0, frontier.Outcome{}); err != nil {
+		if err := s.Requeue(bg, c.Lease, t0, frontier.Outcome{}); err != nil {
 			t.Fatal(err)
 		}
 		if c, _ = s.Claim(bg, t0, opt); c.Lease == nil || c.Lease.URL != "http://a/r" {
@@ -175,7 +175,7 @@ func TestMemoryStoreFields(t *testing.T) {
 		if !reflect.DeepEqual(c.Lease.Item, w) {
 			t.Errorf("Claim = %+v\n want %+v", c.Lease.Item, w)
 		}
-		if err := s.Ack(bg, c.Lease, t0, frontier.Outcome{}); err != nil {
+		if err := s.Done(bg, c.Lease, t0, frontier.Outcome{}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/heedcrawl/heed/frontier"
 	"github.com/heedcrawl/heed/ratelimit"
 )
 
@@ -29,7 +28,7 @@ func BenchmarkPolicyObserve(b *testing.B) {
 		b.Fatal(err)
 	}
 	keys := benchKeys()
-	states := make([]frontier.HostState, benchHosts)
+	states := make([]ratelimit.HostState, benchHosts)
 	now := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	b.ReportAllocs()
 	i := 0

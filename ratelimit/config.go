@@ -93,7 +93,7 @@ func (r Reason) String() string {
 }
 
 // HostStatus is a snapshot of one key's pacing state, as Policy.Status
-// describes a frontier.HostState.
+// describes a HostState.
 type HostStatus struct {
 	Key         string
 	Delay       time.Duration // effective delay between requests

@@ -3,7 +3,7 @@
 // or processes — the crawler runs.
 //
 // Policy is that decision and nothing else: given a host's pacing state (a
-// frontier.HostState, which the frontier and its Store own, persist and
+// HostState, which the frontier and its Store own, persist and
 // share) and the answer to a request, it updates the state and says how long
 // the host rests. heed's crawler uses it this way, so that one owner — the
 // frontier — knows when each host may next be fetched, across restarts and

@@ -6,7 +6,6 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/heedcrawl/heed/frontier"
 	"github.com/heedcrawl/heed/ratelimit"
 )
 
@@ -27,7 +26,7 @@ func Example() {
 
 	u, _ := url.Parse("https://WWW.Example.com:443/page")
 	key := keys.Key(u) // also the frontier's and the robots gate's key function
-	var h frontier.HostState
+	var h ratelimit.HostState
 	pol.SetCrawlDelay(key, &h, 5*time.Second, true) // from the host's robots.txt
 
 	// ... the request ...
@@ -40,7 +39,7 @@ func Example() {
 	fmt.Println("paused for", rest)
 
 	// A site asking for a one-hour Crawl-delay is crawled at MaxDelay.
-	var slow frontier.HostState
+	var slow ratelimit.HostState
 	pol.SetCrawlDelay("slow.example", &slow, time.Hour, true)
 	s := pol.Status("slow.example", slow, now)
 	fmt.Println("slow.example:", s.Delay, s.Reason, "capped:", s.Capped)
@@ -55,7 +54,7 @@ func Example() {
 func ExamplePolicy_Observe() {
 	pol, _ := ratelimit.NewPolicy(ratelimit.Config{Jitter: -1})
 	now := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
-	var h frontier.HostState
+	var h ratelimit.HostState
 	for _, status := range []int{500, 502, 429, 200, 200, 200} {
 		pol.Observe("a.example", &h, now, status, nil, 0, nil)
 		d, why, _ := pol.Delay(h)
@@ -70,7 +69,7 @@ func ExamplePolicy_Observe() {
 	// 200 1s min-delay
 }
 
-// A Policy keeps no state: the host's pacing state is a frontier.HostState
+// A Policy keeps no state: the host's pacing state is a ratelimit.HostState
 // that the frontier keeps, and the Policy says how long the host rests
 // after each answer.
 func ExamplePolicy() {
@@ -78,7 +77,7 @@ func ExamplePolicy() {
 	if err != nil {
 		panic(err)
 	}
-	var h frontier.HostState // as the frontier hands it out with a lease
+	var h ratelimit.HostState // as the frontier hands it out with a lease
 	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 
 	pol.SetCrawlDelay("example.com", &h, 5*time.Second, true) // from robots.txt

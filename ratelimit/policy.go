@@ -9,26 +9,24 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"time"
-
-	"github.com/heedcrawl/heed/frontier"
 )
 
 // Policy decides how long a host must rest: between requests (the user's
 // minimum delay, robots.txt Crawl-delay, adaptive pacing), after failures
 // (back-off with jitter, decaying on success) and when the site asks
 // (Retry-After), every delay capped by MaxDelay. It keeps no state of its
-// own: a host's state is a frontier.HostState, which the frontier and its
+// own: a host's state is a HostState, which the frontier and its
 // Store keep — and persist, and share between processes — while Policy reads
 // and updates it. That makes the frontier the one owner of when a host may
 // next be fetched, and Policy the one place that says how long it rests.
 //
 // A worker holding a lease of a host's item uses it like this:
 //
-//	h := lease.Host
+//	h := lease.Pace
 //	pol.SetCrawlDelay(lease.Key, &h, entry.CrawlDelay, entry.HasCrawlDelay) // from robots.txt
 //	resp, err := fetch(...)
 //	rest := pol.Observe(lease.Key, &h, now, status, header, rtt, err)
-//	fr.Done(ctx, lease, frontier.Outcome{Host: h, Rest: rest})
+//	fr.Done(ctx, lease, frontier.Outcome{Pace: h, Rest: rest})
 //
 // A Policy is immutable and safe for concurrent use. Create one with
 // NewPolicy.
@@ -86,7 +84,7 @@ func NewPolicy(cfg Config) (*Policy, error) {
 
 // Delay returns h's effective delay between requests, what demanded it, and
 // whether MaxDelay cut it.
-func (p *Policy) Delay(h frontier.HostState) (d time.Duration, why Reason, capped bool) {
+func (p *Policy) Delay(h HostState) (d time.Duration, why Reason, capped bool) {
 	d, why = p.demand(h)
 	if h.Backoff > d {
 		d, why = h.Backoff, ReasonBackoff
@@ -95,7 +93,7 @@ func (p *Policy) Delay(h frontier.HostState) (d time.Duration, why Reason, cappe
 }
 
 // demand is h's delay before back-off and capping.
-func (p *Policy) demand(h frontier.HostState) (time.Duration, Reason) {
+func (p *Policy) demand(h HostState) (time.Duration, Reason) {
 	d, r := p.minDelay, ReasonMinDelay
 	if h.HasCrawlDelay && h.CrawlDelay > d {
 		d, r = h.CrawlDelay, ReasonCrawlDelay
@@ -111,7 +109,7 @@ func (p *Policy) demand(h frontier.HostState) (time.Duration, Reason) {
 // SetCrawlDelay records robots.txt's Crawl-delay for h (ok false: there is
 // none) and updates h.Delay. A delay above MaxDelay is capped, and the
 // clamp logged the first time it is set.
-func (p *Policy) SetCrawlDelay(key string, h *frontier.HostState, d time.Duration, ok bool) {
+func (p *Policy) SetCrawlDelay(key string, h *HostState, d time.Duration, ok bool) {
 	d = max(d, 0)
 	if !ok {
 		d = 0
@@ -145,7 +143,7 @@ func (p *Policy) SetCrawlDelay(key string, h *frontier.HostState, d time.Duratio
 // closer than the delay, however long the first took to arrive. With more,
 // requests are spaced by their starts (the frontier's claims), and only a
 // pause makes the host rest from the answer.
-func (p *Policy) Observe(key string, h *frontier.HostState, now time.Time, status int, header http.Header, rtt time.Duration, err error) time.Duration {
+func (p *Policy) Observe(key string, h *HostState, now time.Time, status int, header http.Header, rtt time.Duration, err error) time.Duration {
 	if err != nil && errors.Is(err, context.Canceled) {
 		return p.Rest(*h, now)
 	}
@@ -195,7 +193,7 @@ func (p *Policy) Observe(key string, h *frontier.HostState, now time.Time, statu
 // Rest returns how long h must rest from now after a request that ended
 // now: its delay (with one request in flight per host) or any pause,
 // whichever is longer.
-func (p *Policy) Rest(h frontier.HostState, now time.Time) time.Duration {
+func (p *Policy) Rest(h HostState, now time.Time) time.Duration {
 	var rest time.Duration
 	if p.concurrency == 1 {
 		rest, _, _ = p.Delay(h)
@@ -207,7 +205,7 @@ func (p *Policy) Rest(h frontier.HostState, now time.Time) time.Duration {
 }
 
 // backOff doubles h's delay, with jitter, up to MaxDelay.
-func (p *Policy) backOff(key string, h *frontier.HostState, why string, detail any) {
+func (p *Policy) backOff(key string, h *HostState, why string, detail any) {
 	cur, _, _ := p.Delay(*h)
 	next := 2 * max(cur, backoffFloor/2)
 	if p.jitter > 0 {
@@ -218,7 +216,7 @@ func (p *Policy) backOff(key string, h *frontier.HostState, why string, detail a
 }
 
 // Status describes h, the pacing state of key, at now.
-func (p *Policy) Status(key string, h frontier.HostState, now time.Time) HostStatus {
+func (p *Policy) Status(key string, h HostState, now time.Time) HostStatus {
 	d, why, capped := p.Delay(h)
 	s := HostStatus{
 		Key:        key,

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/heedcrawl/heed/frontier"
 	"github.com/heedcrawl/heed/ratelimit"
 	"go.uber.org/goleak"
 )
@@ -55,7 +54,7 @@ func TestPolicyRest(t *testing.T) {
 		{"a cancelled request changes nothing", one, 0, nil, context.Canceled, time.Second, 0, 0, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var h frontier.HostState
+			var h ratelimit.HostState
 			pol := tc.pol
 			// MaxRetryAfter defaults to an hour; the crawler caps it by
 			// MaxDelay, as here.
@@ -75,7 +74,7 @@ func TestPolicyRest(t *testing.T) {
 
 func TestPolicyCrawlDelay(t *testing.T) {
 	pol, _ := ratelimit.NewPolicy(ratelimit.Config{MinDelay: time.Second, MaxDelay: 10 * time.Second})
-	var h frontier.HostState
+	var h ratelimit.HostState
 	pol.SetCrawlDelay("k", &h, time.Minute, true)
 	d, why, capped := pol.Delay(h)
 	if d != 10*time.Second || why != ratelimit.ReasonCrawlDelay || !capped || h.Delay != d {
@@ -89,7 +88,7 @@ func TestPolicyCrawlDelay(t *testing.T) {
 
 func TestPolicyCrawlDelayCannotSpeedUp(t *testing.T) {
 	pol := newPolicy(t, ratelimit.Config{MinDelay: time.Second})
-	var h frontier.HostState
+	var h ratelimit.HostState
 	pol.SetCrawlDelay("h", &h, 5*time.Second, true) // above the minimum: the site slows us
 	if rest := pol.Observe("h", &h, t0, 200, nil, 0, nil); rest != 5*time.Second {
 		t.Fatalf("rest %v, want the 5s Crawl-delay", rest)
@@ -105,7 +104,7 @@ func TestPolicyCrawlDelayCannotSpeedUp(t *testing.T) {
 
 func TestPolicyNoMinDelay(t *testing.T) {
 	pol := newPolicy(t, ratelimit.Config{MinDelay: ratelimit.NoMinDelay})
-	var h frontier.HostState
+	var h ratelimit.HostState
 	for range 3 {
 		if rest := pol.Observe("h", &h, t0, 200, nil, time.Millisecond, nil); rest != 0 {
 			t.Fatalf("rest %v, want 0", rest)
@@ -119,7 +118,7 @@ func TestPolicyNoMinDelay(t *testing.T) {
 func TestPolicyCrawlDelayCapIsLogged(t *testing.T) {
 	var buf bytes.Buffer
 	pol := newPolicy(t, ratelimit.Config{MaxDelay: 10 * time.Second, Logger: slog.New(slog.NewTextHandler(&buf, nil))})
-	var h frontier.HostState
+	var h ratelimit.HostState
 	pol.SetCrawlDelay("h", &h, time.Hour, true)
 	s := pol.Status("h", h, t0)
 	if s.Delay != 10*time.Second || !s.Capped || s.Reason != ratelimit.ReasonCrawlDelay || s.CrawlDelay != time.Hour {
@@ -150,7 +149,7 @@ func TestPolicyRetryAfterPauses(t *testing.T) {
 		for _, status := range []int{429, 503} {
 			t.Run(tc.name+"/"+http.StatusText(status), func(t *testing.T) {
 				pol := newPolicy(t, ratelimit.Config{MaxRetryAfter: time.Hour})
-				var h frontier.HostState
+				var h ratelimit.HostState
 				rest := pol.Observe("h", &h, t0, status, http.Header{"Retry-After": {tc.value}}, 0, nil)
 				if want := max(tc.want, time.Second); rest != want { // never less than the delay
 					t.Fatalf("rest %v, want %v", rest, want)
@@ -165,7 +164,7 @@ func TestPolicyRetryAfterPauses(t *testing.T) {
 
 func TestPolicyBackoffDoublesAndDecays(t *testing.T) {
 	pol := newPolicy(t, ratelimit.Config{MinDelay: time.Second, MaxDelay: 60 * time.Second})
-	var h frontier.HostState
+	var h ratelimit.HostState
 	fail := []struct {
 		status int
 		err    error
@@ -194,7 +193,7 @@ func TestPolicyBackoffDoublesAndDecays(t *testing.T) {
 
 func TestPolicyBackoffFromZeroDelay(t *testing.T) {
 	pol := newPolicy(t, ratelimit.Config{MinDelay: ratelimit.NoMinDelay})
-	var h frontier.HostState
+	var h ratelimit.HostState
 	pol.Observe("h", &h, t0, 500, nil, 0, nil)
 	if d, _, _ := pol.Delay(h); d != time.Second {
 		t.Fatalf("Delay = %v, want the 1s floor", d)
@@ -208,7 +207,7 @@ func TestPolicyBackoffFromZeroDelay(t *testing.T) {
 func TestPolicyBackoffJitterStaysInBounds(t *testing.T) {
 	pol := newPolicy(t, ratelimit.Config{Jitter: 0.25})
 	for range 50 {
-		var h frontier.HostState
+		var h ratelimit.HostState
 		pol.Observe("h", &h, t0, 500, nil, 0, nil)
 		if d, _, _ := pol.Delay(h); d < 2*time.Second || d > 2500*time.Millisecond {
 			t.Fatalf("Delay = %v, want within [2s, 2.5s]", d)
@@ -218,7 +217,7 @@ func TestPolicyBackoffJitterStaysInBounds(t *testing.T) {
 
 func TestPolicyAdaptiveDelay(t *testing.T) {
 	pol := newPolicy(t, ratelimit.Config{AdaptiveFactor: 5})
-	var h frontier.HostState
+	var h ratelimit.HostState
 	pol.Observe("h", &h, t0, 200, nil, 2*time.Second, nil)
 	if s := pol.Status("h", h, t0); s.Delay != 10*time.Second || s.Reason != ratelimit.ReasonAdaptive || s.RTT != 2*time.Second {
 		t.Fatalf("status = %+v", s)
@@ -232,7 +231,7 @@ func TestPolicyAdaptiveDelay(t *testing.T) {
 
 func TestPolicyConsecutiveFailures(t *testing.T) {
 	pol := newPolicy(t, ratelimit.Config{MinDelay: ratelimit.NoMinDelay})
-	var h frontier.HostState
+	var h ratelimit.HostState
 	fail := []struct {
 		status int
 		err    error
@@ -255,7 +254,7 @@ func TestPolicyConsecutiveFailures(t *testing.T) {
 
 func TestPolicyStatus(t *testing.T) {
 	pol := newPolicy(t, ratelimit.Config{})
-	h := frontier.HostState{NextAllowed: t0.Add(3 * time.Second), PausedUntil: t0.Add(time.Minute), Failures: 2}
+	h := ratelimit.HostState{NextAllowed: t0.Add(3 * time.Second), PausedUntil: t0.Add(time.Minute), Failures: 2}
 	s := pol.Status("k", h, t0)
 	if s.Key != "k" || !s.ReadyAt.Equal(h.NextAllowed) || !s.PausedUntil.Equal(h.PausedUntil) || s.Failures != 2 {
 		t.Fatalf("status = %+v", s)

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/heedcrawl/heed/frontier"
 	"github.com/heedcrawl/heed/ratelimit"
 )
 
@@ -67,7 +66,7 @@ func TestRetryAfterCappedInPolicy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var h frontier.HostState
+	var h ratelimit.HostState
 	header := http.Header{"Retry-After": {strings.Repeat("9", 100)}}
 	if rest := pol.Observe("h", &h, t0, 503, header, time.Millisecond, nil); rest != time.Hour {
 		t.Errorf("rest %v, want 1h", rest)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/heedcrawl/heed/frontier"
 	"github.com/heedcrawl/heed/frontier/codec"
+	"github.com/heedcrawl/heed/ratelimit"
 )
 
 // The items of the benchmarks; pebblestore and redisstore measured their
@@ -25,7 +26,7 @@ var benchItems = []struct {
 		Redirects: []string{"http://example.com/a"}, Meta: map[string]string{"product": "widget", "list": "spring"}}},
 }
 
-var benchHost = frontier.HostState{NextAllowed: time.Date(2025, 6, 1, 12, 0, 0, 5, time.UTC), Delay: time.Second,
+var benchHost = ratelimit.HostState{NextAllowed: time.Date(2025, 6, 1, 12, 0, 0, 5, time.UTC), Delay: time.Second,
 	RTT: 80 * time.Millisecond, CrawlDelay: 2 * time.Second, HasCrawlDelay: true}
 
 // BenchmarkAppendItem encodes into a reused buffer, as pebblestore does

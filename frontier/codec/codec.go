@@ -1,5 +1,5 @@
 // Package codec is the one binary encoding of frontier.Item and
-// frontier.HostState, in which the Stores that persist keep them:
+// ratelimit.HostState, in which the Stores that persist keep them:
 // pebblestore on disk, redisstore in Redis (whose scripts treat the bytes as
 // opaque). A field added to either type is added here, once.
 //

@@ -14,6 +14,7 @@ import (
 	"github.com/heedcrawl/heed/frontier"
 	"github.com/heedcrawl/heed/frontier/codec"
 	"github.com/heedcrawl/heed/frontier/storetest"
+	"github.com/heedcrawl/heed/ratelimit"
 )
 
 var t0 = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
@@ -27,8 +28,8 @@ func filledItem(t testing.TB) frontier.Item {
 	return it
 }
 
-func filledHost(t testing.TB) frontier.HostState {
-	var h frontier.HostState
+func filledHost(t testing.TB) ratelimit.HostState {
+	var h ratelimit.HostState
 	storetest.Fill(t, &h, t0)
 	h.NextAllowed = h.NextAllowed.Add(1)
 	h.Interrupted = h.Interrupted.Add(999999999)
@@ -52,7 +53,7 @@ func roundTripItem(t *testing.T, it frontier.Item) []byte {
 	return enc
 }
 
-func roundTripHost(t *testing.T, h frontier.HostState) []byte {
+func roundTripHost(t *testing.T, h ratelimit.HostState) []byte {
 	t.Helper()
 	enc := codec.AppendHost([]byte("prefix"), &h)
 	enc = enc[len("prefix"):]
@@ -108,9 +109,9 @@ func TestItemRoundTrip(t *testing.T) {
 func TestHostRoundTrip(t *testing.T) {
 	full := filledHost(t)
 	t.Run("full", func(t *testing.T) { roundTripHost(t, full) })
-	t.Run("zero", func(t *testing.T) { roundTripHost(t, frontier.HostState{}) })
+	t.Run("zero", func(t *testing.T) { roundTripHost(t, ratelimit.HostState{}) })
 	t.Run("each field alone", func(t *testing.T) {
-		zero := codec.AppendHost(nil, &frontier.HostState{})
+		zero := codec.AppendHost(nil, &ratelimit.HostState{})
 		for name, h := range eachField(full) {
 			if bytes.Equal(codec.AppendHost(nil, &h), zero) {
 				t.Errorf("HostState.%s is not encoded", name)
@@ -119,7 +120,7 @@ func TestHostRoundTrip(t *testing.T) {
 		}
 	})
 	t.Run("extremes", func(t *testing.T) {
-		roundTripHost(t, frontier.HostState{Delay: math.MinInt64, RTT: math.MaxInt64, Failures: math.MinInt64,
+		roundTripHost(t, ratelimit.HostState{Delay: math.MinInt64, RTT: math.MaxInt64, Failures: math.MinInt64,
 			NextAllowed: time.Date(1, 1, 1, 0, 0, 0, 1, time.UTC), Interrupted: time.Unix(math.MaxInt32*4, 999999999)})
 	})
 }
@@ -148,7 +149,7 @@ func TestItemGolden(t *testing.T) {
 }
 
 func TestHostGolden(t *testing.T) {
-	h := frontier.HostState{Delay: time.Second, CrawlDelay: 2 * time.Second, HasCrawlDelay: true, Backoff: time.Minute,
+	h := ratelimit.HostState{Delay: time.Second, CrawlDelay: 2 * time.Second, HasCrawlDelay: true, Backoff: time.Minute,
 		RTT: 80 * time.Millisecond, PausedUntil: time.Date(2025, 6, 1, 13, 0, 0, 7, time.UTC), Failures: 4}
 	with := h
 	with.NextAllowed = time.Date(2025, 6, 1, 12, 0, 0, 5, time.UTC)
@@ -159,7 +160,7 @@ func TestHostGolden(t *testing.T) {
 		t.Errorf("AppendHost = %s\nwant          %s\n(a change of layout: a new flag, or a new version DecodeHost reads beside the old)", got, golden)
 	}
 	// Written by redisstore before package codec (version 1).
-	for old, want := range map[string]frontier.HostState{
+	for old, want := range map[string]ratelimit.HostState{
 		"0180a8d6b90780d0acf30e0180e0ba84bf0380d0a54c01a0bbe2830d0708": h,
 		"0100000000000000": {},
 	} {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/heedcrawl/heed/frontier"
 	"github.com/heedcrawl/heed/frontier/codec"
+	"github.com/heedcrawl/heed/ratelimit"
 )
 
 // A Store keeps an item under its key, encoded into a scratch buffer it
@@ -27,7 +28,7 @@ func Example() {
 	}
 	fmt.Println(got.URL, got.Key, got.Depth, got.Retries, got.Meta["list"])
 
-	h := frontier.HostState{Delay: 2 * time.Second, ClosedUntil: time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)}
+	h := ratelimit.HostState{Delay: 2 * time.Second, ClosedUntil: time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)}
 	host, err := codec.DecodeHost(codec.AppendHost(nil, &h))
 	fmt.Println(host.Delay, host.ClosedUntil, err)
 

@@ -8,6 +8,7 @@ import (
 	"github.com/heedcrawl/heed/frontier"
 	"github.com/heedcrawl/heed/frontier/codec"
 	"github.com/heedcrawl/heed/frontier/storetest"
+	"github.com/heedcrawl/heed/ratelimit"
 )
 
 // FuzzDecodeItem: DecodeItem never panics, and what it decodes encodes to
@@ -74,7 +75,7 @@ func FuzzRoundTrip(f *testing.F) {
 		for _, diff := range storetest.Diff(it, got, nil) {
 			t.Errorf("Item: %s", diff)
 		}
-		h := frontier.HostState{NextAllowed: at, Delay: time.Duration(d), CrawlDelay: time.Duration(-d), HasCrawlDelay: flag,
+		h := ratelimit.HostState{NextAllowed: at, Delay: time.Duration(d), CrawlDelay: time.Duration(-d), HasCrawlDelay: flag,
 			Backoff: time.Duration(d / 3), RTT: time.Duration(d * 7), PausedUntil: at.Add(time.Duration(d)), Failures: failures,
 			ClosedUntil: at.Add(-time.Duration(d)), Interrupted: time.Unix(nsec, sec%1e9)}
 		gotH, err := codec.DecodeHost(codec.AppendHost(nil, &h))

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/heedcrawl/heed/frontier"
+	"github.com/heedcrawl/heed/ratelimit"
 )
 
 // Flags of an encoded HostState: which fields follow, in this order. The
@@ -31,7 +31,7 @@ const hostVersion1 = 1
 
 // AppendHost appends the encoding of h, every field of it, to dst and
 // returns the extended buffer. It allocates only when dst is too small.
-func AppendHost(dst []byte, h *frontier.HostState) []byte {
+func AppendHost(dst []byte, h *ratelimit.HostState) []byte {
 	var flags uint64
 	size := 2
 	instant := func(f uint64, t time.Time) {
@@ -98,19 +98,19 @@ func AppendHost(dst []byte, h *frontier.HostState) []byte {
 // nothing else), or of redisstore's layout before it (version 1). It
 // allocates nothing but its error. An input it cannot read is refused with
 // an error wrapping ErrCorrupt or ErrVersion.
-func DecodeHost(b []byte) (frontier.HostState, error) {
-	var h frontier.HostState
+func DecodeHost(b []byte) (ratelimit.HostState, error) {
+	var h ratelimit.HostState
 	d := decoder{b: b, n: len(b)}
 	switch v := d.byte(); {
 	case d.why != "":
 	case v == hostVersion1:
 		decodeHostVersion1(&d, &h)
 	case v != HostVersion:
-		return frontier.HostState{}, fmt.Errorf("%w: host state version %d; this build reads versions %d and %d", ErrVersion, v, hostVersion1, HostVersion)
+		return ratelimit.HostState{}, fmt.Errorf("%w: host state version %d; this build reads versions %d and %d", ErrVersion, v, hostVersion1, HostVersion)
 	default:
 		flags := d.uvarint()
 		if flags >= hostNext && d.why == "" {
-			return frontier.HostState{}, fmt.Errorf("%w: host state flags %#x; this build knows those below %#x", ErrVersion, flags, hostNext)
+			return ratelimit.HostState{}, fmt.Errorf("%w: host state flags %#x; this build knows those below %#x", ErrVersion, flags, hostNext)
 		}
 		h.HasCrawlDelay = flags&hostHasCrawlDelay != 0
 		if flags&hostNextAllowed != 0 {
@@ -142,13 +142,13 @@ func DecodeHost(b []byte) (frontier.HostState, error) {
 		}
 	}
 	if d.why != "" || len(d.b) != 0 {
-		return frontier.HostState{}, d.err("host state", len(b))
+		return ratelimit.HostState{}, d.err("host state", len(b))
 	}
 	return h, nil
 }
 
 // decodeHostVersion1 reads into h the fields of a host state of version 1.
-func decodeHostVersion1(d *decoder, h *frontier.HostState) {
+func decodeHostVersion1(d *decoder, h *ratelimit.HostState) {
 	h.Delay = time.Duration(d.varint())
 	h.CrawlDelay = time.Duration(d.varint())
 	h.HasCrawlDelay = d.bool()

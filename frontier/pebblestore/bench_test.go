@@ -119,8 +119,8 @@ func runBenchChild(b *testing.B, kind string, n, hosts int) benchResult {
 
 // benchWorkload is a crawl's use of a Store, without the network: n URLs
 // over hosts hosts are added in batches of 100, as the links of a page
-// would be, and after each batch one item is leased and acked with a
-// checkpoint; then every item left is leased and acked. No key rests, so
+// would be, and after each batch one item is leased and done with a
+// checkpoint; then every item left is leased and done. No key rests, so
 // the Store's own costs are what is measured.
 func benchWorkload(kind string, n, hosts int) (benchResult, error) {
 	ctx := context.Background()
@@ -172,15 +172,15 @@ func benchWorkload(kind string, n, hosts int) (benchResult, error) {
 	}
 	now := time.Now()
 	var cp [8]byte
-	acked := 0
+	done := 0
 	leaseAndAck := func() (bool, error) {
 		c, err := s.Claim(ctx, now, frontier.ClaimOptions{PerHost: 1})
 		if err != nil || c.Lease == nil {
 			return false, err
 		}
-		acked++
-		binary.BigEndian.PutUint64(cp[:], uint64(acked))
-		return true, s.Ack(ctx, c.Lease, now, frontier.Outcome{Host: c.Lease.Host, Checkpoint: cp[:]})
+		done++
+		binary.BigEndian.PutUint64(cp[:], uint64(done))
+		return true, s.Done(ctx, c.Lease, now, frontier.Outcome{Pace: c.Lease.Pace, Checkpoint: cp[:]})
 	}
 	start := time.Now()
 	batch := make([]frontier.Item, 0, 100)
@@ -251,8 +251,8 @@ func benchWorkload(kind string, n, hosts int) (benchResult, error) {
 		}
 	}
 	res.Drain = time.Since(start) - res.Add
-	if acked != n {
-		return benchResult{}, fmt.Errorf("acked %d of %d URLs", acked, n)
+	if done != n {
+		return benchResult{}, fmt.Errorf("done %d of %d URLs", done, n)
 	}
 	if ps, ok := s.(*Store); ok {
 		m := ps.db.Metrics()

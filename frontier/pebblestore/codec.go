@@ -12,7 +12,7 @@ import (
 // The store's keyspaces, each under a one-byte prefix. Keys of one kind sort
 // together, so that each kind is scanned sequentially.
 const (
-	prefixCheckpoint = 'c' // "c": the checkpoint of the last Ack
+	prefixCheckpoint = 'c' // "c": the checkpoint of the last Done
 	prefixKey        = 'k' // "k" key: the key's record (pacing state and counters)
 	prefixMeta       = 'm' // "m" name: a value of SetMeta
 	prefixSeenCount  = 'n' // "n": how many URLs were seen, a uvarint

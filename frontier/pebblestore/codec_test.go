@@ -9,6 +9,7 @@ import (
 	"github.com/heedcrawl/heed/frontier"
 	"github.com/heedcrawl/heed/frontier/codec"
 	"github.com/heedcrawl/heed/frontier/storetest"
+	"github.com/heedcrawl/heed/ratelimit"
 )
 
 // Items are package codec's encoding, tested there; the store wraps its
@@ -30,7 +31,7 @@ func TestDecodeItemRefusesGarbage(t *testing.T) {
 // (package codec's encoding), its counters and where its queue lies; a
 // truncated record is refused.
 func TestRecordRoundTrip(t *testing.T) {
-	var host frontier.HostState
+	var host ratelimit.HostState
 	storetest.Fill(t, &host, time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC))
 	host.NextAllowed = host.NextAllowed.Add(5) // to the nanosecond
 	for _, r := range []record{

@@ -17,8 +17,8 @@ import (
 )
 
 // BenchmarkCrawlShape is workload (e)'s use of a Store, without the
-// network: 1,000 hosts of 1,000 pages, each page claimed and acked with its
-// links (AckAdd): three children in a tree (new), two random pages of its
+// network: 1,000 hosts of 1,000 pages, each page claimed and done with its
+// links (DoneAdding): three children in a tree (new), two random pages of its
 // host and one of another (mostly seen). It reports pages/s and the
 // process's CPU time (the compactions run beside the workload), for
 // comparing pebble settings (HEED_BENCH_TUNE, see benchWorkload; here
@@ -91,7 +91,7 @@ func crawlShape(t *testing.B) {
 		}
 		o := rng.IntN(hosts)
 		batch = append(batch, frontier.Item{URL: url(o, rng.IntN(pages)), Key: key(o), Depth: 1, Referrer: url(h, k)})
-		refused, err := s.AckAdd(ctx, c.Lease, now, frontier.Outcome{Host: c.Lease.Host, Checkpoint: cp[:]}, batch, frontier.Limits{})
+		refused, err := s.DoneAdding(ctx, c.Lease, now, frontier.Outcome{Pace: c.Lease.Pace, Checkpoint: cp[:]}, batch, frontier.Limits{})
 		if err != nil {
 			t.Fatal(err)
 		}

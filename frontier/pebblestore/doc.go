@@ -12,10 +12,10 @@
 // fall in keyspaces by their first byte:
 //
 //	v             the store's format ("heed pebblestore 3"); Open refuses others
-//	c             the Checkpoint of the last Ack
+//	c             the Checkpoint of the last Done
 //	k key         the key's record: the items scheduled, sitemaps and sitemap
 //	              URLs counted against its limits, whether it was given up,
-//	              where its queue lies, and its pacing state (frontier.HostState,
+//	              where its queue lies, and its pacing state (ratelimit.HostState,
 //	              every field, in package frontier/codec's encoding)
 //	m name        a value of SetMeta
 //	n             how many URLs were seen, as of the last sync: sizes the
@@ -50,11 +50,11 @@
 // # Operations
 //
 // Each operation is one pebble batch, applied atomically: Add marks each
-// new URL seen and queues it, with its key's record; Ack deletes the item's
-// entry and writes the key's record and the checkpoint; Release rewrites the
+// new URL seen and queues it, with its key's record; Done deletes the item's
+// entry and writes the key's record and the checkpoint; Requeue rewrites the
 // item's entry with what it has been through (Retries, Redirects, ...) and
 // puts it back at the front of its queue; GiveUp marks the key's record,
-// and its queued items are then claimed and acked one by one, to be
+// and its queued items are then claimed and done one by one, to be
 // reported. Claim writes nothing: a leased item keeps its
 // entry, just before the queue's head, until its lease ends, and so it is
 // at the front of its queue, with the history it had when claimed, if the
@@ -70,17 +70,17 @@
 // interval durable with one fsync. Sync, Checkpoint, SetMeta and Close sync
 // at once. After a crash, what survives is every operation up to the last
 // sync at least, and possibly some after it, always whole operations in the
-// order they were made; Checkpoint returns the checkpoint of the last Ack
+// order they were made; Checkpoint returns the checkpoint of the last Done
 // made durable.
 //
-// BeforeSync runs before each of the Store's syncs, with Acks and Releases
+// BeforeSync runs before each of the Store's syncs, with Done calls and Releases
 // that carry a checkpoint held back until the sync ends: a crawl flushes and
 // syncs its output there, so that after a crash of the machine the output
 // is not behind the checkpoint. pebble also syncs its log when it moves to a
 // new one (every MemTableSize bytes of writes), without BeforeSync; what
-// that sync makes durable early is at most one SyncInterval of Acks. A crash
+// that sync makes durable early is at most one SyncInterval of Done calls. A crash
 // of the process alone loses nothing that reached the operating system:
-// a crawl that writes its output before the Ack carrying its offset is
+// a crawl that writes its output before the Done carrying its offset is
 // safe from it.
 //
 // Open after a stop puts back the items leased at the stop at the front of
@@ -123,7 +123,7 @@
 // (Options.MemTableSize) in memory of its own, outside the Go heap.
 //
 // BenchmarkStore measures a crawl's use of a Store, ten million URLs over
-// 100,000 hosts added, leased and acked, on two cores: with the default
+// 100,000 hosts added, leased and done, on two cores: with the default
 // Options, about 59,000 URLs/s and a peak RSS of about 187 MB (of which
 // the Go heap about 120, the Schedule's 100,000 keys the largest part of
 // what it holds; pebble's cache and memtables 24; the filter 16; the seen

@@ -78,8 +78,8 @@ func drainURLs(t *testing.T, s *Store) []string {
 			return urls
 		}
 		urls = append(urls, c.Lease.URL)
-		if err := s.Ack(ctx, c.Lease, now, frontier.Outcome{Host: c.Lease.Host}); err != nil {
-			t.Fatalf("Ack: %v", err)
+		if err := s.Done(ctx, c.Lease, now, frontier.Outcome{Pace: c.Lease.Pace}); err != nil {
+			t.Fatalf("Done: %v", err)
 		}
 	}
 }
@@ -106,7 +106,7 @@ func TestLeasesComeBackAtTheFrontAfterACrash(t *testing.T) {
 		t.Fatalf("first claim: %s, want a/1", l.URL)
 	}
 	l.Retries, l.Redirects = 2, []string{"http://a/0"}
-	if err := s.Release(ctx, l, t0, frontier.Outcome{Host: l.Host}); err != nil {
+	if err := s.Requeue(ctx, l, t0, frontier.Outcome{Pace: l.Pace}); err != nil {
 		t.Fatal(err)
 	}
 	var claimed []string
@@ -114,7 +114,7 @@ func TestLeasesComeBackAtTheFrontAfterACrash(t *testing.T) {
 		l := mustClaim(t, s, t0, two)
 		claimed = append(claimed, l.URL)
 		if l.Key == "b" {
-			if err := s.Ack(ctx, l, t0, frontier.Outcome{Host: l.Host, Checkpoint: []byte("b done")}); err != nil {
+			if err := s.Done(ctx, l, t0, frontier.Outcome{Pace: l.Pace, Checkpoint: []byte("b done")}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -140,7 +140,7 @@ func TestLeasesComeBackAtTheFrontAfterACrash(t *testing.T) {
 	if first.URL != "http://a/1" || first.Retries != 2 || !slices.Equal(first.Redirects, []string{"http://a/0"}) {
 		t.Errorf("first claim after the crash = %+v, want a/1 with its history", first.Item)
 	}
-	if err := s.Ack(ctx, first, time.Now(), frontier.Outcome{Host: first.Host}); err != nil {
+	if err := s.Done(ctx, first, time.Now(), frontier.Outcome{Pace: first.Pace}); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := drainURLs(t, s), []string{"http://a/2", "http://a/3", "http://a/4"}; !slices.Equal(got, want) {
@@ -159,7 +159,7 @@ func TestOnlyWhatWasSyncedSurvivesACrash(t *testing.T) {
 	}})
 	mustAdd(t, s, item("a", "/1"), item("a", "/2"), item("b", "/1"))
 	l := mustClaim(t, s, t0, opt)
-	if err := s.Ack(ctx, l, t0, frontier.Outcome{Host: l.Host, Checkpoint: []byte("cp1")}); err != nil {
+	if err := s.Done(ctx, l, t0, frontier.Outcome{Pace: l.Pace, Checkpoint: []byte("cp1")}); err != nil {
 		t.Fatal(err)
 	}
 	mustSync(t, s)
@@ -172,7 +172,7 @@ func TestOnlyWhatWasSyncedSurvivesACrash(t *testing.T) {
 	}
 	// Not synced: lost in the crash.
 	l = mustClaim(t, s, t0, opt)
-	if err := s.Ack(ctx, l, t0, frontier.Outcome{Host: l.Host, Checkpoint: []byte("cp2")}); err != nil {
+	if err := s.Done(ctx, l, t0, frontier.Outcome{Pace: l.Pace, Checkpoint: []byte("cp2")}); err != nil {
 		t.Fatal(err)
 	}
 	mustAdd(t, s, item("c", "/1"))
@@ -184,7 +184,7 @@ func TestOnlyWhatWasSyncedSurvivesACrash(t *testing.T) {
 	got := drainURLs(t, s)
 	slices.Sort(got)
 	if want := []string{"http://a/2", "http://b/1"}; !slices.Equal(got, want) {
-		t.Errorf("after the crash: %v, want %v (c/1 and the second Ack were not synced)", got, want)
+		t.Errorf("after the crash: %v, want %v (c/1 and the second Done were not synced)", got, want)
 	}
 }
 
@@ -218,7 +218,7 @@ func TestCheckpointWaitsForDurability(t *testing.T) {
 	defer s.Close()
 	mustAdd(t, s, item("a", "/1"))
 	l := mustClaim(t, s, t0, opt)
-	if err := s.Ack(ctx, l, t0, frontier.Outcome{Host: l.Host, Checkpoint: []byte("x")}); err != nil {
+	if err := s.Done(ctx, l, t0, frontier.Outcome{Pace: l.Pace, Checkpoint: []byte("x")}); err != nil {
 		t.Fatal(err)
 	}
 	if cp, err := s.Checkpoint(ctx); err != nil || string(cp) != "x" || !synced.Load() {
@@ -259,7 +259,7 @@ func TestDiskErrors(t *testing.T) {
 			s := openT(t, memDir, Options{FS: fs, SyncInterval: never})
 			mustAdd(t, s, item("a", "/1"), item("a", "/2"), item("b", "/1"))
 			l := mustClaim(t, s, t0, opt)
-			if err := s.Ack(ctx, l, t0, frontier.Outcome{Host: l.Host, Checkpoint: []byte("a/1")}); err != nil {
+			if err := s.Done(ctx, l, t0, frontier.Outcome{Pace: l.Pace, Checkpoint: []byte("a/1")}); err != nil {
 				t.Fatal(err)
 			}
 			mustSync(t, s)
@@ -439,7 +439,7 @@ func TestGiveUpSurvivesReopening(t *testing.T) {
 		} else {
 			live = append(live, c.Lease.URL)
 		}
-		if err := s.Ack(ctx, c.Lease, t0, frontier.Outcome{Host: c.Lease.Host}); err != nil {
+		if err := s.Done(ctx, c.Lease, t0, frontier.Outcome{Pace: c.Lease.Pace}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -451,7 +451,7 @@ func TestGiveUpSurvivesReopening(t *testing.T) {
 // TestCrashLosesNothing crashes a Store in the middle of a crawl, with
 // background syncs every millisecond and half of what was not synced
 // surviving at random (torn writes included), many times: no URL marked
-// seen is lost, every checkpoint found is one an Ack carried, and keys
+// seen is lost, every checkpoint found is one an Done carried, and keys
 // whose Delay survived wait it out.
 func TestCrashLosesNothing(t *testing.T) {
 	runs := 100
@@ -468,15 +468,15 @@ func TestCrashLosesNothing(t *testing.T) {
 				urls = append(urls, it.URL)
 			}
 		}
-		acked := map[string]bool{}
+		done := map[string]bool{}
 		for range 30 {
 			l := mustClaim(t, s, t0, opt)
-			host := l.Host
+			host := l.Pace
 			host.Delay = time.Hour
-			if err := s.Ack(ctx, l, t0, frontier.Outcome{Host: host, Checkpoint: []byte(l.URL)}); err != nil {
+			if err := s.Done(ctx, l, t0, frontier.Outcome{Pace: host, Checkpoint: []byte(l.URL)}); err != nil {
 				t.Fatal(err)
 			}
-			acked[l.URL] = true
+			done[l.URL] = true
 		}
 		for range 3 {
 			mustClaim(t, s, t0, opt) // leased at the crash
@@ -488,19 +488,19 @@ func TestCrashLosesNothing(t *testing.T) {
 		if c, err := s.Claim(ctx, reopened, opt); err != nil {
 			t.Fatal(err)
 		} else if c.Lease != nil {
-			if c.Lease.Host.Delay > 0 {
-				t.Errorf("seed %d: %s claimed at once after the crash; its key's Delay is %v", seed, c.Lease.URL, c.Lease.Host.Delay)
+			if c.Lease.Pace.Delay > 0 {
+				t.Errorf("seed %d: %s claimed at once after the crash; its key's Delay is %v", seed, c.Lease.URL, c.Lease.Pace.Delay)
 			}
 			again[c.Lease.URL] = true
-			if err := s.Ack(ctx, c.Lease, reopened, frontier.Outcome{Host: c.Lease.Host}); err != nil {
+			if err := s.Done(ctx, c.Lease, reopened, frontier.Outcome{Pace: c.Lease.Pace}); err != nil {
 				t.Fatal(err)
 			}
 		}
 		for _, u := range drainURLs(t, s) {
 			again[u] = true
 		}
-		if cp, _ := s.Checkpoint(ctx); cp != nil && !acked[string(cp)] {
-			t.Errorf("seed %d: Checkpoint after the crash is %q, which no Ack carried", seed, cp)
+		if cp, _ := s.Checkpoint(ctx); cp != nil && !done[string(cp)] {
+			t.Errorf("seed %d: Checkpoint after the crash is %q, which no Done carried", seed, cp)
 		}
 		var lost []string
 		for _, u := range urls {
@@ -508,7 +508,7 @@ func TestCrashLosesNothing(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if errors.Is(refused[0], frontier.ErrSeen) && !again[u] && !acked[u] {
+			if errors.Is(refused[0], frontier.ErrSeen) && !again[u] && !done[u] {
 				lost = append(lost, u)
 			}
 		}

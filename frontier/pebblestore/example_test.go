@@ -32,9 +32,9 @@ func ExampleOpen() {
 	}, frontier.Limits{})
 	now := time.Now()
 	c, _ := s.Claim(ctx, now, frontier.ClaimOptions{})
-	// The page is fetched and written out; the Ack records the output's
+	// The page is fetched and written out; the Done records the output's
 	// offset with it, in one step.
-	s.Ack(ctx, c.Lease, now, frontier.Outcome{Host: c.Lease.Host, Checkpoint: []byte("offset 1234")})
+	s.Done(ctx, c.Lease, now, frontier.Outcome{Pace: c.Lease.Pace, Checkpoint: []byte("offset 1234")})
 	if err := s.Close(); err != nil {
 		log.Fatal(err)
 	}

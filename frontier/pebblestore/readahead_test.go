@@ -20,8 +20,8 @@ func claimAck(t *testing.T, s *Store, key, url string) {
 	if it := c.Lease.Item; it.Key != key || it.URL != url || it.Referrer != url+"?from" {
 		t.Fatalf("claimed %+v, want %s of %s with its referrer", it, url, key)
 	}
-	if err := s.Ack(ctx, c.Lease, time.Now(), frontier.Outcome{Host: c.Lease.Host}); err != nil {
-		t.Fatalf("Ack: %v", err)
+	if err := s.Done(ctx, c.Lease, time.Now(), frontier.Outcome{Pace: c.Lease.Pace}); err != nil {
+		t.Fatalf("Done: %v", err)
 	}
 }
 
@@ -96,7 +96,7 @@ func TestReadAheadGivenUp(t *testing.T) {
 	if err := s.GiveUp(ctx, "a"); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Ack(ctx, c.Lease, now, frontier.Outcome{Host: c.Lease.Host, Rest: time.Hour}); err != nil {
+	if err := s.Done(ctx, c.Lease, now, frontier.Outcome{Pace: c.Lease.Pace, Rest: time.Hour}); err != nil {
 		t.Fatal(err)
 	}
 	for i := 1; i < 40; i++ {
@@ -104,7 +104,7 @@ func TestReadAheadGivenUp(t *testing.T) {
 		if err != nil || c.Lease == nil || c.Lease.URL != fmt.Sprintf("http://a/%d", i) || !c.Lease.GivenUp {
 			t.Fatalf("claim %d after GiveUp: %+v, %v; want a/%d given up", i, c.Lease, err, i)
 		}
-		if err := s.Ack(ctx, c.Lease, now, frontier.Outcome{Host: c.Lease.Host}); err != nil {
+		if err := s.Done(ctx, c.Lease, now, frontier.Outcome{Pace: c.Lease.Pace}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -157,7 +157,7 @@ func TestReadAheadConcurrentClaims(t *testing.T) {
 				if n := len(c.Lease.Item.URL); c.Lease.Item.URL[n-2:] == "/7" {
 					more = append(more, item(c.Lease.Key, "/more"+c.Lease.Item.URL[n-2:]))
 				}
-				if _, err := s.AckAdd(ctx, c.Lease, time.Now(), frontier.Outcome{Host: c.Lease.Host}, more, frontier.Limits{}); err != nil {
+				if _, err := s.DoneAdding(ctx, c.Lease, time.Now(), frontier.Outcome{Pace: c.Lease.Pace}, more, frontier.Limits{}); err != nil {
 					t.Error(err)
 					return
 				}

@@ -17,6 +17,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/heedcrawl/heed/frontier"
+	"github.com/heedcrawl/heed/ratelimit"
 )
 
 // Defaults of Options.
@@ -78,17 +79,17 @@ type Options struct {
 	// BeforeSync, if not nil, is called before each sync: a crawl flushes
 	// and syncs its output there, so that the output is never behind the
 	// checkpoint that the sync makes durable. While it runs, and until the
-	// sync ends, Ack and Release calls carrying a Checkpoint wait; it must
+	// sync ends, Done and Requeue calls carrying a Checkpoint wait; it must
 	// therefore not call the Store, nor wait for a goroutine that is in
 	// such a call. If it fails, the Store fails.
 	BeforeSync func() error
 	// Logger receives pebble's messages (Info as Debug, errors as Warn)
 	// and the Store's failures; nil discards them.
 	Logger *slog.Logger
-	// Now is the clock Open restores keys by (each waits a full Delay from
-	// the reopening); nil means time.Now. The Store's methods take the
-	// caller's time.
-	Now func() time.Time
+	// Clock is the clock Open restores keys by (each waits a full Delay
+	// from the reopening); nil means real time. The Store's methods take
+	// the caller's time.
+	Clock ratelimit.Clock
 	// FS is the file system the Store lives on; nil means the operating
 	// system's. Tests pass vfs.NewCrashableMem to simulate a crash, or an
 	// errorfs to inject disk errors. Only on the operating system's file
@@ -113,7 +114,7 @@ type Store struct {
 	failure atomic.Pointer[failedError]
 	broken  atomic.Bool // pebble panicked: the database is left as it is
 
-	// syncMu serialises syncs; cpMu holds back Acks carrying a checkpoint
+	// syncMu serialises syncs; cpMu holds back Done calls carrying a checkpoint
 	// while BeforeSync and the sync that follows it run.
 	syncMu sync.Mutex
 	cpMu   sync.Mutex
@@ -135,9 +136,9 @@ type Store struct {
 	dirty      bool   // written since the last sync began
 	writes     uint64 // batches applied
 	synced     uint64 // of those, how many a sync made durable
-	checkpoint []byte // of the last Ack applied
-	applied    bool   // an Ack has carried a checkpoint since Open
-	durable    []byte // of the last Ack made durable
+	checkpoint []byte // of the last Done applied
+	applied    bool   // an Done has carried a checkpoint since Open
+	durable    []byte // of the last Done made durable
 	scratch    []byte
 	inBatch    map[string]struct{}
 	seen       *seenFilter // over the seen-set
@@ -154,7 +155,7 @@ type Store struct {
 // queue is the Store's state of one key with queued items or leases. Its
 // queued items are the entries of out.front, then those from head to
 // tail-1; its leased items keep their entries, at the sequence numbers in
-// out.leased, until they are acked or released. It is kept small: the
+// out.leased, until they are done or released. It is kept small: the
 // Store holds one for every key with work.
 type queue struct {
 	head, tail uint64
@@ -242,8 +243,8 @@ func (e *failedError) Error() string   { return "pebblestore: failed: " + e.err.
 func (e *failedError) Unwrap() []error { return []error{ErrFailed, e.err} }
 
 var (
-	_ frontier.Store    = (*Store)(nil)
-	_ frontier.AckAdder = (*Store)(nil)
+	_ frontier.Store     = (*Store)(nil)
+	_ frontier.DoneAdder = (*Store)(nil)
 )
 
 // Open opens the Store in dir, creating it if needed. A Store found there
@@ -270,8 +271,8 @@ func Open(dir string, opts Options) (*Store, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	if opts.Now == nil {
-		opts.Now = time.Now
+	if opts.Clock == nil {
+		opts.Clock = ratelimit.SystemClock{}
 	}
 	fs := opts.FS
 	if fs == nil {
@@ -290,7 +291,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		lock:   lock,
 		queues: make(map[string]*queue),
 		leases: make(map[uint64]lease),
-		token:  uint64(opts.Now().UnixNano()),
+		token:  uint64(opts.Clock.Now().UnixNano()),
 		wake:   make(chan struct{}, 1),
 		stop:   make(chan struct{}),
 		done:   make(chan struct{}),
@@ -300,7 +301,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		err = s.failed()
 	}
 	if err == nil {
-		err = s.recover(opts.Now())
+		err = s.recover(opts.Clock.Now())
 	}
 	if err != nil {
 		if s.db != nil && !s.broken.Load() {
@@ -342,7 +343,7 @@ func (s *Store) pebbleOptions(fs vfs.FS) *pebble.Options {
 		po.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
 	}
 	// A crawl's store is small and written all over (URLs of every host,
-	// queue entries deleted as they are acked): each compaction of L0
+	// queue entries deleted as they are done): each compaction of L0
 	// rewrites nearly the whole bottom level. Compacting L0 after 16 tables
 	// rather than 4, not compacting for deletions alone (deleted queue
 	// entries lie before their queue's head, where no read goes: claims
@@ -672,10 +673,10 @@ func (s *Store) Add(ctx context.Context, batch []frontier.Item, lim frontier.Lim
 	return refused, nil
 }
 
-// AckAdd implements frontier.AckAdder: Add and Ack in one batch, which
+// DoneAdding implements frontier.DoneAdder: Add and Done in one batch, which
 // writes the record of the page's own key, where most of its links go,
 // once.
-func (s *Store) AckAdd(ctx context.Context, l *frontier.Lease, now time.Time, o frontier.Outcome, batch []frontier.Item, lim frontier.Limits) ([]error, error) {
+func (s *Store) DoneAdding(ctx context.Context, l *frontier.Lease, now time.Time, o frontier.Outcome, batch []frontier.Item, lim frontier.Limits) ([]error, error) {
 	pre, gen, err := s.seenBefore(batch)
 	if err != nil {
 		return nil, s.readFailed(err)
@@ -858,7 +859,7 @@ func (s *Store) Claim(ctx context.Context, now time.Time, opt frontier.ClaimOpti
 		return frontier.Claim{}, err
 	}
 	var key string
-	var host frontier.HostState
+	var host ratelimit.HostState
 	var givenUp bool
 	var q *queue
 	var seq, readTo uint64
@@ -876,7 +877,7 @@ func (s *Store) Claim(ctx context.Context, now time.Time, opt frontier.ClaimOpti
 		if q == nil || q.queued() == 0 {
 			// The Schedule counts items the Store does not have: a bug,
 			// which must not spin Claim.
-			s.sched.End(key, now, frontier.Outcome{Host: host}, false)
+			s.sched.End(key, now, frontier.Outcome{Pace: host}, false)
 			s.sched.Lost(key)
 			s.opts.Logger.Error("pebblestore: scheduled key has no queued item", "key", key)
 			continue
@@ -923,7 +924,7 @@ func (s *Store) Claim(ctx context.Context, now time.Time, opt frontier.ClaimOpti
 		}
 		return frontier.Claim{}, s.fail(fmt.Errorf("queue of %q at %d: %w", key, seq, err))
 	}
-	return frontier.Claim{Lease: &frontier.Lease{Item: item, Host: host, Token: token, GivenUp: givenUp}}, nil
+	return frontier.Claim{Lease: &frontier.Lease{Item: item, Pace: host, Token: token, GivenUp: givenUp}}, nil
 }
 
 // read calls f with the value under k, outside s.mu: pebble's reads are
@@ -1004,19 +1005,19 @@ func (s *Store) ClaimKey(ctx context.Context, key string, now time.Time, opt fro
 	q.outState().keyLeases++
 	s.token++
 	s.leases[s.token] = lease{key: key}
-	return &frontier.Lease{Item: frontier.Item{Key: key}, Host: host, Token: s.token}, time.Time{}, nil
+	return &frontier.Lease{Item: frontier.Item{Key: key}, Pace: host, Token: s.token}, time.Time{}, nil
 }
 
-// Ack implements frontier.Store: the item's entry goes, and the key's
+// Done implements frontier.Store: the item's entry goes, and the key's
 // record and the checkpoint change, in one batch.
-func (s *Store) Ack(ctx context.Context, l *frontier.Lease, now time.Time, o frontier.Outcome) error {
+func (s *Store) Done(ctx context.Context, l *frontier.Lease, now time.Time, o frontier.Outcome) error {
 	return s.end(ctx, l, now, o, false)
 }
 
-// Release implements frontier.Store: the item's entry takes what it has
+// Requeue implements frontier.Store: the item's entry takes what it has
 // been through and joins the front of its queue, and the key's record
 // changes, in one batch.
-func (s *Store) Release(ctx context.Context, l *frontier.Lease, now time.Time, o frontier.Outcome) error {
+func (s *Store) Requeue(ctx context.Context, l *frontier.Lease, now time.Time, o frontier.Outcome) error {
 	return s.end(ctx, l, now, o, true)
 }
 
@@ -1115,7 +1116,7 @@ func (s *Store) endTo(b *pebble.Batch, l *frontier.Lease, ls lease, now time.Tim
 }
 
 // GiveUp implements frontier.Store: the key's record is marked given up in
-// one batch; its queued items stay, to be handed out and acked one by one,
+// one batch; its queued items stay, to be handed out and done one by one,
 // each with the checkpoint of its report.
 func (s *Store) GiveUp(ctx context.Context, key string) error {
 	if err := ctx.Err(); err != nil {
@@ -1142,11 +1143,11 @@ func (s *Store) GiveUp(ctx context.Context, key string) error {
 }
 
 // Host implements frontier.Store.
-func (s *Store) Host(ctx context.Context, key string) (frontier.HostState, error) {
+func (s *Store) Host(ctx context.Context, key string) (ratelimit.HostState, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.usable(); err != nil {
-		return frontier.HostState{}, err
+		return ratelimit.HostState{}, err
 	}
 	return s.sched.Host(key), nil
 }
@@ -1200,9 +1201,9 @@ func (s *Store) SetMeta(ctx context.Context, name string, value []byte) error {
 	return s.syncTo(w)
 }
 
-// Checkpoint implements frontier.Store: the checkpoint of the last Ack
+// Checkpoint implements frontier.Store: the checkpoint of the last Done
 // that is durable, or nil. It first makes everything durable, as Sync: the
-// last Ack applied is then the last durable.
+// last Done applied is then the last durable.
 func (s *Store) Checkpoint(ctx context.Context) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err

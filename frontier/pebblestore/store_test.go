@@ -87,10 +87,10 @@ func TestContractCrash(t *testing.T) {
 		},
 		Crash: func(t *testing.T, s frontier.Store) frontier.Store {
 			// The suite's crash test claims once after reopening and keeps
-			// that lease: if the crash lost the Ack that gave the key its
+			// that lease: if the crash lost the Done that gave the key its
 			// Delay, the claim succeeds and its key's other items never
 			// drain, and are reported lost. Until the suite returns that
-			// lease, the crash comes after a sync, so that the Acks
+			// lease, the crash comes after a sync, so that the Done calls
 			// survive; TestCrashLosesNothing crashes anywhere.
 			if err := s.(*Store).Sync(); err != nil {
 				t.Fatal(err)
@@ -119,7 +119,7 @@ func TestCloseDuringReads(t *testing.T) {
 			for i := 0; ; i++ {
 				c, err := s.Claim(ctx, time.Now(), frontier.ClaimOptions{PerHost: 4})
 				if err == nil && c.Lease != nil {
-					_, err = s.AckAdd(ctx, c.Lease, time.Now(), frontier.Outcome{Host: c.Lease.Host},
+					_, err = s.DoneAdding(ctx, c.Lease, time.Now(), frontier.Outcome{Pace: c.Lease.Pace},
 						[]frontier.Item{item(c.Lease.Key, "/"), item(c.Lease.Key, fmt.Sprintf("/w%d/%d", w, i))}, frontier.Limits{})
 				}
 				if err != nil {

@@ -11,7 +11,7 @@ import (
 )
 
 // BenchmarkPage measures what a page costs the Store: its Claim, an Add of
-// ten links, its Ack, on a local redis-server that fsyncs every write.
+// ten links, its Done, on a local redis-server that fsyncs every write.
 func BenchmarkPage(b *testing.B) {
 	srv := redistest.Start(b)
 	s, err := New(srv.Client(), "bench", Options{})
@@ -38,7 +38,7 @@ func BenchmarkPage(b *testing.B) {
 		if _, err := s.Add(ctx, links, frontier.Limits{}); err != nil {
 			b.Fatal(err)
 		}
-		if err := s.Ack(ctx, c.Lease, time.Now(), frontier.Outcome{Host: c.Lease.Host}); err != nil {
+		if err := s.Done(ctx, c.Lease, time.Now(), frontier.Outcome{Pace: c.Lease.Pace}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -81,7 +81,7 @@ func BenchmarkPageParallel(b *testing.B) {
 				b.Error(err)
 				return
 			}
-			if err := s.Ack(ctx, c.Lease, time.Now(), frontier.Outcome{Host: c.Lease.Host}); err != nil {
+			if err := s.Done(ctx, c.Lease, time.Now(), frontier.Outcome{Pace: c.Lease.Pace}); err != nil {
 				b.Error(err)
 				return
 			}

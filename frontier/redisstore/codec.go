@@ -7,6 +7,7 @@ import (
 
 	"github.com/heedcrawl/heed/frontier"
 	"github.com/heedcrawl/heed/frontier/codec"
+	"github.com/heedcrawl/heed/ratelimit"
 )
 
 // errCorrupt reports a value in Redis, or a reply, the Store cannot decode.
@@ -32,7 +33,7 @@ func decodeItem(b []byte, key string) (frontier.Item, error) {
 
 // encodeHost encodes h without NextAllowed and ClosedUntil, which the
 // scripts keep beside it, in microseconds on Redis's clock.
-func encodeHost(h *frontier.HostState) []byte {
+func encodeHost(h *ratelimit.HostState) []byte {
 	st := *h
 	st.NextAllowed, st.ClosedUntil = time.Time{}, time.Time{}
 	return codec.AppendHost(nil, &st)
@@ -41,13 +42,13 @@ func encodeHost(h *frontier.HostState) []byte {
 // decodeHost decodes a host state of encodeHost; an empty b is the zero
 // state of a key never ended a lease of. The caller sets NextAllowed and
 // ClosedUntil from the scripts' answer.
-func decodeHost(b []byte) (frontier.HostState, error) {
+func decodeHost(b []byte) (ratelimit.HostState, error) {
 	if len(b) == 0 {
-		return frontier.HostState{}, nil
+		return ratelimit.HostState{}, nil
 	}
 	h, err := codec.DecodeHost(b)
 	if err != nil {
-		return frontier.HostState{}, fmt.Errorf("%w: %w", errCorrupt, err)
+		return ratelimit.HostState{}, fmt.Errorf("%w: %w", errCorrupt, err)
 	}
 	return h, nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/heedcrawl/heed/frontier"
 	"github.com/heedcrawl/heed/frontier/codec"
 	"github.com/heedcrawl/heed/frontier/storetest"
+	"github.com/heedcrawl/heed/ratelimit"
 )
 
 // Items and host states are package codec's encoding, tested there. What
@@ -16,7 +17,7 @@ import (
 // which the scripts keep beside it; an empty one is the zero state; errors
 // wrap errCorrupt.
 func TestHostCodec(t *testing.T) {
-	var in frontier.HostState
+	var in ratelimit.HostState
 	storetest.Fill(t, &in, time.Now())
 	out, err := decodeHost(encodeHost(&in))
 	if err != nil {
@@ -29,7 +30,7 @@ func TestHostCodec(t *testing.T) {
 	for _, d := range storetest.Diff(in, out, scripts) {
 		t.Error(d)
 	}
-	if h, err := decodeHost(nil); err != nil || h != (frontier.HostState{}) {
+	if h, err := decodeHost(nil); err != nil || h != (ratelimit.HostState{}) {
 		t.Errorf("decodeHost(empty) = %+v, %v; want the zero state", h, err)
 	}
 	for _, b := range [][]byte{{0}, encodeHost(&in)[:3]} {
@@ -58,7 +59,7 @@ func TestOldValues(t *testing.T) {
 	}
 	host, _ := hex.DecodeString("0180a8d6b90780d0acf30e0180e0ba84bf0380d0a54c01a0bbe2830d0708")
 	h, err := decodeHost(host)
-	wantH := frontier.HostState{Delay: time.Second, CrawlDelay: 2 * time.Second, HasCrawlDelay: true, Backoff: time.Minute,
+	wantH := ratelimit.HostState{Delay: time.Second, CrawlDelay: 2 * time.Second, HasCrawlDelay: true, Backoff: time.Minute,
 		RTT: 80 * time.Millisecond, PausedUntil: time.Date(2025, 6, 1, 13, 0, 0, 7, time.UTC), Failures: 4}
 	if err != nil {
 		t.Fatal(err)

@@ -14,13 +14,13 @@
 // # Scheduling
 //
 // Every operation is one Lua script, run atomically by Redis: Add
-// (add-if-new for a batch, with the limits), Claim, ClaimKey, Ack and
-// Release, AckAdd (the links of a page, then its Ack), GiveUp. A page
-// therefore costs two round trips: its Claim, and the AckAdd that ends its
+// (add-if-new for a batch, with the limits), Claim, ClaimKey, Done and
+// Requeue, DoneAdding (the links of a page, then its Done), GiveUp. A page
+// therefore costs two round trips: its Claim, and the DoneAdding that ends its
 // lease with its links (plus, once per script after Redis starts, one to
 // load the script). The scripts implement what the frontier's
 // Schedule does in one process: one FIFO queue per politeness key (a LIST;
-// Release puts an item back at the front), and a sorted set of the keys
+// Requeue puts an item back at the front), and a sorted set of the keys
 // that have queued items and a free lease slot, scored by when each may
 // next be fetched — or, for a key ready already, since when it has waited
 // — so that Claim takes the key ready longest: round-robin among ready
@@ -30,7 +30,7 @@
 //
 // A lease has a fencing token (a counter in Redis) and an expiry,
 // ClaimOptions.Lease after it was granted (frontier.DefaultLease if zero).
-// Ack and Release are refused with frontier.ErrLeaseLost unless the lease
+// Done and Requeue are refused with frontier.ErrLeaseLost unless the lease
 // is still the Store's and has not expired: a worker whose lease was taken
 // back can never end someone else's. The next Claim in any process takes
 // back the leases that expired: their items go back to the front of their
@@ -155,7 +155,7 @@
 // # Processes and checkpoints
 //
 // Counts are exact, but a key that must rest after a restart counts as
-// ready until a script touches it. Checkpoint and the checkpoint an Ack
+// ready until a script touches it. Checkpoint and the checkpoint an Done
 // carries are stored under Options.Checkpoint: with processes that each
 // write their own output, give each its own name, so that each resumes from
 // its own checkpoint; with the default name, "", they share one, the last

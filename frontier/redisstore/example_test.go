@@ -57,7 +57,7 @@ func Example() {
 		}
 		fmt.Println("fetch", lease.URL)
 		// ... fetch, AddAll the links ...
-		if err := fr.Done(ctx, lease, frontier.Outcome{Host: lease.Host, Rest: time.Second}); err != nil {
+		if err := fr.Done(ctx, lease, frontier.Outcome{Pace: lease.Pace, Rest: time.Second}); err != nil {
 			fmt.Println(err) // ErrLeaseLost: it expired, someone else has it
 		}
 	}

@@ -70,15 +70,15 @@ func TestInvariants(t *testing.T) {
 			i := rng.IntN(len(leases))
 			l := leases[i]
 			leases = append(leases[:i], leases[i+1:]...)
-			h := l.Host
+			h := l.Pace
 			h.Delay = time.Duration(rng.IntN(3)) * time.Second
-			out := frontier.Outcome{Host: h, Rest: time.Duration(rng.IntN(2000)) * time.Millisecond}
+			out := frontier.Outcome{Pace: h, Rest: time.Duration(rng.IntN(2000)) * time.Millisecond}
 			var err error
 			if rng.IntN(3) == 0 {
 				l.Retries++
-				err = s.Release(ctx, l, now, out)
+				err = s.Requeue(ctx, l, now, out)
 			} else {
-				err = s.Ack(ctx, l, now, out)
+				err = s.Done(ctx, l, now, out)
 			}
 			switch {
 			case err == nil:

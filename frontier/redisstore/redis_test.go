@@ -86,8 +86,8 @@ func TestRedisClock(t *testing.T) {
 		t.Fatalf("Claim = %+v, want a/1", l)
 	}
 	const rest = time.Second
-	acked := time.Now()
-	if err := s.Ack(ctx, l, acked, frontier.Outcome{Host: l.Host, Rest: rest}); err != nil {
+	done := time.Now()
+	if err := s.Done(ctx, l, done, frontier.Outcome{Pace: l.Pace, Rest: rest}); err != nil {
 		t.Fatal(err)
 	}
 	// A caller whose clock runs an hour ahead cannot cut the rest short,
@@ -103,25 +103,25 @@ func TestRedisClock(t *testing.T) {
 	// A caller whose clock runs behind gets a lease expiring a Lease after
 	// its now.
 	l = claimWithin(t, s, opt, 10*time.Second)
-	if waited := time.Since(acked); waited < rest {
+	if waited := time.Since(done); waited < rest {
 		t.Errorf("a/2 claimed %v after the ack, within its %v rest", waited, rest)
 	}
 	if l.URL != "http://a/2" {
 		t.Errorf("Claim = %s, want a/2", l.URL)
 	}
-	if err := s.Release(ctx, l, time.Now(), frontier.Outcome{Host: l.Host}); err != nil {
+	if err := s.Requeue(ctx, l, time.Now(), frontier.Outcome{Pace: l.Pace}); err != nil {
 		t.Fatal(err)
 	}
 	past := time.Now().Add(-time.Hour)
 	l = claimAt(t, s, past, opt).Lease
 	if l == nil {
-		t.Fatal("a/2 not claimed again after Release")
+		t.Fatal("a/2 not claimed again after Requeue")
 	}
 	if got := l.Expires.Sub(past); got != opt.Lease {
 		t.Errorf("Lease.Expires = now+%v, want now+%v on the caller's clock", got, opt.Lease)
 	}
-	if h, _ := s.Host(ctx, "a"); h.NextAllowed.Before(acked.Add(rest)) {
-		t.Errorf("Host(a).NextAllowed = ack+%v, want at least ack+%v", h.NextAllowed.Sub(acked), rest)
+	if h, _ := s.Host(ctx, "a"); h.NextAllowed.Before(done.Add(rest)) {
+		t.Errorf("Host(a).NextAllowed = ack+%v, want at least ack+%v", h.NextAllowed.Sub(done), rest)
 	}
 }
 
@@ -137,9 +137,9 @@ func TestLeaseExpiry(t *testing.T) {
 	mustAdd(t, s1, item("a", "/1"), item("a", "/2"))
 	l := claimAt(t, s1, time.Now(), opt).Lease
 	const delay, lease = 500 * time.Millisecond, time.Second
-	host := l.Host
+	host := l.Pace
 	host.Delay = delay
-	if err := s1.Ack(ctx, l, time.Now(), frontier.Outcome{Host: host}); err != nil {
+	if err := s1.Done(ctx, l, time.Now(), frontier.Outcome{Pace: host}); err != nil {
 		t.Fatal(err)
 	}
 	short := frontier.ClaimOptions{PerHost: 1, Lease: lease}
@@ -165,18 +165,18 @@ func TestLeaseExpiry(t *testing.T) {
 	if again.Token == l.Token {
 		t.Errorf("the new lease has the old token %d", l.Token)
 	}
-	if err := s1.Ack(ctx, l, time.Now(), frontier.Outcome{Host: l.Host}); !errors.Is(err, frontier.ErrLeaseLost) {
-		t.Errorf("Ack of the expired lease: %v, want ErrLeaseLost", err)
+	if err := s1.Done(ctx, l, time.Now(), frontier.Outcome{Pace: l.Pace}); !errors.Is(err, frontier.ErrLeaseLost) {
+		t.Errorf("Done of the expired lease: %v, want ErrLeaseLost", err)
 	}
-	if err := s1.Release(ctx, l, time.Now(), frontier.Outcome{Host: l.Host}); !errors.Is(err, frontier.ErrLeaseLost) {
-		t.Errorf("Release of the expired lease: %v, want ErrLeaseLost", err)
+	if err := s1.Requeue(ctx, l, time.Now(), frontier.Outcome{Pace: l.Pace}); !errors.Is(err, frontier.ErrLeaseLost) {
+		t.Errorf("Requeue of the expired lease: %v, want ErrLeaseLost", err)
 	}
-	if err := s2.Ack(ctx, again, time.Now(), frontier.Outcome{Host: again.Host}); err != nil {
-		t.Errorf("Ack of the new lease: %v", err)
+	if err := s2.Done(ctx, again, time.Now(), frontier.Outcome{Pace: again.Pace}); err != nil {
+		t.Errorf("Done of the new lease: %v", err)
 	}
 }
 
-// TestLeaseExpiryNotTaken: an Ack that comes after its lease's expiry is
+// TestLeaseExpiryNotTaken: an Done that comes after its lease's expiry is
 // refused even if no Claim took the lease back yet.
 func TestLeaseExpiryNotTaken(t *testing.T) {
 	srv := redistest.Start(t)
@@ -184,11 +184,11 @@ func TestLeaseExpiryNotTaken(t *testing.T) {
 	mustAdd(t, s, item("a", "/1"))
 	t0 := time.Now()
 	l := claimAt(t, s, t0, opt).Lease
-	if err := s.Ack(ctx, l, t0.Add(opt.Lease), frontier.Outcome{Host: l.Host}); !errors.Is(err, frontier.ErrLeaseLost) {
-		t.Errorf("Ack at the lease's expiry: %v, want ErrLeaseLost", err)
+	if err := s.Done(ctx, l, t0.Add(opt.Lease), frontier.Outcome{Pace: l.Pace}); !errors.Is(err, frontier.ErrLeaseLost) {
+		t.Errorf("Done at the lease's expiry: %v, want ErrLeaseLost", err)
 	}
 	if l := claimAt(t, s, t0.Add(opt.Lease), opt).Lease; l == nil || l.URL != "http://a/1" {
-		t.Errorf("after the late Ack, Claim = %+v, want a/1 again", l)
+		t.Errorf("after the late Done, Claim = %+v, want a/1 again", l)
 	}
 }
 
@@ -243,7 +243,7 @@ func TestTwoProcesses(t *testing.T) {
 				mu.Lock()
 				done = append(done, l.URL)
 				mu.Unlock()
-				if err := s.Ack(ctx, l, time.Now(), frontier.Outcome{Host: l.Host}); err != nil {
+				if err := s.Done(ctx, l, time.Now(), frontier.Outcome{Pace: l.Pace}); err != nil {
 					t.Error(err)
 					return
 				}
@@ -270,9 +270,9 @@ func TestRestart(t *testing.T) {
 	if l.Key != "a-slow" {
 		t.Fatalf("Claim = %s, want a-slow/1", l.URL)
 	}
-	host := l.Host
+	host := l.Pace
 	host.Delay = time.Hour
-	if err := s.Ack(ctx, l, time.Now(), frontier.Outcome{Host: host, Checkpoint: []byte("cp")}); err != nil {
+	if err := s.Done(ctx, l, time.Now(), frontier.Outcome{Pace: host, Checkpoint: []byte("cp")}); err != nil {
 		t.Fatal(err)
 	}
 	inFlight := claimAt(t, s, time.Now(), opt).Lease // fast/1, leased across the restart
@@ -295,8 +295,8 @@ func TestRestart(t *testing.T) {
 	if after.Queued != before.Queued || after.Leased != before.Leased || after.Scheduled != before.Scheduled || after.Hosts != before.Hosts {
 		t.Errorf("Counts after the restart = %+v, before %+v", after, before)
 	}
-	if err := s.Ack(ctx, inFlight, time.Now(), frontier.Outcome{Host: inFlight.Host}); err != nil {
-		t.Errorf("Ack of a lease granted before the restart: %v", err)
+	if err := s.Done(ctx, inFlight, time.Now(), frontier.Outcome{Pace: inFlight.Pace}); err != nil {
+		t.Errorf("Done of a lease granted before the restart: %v", err)
 	}
 	if h, _ := s.Host(ctx, "a-slow"); h.NextAllowed.Before(restarted.Add(time.Hour)) || h.Delay != time.Hour {
 		t.Errorf("Host(a-slow) = %+v, want resting an hour from the restart", h)
@@ -318,7 +318,7 @@ func TestRestart(t *testing.T) {
 			t.Errorf("token %d after the restart; the last before was %d", c.Lease.Token, inFlight.Token)
 		}
 		got = append(got, c.Lease.URL)
-		if err := s.Ack(ctx, c.Lease, time.Now(), frontier.Outcome{Host: c.Lease.Host}); err != nil {
+		if err := s.Done(ctx, c.Lease, time.Now(), frontier.Outcome{Pace: c.Lease.Pace}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -373,7 +373,7 @@ func (h *countingHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis
 }
 
 // TestRoundTripsPerPage: a Frontier on a Store costs two round trips per
-// page: its Claim, and the Ack that adds its links (AckAdd).
+// page: its Claim, and the Done that adds its links (DoneAdding).
 func TestRoundTripsPerPage(t *testing.T) {
 	srv := redistest.Start(t)
 	c := srv.Client()
@@ -401,7 +401,7 @@ func TestRoundTripsPerPage(t *testing.T) {
 		for j := range 10 {
 			links = append(links, l.Child(fmt.Sprintf("http://h%d.example/p%d-%d", (i+j)%20, i, j)))
 		}
-		if _, err := f.DoneAdding(ctx, l, frontier.Outcome{Host: l.Host}, links); err != nil {
+		if _, err := f.DoneAdding(ctx, l, frontier.Outcome{Pace: l.Pace}, links); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -414,7 +414,7 @@ func TestRoundTripsPerPage(t *testing.T) {
 	got := hook.n.Load()
 	t.Logf("%d round trips for %d pages: %.2f per page", got, pages, float64(got)/pages)
 	if got > 2*pages {
-		t.Errorf("%d round trips for %d pages: %.2f per page, want at most 2 (Claim, and AckAdd)", got, pages, float64(got)/pages)
+		t.Errorf("%d round trips for %d pages: %.2f per page, want at most 2 (Claim, and DoneAdding)", got, pages, float64(got)/pages)
 	}
 }
 
@@ -444,7 +444,7 @@ func (h *dropReplyHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redi
 // TestRetryAppliesOnce: a request whose reply was lost is retried, and the
 // retry gets the reply of the request that ran instead of running again —
 // an Add is not refused as seen, a Claim does not lease a second item, an
-// Ack is not refused as lost.
+// Done is not refused as lost.
 func TestRetryAppliesOnce(t *testing.T) {
 	srv := redistest.Start(t)
 	c := srv.Client()
@@ -469,8 +469,8 @@ func TestRetryAppliesOnce(t *testing.T) {
 		t.Errorf("after a Claim whose reply was lost, Counts = %+v, want 1 leased and 1 queued", counts)
 	}
 	drop.armed.Store(true)
-	if err := s.Ack(ctx, l, time.Now(), frontier.Outcome{Host: l.Host}); err != nil {
-		t.Errorf("Ack whose reply was lost: %v", err)
+	if err := s.Done(ctx, l, time.Now(), frontier.Outcome{Pace: l.Pace}); err != nil {
+		t.Errorf("Done whose reply was lost: %v", err)
 	}
 	if drop.armed.Load() {
 		t.Fatal("no reply was dropped: the test tests nothing")
@@ -582,7 +582,7 @@ func TestIdleAcrossProcesses(t *testing.T) {
 	if c := claimAt(t, s2, time.Now(), opt); c.Idle || c.Lease != nil {
 		t.Errorf("while another process holds a lease, Claim = %+v, want not idle", c)
 	}
-	if err := s1.Ack(ctx, l, time.Now(), frontier.Outcome{Host: l.Host}); err != nil {
+	if err := s1.Done(ctx, l, time.Now(), frontier.Outcome{Pace: l.Pace}); err != nil {
 		t.Fatal(err)
 	}
 	if c := claimAt(t, s2, time.Now(), opt); !c.Idle {
@@ -610,7 +610,7 @@ func TestIdleKeysExpire(t *testing.T) {
 		t.Errorf("TTL of a key with a queued item: %v, want none", d)
 	}
 	l := claimAt(t, s, time.Now(), opt).Lease
-	if err := s.Ack(ctx, l, time.Now(), frontier.Outcome{Host: l.Host, Rest: time.Hour}); err != nil {
+	if err := s.Done(ctx, l, time.Now(), frontier.Outcome{Pace: l.Pace, Rest: time.Hour}); err != nil {
 		t.Fatal(err)
 	}
 	if d := ttl("a"); d < time.Hour || d > time.Hour+2*time.Minute {
@@ -626,7 +626,7 @@ func TestIdleKeysExpire(t *testing.T) {
 		t.Fatal(err)
 	}
 	l = claimAt(t, s, time.Now(), opt).Lease
-	if err := s.Ack(ctx, l, time.Now(), frontier.Outcome{Host: l.Host}); err != nil {
+	if err := s.Done(ctx, l, time.Now(), frontier.Outcome{Pace: l.Pace}); err != nil {
 		t.Fatal(err)
 	}
 	if d := ttl("b"); d != -1 {

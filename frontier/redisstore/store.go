@@ -21,6 +21,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/heedcrawl/heed/frontier"
+	"github.com/heedcrawl/heed/ratelimit"
 )
 
 // Defaults of Options.
@@ -74,7 +75,7 @@ type Options struct {
 	// the client (redis.Options.MaxRetries); zero means DefaultRetryFor,
 	// negative no retries beyond the client's own.
 	RetryFor time.Duration
-	// Checkpoint names the checkpoint Ack stores and Checkpoint returns:
+	// Checkpoint names the checkpoint Done stores and Checkpoint returns:
 	// give each process that keeps its own output its own name.
 	Checkpoint string
 }
@@ -101,8 +102,8 @@ type Store struct {
 }
 
 var (
-	_ frontier.Store    = (*Store)(nil)
-	_ frontier.AckAdder = (*Store)(nil)
+	_ frontier.Store     = (*Store)(nil)
+	_ frontier.DoneAdder = (*Store)(nil)
 )
 
 // New returns a Store of job on client. job names the crawl: every Store
@@ -348,10 +349,10 @@ func (s *Store) Add(ctx context.Context, batch []frontier.Item, lim frontier.Lim
 	return addAnswers("add", r, batch)
 }
 
-// AckAdd implements frontier.AckAdder: one script adds batch and acks l.
-func (s *Store) AckAdd(ctx context.Context, l *frontier.Lease, now time.Time, o frontier.Outcome, batch []frontier.Item, lim frontier.Limits) ([]error, error) {
+// DoneAdding implements frontier.DoneAdder: one script adds batch and acks l.
+func (s *Store) DoneAdding(ctx context.Context, l *frontier.Lease, now time.Time, o frontier.Outcome, batch []frontier.Item, lim frontier.Limits) ([]error, error) {
 	if len(batch) == 0 {
-		return []error{}, s.Ack(ctx, l, now, o)
+		return []error{}, s.Done(ctx, l, now, o)
 	}
 	if l == nil {
 		refused, err := s.Add(ctx, batch, lim)
@@ -454,7 +455,7 @@ func (s *Store) Claim(ctx context.Context, now time.Time, opt frontier.ClaimOpti
 		host.ClosedUntil = timeOf(intOf(r[8]))
 		return frontier.Claim{Lease: &frontier.Lease{
 			Item:    it,
-			Host:    host,
+			Pace:    host,
 			Token:   token,
 			Expires: at.Add(time.Duration(intOf(r[6])) * time.Microsecond),
 			GivenUp: intOf(r[7]) == 1,
@@ -492,7 +493,7 @@ func (s *Store) ClaimKey(ctx context.Context, key string, now time.Time, opt fro
 		host.ClosedUntil = timeOf(intOf(r[5]))
 		return &frontier.Lease{
 			Item:    frontier.Item{Key: key},
-			Host:    host,
+			Pace:    host,
 			Token:   token,
 			Expires: at.Add(time.Duration(intOf(r[4])) * time.Microsecond),
 		}, time.Time{}, nil
@@ -502,13 +503,13 @@ func (s *Store) ClaimKey(ctx context.Context, key string, now time.Time, opt fro
 	return nil, time.Time{}, fmt.Errorf("redisstore: claim key: %w: reply %v", errCorrupt, r)
 }
 
-// Ack implements frontier.Store.
-func (s *Store) Ack(ctx context.Context, l *frontier.Lease, now time.Time, o frontier.Outcome) error {
+// Done implements frontier.Store.
+func (s *Store) Done(ctx context.Context, l *frontier.Lease, now time.Time, o frontier.Outcome) error {
 	return s.end(ctx, l, now, o, false)
 }
 
-// Release implements frontier.Store.
-func (s *Store) Release(ctx context.Context, l *frontier.Lease, now time.Time, o frontier.Outcome) error {
+// Requeue implements frontier.Store.
+func (s *Store) Requeue(ctx context.Context, l *frontier.Lease, now time.Time, o frontier.Outcome) error {
 	return s.end(ctx, l, now, o, true)
 }
 
@@ -541,11 +542,11 @@ func (s *Store) finishArgs(l *frontier.Lease, now time.Time, o frontier.Outcome,
 	// ClosedUntil goes as a duration, like Rest: Redis decides on its
 	// own clock.
 	closedFor := int64(0)
-	if !o.Host.ClosedUntil.IsZero() {
-		closedFor = max(o.Host.ClosedUntil.Sub(base(now)).Microseconds(), 0)
+	if !o.Pace.ClosedUntil.IsZero() {
+		closedFor = max(o.Pace.ClosedUntil.Sub(base(now)).Microseconds(), 0)
 	}
 	return []any{strconv.FormatUint(l.Token, 10), l.Key, flag(requeue), item,
-		encodeHost(&o.Host), ceilMicros(o.Host.Delay), ceilMicros(o.Rest),
+		encodeHost(&o.Pace), ceilMicros(o.Pace.Delay), ceilMicros(o.Rest),
 		flag(o.Checkpoint != nil), cp, s.opt.Checkpoint, closedFor}
 }
 
@@ -592,17 +593,17 @@ func (s *Store) read(ctx context.Context, op string, now time.Time, what, key st
 
 // Host implements frontier.Store. A key that must rest after a Redis
 // restart shows the rest already.
-func (s *Store) Host(ctx context.Context, key string) (frontier.HostState, error) {
+func (s *Store) Host(ctx context.Context, key string) (ratelimit.HostState, error) {
 	r, err := s.read(ctx, "host", time.Time{}, "host", key)
 	if err != nil {
-		return frontier.HostState{}, err
+		return ratelimit.HostState{}, err
 	}
 	if len(r) != 3 {
-		return frontier.HostState{}, fmt.Errorf("redisstore: host: %w: reply %v", errCorrupt, r)
+		return ratelimit.HostState{}, fmt.Errorf("redisstore: host: %w: reply %v", errCorrupt, r)
 	}
 	h, err := decodeHost([]byte(strOf(r[1])))
 	if err != nil {
-		return frontier.HostState{}, fmt.Errorf("redisstore: host %s: %w", key, err)
+		return ratelimit.HostState{}, fmt.Errorf("redisstore: host %s: %w", key, err)
 	}
 	h.NextAllowed = timeOf(intOf(r[0]))
 	h.ClosedUntil = timeOf(intOf(r[2]))
@@ -708,7 +709,7 @@ func (s *Store) SaveEntry(ctx context.Context, authority string, data []byte) er
 	})
 }
 
-// Checkpoint implements frontier.Store: the checkpoint of the last Ack of
+// Checkpoint implements frontier.Store: the checkpoint of the last Done of
 // any Store of the job with the same Options.Checkpoint.
 func (s *Store) Checkpoint(ctx context.Context) ([]byte, error) {
 	var v []byte

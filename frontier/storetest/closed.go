@@ -39,7 +39,7 @@ func closedDrain(t *testing.T, s frontier.Store, now time.Time) (closed, open []
 // testGiveUp: a key given up refuses new URLs, and its queued items —
 // the one whose lease was under way included — are handed out at once,
 // marked GivenUp, whatever its pace, which they leave as it was; after a
-// reopen too, for the items not yet acked.
+// reopen too, for the items not yet done.
 func testGiveUp(t *testing.T, h Harness, s frontier.Store) {
 	mustAdd(t, s, item("dead", "/1"), item("dead", "/2"), item("dead", "/3"), item("dead", "/4"), item("live", "/1"))
 	l := mustClaim(t, s, t0, "http://dead/1")
@@ -49,8 +49,8 @@ func testGiveUp(t *testing.T, h Harness, s frontier.Store) {
 	if r := add(t, s, frontier.Limits{}, item("dead", "/new")); !errors.Is(r[0], frontier.ErrGivenUp) {
 		t.Errorf("Add to a given-up key: %v, want ErrGivenUp", r[0])
 	}
-	if err := s.Release(ctx, l, t0, frontier.Outcome{Host: l.Host, Rest: time.Hour}); err != nil {
-		t.Fatalf("Release on a given-up key: %v", err)
+	if err := s.Requeue(ctx, l, t0, frontier.Outcome{Pace: l.Pace, Rest: time.Hour}); err != nil {
+		t.Fatalf("Requeue on a given-up key: %v", err)
 	}
 	first := mustClaim(t, s, t0, "http://dead/1")
 	if !first.GivenUp || !first.Closed(t0) {
@@ -84,9 +84,9 @@ func testGiveUp(t *testing.T, h Harness, s frontier.Store) {
 func testClosedKey(t *testing.T, h Harness, s frontier.Store) {
 	mustAdd(t, s, item("a", "/1"), item("b", "/1"), item("a", "/2"), item("a", "/3"), item("a", "/4"), item("b", "/2"))
 	l := mustClaim(t, s, t0, "http://a/1")
-	hs := l.Host
+	hs := l.Pace
 	hs.ClosedUntil = t0.Add(time.Minute)
-	if err := s.Ack(ctx, l, t0, frontier.Outcome{Host: hs, Rest: 2 * time.Minute}); err != nil {
+	if err := s.Done(ctx, l, t0, frontier.Outcome{Pace: hs, Rest: 2 * time.Minute}); err != nil {
 		t.Fatal(err)
 	}
 	// Closed: a/2 comes before b/1, which has waited longer.
@@ -132,19 +132,19 @@ func testClosedKey(t *testing.T, h Harness, s frontier.Store) {
 	at := t0.Add(2 * time.Minute) // the latest time the Store was given
 	mustAdd(t, s, item("c", "/1"))
 	c1 := mustClaim(t, s, at, "http://c/1")
-	hc := c1.Host
+	hc := c1.Pace
 	hc.ClosedUntil = at.Add(time.Hour)
-	if err := s.Ack(ctx, c1, at, frontier.Outcome{Host: hc}); err != nil {
+	if err := s.Done(ctx, c1, at, frontier.Outcome{Pace: hc}); err != nil {
 		t.Fatal(err)
 	}
 	kl, _, err := s.ClaimKey(ctx, "c", at, opt)
 	if err != nil || kl == nil {
 		t.Fatalf("ClaimKey(c) = %v, %v", kl, err)
 	}
-	if !kl.Host.ClosedUntil.Equal(at.Add(time.Hour)) {
-		t.Errorf("ClaimKey's lease: ClosedUntil %v, want an hour on", kl.Host.ClosedUntil)
+	if !kl.Pace.ClosedUntil.Equal(at.Add(time.Hour)) {
+		t.Errorf("ClaimKey's lease: ClosedUntil %v, want an hour on", kl.Pace.ClosedUntil)
 	}
-	if err := s.Ack(ctx, kl, at, frontier.Outcome{Host: kl.Host}); err != nil {
+	if err := s.Done(ctx, kl, at, frontier.Outcome{Pace: kl.Pace}); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := s.Host(ctx, "c"); err != nil || !got.ClosedUntil.After(at.Add(59*time.Minute)) {

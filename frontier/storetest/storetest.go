@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/heedcrawl/heed/frontier"
+	"github.com/heedcrawl/heed/ratelimit"
 )
 
 // Harness tells Run how to get stores.
@@ -66,7 +67,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("ClosedKey", func(t *testing.T) { testClosedKey(t, h, open(t)) })
 	t.Run("CountsAndMeta", func(t *testing.T) { testCountsAndMeta(t, open(t)) })
 	t.Run("ContextCancelled", func(t *testing.T) { testContextCancelled(t, open(t)) })
-	t.Run("AckAdd", func(t *testing.T) { testAckAdd(t, h, open(t)) })
+	t.Run("DoneAdding", func(t *testing.T) { testAckAdd(t, h, open(t)) })
 	if h.Reopen != nil {
 		t.Run("Reopen", func(t *testing.T) { testReopen(t, h, open(t)) })
 	}
@@ -124,8 +125,8 @@ func mustClaim(t *testing.T, s frontier.Store, now time.Time, url string) *front
 
 func ack(t *testing.T, s frontier.Store, l *frontier.Lease, now time.Time, rest time.Duration) {
 	t.Helper()
-	if err := s.Ack(ctx, l, now, frontier.Outcome{Host: l.Host, Rest: rest}); err != nil {
-		t.Fatalf("Ack(%s): %v", l.URL, err)
+	if err := s.Done(ctx, l, now, frontier.Outcome{Pace: l.Pace, Rest: rest}); err != nil {
+		t.Fatalf("Done(%s): %v", l.URL, err)
 	}
 }
 
@@ -222,11 +223,11 @@ func testLeaseAckRelease(t *testing.T, s frontier.Store) {
 	l.Retries = 2
 	l.Redirects = []string{"http://a/0"}
 	l.Meta = map[string]string{"category": "books"}
-	if err := s.Release(ctx, l, t0, frontier.Outcome{Host: l.Host}); err != nil {
+	if err := s.Requeue(ctx, l, t0, frontier.Outcome{Pace: l.Pace}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Release(ctx, l, t0, frontier.Outcome{Host: l.Host}); !errors.Is(err, frontier.ErrLeaseLost) {
-		t.Errorf("second Release of one lease: %v, want ErrLeaseLost", err)
+	if err := s.Requeue(ctx, l, t0, frontier.Outcome{Pace: l.Pace}); !errors.Is(err, frontier.ErrLeaseLost) {
+		t.Errorf("second Requeue of one lease: %v, want ErrLeaseLost", err)
 	}
 	l = mustClaim(t, s, t0, "http://a/1")
 	if l.Retries != 2 || !slices.Equal(l.Redirects, []string{"http://a/0"}) || l.Meta["category"] != "books" {
@@ -234,12 +235,12 @@ func testLeaseAckRelease(t *testing.T, s frontier.Store) {
 	}
 	stale := *l
 	stale.Token++
-	if err := s.Ack(ctx, &stale, t0, frontier.Outcome{}); !errors.Is(err, frontier.ErrLeaseLost) {
-		t.Errorf("Ack with a token not granted: %v, want ErrLeaseLost", err)
+	if err := s.Done(ctx, &stale, t0, frontier.Outcome{}); !errors.Is(err, frontier.ErrLeaseLost) {
+		t.Errorf("Done with a token not granted: %v, want ErrLeaseLost", err)
 	}
 	ack(t, s, l, t0, 0)
-	if err := s.Ack(ctx, l, t0, frontier.Outcome{}); !errors.Is(err, frontier.ErrLeaseLost) {
-		t.Errorf("second Ack: %v, want ErrLeaseLost", err)
+	if err := s.Done(ctx, l, t0, frontier.Outcome{}); !errors.Is(err, frontier.ErrLeaseLost) {
+		t.Errorf("second Done: %v, want ErrLeaseLost", err)
 	}
 	ack(t, s, mustClaim(t, s, t0, "http://a/2"), t0, 0)
 	if c := claim(t, s, t0, opt); !c.Idle {
@@ -250,9 +251,9 @@ func testLeaseAckRelease(t *testing.T, s frontier.Store) {
 func testPacing(t *testing.T, s frontier.Store) {
 	mustAdd(t, s, item("a", "/1"), item("a", "/2"), item("b", "/1"))
 	l := mustClaim(t, s, t0, "http://a/1")
-	host := l.Host
+	host := l.Pace
 	host.Delay, host.CrawlDelay, host.HasCrawlDelay, host.Failures = 2*time.Second, 2*time.Second, true, 1
-	if err := s.Ack(ctx, l, t0, frontier.Outcome{Host: host, Rest: 2 * time.Second}); err != nil {
+	if err := s.Done(ctx, l, t0, frontier.Outcome{Pace: host, Rest: 2 * time.Second}); err != nil {
 		t.Fatal(err)
 	}
 	got, err := s.Host(ctx, "a")
@@ -260,7 +261,7 @@ func testPacing(t *testing.T, s frontier.Store) {
 		t.Fatal(err)
 	}
 	if got.Delay != host.Delay || got.CrawlDelay != host.CrawlDelay || !got.HasCrawlDelay || got.Failures != 1 {
-		t.Errorf("Host(a) = %+v, want what the Ack gave", got)
+		t.Errorf("Host(a) = %+v, want what the Done gave", got)
 	}
 	if got.NextAllowed.Before(t0.Add(2 * time.Second)) {
 		t.Errorf("Host(a).NextAllowed = t0+%v, want at least t0+2s", got.NextAllowed.Sub(t0))
@@ -293,7 +294,7 @@ func testPerHost(t *testing.T, s frontier.Store) {
 	}
 	ack(t, s, leases[0], t0, 0)
 	if c := claim(t, s, t0, two); c.Lease == nil || c.Lease.URL != "http://a/3" {
-		t.Errorf("after one Ack: Claim = %+v, want a/3", c)
+		t.Errorf("after one Done: Claim = %+v, want a/3", c)
 	}
 
 	// With a Delay, two leases of one key start that far apart.
@@ -302,9 +303,9 @@ func testPerHost(t *testing.T, s frontier.Store) {
 	if c.Lease == nil {
 		t.Fatal("d/1 not claimed")
 	}
-	h := c.Lease.Host
+	h := c.Lease.Pace
 	h.Delay = time.Second
-	if err := s.Release(ctx, c.Lease, t0, frontier.Outcome{Host: h}); err != nil {
+	if err := s.Requeue(ctx, c.Lease, t0, frontier.Outcome{Pace: h}); err != nil {
 		t.Fatal(err)
 	}
 	l := claim(t, s, t0.Add(2*time.Second), two).Lease
@@ -328,7 +329,7 @@ func testClaimKey(t *testing.T, s frontier.Store) {
 	if l2, next, err := s.ClaimKey(ctx, "other", t0, opt); err != nil || l2 != nil || next.IsZero() {
 		t.Errorf("second ClaimKey(other) while leased = %v, %v, %v; want none and a time to ask again", l2, next, err)
 	}
-	if err := s.Ack(ctx, l, t0, frontier.Outcome{Host: l.Host, Rest: time.Second}); err != nil {
+	if err := s.Done(ctx, l, t0, frontier.Outcome{Pace: l.Pace, Rest: time.Second}); err != nil {
 		t.Fatal(err)
 	}
 	if l2, next, _ := s.ClaimKey(ctx, "other", t0.Add(time.Millisecond), opt); l2 != nil || next.Before(t0.Add(time.Second)) {
@@ -342,7 +343,7 @@ func testClaimKey(t *testing.T, s frontier.Store) {
 	if c := claim(t, s, t0, opt); c.Lease != nil {
 		t.Errorf("a/1 claimed while key a is leased")
 	}
-	if err := s.Ack(ctx, l, t0, frontier.Outcome{Host: l.Host, Rest: time.Second}); err != nil {
+	if err := s.Done(ctx, l, t0, frontier.Outcome{Pace: l.Pace, Rest: time.Second}); err != nil {
 		t.Fatal(err)
 	}
 	if c := claim(t, s, t0.Add(500*time.Millisecond), opt); c.Lease != nil {
@@ -392,7 +393,7 @@ func testCountsAndMeta(t *testing.T, s frontier.Store) {
 	mustAdd(t, s, item("a", "/1"), item("a", "/2"), item("b", "/1"), item("c", "/1"))
 	l := mustClaim(t, s, t0, "http://a/1")
 	lb := mustClaim(t, s, t0, "http://b/1")
-	if err := s.Ack(ctx, lb, t0, frontier.Outcome{Host: lb.Host, Rest: time.Hour}); err != nil {
+	if err := s.Done(ctx, lb, t0, frontier.Outcome{Pace: lb.Pace, Rest: time.Hour}); err != nil {
 		t.Fatal(err)
 	}
 	c, err := s.Counts(ctx, t0)
@@ -403,7 +404,7 @@ func testCountsAndMeta(t *testing.T, s frontier.Store) {
 	if c.Queued != 2 || c.Leased != 1 || c.Busy != 1 || c.Scheduled != 4 || c.Ready != 1 || c.Hosts != 2 {
 		t.Errorf("Counts = %+v", c)
 	}
-	if err := s.Ack(ctx, l, t0, frontier.Outcome{Host: l.Host, Checkpoint: []byte("offset 42")}); err != nil {
+	if err := s.Done(ctx, l, t0, frontier.Outcome{Pace: l.Pace, Checkpoint: []byte("offset 42")}); err != nil {
 		t.Fatal(err)
 	}
 	if cp, err := s.Checkpoint(ctx); err != nil || string(cp) != "offset 42" {
@@ -434,9 +435,9 @@ func testContextCancelled(t *testing.T, s frontier.Store) {
 func testReopen(t *testing.T, h Harness, s frontier.Store) {
 	mustAdd(t, s, item("a", "/1"), item("a", "/2"), item("b", "/1"))
 	l := mustClaim(t, s, t0, "http://a/1")
-	host := l.Host
+	host := l.Pace
 	host.Delay = time.Second
-	if err := s.Ack(ctx, l, t0, frontier.Outcome{Host: host, Rest: time.Second, Checkpoint: []byte("cp1")}); err != nil {
+	if err := s.Done(ctx, l, t0, frontier.Outcome{Pace: host, Rest: time.Second, Checkpoint: []byte("cp1")}); err != nil {
 		t.Fatal(err)
 	}
 	lb := mustClaim(t, s, t0, "http://b/1") // in flight at the stop
@@ -458,7 +459,7 @@ func testReopen(t *testing.T, h Harness, s frontier.Store) {
 }
 
 // testCrash: after a crash no URL is lost — every URL the store says it has
-// seen is either done (its Ack was made durable) or handed out again — and
+// seen is either done (its Done was made durable) or handed out again — and
 // every key waits a full Delay from the reopening.
 func testCrash(t *testing.T, h Harness, s frontier.Store) {
 	var urls []string
@@ -469,19 +470,19 @@ func testCrash(t *testing.T, h Harness, s frontier.Store) {
 			urls = append(urls, it.URL)
 		}
 	}
-	acked := map[string]bool{}
+	done := map[string]bool{}
 	now := t0
 	for range 30 {
 		c := claim(t, s, now, opt)
 		if c.Lease == nil {
 			t.Fatal("nothing to claim")
 		}
-		host := c.Lease.Host
+		host := c.Lease.Pace
 		host.Delay = time.Hour
-		if err := s.Ack(ctx, c.Lease, now, frontier.Outcome{Host: host, Checkpoint: []byte(c.Lease.URL)}); err != nil {
+		if err := s.Done(ctx, c.Lease, now, frontier.Outcome{Pace: host, Checkpoint: []byte(c.Lease.URL)}); err != nil {
 			t.Fatal(err)
 		}
-		acked[c.Lease.URL] = true
+		done[c.Lease.URL] = true
 	}
 	for range 3 {
 		if c := claim(t, s, now, opt); c.Lease == nil {
@@ -493,10 +494,10 @@ func testCrash(t *testing.T, h Harness, s frontier.Store) {
 	reopened := time.Now()
 	again := map[string]bool{}
 	if c := claim(t, s, reopened, opt); c.Lease != nil {
-		if c.Lease.Host.Delay > 0 {
-			t.Errorf("%s claimed at once after the crash; its key's Delay is %v", c.Lease.URL, c.Lease.Host.Delay)
+		if c.Lease.Pace.Delay > 0 {
+			t.Errorf("%s claimed at once after the crash; its key's Delay is %v", c.Lease.URL, c.Lease.Pace.Delay)
 		}
-		// Its key's Ack was lost with the crash: the item is handed out
+		// Its key's Done was lost with the crash: the item is handed out
 		// again, which is what the suite checks below.
 		again[c.Lease.URL] = true
 		ack(t, s, c.Lease, reopened, 0)
@@ -505,8 +506,8 @@ func testCrash(t *testing.T, h Harness, s frontier.Store) {
 		again[u] = true
 	}
 	cp, _ := s.Checkpoint(ctx)
-	if cp != nil && !acked[string(cp)] {
-		t.Errorf("Checkpoint after the crash is %q, which no Ack carried", cp)
+	if cp != nil && !done[string(cp)] {
+		t.Errorf("Checkpoint after the crash is %q, which no Done carried", cp)
 	}
 	for _, u := range urls {
 		it := frontier.Item{URL: u, Key: u[len("http://"):len("http://h0")]}
@@ -516,7 +517,7 @@ func testCrash(t *testing.T, h Harness, s frontier.Store) {
 			// Its Add was not durable: not seen, so not lost either.
 		case !errors.Is(r[0], frontier.ErrSeen):
 			t.Errorf("%s: %v", u, r[0])
-		case !again[u] && !acked[u]:
+		case !again[u] && !done[u]:
 			t.Errorf("%s is marked seen but was neither done nor handed out after the crash: lost", u)
 		}
 	}
@@ -527,7 +528,7 @@ func testCrash(t *testing.T, h Harness, s frontier.Store) {
 // Lease's own fields — Token, Expires, GivenUp — are the Store's answer,
 // not something it keeps; Item.Key is the queue's name, and checked.)
 var notKept = map[string]string{
-	"HostState.NextAllowed": "the Store computes it: at least the Outcome's Rest after the Ack",
+	"HostState.NextAllowed": "the Store computes it: at least the Outcome's Rest after the Done",
 }
 
 // notKeptReopen lists the fields a Store that reopens need not give back as
@@ -538,7 +539,7 @@ var notKeptReopen = map[string]string{
 
 // testFields: every field of an Item comes back from Claim as it was added,
 // and every field of a HostState from Host and the next Claim as it was
-// acked, but for those notKept lists; for a Store that reopens, after it
+// done, but for those notKept lists; for a Store that reopens, after it
 // reopens too. The values are ones every Store keeps exactly (see Fill):
 // MemoryStore keeps Lastmod to the second and Priority to 0.001.
 func testFields(t *testing.T, h Harness, s frontier.Store) {
@@ -547,7 +548,7 @@ func testFields(t *testing.T, h Harness, s frontier.Store) {
 	in.Key = "fields"
 	first, second := in, in
 	first.URL, second.URL = "http://fields/1", "http://fields/2"
-	var host frontier.HostState
+	var host ratelimit.HostState
 	Fill(t, &host, t0) // ClosedUntil hours ahead: both items are handed out at once
 	mustAdd(t, s, first, second)
 
@@ -560,7 +561,7 @@ func testFields(t *testing.T, h Harness, s frontier.Store) {
 			t.Errorf("%s: %s", when, d)
 		}
 	}
-	checkHost := func(when string, got frontier.HostState, skip map[string]string) {
+	checkHost := func(when string, got ratelimit.HostState, skip map[string]string) {
 		t.Helper()
 		for _, d := range Diff(host, got, skip) {
 			t.Errorf("%s: %s", when, d)
@@ -568,23 +569,23 @@ func testFields(t *testing.T, h Harness, s frontier.Store) {
 	}
 	l := claim(t, s, t0, opt).Lease
 	checkItem("Add, then Claim", l, first)
-	if err := s.Ack(ctx, l, t0, frontier.Outcome{Host: host}); err != nil {
+	if err := s.Done(ctx, l, t0, frontier.Outcome{Pace: host}); err != nil {
 		t.Fatal(err)
 	}
 	got, err := s.Host(ctx, in.Key)
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkHost("Ack, then Host", got, notKept)
+	checkHost("Done, then Host", got, notKept)
 	l = claim(t, s, t0, opt).Lease
 	checkItem("Claim of the second item", l, second)
 	if l != nil {
-		checkHost("Ack, then the next lease's Host", l.Host, notKept)
+		checkHost("Done, then the next lease's Host", l.Pace, notKept)
 	}
 	if h.Reopen == nil {
 		return
 	}
-	if err := s.Release(ctx, l, t0, frontier.Outcome{Host: host}); err != nil {
+	if err := s.Requeue(ctx, l, t0, frontier.Outcome{Pace: host}); err != nil {
 		t.Fatal(err)
 	}
 	reopened := time.Now()
@@ -596,56 +597,56 @@ func testFields(t *testing.T, h Harness, s frontier.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkHost("Release, reopen, then Host", got, skip)
+	checkHost("Requeue, reopen, then Host", got, skip)
 	if !got.Interrupted.Equal(host.Interrupted) && got.Interrupted.Before(reopened.Truncate(time.Millisecond)) {
-		t.Errorf("Release, reopen, then Host: Interrupted = %v, want %v or the reopening (%v)", got.Interrupted, host.Interrupted, reopened)
+		t.Errorf("Requeue, reopen, then Host: Interrupted = %v, want %v or the reopening (%v)", got.Interrupted, host.Interrupted, reopened)
 	}
 	l = claim(t, s, time.Now().Add(time.Minute), opt).Lease // past the Delay from the reopening
-	checkItem("Release, reopen, then Claim", l, second)
+	checkItem("Requeue, reopen, then Claim", l, second)
 	if l != nil {
-		checkHost("Release, reopen, then the lease's Host", l.Host, skip)
+		checkHost("Requeue, reopen, then the lease's Host", l.Pace, skip)
 	}
 }
 
-// testAckAdd: a Store that is a frontier.AckAdder adds as Add does and acks
-// as Ack does, in one call; a lost lease refuses the ack but not the links.
+// testAckAdd: a Store that is a frontier.DoneAdder adds as Add does and acks
+// as Done does, in one call; a lost lease refuses the ack but not the links.
 func testAckAdd(t *testing.T, h Harness, s frontier.Store) {
-	aa, ok := s.(frontier.AckAdder)
+	aa, ok := s.(frontier.DoneAdder)
 	if !ok {
-		t.Skip("not a frontier.AckAdder")
+		t.Skip("not a frontier.DoneAdder")
 	}
 	mustAdd(t, s, item("a", "/1"), item("a", "/2"))
 	l := mustClaim(t, s, t0, "http://a/1")
-	host := l.Host
+	host := l.Pace
 	host.Delay = 2 * time.Second
 	links := []frontier.Item{item("a", "/3"), item("a", "/2"), item("b", "/1"), item("a", "/3")}
-	refused, err := aa.AckAdd(ctx, l, t0, frontier.Outcome{Host: host, Rest: 2 * time.Second, Checkpoint: []byte("cp1")}, links, frontier.Limits{})
+	refused, err := aa.DoneAdding(ctx, l, t0, frontier.Outcome{Pace: host, Rest: 2 * time.Second, Checkpoint: []byte("cp1")}, links, frontier.Limits{})
 	if err != nil {
-		t.Fatalf("AckAdd: %v", err)
+		t.Fatalf("DoneAdding: %v", err)
 	}
 	if len(refused) != len(links) || refused[0] != nil || !errors.Is(refused[1], frontier.ErrSeen) || refused[2] != nil || !errors.Is(refused[3], frontier.ErrSeen) {
-		t.Fatalf("AckAdd refused %v, want [nil ErrSeen nil ErrSeen]", refused)
+		t.Fatalf("DoneAdding refused %v, want [nil ErrSeen nil ErrSeen]", refused)
 	}
-	if err := s.Ack(ctx, l, t0, frontier.Outcome{}); !errors.Is(err, frontier.ErrLeaseLost) {
-		t.Errorf("Ack after AckAdd: %v, want ErrLeaseLost (the lease ended)", err)
+	if err := s.Done(ctx, l, t0, frontier.Outcome{}); !errors.Is(err, frontier.ErrLeaseLost) {
+		t.Errorf("Done after DoneAdding: %v, want ErrLeaseLost (the lease ended)", err)
 	}
 	if got, err := s.Host(ctx, "a"); err != nil || got.Delay != 2*time.Second || got.NextAllowed.Before(t0.Add(2*time.Second)) {
-		t.Errorf("Host(a) = %+v, %v: want the AckAdd's state, resting until t0+2s", got, err)
+		t.Errorf("Host(a) = %+v, %v: want the DoneAdding's state, resting until t0+2s", got, err)
 	}
 	if cp, err := s.Checkpoint(ctx); err != nil || string(cp) != "cp1" {
 		t.Errorf("Checkpoint = %q, %v, want cp1", cp, err)
 	}
 	// b is ready; a rests.
 	lb := mustClaim(t, s, t0, "http://b/1")
-	refused, err = aa.AckAdd(ctx, lb, t0, frontier.Outcome{Host: lb.Host}, []frontier.Item{item("b", "/2")}, frontier.Limits{MaxPages: 5})
+	refused, err = aa.DoneAdding(ctx, lb, t0, frontier.Outcome{Pace: lb.Pace}, []frontier.Item{item("b", "/2")}, frontier.Limits{MaxPages: 5})
 	if err != nil || len(refused) != 1 || refused[0] != nil {
-		t.Fatalf("AckAdd(b/2) = %v, %v", refused, err)
+		t.Fatalf("DoneAdding(b/2) = %v, %v", refused, err)
 	}
 	// A stale lease: the links are added all the same, the ack refused.
 	stale := *lb
-	refused, err = aa.AckAdd(ctx, &stale, t0, frontier.Outcome{Host: lb.Host}, []frontier.Item{item("b", "/3"), item("b", "/4")}, frontier.Limits{MaxPages: 6})
+	refused, err = aa.DoneAdding(ctx, &stale, t0, frontier.Outcome{Pace: lb.Pace}, []frontier.Item{item("b", "/3"), item("b", "/4")}, frontier.Limits{MaxPages: 6})
 	if !errors.Is(err, frontier.ErrLeaseLost) || len(refused) != 2 || refused[0] != nil || !errors.Is(refused[1], frontier.ErrLimit) {
-		t.Fatalf("AckAdd with an ended lease = %v, %v; want [nil ErrLimit] and ErrLeaseLost", refused, err)
+		t.Fatalf("DoneAdding with an ended lease = %v, %v; want [nil ErrLimit] and ErrLeaseLost", refused, err)
 	}
 	if h.Reopen != nil {
 		s = h.Reopen(t, s)

@@ -102,13 +102,13 @@
 // its host's key:
 //
 //	v, err := g.CheckWith(ctx, u, pacerOf(lease)) // robots.txt under the lease
-//	pol.SetCrawlDelay(lease.Key, &lease.Host, v.Entry.CrawlDelay, v.Entry.HasCrawlDelay)
+//	pol.SetCrawlDelay(lease.Key, &lease.Pace, v.Entry.CrawlDelay, v.Entry.HasCrawlDelay)
 //	if v.Fetched {
 //		stats.robotsFetches++ // once per fetch
 //	}
 //	switch {
 //	case !v.Allowed && !v.RetryAt.IsZero():
-//		fr.Defer(it, v.RetryAt) // robots.txt unreachable: put aside, not dropped
+//		fr.Requeue(ctx, lease, out) // robots.txt unreachable: put aside, not dropped
 //	case !v.Allowed:
 //		fr.Done(it) // disallowed by the site's rules
 //	case v.Fetched || v.Waited:

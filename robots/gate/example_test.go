@@ -159,3 +159,6 @@ func ExampleAuthority() {
 type handClock struct{ now time.Time }
 
 func (c *handClock) Now() time.Time { return c.now }
+
+// After is never called by the gate, which only reads the time.
+func (c *handClock) After(time.Duration) <-chan time.Time { return nil }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/heedcrawl/heed/internal/hostid"
+	"github.com/heedcrawl/heed/ratelimit"
 	"github.com/heedcrawl/heed/robots"
 )
 
@@ -72,16 +73,6 @@ type Pacer interface {
 // the gate retries an unreachable robots.txt no sooner than that, which is
 // how a Retry-After header is honoured — the gate does not read it itself.
 type Release = func(status int, header http.Header, rtt time.Duration, err error) (ready time.Time)
-
-// Clock is the gate's source of time; nil means real time. Tests pass a clock
-// they advance by hand.
-type Clock interface {
-	Now() time.Time
-}
-
-type realClock struct{}
-
-func (realClock) Now() time.Time { return time.Now() }
 
 // Response is the answer to one robots.txt request, as Config.Get
 // returns it.
@@ -158,7 +149,7 @@ type Config struct {
 	Key func(u *url.URL) string
 
 	// Clock supplies time. Nil means real time.
-	Clock Clock
+	Clock ratelimit.Clock
 
 	// CacheSize bounds the number of authorities cached.
 	CacheSize int
@@ -325,7 +316,7 @@ type Gate struct {
 	keeper      EntryKeeper
 	resumeWait  time.Duration
 	key         func(u *url.URL) string
-	clock       Clock
+	clock       ratelimit.Clock
 	log         *slog.Logger
 	cacheSize   int
 	cacheBytes  int64
@@ -399,7 +390,7 @@ func New(cfg Config) (*Gate, error) {
 		g.cacheBytes = DefaultCacheBytes
 	}
 	if g.clock == nil {
-		g.clock = realClock{}
+		g.clock = ratelimit.SystemClock{}
 	}
 	if g.log == nil {
 		g.log = slog.New(slog.DiscardHandler)

@@ -9,7 +9,7 @@ import (
 	"github.com/heedcrawl/heed/frontier"
 )
 
-// ackAddStore is a MemoryStore that is a frontier.AckAdder, counting calls.
+// ackAddStore is a MemoryStore that is a frontier.DoneAdder, counting calls.
 type ackAddStore struct {
 	frontier.MemoryStore
 	ackAdds, adds int
@@ -21,14 +21,14 @@ func (s *ackAddStore) Add(ctx context.Context, batch []frontier.Item, lim fronti
 	return s.MemoryStore.Add(ctx, batch, lim)
 }
 
-func (s *ackAddStore) AckAdd(ctx context.Context, l *frontier.Lease, now time.Time, o frontier.Outcome, batch []frontier.Item, lim frontier.Limits) ([]error, error) {
+func (s *ackAddStore) DoneAdding(ctx context.Context, l *frontier.Lease, now time.Time, o frontier.Outcome, batch []frontier.Item, lim frontier.Limits) ([]error, error) {
 	s.ackAdds++
 	s.batch = batch
 	refused, err := s.MemoryStore.Add(ctx, batch, lim)
 	if err != nil {
 		return nil, err
 	}
-	return refused, s.MemoryStore.Ack(ctx, l, now, o)
+	return refused, s.MemoryStore.Done(ctx, l, now, o)
 }
 
 // DoneAdding hands the Store the links that pass the Frontier's own checks
@@ -56,15 +56,15 @@ func TestDoneAddingOneStoreCall(t *testing.T) {
 			l.Child("http://a.test/"),         // the seed: seen
 			l.Child("http://a.test/y"),
 		}
-		errs, err := fr.DoneAdding(ctx, l, frontier.Outcome{Host: l.Host}, links)
+		errs, err := fr.DoneAdding(ctx, l, frontier.Outcome{Pace: l.Pace}, links)
 		if err != nil {
-			t.Fatalf("DoneAdding (AckAdder %v): %v", shared, err)
+			t.Fatalf("DoneAdding (DoneAdder %v): %v", shared, err)
 		}
 		if len(errs) != 4 || errs[0] != nil || !errors.Is(errs[1], frontier.ErrScope) || !errors.Is(errs[2], frontier.ErrSeen) || errs[3] != nil {
-			t.Fatalf("DoneAdding (AckAdder %v) = %v, want [nil ErrScope ErrSeen nil]", shared, errs)
+			t.Fatalf("DoneAdding (DoneAdder %v) = %v, want [nil ErrScope ErrSeen nil]", shared, errs)
 		}
 		if shared && (aa.ackAdds != 1 || len(aa.batch) != 3) {
-			t.Errorf("AckAdd called %d times with %d items, want once with the 3 in scope", aa.ackAdds, len(aa.batch))
+			t.Errorf("DoneAdding called %d times with %d items, want once with the 3 in scope", aa.ackAdds, len(aa.batch))
 		}
 		if err := fr.Done(ctx, l, frontier.Outcome{}); !errors.Is(err, frontier.ErrLeaseLost) {
 			t.Errorf("Done after DoneAdding: %v, want ErrLeaseLost", err)
