@@ -48,6 +48,10 @@ type Options struct {
 	// NoPersistence starts the server with neither snapshots nor an
 	// append-only file: a restart loses everything.
 	NoPersistence bool
+	// Port is the port to listen on; zero picks a free one.
+	Port int
+	// Args are more redis-server arguments, after the package's own.
+	Args []string
 }
 
 // Start starts a redis-server for t, with the append-only file fsynced on
@@ -59,18 +63,13 @@ func Start(t testing.TB) *Server {
 // StartWith starts a redis-server for t as o says.
 func StartWith(t testing.TB, o Options) *Server {
 	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		msg := "redis-server not found (install it: apt-get install -y redis-server)"
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
+	s := &Server{t: t, bin: lookPath(t, "redis-server"), dir: t.TempDir()}
+	port := o.Port
+	if port == 0 {
+		var err error
+		if port, err = freePort(); err != nil {
+			t.Fatalf("redistest: %v", err)
 		}
-		t.Skip(msg)
-	}
-	s := &Server{t: t, bin: bin, dir: t.TempDir()}
-	port, err := freePort()
-	if err != nil {
-		t.Fatalf("redistest: %v", err)
 	}
 	s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	args := []string{
@@ -83,10 +82,25 @@ func StartWith(t testing.TB, o Options) *Server {
 	} else {
 		args = append(args, "--appendonly", "yes", "--appendfsync", "always")
 	}
-	s.args = args
+	s.args = append(args, o.Args...)
 	s.start()
 	t.Cleanup(s.stop)
 	return s
+}
+
+// lookPath finds a Redis program or ends the test: a failure in CI, where
+// .ci/run installs it, a skip elsewhere.
+func lookPath(t testing.TB, name string) string {
+	t.Helper()
+	bin, err := exec.LookPath(name)
+	if err != nil {
+		msg := name + " not found (install it: apt-get install -y redis-server)"
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	return bin
 }
 
 // freePort returns a loopback TCP port no one listens on now.
