@@ -95,26 +95,36 @@ func (r *redisLog) Printf(ctx context.Context, format string, v ...any) {
 	l.Log(ctx, slog.LevelWarn, "redis: "+strings.TrimSpace(fmt.Sprintf(format, v...)))
 }
 
-// redisClient connects to the Redis at rawURL for job, with a Store of
-// it. A URL or job that cannot work is a usage error (status 2).
-func redisClient(rawURL, job, process string, retry time.Duration) (*redis.Client, *redisstore.Store, error) {
-	o, err := redis.ParseURL(rawURL)
-	if err != nil {
-		return nil, nil, fmt.Errorf("-redis %s: %w", redactedURL(rawURL), err)
+// redisClient connects to the Redis at rawURL, a server or a cluster,
+// for job, with a Store of it. A URL or job that cannot work is a usage
+// error (status 2), its error wrapping redisstore.ErrURL or ErrJob; any
+// other error is Redis's, unreachable. Telling a cluster node from a
+// server asks Redis, retried for retry as the Store retries.
+func redisClient(ctx context.Context, rawURL, job, process string, retry time.Duration) (redis.UniversalClient, *redisstore.Store, error) {
+	if err := redisstore.CheckJob(job); err != nil {
+		return nil, nil, fmt.Errorf("-job %q: not a job name (empty, or with { or }): %w", job, err)
 	}
 	if retry == 0 {
 		retry = -1 // the Store's "no retries": its zero means the default
 	}
-	c := redis.NewClient(o)
+	c, err := redisstore.Dial(ctx, rawURL, retry)
+	switch {
+	case errors.Is(err, redisstore.ErrURL):
+		return nil, nil, fmt.Errorf("-redis %s: %w", redactedURL(rawURL), err)
+	case err != nil:
+		return nil, nil, errors.New(unreachable(rawURL, err))
+	}
 	s, err := redisstore.New(c, job, redisstore.Options{Checkpoint: process, RetryFor: retry})
 	if err != nil {
 		c.Close()
-		if errors.Is(err, redisstore.ErrJob) {
-			return nil, nil, fmt.Errorf("-job %q: not a job name (empty, or with { or })", job)
-		}
 		return nil, nil, err
 	}
 	return c, s, nil
+}
+
+// badRedis reports whether err, from redisClient, is a usage error.
+func badRedis(err error) bool {
+	return errors.Is(err, redisstore.ErrURL) || errors.Is(err, redisstore.ErrJob)
 }
 
 // unreachable says that Redis could not be asked anything, on one line.
@@ -145,7 +155,7 @@ type redisJob struct {
 	job     string
 	process string
 	lease   time.Duration // -lease
-	client  *redis.Client
+	client  redis.UniversalClient
 	store   *redisstore.Store
 	// log is the command's log, once open; go-redis's messages go there
 	// through redisLog.
@@ -172,10 +182,13 @@ type redisJob struct {
 // cannot work, unavailable for a Redis that cannot be reached.
 func openRedis(ctx context.Context, f *flags, stderr io.Writer) (*redisJob, refusal) {
 	logs := logRedis() // before the client exists, which may log at once
-	client, store, err := redisClient(f.redis, f.job, f.process, f.redisRetry)
+	client, store, err := redisClient(ctx, f.redis, f.job, f.process, f.redisRetry)
 	if err != nil {
 		fmt.Fprintf(stderr, "crawl: %v\n", err)
-		return nil, badUsage
+		if badRedis(err) {
+			return nil, badUsage
+		}
+		return nil, unavailable
 	}
 	rj := &redisJob{rawURL: f.redis, job: f.job, process: f.process, lease: f.lease, client: client, store: store, log: slog.New(slog.DiscardHandler), started: time.Now()}
 	rj.redisLog = logs

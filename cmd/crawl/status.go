@@ -9,6 +9,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -28,7 +29,7 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fs := flag.NewFlagSet("crawl status", flag.ContinueOnError)
 	var rawURL, job string
 	retry := statusRetry
-	fs.StringVar(&rawURL, "redis", "", "the Redis server holding the job, at `URL` (redis://[user:password@]host:port[/db])")
+	fs.StringVar(&rawURL, "redis", "", "the Redis server or cluster holding the job, at `URL` (redis://[user:password@]host:port[/db], or a cluster as for crawl -redis)")
 	fs.StringVar(&job, "job", "", "the job's `NAME`")
 	fs.Var((*durationFlag)(&retry), "redis-retry", "how long to retry a Redis that cannot be reached")
 	usage := func(w io.Writer) {
@@ -56,10 +57,13 @@ Flags:
 	}
 	// What go-redis would print, the error returned says.
 	logRedis()
-	client, store, err := redisClient(rawURL, job, "", retry)
+	client, store, err := redisClient(ctx, rawURL, job, "", retry)
 	if err != nil {
 		fmt.Fprintf(stderr, "crawl status: %v\n", err)
-		return 2
+		if badRedis(err) {
+			return 2
+		}
+		return 1
 	}
 	defer client.Close()
 	defer store.Close()
@@ -100,7 +104,7 @@ Flags:
 // noSuchJob says on stderr that the Redis at rawURL holds no job named
 // job, which jobs it does hold, and how to start this one. Asking changes
 // nothing in Redis.
-func noSuchJob(ctx context.Context, stderr io.Writer, client *redis.Client, rawURL, job string) {
+func noSuchJob(ctx context.Context, stderr io.Writer, client redis.UniversalClient, rawURL, job string) {
 	at := redactedURL(rawURL)
 	fmt.Fprintf(stderr, "crawl status: there is no job %s on %s: no process has started a job of that name there\n", job, at)
 	jobs, more, err := listJobs(ctx, client)
@@ -108,8 +112,8 @@ func noSuchJob(ctx context.Context, stderr io.Writer, client *redis.Client, rawU
 	case err != nil:
 		// The answer is already given; the list only helps.
 	case len(jobs) == 0:
-		fmt.Fprintf(stderr, "crawl status: %s holds no job at all (database %d): is it the right server and database?\n",
-			at, client.Options().DB)
+		fmt.Fprintf(stderr, "crawl status: %s holds no job at all%s: is it the right server and database?\n",
+			at, database(client))
 	default:
 		list := strings.Join(jobs, ", ")
 		if more {
@@ -144,8 +148,41 @@ const (
 // known by its meta hash (crawl stores its settings there when it starts
 // one) or its counters hash, heed:{job}:meta or heed:{job}:n (the key
 // layout of package redisstore).
-func listJobs(ctx context.Context, client *redis.Client) (jobs []string, more bool, err error) {
+func listJobs(ctx context.Context, client redis.UniversalClient) (jobs []string, more bool, err error) {
 	seen := map[string]bool{}
+	var mu sync.Mutex // a cluster's primaries are scanned at once
+	scan := func(ctx context.Context, c *redis.Client) error {
+		names, partial, err := scanJobs(ctx, c)
+		mu.Lock()
+		defer mu.Unlock()
+		for _, name := range names {
+			seen[name] = true
+		}
+		more = more || partial
+		return err
+	}
+	if cc, ok := client.(*redis.ClusterClient); ok {
+		err = cc.ForEachMaster(ctx, scan)
+	} else if c, ok := client.(*redis.Client); ok {
+		err = scan(ctx, c)
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	for name := range seen {
+		jobs = append(jobs, name)
+	}
+	slices.Sort(jobs)
+	if len(jobs) > listJobsMax {
+		jobs, more = jobs[:listJobsMax], true
+	}
+	return jobs, more, nil
+}
+
+// scanJobs returns the names of the jobs whose keys one server holds
+// (a name may come more than once); partial reports that it stopped
+// before the end.
+func scanJobs(ctx context.Context, client *redis.Client) (names []string, partial bool, err error) {
 	var cursor uint64
 	for range listJobsScans {
 		var keys []string
@@ -156,21 +193,23 @@ func listJobs(ctx context.Context, client *redis.Client) (jobs []string, more bo
 		for _, k := range keys {
 			name, rest, ok := strings.Cut(strings.TrimPrefix(k, "heed:{"), "}")
 			if ok && name != "" && (rest == ":meta" || rest == ":n") {
-				seen[name] = true
+				names = append(names, name)
 			}
 		}
 		if cursor == 0 {
-			break
+			return names, false, nil
 		}
 	}
-	for name := range seen {
-		jobs = append(jobs, name)
+	return names, true, nil
+}
+
+// database names client's database for a message, if it has a choice of
+// them (a cluster has database 0 alone).
+func database(client redis.UniversalClient) string {
+	if c, ok := client.(*redis.Client); ok {
+		return fmt.Sprintf(" (database %d)", c.Options().DB)
 	}
-	slices.Sort(jobs)
-	if len(jobs) > listJobsMax {
-		jobs, more = jobs[:listJobsMax], true
-	}
-	return jobs, more || cursor != 0, nil
+	return ""
 }
 
 // namedBeat is a process's last heartbeat.
@@ -180,7 +219,7 @@ type namedBeat struct {
 }
 
 // heartbeats reads every process's last heartbeat in job.
-func heartbeats(ctx context.Context, client *redis.Client, job string) ([]namedBeat, error) {
+func heartbeats(ctx context.Context, client redis.UniversalClient, job string) ([]namedBeat, error) {
 	var beats []namedBeat
 	var cursor uint64
 	for {

@@ -54,6 +54,10 @@ var (
 	ErrJob = errors.New("redisstore: invalid job name")
 	// ErrClosed: the Store was closed.
 	ErrClosed = errors.New("redisstore: closed")
+	// ErrURL is wrapped by the errors of Dial and Open for a URL that
+	// cannot work: one that does not parse, or a database other than 0
+	// on a Redis Cluster.
+	ErrURL = errors.New("redisstore: bad Redis URL")
 )
 
 // Options configure a Store. The zero value suits a distributed crawl.
@@ -110,8 +114,8 @@ var (
 // of the same job shares its state. It may not be empty nor contain braces
 // (it is the hash tag of the job's keys). Close does not close client.
 func New(client redis.UniversalClient, job string, opts Options) (*Store, error) {
-	if job == "" || strings.ContainsAny(job, "{}") {
-		return nil, fmt.Errorf("%w: %q", ErrJob, job)
+	if err := CheckJob(job); err != nil {
+		return nil, err
 	}
 	id := make([]byte, 8)
 	rand.Read(id)
@@ -137,16 +141,23 @@ func New(client redis.UniversalClient, job string, opts Options) (*Store, error)
 	return s, nil
 }
 
-// Open connects to the Redis server at url (redis://[user:password@]host:port/db,
-// rediss:// for TLS; see redis.ParseURL) and returns a Store of job on it,
-// which Close disconnects. For Redis Cluster or Sentinel, make the client
-// and call New.
-func Open(ctx context.Context, url, job string, opts Options) (*Store, error) {
-	o, err := redis.ParseURL(url)
-	if err != nil {
-		return nil, fmt.Errorf("redisstore: %w", err)
+// CheckJob returns an error wrapping ErrJob if job cannot name a job: it
+// is empty or has a brace, which would break the hash tag of its keys.
+func CheckJob(job string) error {
+	if job == "" || strings.ContainsAny(job, "{}") {
+		return fmt.Errorf("%w: %q", ErrJob, job)
 	}
-	c := redis.NewClient(o)
+	return nil
+}
+
+// Open connects to the Redis at url, a single server or a Redis Cluster
+// (see Dial), and returns a Store of job on it, which Close disconnects.
+// For Sentinel, make the client and call New.
+func Open(ctx context.Context, url, job string, opts Options) (*Store, error) {
+	c, err := Dial(ctx, url, opts.RetryFor)
+	if err != nil {
+		return nil, err
+	}
 	s, err := New(c, job, opts)
 	if err != nil {
 		c.Close()
@@ -276,6 +287,13 @@ func (s *Store) giveBackForget(ids string) {
 // transient, ctx ends or Options.RetryFor has passed since its first
 // failure, waiting between tries.
 func (s *Store) retry(ctx context.Context, op string, f func() error) error {
+	return retry(ctx, s.opt.RetryFor, op, f)
+}
+
+// retry calls f until it succeeds, fails for a reason that is not
+// transient, ctx ends or retryFor (negative: no retries) has passed since
+// its first failure.
+func retry(ctx context.Context, retryFor time.Duration, op string, f func() error) error {
 	var deadline time.Time
 	wait := 20 * time.Millisecond
 	for {
@@ -288,14 +306,14 @@ func (s *Store) retry(ctx context.Context, op string, f func() error) error {
 			return fmt.Errorf("redisstore: %s: job: %w", op, ErrStateLost)
 		case ctx.Err() != nil:
 			return fmt.Errorf("redisstore: %s: %w", op, ctx.Err())
-		case !transient(err) || s.opt.RetryFor < 0:
+		case !transient(err) || retryFor < 0:
 			return fmt.Errorf("redisstore: %s: %w", op, err)
 		}
 		if deadline.IsZero() {
-			deadline = time.Now().Add(s.opt.RetryFor)
+			deadline = time.Now().Add(retryFor)
 		}
 		if !time.Now().Before(deadline) {
-			return fmt.Errorf("redisstore: %s: still failing after %v: %w", op, s.opt.RetryFor, err)
+			return fmt.Errorf("redisstore: %s: still failing after %v: %w", op, retryFor, err)
 		}
 		t := time.NewTimer(min(wait, time.Until(deadline)))
 		select {
