@@ -134,11 +134,15 @@ func (c *Crawler) OnPage(f func(ctx context.Context, p *Page)) {
 	c.mu.Unlock()
 }
 
-// OnError registers f to be called when fetching or handling u fails; err
-// is an *Error, whose Kind is the key Stats.Errors counts it under (see
-// ErrorKind). u is a *url.URL like every hook's; a seed that is not a URL
-// at all comes whole in u.Opaque, so u.String() gives it back. Same
-// concurrency guarantees as OnPage.
+// OnError registers f to be called when fetching or handling u fails, and
+// when u is dropped unfetched for a reason the caller would not otherwise
+// hear of (a seed refused, a host at an address the crawl may not reach, a
+// redirect target that cannot be scoped). err is always an *Error: a
+// failure has a Kind, the ErrorKind Stats.Errors counts it under — each
+// count there is one call, whatever the kind — and a dropped URL a Skipped,
+// the SkipReason Stats.Skipped counts it under. u is a *url.URL like every
+// hook's; a seed that is not a URL at all comes whole in u.Opaque, so
+// u.String() gives it back. Same concurrency guarantees as OnPage.
 func (c *Crawler) OnError(f func(ctx context.Context, u *url.URL, err error)) {
 	c.mu.Lock()
 	c.onError = append(c.onError, f)

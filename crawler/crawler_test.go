@@ -326,8 +326,8 @@ func TestOnDisallowed(t *testing.T) {
 		}
 	}
 	for _, e := range errs.find(down.URL[len("http://"):] + "/x") {
-		if !errors.Is(e, crawler.ErrRobotsUnavailable) || crawler.ErrorKind(e) != "robots-unavailable" || !strings.Contains(e.Error(), "503") {
-			t.Errorf("OnError for the 503 host: %v (kind %q), want ErrRobotsUnavailable naming the 503", e, crawler.ErrorKind(e))
+		if !errors.Is(e, crawler.ErrRobotsUnavailable) || kindOf(e) != "robots-unavailable" || !strings.Contains(e.Error(), "503") {
+			t.Errorf("OnError for the 503 host: %v (kind %q), want ErrRobotsUnavailable naming the 503", e, kindOf(e))
 		}
 	}
 	if st.RobotsOutcomes["ok"] != 1 || st.RobotsOutcomes["unreachable"] != 1 {

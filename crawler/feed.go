@@ -93,8 +93,7 @@ func (r *crawl) follow(ctx context.Context, feed <-chan Seed) {
 				r.fail(fmt.Errorf("crawler: scheduling %s: %w", s.URL, err))
 				return
 			case errs[0] != nil:
-				r.stats.skipped(skipReason(errs[0]))
-				r.reportError(ctx, s.URL, &Error{Kind: skipReason(errs[0]), Err: fmt.Errorf("seed skipped: %w", errs[0])})
+				r.reportSkip(ctx, s.URL, skipReason(errs[0]), fmt.Errorf("seed skipped: %w", errs[0]))
 			}
 			r.feed.signal(false)
 		case <-ctx.Done():

@@ -456,7 +456,7 @@ func TestMaxRedirectsZeroFollowsNone(t *testing.T) {
 		t.Errorf("/ requested %d times, want once", n)
 	}
 	got := errs.errs[s.URL+"/"]
-	if len(got) != 1 || crawler.ErrorKind(got[0]) != "redirect" || !errors.Is(got[0], fetch.ErrTooManyRedirects) {
+	if len(got) != 1 || kindOf(got[0]) != "redirect" || !errors.Is(got[0], fetch.ErrTooManyRedirects) {
 		t.Errorf("errors of /: %v, want one redirect error wrapping ErrTooManyRedirects", got)
 	}
 }

@@ -114,7 +114,7 @@ func (p *Page) Follow(ctx context.Context, ref string, meta map[string]string) e
 	}
 	u, err := p.BaseURL().Parse(strings.TrimSpace(ref))
 	if err != nil {
-		p.run.stats.skipped("invalid")
+		p.run.stats.skipped(SkippedInvalid)
 		return fmt.Errorf("crawler: following %q: %w", ref, err)
 	}
 	it := p.item.Child(u.String())

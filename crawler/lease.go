@@ -7,7 +7,9 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/heedcrawl/heed/fetch"
 	"github.com/heedcrawl/heed/frontier"
+	"github.com/heedcrawl/heed/ratelimit"
 )
 
 // lease is a worker's hold on one item: the item, its host's pacing state,
@@ -22,12 +24,20 @@ type lease struct {
 	answered time.Time     // when the last request under the lease ended
 }
 
-// observe updates j's host with the outcome of a request made under it
+// answer is how a request ended — its response's status and header, or
+// its error — as the pacing policy reads it. Its Failure, the one
+// classification of the request (fetch.Classify), is also what the crawl
+// retries by and counts a failed URL under.
+func answer(status int, header http.Header, rtt time.Duration, err error) ratelimit.Answer {
+	return ratelimit.Answer{Failure: fetch.Classify(status, err), Header: header, RTT: rtt}
+}
+
+// observe updates j's host with a, the outcome of a request made under it
 // that ended now.
-func (r *crawl) observe(j *lease, status int, header http.Header, rtt time.Duration, err error) {
+func (r *crawl) observe(j *lease, a ratelimit.Answer) {
 	j.answered = r.now()
 	j.Pace.Interrupted = time.Time{} // a request has completed since
-	j.rest = r.policy.Observe(j.Key, &j.Pace, j.answered, status, header, rtt, err)
+	j.rest = r.policy.Observe(j.Key, &j.Pace, j.answered, a)
 }
 
 // interruptedUntil is when j's host may be asked again after a request to

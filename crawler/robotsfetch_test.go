@@ -187,7 +187,7 @@ func (p *policyPacer) Acquire(ctx context.Context, key string) (gate.Release, er
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		h, now := p.host(key), p.now()
-		h.NextAllowed = now.Add(p.pol.Observe(key, h, now, status, header, rtt, err))
+		h.NextAllowed = now.Add(p.pol.Observe(key, h, now, answer(status, header, rtt, err)))
 		return h.NextAllowed
 	}, nil
 }

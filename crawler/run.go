@@ -192,10 +192,9 @@ func (r *crawl) addSeeds(ctx context.Context, seeds []Seed) error {
 			accepted++
 		case errors.Is(err, frontier.ErrSeen):
 			seen++
-			r.stats.skipped("seen")
+			r.stats.skipped(SkippedSeen)
 		default:
-			r.stats.skipped(skipReason(err))
-			r.reportError(ctx, seeds[i].URL, &Error{Kind: skipReason(err), Err: fmt.Errorf("seed skipped: %w", err)})
+			r.reportSkip(ctx, seeds[i].URL, skipReason(err), fmt.Errorf("seed skipped: %w", err))
 		}
 	}
 	if accepted > 0 || seen > 0 {

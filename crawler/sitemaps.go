@@ -22,8 +22,9 @@ func (r *crawl) fetchSitemap(ctx context.Context, j *lease, u *url.URL) {
 	req := fetch.Request{URL: j.URL, Depth: j.Depth, Referrer: j.Referrer, MaxBodySize: fetch.MaxSitemapBytes, RedirectChain: j.Redirects}
 	p, body, err := r.fetcher.Stream(ctx, req)
 	if err != nil {
-		r.observe(j, 0, nil, r.now().Sub(start), err)
-		r.fetchFailed(ctx, j, fmt.Errorf("sitemap: %w", err), false)
+		a := answer(0, nil, r.now().Sub(start), err)
+		r.observe(j, a)
+		r.fetchFailed(ctx, j, fmt.Errorf("sitemap: %w", err), a.Failure, false)
 		return
 	}
 	var status int
@@ -31,16 +32,17 @@ func (r *crawl) fetchSitemap(ctx context.Context, j *lease, u *url.URL) {
 	if p != nil {
 		status, header = p.Status, p.Header
 	}
+	var readErr error
 	if body != nil {
 		if status >= 200 && status <= 299 {
-			r.readSitemap(ctx, &j.Item, u, body)
+			readErr = r.readSitemap(ctx, &j.Item, u, body)
 		}
 		io.Copy(io.Discard, io.LimitReader(body, 64<<10)) // let the connection be reused
 		if err := body.Close(); errors.Is(err, fetch.ErrRecord) {
 			r.fail(fmt.Errorf("crawler: recording %s: %w", j.URL, err))
 		}
 	}
-	r.observe(j, status, header, r.now().Sub(start), nil)
+	r.observe(j, answer(status, header, r.now().Sub(start), nil))
 	var target []frontier.Item
 	switch {
 	case p.Redirect != nil:
@@ -48,15 +50,20 @@ func (r *crawl) fetchSitemap(ctx context.Context, j *lease, u *url.URL) {
 	case status < 200 || status > 299:
 		r.log.Info("crawler: sitemap skipped", "url", j.URL, "status", status)
 	}
-	r.done(ctx, j, nil, target)
+	var report func()
+	if readErr != nil {
+		report = func() { r.failed(ctx, j.URL, FailedSitemap, readErr) }
+	}
+	r.done(ctx, j, report, target)
 }
 
 // sitemapBatch is how many sitemap entries are scheduled at once.
 const sitemapBatch = 500
 
 // readSitemap parses body and schedules its entries until the page limit
-// is reached.
-func (r *crawl) readSitemap(ctx context.Context, it *frontier.Item, u *url.URL, body io.Reader) {
+// is reached. It returns why the document is not a sitemap or was read in
+// part, if it was.
+func (r *crawl) readSitemap(ctx context.Context, it *frontier.Item, u *url.URL, body io.Reader) error {
 	opts := fetch.SitemapOptions{}
 	if it.Referrer != "" {
 		opts.RobotsURL = it.Referrer
@@ -75,7 +82,7 @@ func (r *crawl) readSitemap(ctx context.Context, it *frontier.Item, u *url.URL, 
 			if it.SitemapDepth < r.cfg.maxSitemapNest {
 				nested = append(nested, frontier.Item{URL: e.Loc, Kind: frontier.KindSitemap, SitemapDepth: it.SitemapDepth + 1, Referrer: it.Referrer})
 			} else {
-				r.stats.skipped("sitemap-depth")
+				r.stats.skipped(SkippedSitemapDepth)
 			}
 		} else {
 			urls++
@@ -95,7 +102,7 @@ func (r *crawl) readSitemap(ctx context.Context, it *frontier.Item, u *url.URL, 
 		s.SitemapURLs += urls
 	})
 	if err != nil {
-		r.stats.errorKind("sitemap")
 		r.log.Info("crawler: sitemap read in part", "url", it.URL, "urls", st.URLs, "err", err)
 	}
+	return err
 }

@@ -5,15 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"net"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/heedcrawl/heed/fetch"
 	"github.com/heedcrawl/heed/frontier"
+	"github.com/heedcrawl/heed/ratelimit"
 )
 
 // Stats is a snapshot of a crawl's counters. Crawler.Stats returns one at any
@@ -29,11 +28,9 @@ type Stats struct {
 	Bytes int64
 	// Statuses counts responses by HTTP status code.
 	Statuses map[int]int64
-	// Errors counts failed fetches and other problems by kind: "timeout",
-	// "dns", "connection", "tls", "redirect", "encoding", "handler-panic",
-	// "extract", "extractor-panic", "robots-unavailable", "host-given-up"
-	// (URLs dropped with a host that kept failing), "sitemap", "other".
-	Errors map[string]int64
+	// Errors counts failed fetches and other problems by kind (see
+	// ErrorKind). Each count is one report to OnError.
+	Errors map[ErrorKind]int64
 	// Retries counts pages scheduled again after a failure.
 	Retries int64
 
@@ -41,12 +38,9 @@ type Stats struct {
 	Disallowed int64
 	// RobotsOutcomes counts robots.txt fetches by outcome.
 	RobotsOutcomes map[string]int64
-	// Skipped counts URLs not scheduled or not fetched, by reason: "seen",
-	// "scope", "depth", "max-pages", "max-pages-per-host", "max-links"
-	// (links past WithMaxLinks), "sitemap-limit", "sitemap-depth",
-	// "pathological" (trap-shaped paths), "private-address" (see
-	// WithAllowPrivate), "host-given-up", "invalid", "filter".
-	Skipped map[string]int64
+	// Skipped counts URLs not scheduled or not fetched, by reason (see
+	// SkipReason).
+	Skipped map[SkipReason]int64
 	// Nofollow counts pages whose links were not followed because of a
 	// nofollow directive; Noindex the pages that asked not to be indexed.
 	Nofollow int64
@@ -92,9 +86,9 @@ type stats struct {
 func newStats(now time.Time) *stats {
 	return &stats{started: now, s: Stats{
 		Statuses:       map[int]int64{},
-		Errors:         map[string]int64{},
+		Errors:         map[ErrorKind]int64{},
 		RobotsOutcomes: map[string]int64{},
-		Skipped:        map[string]int64{},
+		Skipped:        map[SkipReason]int64{},
 	}}
 }
 
@@ -112,8 +106,8 @@ func (st *stats) page(status int, bytes int64) {
 	})
 }
 
-func (st *stats) errorKind(kind string) { st.update(func(s *Stats) { s.Errors[kind]++ }) }
-func (st *stats) skipped(reason string) { st.update(func(s *Stats) { s.Skipped[reason]++ }) }
+func (st *stats) failed(kind ErrorKind)     { st.update(func(s *Stats) { s.Errors[kind]++ }) }
+func (st *stats) skipped(reason SkipReason) { st.update(func(s *Stats) { s.Skipped[reason]++ }) }
 
 func (st *stats) snapshot(now time.Time) Stats {
 	st.mu.Lock()
@@ -163,12 +157,18 @@ func (s Stats) StatusCodes() []int {
 	return codes
 }
 
-// Error is what the crawl reports to OnError: why a URL failed, and the
-// kind Stats.Errors counts it under.
+// Error is what the crawl reports to OnError: why a URL failed or was
+// dropped, and where Stats counts it. Exactly one of Kind and Skipped is
+// set.
 type Error struct {
-	// Kind is the Stats.Errors key: "timeout", "dns", "robots-unavailable",
-	// "host-given-up", …
-	Kind string
+	// Kind is the Stats.Errors key the failure is counted under; empty
+	// when the URL was skipped.
+	Kind ErrorKind
+	// Skipped is the Stats.Skipped key of a URL dropped without a failure
+	// of its own (a seed the frontier refused, a host at an address the
+	// crawl may not reach, a redirect target that cannot be scoped); empty
+	// when the URL failed.
+	Skipped SkipReason
 	// Err is the cause.
 	Err error
 }
@@ -182,64 +182,94 @@ func (e *Error) Unwrap() error { return e.Err }
 // ErrRobotsUnavailable is wrapped by the errors reported for URLs not
 // fetched because their robots.txt could not be read (5xx, 429, network
 // errors): RFC 9309 makes that a complete disallow for now. It is counted
-// in Stats.Errors["robots-unavailable"], not in Stats.Disallowed.
+// in Stats.Errors[FailedRobotsUnavailable], not in Stats.Disallowed.
 var ErrRobotsUnavailable = errors.New("robots.txt unreachable")
 
-// ErrorKind returns the kind Stats.Errors counts err under: the Kind of an
-// *Error in its chain, or else the kind of a fetch error ("timeout",
-// "dns", "connection", "tls", "encoding", "redirect", "other").
-func ErrorKind(err error) string {
-	var e *Error
-	if errors.As(err, &e) {
-		return e.Kind
-	}
-	var dnsErr *net.DNSError
-	var netErr net.Error
-	switch {
-	case errors.Is(err, fetch.ErrTimeout), errors.Is(err, fetch.ErrHeaderTimeout), errors.Is(err, context.DeadlineExceeded):
-		return "timeout"
-	case errors.As(err, &dnsErr):
-		return "dns"
-	case errors.Is(err, fetch.ErrContentEncoding):
-		return "encoding"
-	case errors.Is(err, fetch.ErrTooManyRedirects), errors.Is(err, fetch.ErrRedirectLoop):
-		return "redirect"
-	case errors.As(err, &netErr) && netErr.Timeout():
-		return "timeout"
-	case isTLS(err):
-		return "tls"
-	case errors.As(err, new(*net.OpError)):
-		return "connection"
-	default:
-		return "other"
-	}
-}
+// ErrorKind names a kind of failure: the keys of Stats.Errors, the Kind of
+// an *Error reported to OnError, and the heed_errors_total metric's kind
+// label. A fetch failure's kind is the name of its classification
+// (ratelimit.Failure, by fetch.Classify); the others are the crawler's.
+type ErrorKind string
+
+// Kinds of failure. Every one is counted in Stats.Errors and reported to
+// OnError, once per URL (or handler) it befell.
+const (
+	// Fetch failures, as fetch.Classify names them.
+	FailedTimeout    ErrorKind = "timeout"     // headers or body too slow (WithTimeouts)
+	FailedDNS        ErrorKind = "dns"         // the host name did not resolve
+	FailedConnection ErrorKind = "connection"  // refused, reset, or another connection failure
+	FailedTLS        ErrorKind = "tls"         // the TLS handshake or certificate check failed
+	FailedRedirect   ErrorKind = "redirect"    // a redirect past WithMaxRedirects, or a loop
+	FailedEncoding   ErrorKind = "encoding"    // a Content-Encoding that is unknown or does not decode
+	FailedInvalidURL ErrorKind = "invalid-url" // a URL the fetcher cannot request
+	FailedCanceled   ErrorKind = "canceled"    // a request canceled, not by the crawl's stop (a caller's transport)
+	FailedOther      ErrorKind = "other"       // any other failure (a connection closed before an answer…)
+
+	// The crawler's own.
+	FailedRobotsUnavailable ErrorKind = "robots-unavailable" // robots.txt unreachable: a complete disallow (ErrRobotsUnavailable)
+	FailedHostGivenUp       ErrorKind = "host-given-up"      // dropped with a host that kept failing (WithHostFailures)
+	FailedHandlerPanic      ErrorKind = "handler-panic"      // a hook (OnPage, OnHTML, OnError, OnDisallowed, Filter) panicked
+	FailedExtract           ErrorKind = "extract"            // an extractor failed; the links found are kept
+	FailedExtractorPanic    ErrorKind = "extractor-panic"    // an extractor panicked
+	FailedSitemap           ErrorKind = "sitemap"            // a sitemap that is not one, or was read in part
+)
+
+// failureKind is the kind a fetch failure f is counted under.
+func failureKind(f ratelimit.Failure) ErrorKind { return ErrorKind(f.String()) }
+
+// SkipReason names why a URL was not scheduled or not fetched: the keys of
+// Stats.Skipped, the Skipped of an *Error reported to OnError (for the
+// reasons a report names), and the heed_skipped_urls_total metric's reason
+// label.
+type SkipReason string
+
+// Reasons for skipping a URL. A seed refused for any reason but
+// SkippedSeen, a redirect target refused as SkippedInvalid and every
+// SkippedPrivateAddress are also reported to OnError, as an *Error with
+// Skipped set; the others are only counted.
+const (
+	SkippedSeen            SkipReason = "seen"               // already scheduled (frontier.ErrSeen)
+	SkippedScope           SkipReason = "scope"              // outside the crawl's scope (frontier.ErrScope)
+	SkippedDepth           SkipReason = "depth"              // past WithMaxDepth (frontier.ErrDepth)
+	SkippedMaxPages        SkipReason = "max-pages"          // WithMaxPages reached (frontier.ErrLimit)
+	SkippedMaxPagesPerHost SkipReason = "max-pages-per-host" // WithMaxPagesPerHost reached (frontier.ErrHostLimit)
+	SkippedMaxLinks        SkipReason = "max-links"          // links of a page past WithMaxLinks
+	SkippedStopped         SkipReason = "stopped"            // found as the crawl stopped (frontier.ErrClosed)
+	SkippedSitemapLimit    SkipReason = "sitemap-limit"      // past a host's sitemap budget (frontier.ErrSitemapLimit)
+	SkippedSitemapDepth    SkipReason = "sitemap-depth"      // a sitemap nested past WithSitemapLimits' depth
+	SkippedPathological    SkipReason = "pathological"       // a trap-shaped path (WithPathLimits, frontier.ErrPathological)
+	SkippedHostGivenUp     SkipReason = "host-given-up"      // found for a host given up (frontier.ErrGivenUp)
+	SkippedStore           SkipReason = "store"              // the Store failed to take it (frontier.ErrStore)
+	SkippedFilter          SkipReason = "filter"             // a Filter kept it out
+	SkippedInvalid         SkipReason = "invalid"            // not a URL the frontier takes
+	SkippedPrivateAddress  SkipReason = "private-address"    // its host is at an address the crawl may not reach (WithAllowPrivate)
+)
 
 // skipReason names why the frontier refused a URL, for Stats.Skipped.
-func skipReason(err error) string {
+func skipReason(err error) SkipReason {
 	switch {
 	case errors.Is(err, frontier.ErrSeen):
-		return "seen"
+		return SkippedSeen
 	case errors.Is(err, frontier.ErrScope):
-		return "scope"
+		return SkippedScope
 	case errors.Is(err, frontier.ErrDepth):
-		return "depth"
+		return SkippedDepth
 	case errors.Is(err, frontier.ErrLimit):
-		return "max-pages"
+		return SkippedMaxPages
 	case errors.Is(err, frontier.ErrHostLimit):
-		return "max-pages-per-host"
+		return SkippedMaxPagesPerHost
 	case errors.Is(err, frontier.ErrClosed):
-		return "stopped"
+		return SkippedStopped
 	case errors.Is(err, frontier.ErrSitemapLimit):
-		return "sitemap-limit"
+		return SkippedSitemapLimit
 	case errors.Is(err, frontier.ErrPathological):
-		return "pathological"
+		return SkippedPathological
 	case errors.Is(err, frontier.ErrGivenUp):
-		return "host-given-up"
+		return SkippedHostGivenUp
 	case errors.Is(err, frontier.ErrStore):
-		return "store"
+		return SkippedStore
 	default:
-		return "invalid"
+		return SkippedInvalid
 	}
 }
 
@@ -276,13 +306,13 @@ func (s Stats) String() string {
 
 // countsText lists m as " (a 1, b 2)" after label, sorted by key, or "" if
 // m is empty.
-func countsText(m map[string]int64, label string) string {
+func countsText[K ~string](m map[K]int64, label string) string {
 	if len(m) == 0 {
 		return ""
 	}
 	parts := make([]string, 0, len(m))
 	for _, k := range slices.Sorted(maps.Keys(m)) {
-		parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
+		parts = append(parts, fmt.Sprintf("%s %d", string(k), m[k]))
 	}
 	return label + " (" + strings.Join(parts, ", ") + ")"
 }

@@ -109,7 +109,7 @@ func TestUnreachableRobotsHoldsNothing(t *testing.T) {
 					t.Errorf("%s reported %d times (%v), want once", u, len(got), got)
 					continue
 				}
-				if !errors.Is(got[0], crawler.ErrRobotsUnavailable) || crawler.ErrorKind(got[0]) != "robots-unavailable" {
+				if !errors.Is(got[0], crawler.ErrRobotsUnavailable) || kindOf(got[0]) != "robots-unavailable" {
 					t.Errorf("%s: %v, want robots-unavailable", u, got[0])
 				}
 			}
@@ -135,7 +135,7 @@ func TestRobotsWaitIsBounded(t *testing.T) {
 		t.Errorf("the crawl took %v: URLs waited longer than WithRobotsWait", took)
 	}
 	for _, u := range bURLs {
-		if got := errs.errs[u]; len(got) != 1 || crawler.ErrorKind(got[0]) != "robots-unavailable" {
+		if got := errs.errs[u]; len(got) != 1 || kindOf(got[0]) != "robots-unavailable" {
 			t.Errorf("%s: %v, want one robots-unavailable", u, got)
 		}
 	}

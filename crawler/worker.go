@@ -11,6 +11,7 @@ import (
 
 	"github.com/heedcrawl/heed/fetch"
 	"github.com/heedcrawl/heed/frontier"
+	"github.com/heedcrawl/heed/ratelimit"
 	"github.com/heedcrawl/heed/robots/gate"
 )
 
@@ -84,7 +85,7 @@ func (r *crawl) fail(err error) {
 func (r *crawl) process(ctx context.Context, j *lease) {
 	u, err := url.Parse(j.URL)
 	if err != nil { // the frontier hands out only canonical URLs
-		r.done(ctx, j, func() { r.failed(ctx, j.URL, "other", fmt.Errorf("canonical URL does not parse: %w", err)) }, nil)
+		r.done(ctx, j, func() { r.failed(ctx, j.URL, FailedInvalidURL, fmt.Errorf("canonical URL does not parse: %w", err)) }, nil)
 		return
 	}
 	if j.Closed(r.now()) {
@@ -94,7 +95,7 @@ func (r *crawl) process(ctx context.Context, j *lease) {
 	if j.Kind == frontier.KindSitemap && r.fr.LimitReached() {
 		// Every page it could list would be refused: the crawl ends with
 		// the pages already scheduled.
-		r.stats.skipped("max-pages")
+		r.stats.skipped(SkippedMaxPages)
 		r.done(ctx, j, nil, nil)
 		return
 	}
@@ -170,7 +171,7 @@ func (r *crawl) robotsAllow(ctx context.Context, j *lease, u *url.URL) bool {
 			r.requeue(ctx, j, time.Time{})
 			return false
 		}
-		r.done(ctx, j, func() { r.failed(ctx, j.URL, "other", fmt.Errorf("robots gate: %w", err)) }, nil)
+		r.done(ctx, j, func() { r.failed(ctx, j.URL, FailedOther, fmt.Errorf("robots gate: %w", err)) }, nil)
 		return false
 	}
 	e := v.Entry
@@ -219,7 +220,7 @@ func (r *crawl) robotsAllow(ctx context.Context, j *lease, u *url.URL) bool {
 func (r *crawl) unreachable(ctx context.Context, j *lease, u *url.URL, e *gate.Entry, retryAt time.Time) {
 	j.Pace.ClosedUntil = retryAt
 	r.done(ctx, j, func() {
-		r.failed(ctx, j.URL, "robots-unavailable", robotsUnreachable(e))
+		r.failed(ctx, j.URL, FailedRobotsUnavailable, robotsUnreachable(e))
 		for _, f := range r.onDisallowed {
 			r.safely(ctx, j.URL, func() { f(ctx, u, DisallowedUnavailable) })
 		}
@@ -275,7 +276,7 @@ func (p leasePacer) Acquire(ctx context.Context, key string) (gate.Release, erro
 			}
 		}
 		return func(status int, header http.Header, rtt time.Duration, err error) time.Time {
-			r.observe(j, status, header, rtt, err)
+			r.observe(j, answer(status, header, rtt, err))
 			return r.now().Add(j.rest)
 		}, nil
 	}
@@ -285,7 +286,7 @@ func (p leasePacer) Acquire(ctx context.Context, key string) (gate.Release, erro
 	}
 	return func(status int, header http.Header, rtt time.Duration, err error) time.Time {
 		h := l.Pace
-		rest := r.policy.Observe(key, &h, r.now(), status, header, rtt, err)
+		rest := r.policy.Observe(key, &h, r.now(), answer(status, header, rtt, err))
 		if err := r.fr.Done(context.WithoutCancel(ctx), l, frontier.Outcome{Pace: h, Rest: rest}); err != nil && errors.Is(err, frontier.ErrStore) {
 			r.fail(fmt.Errorf("crawler: releasing %s: %w", key, err))
 		}
@@ -319,8 +320,7 @@ func robotsUnreachable(e *gate.Entry) error {
 // forbidden skips it: its host is or resolves to an address the crawl may
 // not reach (see WithAllowPrivate).
 func (r *crawl) forbidden(ctx context.Context, j *lease, err error) {
-	r.stats.skipped("private-address")
-	r.done(ctx, j, func() { r.reportError(ctx, j.URL, &Error{Kind: "private-address", Err: err}) }, nil)
+	r.done(ctx, j, func() { r.reportSkip(ctx, j.URL, SkippedPrivateAddress, err) }, nil)
 }
 
 // robotsFetched records a robots.txt fetch and schedules the sitemaps it
@@ -361,20 +361,11 @@ func (r *crawl) scheduleSitemaps(ctx context.Context, u *url.URL, e *gate.Entry)
 	}
 }
 
-// retryable reports whether a failed fetch is worth another try.
-func retryable(status int, err error) bool {
-	if err != nil {
-		return !errors.Is(err, context.Canceled) && !errors.Is(err, fetch.ErrInvalidURL) &&
-			!errors.Is(err, fetch.ErrContentEncoding) && !errors.Is(err, fetch.ErrForbiddenAddress)
-	}
-	return status == http.StatusTooManyRequests || status >= 500
-}
-
-// maybeRetry defers j for another try after its host's back-off when the
-// failure is retryable, tries remain and the host is not given up. It
-// reports whether it did.
-func (r *crawl) maybeRetry(ctx context.Context, j *lease, status int, err error) bool {
-	if !retryable(status, err) {
+// maybeRetry defers j for another try after its host's back-off when its
+// request ended with a retryable failure f, tries remain and the host is
+// not given up. It reports whether it did.
+func (r *crawl) maybeRetry(ctx context.Context, j *lease, f ratelimit.Failure) bool {
+	if !f.Retryable() {
 		return false
 	}
 	if r.hostFailing(ctx, j) {
@@ -407,7 +398,7 @@ func (r *crawl) hostFailing(ctx context.Context, j *lease) bool {
 
 // givenUp reports a URL dropped because its host was given up.
 func (r *crawl) givenUp(ctx context.Context, url, key string) {
-	r.failed(ctx, url, "host-given-up", fmt.Errorf("host %s failed %d times in a row: %w", key, r.cfg.hostFailures, frontier.ErrGivenUp))
+	r.failed(ctx, url, FailedHostGivenUp, fmt.Errorf("host %s failed %d times in a row: %w", key, r.cfg.hostFailures, frontier.ErrGivenUp))
 }
 
 func (r *crawl) fetchPage(ctx context.Context, j *lease, u *url.URL) {
@@ -419,12 +410,13 @@ func (r *crawl) fetchPage(ctx context.Context, j *lease, u *url.URL) {
 	if p != nil {
 		status, header = p.Status, p.Header
 	}
-	r.observe(j, status, header, r.now().Sub(start), err)
+	a := answer(status, header, r.now().Sub(start), err)
+	r.observe(j, a)
 	if err != nil {
-		r.fetchFailed(ctx, j, err, true)
+		r.fetchFailed(ctx, j, err, a.Failure, true)
 		return
 	}
-	if r.maybeRetry(ctx, j, status, nil) {
+	if r.maybeRetry(ctx, j, a.Failure) {
 		return
 	}
 	r.stats.page(p.Status, p.TransferSize)
@@ -445,22 +437,22 @@ func (r *crawl) fetchPage(ctx context.Context, j *lease, u *url.URL) {
 	}, follow)
 }
 
-// fetchFailed ends j after its fetch failed with err: the crawl stops if
-// its recording failed; the item goes back if the crawl is stopping; a
-// forbidden address is a skip; otherwise it is tried again (when retry and
-// tries remain) or reported.
-func (r *crawl) fetchFailed(ctx context.Context, j *lease, err error, retry bool) {
+// fetchFailed ends j after its fetch failed with err, classified f: the
+// crawl stops if its recording failed; the item goes back if the crawl is
+// stopping; a forbidden address is a skip; otherwise it is tried again
+// (when retry and tries remain) or reported under f's kind.
+func (r *crawl) fetchFailed(ctx context.Context, j *lease, err error, f ratelimit.Failure, retry bool) {
 	switch {
 	case errors.Is(err, fetch.ErrRecord):
 		r.fail(fmt.Errorf("crawler: recording %s: %w", j.URL, err))
 		r.requeue(ctx, j, time.Time{})
 	case ctx.Err() != nil:
 		r.requeue(ctx, j, time.Time{})
-	case errors.Is(err, fetch.ErrForbiddenAddress):
+	case f == ratelimit.FailureForbidden:
 		r.forbidden(ctx, j, err)
-	case retry && r.maybeRetry(ctx, j, 0, err):
+	case retry && r.maybeRetry(ctx, j, f):
 	default:
-		r.done(ctx, j, func() { r.failed(ctx, j.URL, ErrorKind(err), err) }, nil)
+		r.done(ctx, j, func() { r.failed(ctx, j.URL, failureKind(f), err) }, nil)
 	}
 }
 
@@ -473,7 +465,7 @@ func (r *crawl) fetchFailed(ctx context.Context, j *lease, err error, retry bool
 func (r *crawl) redirectTarget(ctx context.Context, it *lease, p *fetch.Page) []frontier.Item {
 	next, err := p.RedirectRequest(r.cfg.maxRedirects)
 	if err != nil {
-		r.failed(ctx, it.URL, "redirect", err)
+		r.failed(ctx, it.URL, FailedRedirect, err)
 		return nil
 	}
 	target := frontier.Item{
@@ -484,8 +476,7 @@ func (r *crawl) redirectTarget(ctx context.Context, it *lease, p *fetch.Page) []
 		// http://example.com → https://www.example.com/: the target is
 		// the site the seed names, and its links are in scope.
 		if err := r.fr.AddScope(ctx, next.URL); err != nil {
-			r.stats.skipped("invalid")
-			r.reportError(ctx, it.URL, &Error{Kind: "invalid", Err: fmt.Errorf("redirect target: %w", err)})
+			r.reportSkip(ctx, it.URL, SkippedInvalid, fmt.Errorf("redirect target: %w", err))
 			return nil
 		}
 	}
@@ -512,12 +503,12 @@ func (r *crawl) extract(ctx context.Context, j *lease, p *fetch.Page) ([]Link, [
 	}
 	links, dropped, err := r.reg.ExtractLimited(ctx, p)
 	if dropped > 0 {
-		r.stats.update(func(s *Stats) { s.Skipped["max-links"] += int64(dropped) })
+		r.stats.update(func(s *Stats) { s.Skipped[SkippedMaxLinks] += int64(dropped) })
 	}
 	if err != nil {
-		kind := "extract"
+		kind := FailedExtract
 		if errors.Is(err, fetch.ErrExtractorPanic) {
-			kind = "extractor-panic"
+			kind = FailedExtractorPanic
 		}
 		r.failed(ctx, j.URL, kind, fmt.Errorf("extracting links: %w", err))
 	}
@@ -603,14 +594,14 @@ func (r *crawl) scheduled(items []frontier.Item, errs []error, err error) []erro
 func (r *crawl) filtered(ctx context.Context, it frontier.Item, from *url.URL) bool {
 	u, err := url.Parse(it.URL)
 	if err != nil {
-		r.stats.skipped("invalid")
+		r.stats.skipped(SkippedInvalid)
 		return false
 	}
 	for _, f := range r.filters {
 		ok := false
 		r.safely(ctx, it.URL, func() { ok = f(u, from, it.Depth) })
 		if !ok {
-			r.stats.skipped("filter")
+			r.stats.skipped(SkippedFilter)
 			return false
 		}
 	}
@@ -621,8 +612,8 @@ func (r *crawl) filtered(ctx context.Context, it frontier.Item, from *url.URL) b
 func (r *crawl) safely(ctx context.Context, url string, f func()) {
 	defer func() {
 		if v := recover(); v != nil {
-			r.stats.errorKind("handler-panic")
-			err := &Error{Kind: "handler-panic", Err: fmt.Errorf("crawler: handler panicked: %v\n%s", v, debug.Stack())}
+			r.stats.failed(FailedHandlerPanic)
+			err := &Error{Kind: FailedHandlerPanic, Err: fmt.Errorf("crawler: handler panicked: %v\n%s", v, debug.Stack())}
 			r.log.Error("crawler: handler panicked", "url", url, "panic", fmt.Sprint(v))
 			u := hookURL(url)
 			for _, h := range r.onError {
@@ -638,9 +629,16 @@ func (r *crawl) safely(ctx context.Context, url string, f func()) {
 
 // failed counts err under kind in Stats.Errors and reports it to OnError
 // as an *Error of that kind.
-func (r *crawl) failed(ctx context.Context, url, kind string, err error) {
-	r.stats.errorKind(kind)
+func (r *crawl) failed(ctx context.Context, url string, kind ErrorKind, err error) {
+	r.stats.failed(kind)
 	r.reportError(ctx, url, &Error{Kind: kind, Err: err})
+}
+
+// reportSkip counts url skipped for reason in Stats.Skipped and reports it,
+// with err, to OnError as an *Error whose Skipped is reason.
+func (r *crawl) reportSkip(ctx context.Context, url string, reason SkipReason, err error) {
+	r.stats.skipped(reason)
+	r.reportError(ctx, url, &Error{Skipped: reason, Err: err})
 }
 
 func (r *crawl) reportError(ctx context.Context, url string, err error) {

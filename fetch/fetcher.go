@@ -304,7 +304,7 @@ func (f *Fetcher) Fetch(ctx context.Context, req Request) (*Page, error) {
 		return nil, cerr
 	}
 	if err != nil {
-		return nil, fmt.Errorf("fetch %s: reading body: %w", p.URL, err)
+		return nil, &Error{URL: p.URL.String(), Err: fmt.Errorf("reading body: %w", err)}
 	}
 	p.Truncated = truncated
 	p.Body, p.Charset = decodeCharset(buf.Bytes(), p.ContentType, p.Header.Get("Content-Type"))
@@ -330,7 +330,7 @@ func (f *Fetcher) Stream(ctx context.Context, req Request) (*Page, io.ReadCloser
 	}
 	if f.Addresses != nil {
 		if err := f.Addresses.checkHost(u.Hostname()); err != nil {
-			return nil, nil, fmt.Errorf("fetch %s: %w", u, err)
+			return nil, nil, &Error{URL: u.String(), Err: err}
 		}
 	}
 
@@ -381,7 +381,7 @@ func (f *Fetcher) Stream(ctx context.Context, req Request) (*Page, io.ReadCloser
 		if !rec.captured() {
 			resp.Body.Close()
 			release()
-			return nil, nil, fmt.Errorf("fetch %s: %w: the connection was not captured; a Fetcher with a Recorder must use a transport from CrawlTransport", u, ErrRecord)
+			return nil, nil, &Error{URL: u.String(), Err: fmt.Errorf("%w: the connection was not captured; a Fetcher with a Recorder must use a transport from CrawlTransport", ErrRecord)}
 		}
 		resp.Body = &recordedBody{ReadCloser: resp.Body, x: rec, recorder: f.Recorder, ctx: ctx, url: u.String(), start: start}
 	}
@@ -418,7 +418,7 @@ func (f *Fetcher) Stream(ctx context.Context, req Request) (*Page, io.ReadCloser
 	if err != nil {
 		resp.Body.Close()
 		release()
-		return nil, nil, fmt.Errorf("fetch %s: %w", u, err)
+		return nil, nil, &Error{URL: u.String(), Err: err}
 	}
 	body := &bodyReader{
 		page:          p,
@@ -454,11 +454,11 @@ func (f *Fetcher) Stream(ctx context.Context, req Request) (*Page, io.ReadCloser
 
 // fetchError explains a failed round trip, preferring our own timeout causes
 // over the transport's generic "context canceled".
-func fetchError(ctx context.Context, u *url.URL, err error) error {
+func fetchError(ctx context.Context, u *url.URL, err error) *Error {
 	if cause := context.Cause(ctx); cause != nil && (errors.Is(cause, ErrHeaderTimeout) || errors.Is(cause, ErrTimeout)) {
-		return fmt.Errorf("fetch %s: %w", u, cause)
+		return &Error{URL: u.String(), Err: cause}
 	}
-	return fmt.Errorf("fetch %s: %w", u, err)
+	return &Error{URL: u.String(), Err: err}
 }
 
 // redirectTarget returns the absolute target of a redirect response, or nil

@@ -79,7 +79,8 @@
 //		}
 //		h := lease.Pace // the key's pacing state, to update
 //		resp, rtt, err := fetch(ctx, lease.URL)
-//		rest := policy.Observe(lease.Key, &h, time.Now(), resp.StatusCode, resp.Header, rtt, err) // package ratelimit
+//		a := ratelimit.Answer{Failure: fetch.Classify(resp.StatusCode, err), Header: resp.Header, RTT: rtt}
+//		rest := policy.Observe(lease.Key, &h, time.Now(), a)
 //		fr.AddAll(ctx, links(lease, resp)) // lease.Child(link) for each link
 //		fr.Done(ctx, lease, frontier.Outcome{Pace: h, Rest: rest})
 //	}

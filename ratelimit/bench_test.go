@@ -38,7 +38,7 @@ func BenchmarkPolicyObserve(b *testing.B) {
 			now = now.Add(time.Second)
 		}
 		pol.SetCrawlDelay(keys[k], &states[k], 2*time.Second, true)
-		if rest := pol.Observe(keys[k], &states[k], now, 200, nil, 50*time.Millisecond, nil); rest != 2*time.Second {
+		if rest := pol.Observe(keys[k], &states[k], now, ratelimit.Answer{RTT: 50 * time.Millisecond}); rest != 2*time.Second {
 			b.Fatalf("rest %v, want the 2s Crawl-delay", rest)
 		}
 		i++

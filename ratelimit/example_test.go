@@ -29,13 +29,16 @@ func Example() {
 	var h ratelimit.HostState
 	pol.SetCrawlDelay(key, &h, 5*time.Second, true) // from the host's robots.txt
 
-	// ... the request ...
-	rest := pol.Observe(key, &h, now, http.StatusOK, nil, 80*time.Millisecond, nil)
+	// ... the request: fetch.Classify tells how it ended ...
+	rest := pol.Observe(key, &h, now, ratelimit.Answer{Failure: ratelimit.StatusFailure(http.StatusOK), RTT: 80 * time.Millisecond})
 	fmt.Printf("%s: next request in %v (%v)\n", key, rest, pol.Status(key, h, now).Reason)
 
 	// The site says it is overloaded and asks for two minutes' rest.
 	now = now.Add(5 * time.Second)
-	rest = pol.Observe(key, &h, now, http.StatusServiceUnavailable, http.Header{"Retry-After": {"120"}}, 0, nil)
+	rest = pol.Observe(key, &h, now, ratelimit.Answer{
+		Failure: ratelimit.StatusFailure(http.StatusServiceUnavailable), // ratelimit.FailureThrottled
+		Header:  http.Header{"Retry-After": {"120"}},
+	})
 	fmt.Println("paused for", rest)
 
 	// A site asking for a one-hour Crawl-delay is crawled at MaxDelay.
@@ -56,7 +59,7 @@ func ExamplePolicy_Observe() {
 	now := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	var h ratelimit.HostState
 	for _, status := range []int{500, 502, 429, 200, 200, 200} {
-		pol.Observe("a.example", &h, now, status, nil, 0, nil)
+		pol.Observe("a.example", &h, now, ratelimit.Answer{Failure: ratelimit.StatusFailure(status)})
 		d, why, _ := pol.Delay(h)
 		fmt.Println(status, d, why)
 	}
@@ -81,10 +84,10 @@ func ExamplePolicy() {
 	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 
 	pol.SetCrawlDelay("example.com", &h, 5*time.Second, true) // from robots.txt
-	fmt.Println("after a 200:", pol.Observe("example.com", &h, now, 200, nil, 80*time.Millisecond, nil))
+	fmt.Println("after a 200:", pol.Observe("example.com", &h, now, ratelimit.Answer{RTT: 80 * time.Millisecond}))
 
 	header := http.Header{"Retry-After": {"120"}}
-	fmt.Println("after a 503 with Retry-After:", pol.Observe("example.com", &h, now, 503, header, 0, nil))
+	fmt.Println("after a 503 with Retry-After:", pol.Observe("example.com", &h, now, ratelimit.Answer{Failure: ratelimit.FailureThrottled, Header: header}))
 	d, why, _ := pol.Delay(h)
 	fmt.Println("delay:", d, why)
 	// Output:

@@ -1,8 +1,6 @@
 package ratelimit
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -24,8 +22,9 @@ import (
 //
 //	h := lease.Pace
 //	pol.SetCrawlDelay(lease.Key, &h, entry.CrawlDelay, entry.HasCrawlDelay) // from robots.txt
-//	resp, err := fetch(...)
-//	rest := pol.Observe(lease.Key, &h, now, status, header, rtt, err)
+//	status, header, err := get(...) // the request
+//	a := Answer{Failure: fetch.Classify(status, err), Header: header, RTT: rtt}
+//	rest := pol.Observe(lease.Key, &h, now, a)
 //	fr.Done(ctx, lease, frontier.Outcome{Pace: h, Rest: rest})
 //
 // A Policy is immutable and safe for concurrent use. Create one with
@@ -124,48 +123,60 @@ func (p *Policy) SetCrawlDelay(key string, h *HostState, d time.Duration, ok boo
 	h.Delay, _, _ = p.Delay(*h)
 }
 
-// Observe updates h with the outcome of a request that ended at now and
-// returns how long the host must rest from now before the next request
-// starts. status and header are the response's (0 and nil when err is
-// non-nil); rtt is how long the request took. Pass err for transport
-// failures: timeouts, DNS and connection errors back off; context.Canceled
-// is the caller's doing, not the host's, and changes nothing.
+// Answer is how a request ended, as Policy.Observe reads it.
+type Answer struct {
+	// Failure classifies the ending: fetch.Classify gives it from a
+	// response's status and a request's error, StatusFailure from a
+	// status alone.
+	Failure Failure
+	// Header is the response's header, nil without a response: a
+	// throttled answer's Retry-After is read from it.
+	Header http.Header
+	// RTT is how long the request took.
+	RTT time.Duration
+}
+
+// Observe updates h with a, the outcome of a request that ended at now,
+// and returns how long the host must rest from now before the next
+// request starts.
 //
-//   - 429 or 503 with Retry-After: the host is paused until then (capped by
-//     MaxRetryAfter).
-//   - 429 or 503 without Retry-After, other 5xx, err: the delay doubles,
+//   - FailureThrottled (429, 503) with Retry-After: the host is paused
+//     until then (capped by MaxRetryAfter).
+//   - any other failure that BacksOff (throttled without Retry-After,
+//     other 5xx, timeouts, DNS and connection errors…): the delay doubles,
 //     with jitter, up to MaxDelay.
-//   - anything else: a success; any back-off is halved, and dropped once it
+//   - FailureNone: a success; any back-off is halved, and dropped once it
 //     falls below 1 s or the delay the host would have without it.
+//   - FailureCanceled and FailureInvalidURL are the caller's doing, not
+//     the host's, and change nothing.
 //
 // With one request in flight per host (Concurrency 1) the host rests its
 // full delay from now, the answer: the server never sees two requests
 // closer than the delay, however long the first took to arrive. With more,
 // requests are spaced by their starts (the frontier's claims), and only a
 // pause makes the host rest from the answer.
-func (p *Policy) Observe(key string, h *HostState, now time.Time, status int, header http.Header, rtt time.Duration, err error) time.Duration {
-	if err != nil && errors.Is(err, context.Canceled) {
+func (p *Policy) Observe(key string, h *HostState, now time.Time, a Answer) time.Duration {
+	f := a.Failure
+	if !f.informative() {
 		return p.Rest(*h, now)
 	}
-	if err == nil && rtt > 0 {
+	if f.answered() && a.RTT > 0 {
 		if h.RTT == 0 {
-			h.RTT = rtt
+			h.RTT = a.RTT
 		} else {
-			h.RTT += (rtt - h.RTT) / 4
+			h.RTT += (a.RTT - h.RTT) / 4
 		}
 	}
-	if err != nil || status == http.StatusTooManyRequests || status >= 500 {
+	if f.BacksOff() {
 		h.Failures++
 	} else {
 		h.Failures = 0
 	}
 	switch {
-	case err != nil:
-		p.backOff(key, h, "error", err.Error())
-	case status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable:
-		d, ok := ParseRetryAfter(header.Get("Retry-After"), now)
+	case f == FailureThrottled:
+		d, ok := ParseRetryAfter(a.Header.Get("Retry-After"), now)
 		if !ok {
-			p.backOff(key, h, "status", status)
+			p.backOff(key, h, f)
 			break
 		}
 		if d > p.maxRetryAfter {
@@ -175,9 +186,9 @@ func (p *Policy) Observe(key string, h *HostState, now time.Time, status int, he
 		if until := now.Add(d); until.After(h.PausedUntil) {
 			h.PausedUntil = until
 		}
-		p.log.Info("ratelimit: paused by Retry-After", "key", key, "status", status, "until", h.PausedUntil)
-	case status >= 500:
-		p.backOff(key, h, "status", status)
+		p.log.Info("ratelimit: paused by Retry-After", "key", key, "until", h.PausedUntil)
+	case f.BacksOff():
+		p.backOff(key, h, f)
 	default:
 		if h.Backoff > 0 {
 			h.Backoff /= 2
@@ -204,15 +215,16 @@ func (p *Policy) Rest(h HostState, now time.Time) time.Duration {
 	return rest
 }
 
-// backOff doubles h's delay, with jitter, up to MaxDelay.
-func (p *Policy) backOff(key string, h *HostState, why string, detail any) {
+// backOff doubles h's delay, with jitter, up to MaxDelay, after a request
+// that ended with f.
+func (p *Policy) backOff(key string, h *HostState, f Failure) {
 	cur, _, _ := p.Delay(*h)
 	next := 2 * max(cur, backoffFloor/2)
 	if p.jitter > 0 {
 		next += time.Duration(rand.Float64() * p.jitter * float64(next))
 	}
 	h.Backoff = min(next, p.maxDelay)
-	p.log.Info("ratelimit: backing off", "key", key, why, detail, "delay", h.Backoff)
+	p.log.Info("ratelimit: backing off", "key", key, "failure", f.String(), "delay", h.Backoff)
 }
 
 // Status describes h, the pacing state of key, at now.

@@ -2,7 +2,6 @@ package ratelimit_test
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -32,6 +31,11 @@ func newPolicy(t *testing.T, cfg ratelimit.Config) *ratelimit.Policy {
 	return pol
 }
 
+// answer is a response of status, as Observe reads it.
+func answer(status int, header http.Header, rtt time.Duration) ratelimit.Answer {
+	return ratelimit.Answer{Failure: ratelimit.StatusFailure(status), Header: header, RTT: rtt}
+}
+
 func TestPolicyRest(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	one, _ := ratelimit.NewPolicy(ratelimit.Config{MinDelay: time.Second, MaxDelay: 10 * time.Second, Jitter: -1})
@@ -41,17 +45,18 @@ func TestPolicyRest(t *testing.T) {
 		pol           *ratelimit.Policy
 		status        int
 		header        http.Header
-		err           error
+		failure       ratelimit.Failure // of a request without a response
 		rest, delay   time.Duration
 		failures      int
 		pausedUntilIn time.Duration
 	}{
-		{"one in flight: the delay from the answer", one, 200, nil, nil, time.Second, time.Second, 0, 0},
-		{"more in flight: starts are spaced by claims", two, 200, nil, nil, 0, time.Second, 0, 0},
-		{"a 500 doubles the delay", one, 500, nil, nil, 2 * time.Second, 2 * time.Second, 1, 0},
-		{"an error too", two, 0, nil, errors.New("reset"), 0, 2 * time.Second, 1, 0},
-		{"Retry-After pauses, capped at MaxDelay", two, 429, http.Header{"Retry-After": {"3600"}}, nil, 10 * time.Second, time.Second, 1, 10 * time.Second},
-		{"a cancelled request changes nothing", one, 0, nil, context.Canceled, time.Second, 0, 0, 0},
+		{"one in flight: the delay from the answer", one, 200, nil, 0, time.Second, time.Second, 0, 0},
+		{"more in flight: starts are spaced by claims", two, 200, nil, 0, 0, time.Second, 0, 0},
+		{"a 500 doubles the delay", one, 500, nil, 0, 2 * time.Second, 2 * time.Second, 1, 0},
+		{"a connection failure too", two, 0, nil, ratelimit.FailureConnection, 0, 2 * time.Second, 1, 0},
+		{"Retry-After pauses, capped at MaxDelay", two, 429, http.Header{"Retry-After": {"3600"}}, 0, 10 * time.Second, time.Second, 1, 10 * time.Second},
+		{"a cancelled request changes nothing", one, 0, nil, ratelimit.FailureCanceled, time.Second, 0, 0, 0},
+		{"nor does an invalid URL", one, 0, nil, ratelimit.FailureInvalidURL, time.Second, 0, 0, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var h ratelimit.HostState
@@ -61,7 +66,11 @@ func TestPolicyRest(t *testing.T) {
 			if tc.status == 429 {
 				pol, _ = ratelimit.NewPolicy(ratelimit.Config{MinDelay: time.Second, MaxDelay: 10 * time.Second, MaxRetryAfter: 10 * time.Second, Concurrency: 2})
 			}
-			rest := pol.Observe("k", &h, now, tc.status, tc.header, 10*time.Millisecond, tc.err)
+			a := answer(tc.status, tc.header, 10*time.Millisecond)
+			if tc.failure != ratelimit.FailureNone {
+				a = ratelimit.Answer{Failure: tc.failure, RTT: 10 * time.Millisecond}
+			}
+			rest := pol.Observe("k", &h, now, a)
 			if rest != tc.rest || h.Delay != tc.delay || h.Failures != tc.failures {
 				t.Errorf("rest %v, Delay %v, Failures %d; want %v, %v, %d", rest, h.Delay, h.Failures, tc.rest, tc.delay, tc.failures)
 			}
@@ -90,7 +99,7 @@ func TestPolicyCrawlDelayCannotSpeedUp(t *testing.T) {
 	pol := newPolicy(t, ratelimit.Config{MinDelay: time.Second})
 	var h ratelimit.HostState
 	pol.SetCrawlDelay("h", &h, 5*time.Second, true) // above the minimum: the site slows us
-	if rest := pol.Observe("h", &h, t0, 200, nil, 0, nil); rest != 5*time.Second {
+	if rest := pol.Observe("h", &h, t0, answer(200, nil, 0)); rest != 5*time.Second {
 		t.Fatalf("rest %v, want the 5s Crawl-delay", rest)
 	}
 	pol.SetCrawlDelay("h", &h, 200*time.Millisecond, true) // below: it cannot speed us up
@@ -106,7 +115,7 @@ func TestPolicyNoMinDelay(t *testing.T) {
 	pol := newPolicy(t, ratelimit.Config{MinDelay: ratelimit.NoMinDelay})
 	var h ratelimit.HostState
 	for range 3 {
-		if rest := pol.Observe("h", &h, t0, 200, nil, time.Millisecond, nil); rest != 0 {
+		if rest := pol.Observe("h", &h, t0, answer(200, nil, time.Millisecond)); rest != 0 {
 			t.Fatalf("rest %v, want 0", rest)
 		}
 	}
@@ -150,7 +159,7 @@ func TestPolicyRetryAfterPauses(t *testing.T) {
 			t.Run(tc.name+"/"+http.StatusText(status), func(t *testing.T) {
 				pol := newPolicy(t, ratelimit.Config{MaxRetryAfter: time.Hour})
 				var h ratelimit.HostState
-				rest := pol.Observe("h", &h, t0, status, http.Header{"Retry-After": {tc.value}}, 0, nil)
+				rest := pol.Observe("h", &h, t0, answer(status, http.Header{"Retry-After": {tc.value}}, 0))
 				if want := max(tc.want, time.Second); rest != want { // never less than the delay
 					t.Fatalf("rest %v, want %v", rest, want)
 				}
@@ -165,15 +174,13 @@ func TestPolicyRetryAfterPauses(t *testing.T) {
 func TestPolicyBackoffDoublesAndDecays(t *testing.T) {
 	pol := newPolicy(t, ratelimit.Config{MinDelay: time.Second, MaxDelay: 60 * time.Second})
 	var h ratelimit.HostState
-	fail := []struct {
-		status int
-		err    error
-	}{
-		{500, nil}, {503, nil}, {429, nil}, {0, context.DeadlineExceeded}, {502, nil}, {500, nil}, {500, nil},
+	fail := []ratelimit.Answer{
+		answer(500, nil, 0), answer(503, nil, 0), answer(429, nil, 0), {Failure: ratelimit.FailureTimeout},
+		answer(502, nil, 0), answer(500, nil, 0), answer(500, nil, 0),
 	}
 	want := []time.Duration{2, 4, 8, 16, 32, 60, 60}
 	for i, f := range fail {
-		rest := pol.Observe("h", &h, t0, f.status, nil, 0, f.err)
+		rest := pol.Observe("h", &h, t0, f)
 		d, why, _ := pol.Delay(h)
 		if d != want[i]*time.Second || why != ratelimit.ReasonBackoff || rest != d || h.Delay != d {
 			t.Fatalf("after failure %d: Delay %v (%v), rest %v, want %vs", i+1, d, why, rest, want[i])
@@ -181,7 +188,7 @@ func TestPolicyBackoffDoublesAndDecays(t *testing.T) {
 	}
 	// Each success halves the back-off until it falls to the base delay.
 	for _, w := range []time.Duration{30000, 15000, 7500, 3750, 1875, 1000} {
-		pol.Observe("h", &h, t0, 200, nil, 0, nil)
+		pol.Observe("h", &h, t0, answer(200, nil, 0))
 		if d, _, _ := pol.Delay(h); d != w*time.Millisecond {
 			t.Fatalf("after success: Delay %v, want %v", d, w*time.Millisecond)
 		}
@@ -194,11 +201,11 @@ func TestPolicyBackoffDoublesAndDecays(t *testing.T) {
 func TestPolicyBackoffFromZeroDelay(t *testing.T) {
 	pol := newPolicy(t, ratelimit.Config{MinDelay: ratelimit.NoMinDelay})
 	var h ratelimit.HostState
-	pol.Observe("h", &h, t0, 500, nil, 0, nil)
+	pol.Observe("h", &h, t0, answer(500, nil, 0))
 	if d, _, _ := pol.Delay(h); d != time.Second {
 		t.Fatalf("Delay = %v, want the 1s floor", d)
 	}
-	pol.Observe("h", &h, t0, 200, nil, 0, nil)
+	pol.Observe("h", &h, t0, answer(200, nil, 0))
 	if d, _, _ := pol.Delay(h); d != 0 {
 		t.Fatalf("Delay = %v after recovery, want 0", d)
 	}
@@ -208,7 +215,7 @@ func TestPolicyBackoffJitterStaysInBounds(t *testing.T) {
 	pol := newPolicy(t, ratelimit.Config{Jitter: 0.25})
 	for range 50 {
 		var h ratelimit.HostState
-		pol.Observe("h", &h, t0, 500, nil, 0, nil)
+		pol.Observe("h", &h, t0, answer(500, nil, 0))
 		if d, _, _ := pol.Delay(h); d < 2*time.Second || d > 2500*time.Millisecond {
 			t.Fatalf("Delay = %v, want within [2s, 2.5s]", d)
 		}
@@ -218,12 +225,12 @@ func TestPolicyBackoffJitterStaysInBounds(t *testing.T) {
 func TestPolicyAdaptiveDelay(t *testing.T) {
 	pol := newPolicy(t, ratelimit.Config{AdaptiveFactor: 5})
 	var h ratelimit.HostState
-	pol.Observe("h", &h, t0, 200, nil, 2*time.Second, nil)
+	pol.Observe("h", &h, t0, answer(200, nil, 2*time.Second))
 	if s := pol.Status("h", h, t0); s.Delay != 10*time.Second || s.Reason != ratelimit.ReasonAdaptive || s.RTT != 2*time.Second {
 		t.Fatalf("status = %+v", s)
 	}
 	// Fast responses pull the smoothed time down gradually.
-	pol.Observe("h", &h, t0, 200, nil, 400*time.Millisecond, nil)
+	pol.Observe("h", &h, t0, answer(200, nil, 400*time.Millisecond))
 	if s := pol.Status("h", h, t0); s.RTT != 1600*time.Millisecond || s.Delay != 8*time.Second {
 		t.Fatalf("status = %+v", s)
 	}
@@ -232,21 +239,21 @@ func TestPolicyAdaptiveDelay(t *testing.T) {
 func TestPolicyConsecutiveFailures(t *testing.T) {
 	pol := newPolicy(t, ratelimit.Config{MinDelay: ratelimit.NoMinDelay})
 	var h ratelimit.HostState
-	fail := []struct {
-		status int
-		err    error
-	}{{0, errors.New("connection reset")}, {503, nil}, {429, nil}, {500, nil}}
+	fail := []ratelimit.Answer{
+		{Failure: ratelimit.FailureConnection}, answer(503, nil, time.Millisecond),
+		answer(429, nil, time.Millisecond), answer(500, nil, time.Millisecond),
+	}
 	for i, f := range fail {
-		pol.Observe("k", &h, t0, f.status, nil, time.Millisecond, f.err)
+		pol.Observe("k", &h, t0, f)
 		if h.Failures != i+1 {
 			t.Fatalf("after %d failures Failures = %d", i+1, h.Failures)
 		}
 	}
-	pol.Observe("k", &h, t0, 0, nil, 0, context.Canceled) // our doing, not the host's
+	pol.Observe("k", &h, t0, ratelimit.Answer{Failure: ratelimit.FailureCanceled}) // our doing, not the host's
 	if h.Failures != len(fail) {
 		t.Errorf("a cancelled request changed Failures to %d", h.Failures)
 	}
-	pol.Observe("k", &h, t0, 404, nil, time.Millisecond, nil)
+	pol.Observe("k", &h, t0, answer(404, nil, time.Millisecond))
 	if h.Failures != 0 {
 		t.Errorf("after a success Failures = %d", h.Failures)
 	}

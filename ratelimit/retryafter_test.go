@@ -68,7 +68,7 @@ func TestRetryAfterCappedInPolicy(t *testing.T) {
 	}
 	var h ratelimit.HostState
 	header := http.Header{"Retry-After": {strings.Repeat("9", 100)}}
-	if rest := pol.Observe("h", &h, t0, 503, header, time.Millisecond, nil); rest != time.Hour {
+	if rest := pol.Observe("h", &h, t0, answer(503, header, time.Millisecond)); rest != time.Hour {
 		t.Errorf("rest %v, want 1h", rest)
 	}
 	if !h.PausedUntil.Equal(t0.Add(time.Hour)) {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/heedcrawl/heed/crawler"
+	"github.com/heedcrawl/heed/fetch"
 	"github.com/heedcrawl/heed/frontier"
 )
 
@@ -41,8 +42,21 @@ func (f *failures) failed(u string, err error) bool {
 		f.unscheduled[flag]++
 		return false
 	}
-	f.note(crawler.ErrorKind(err), u, causeText(err), isNetwork(err))
+	f.note(reportKind(err), u, causeText(err), fetch.Classify(0, err).Network())
 	return true
+}
+
+// reportKind is the Stats key an error reported to OnError is counted
+// under: its Kind, or, for a URL dropped unfetched, its Skipped reason.
+func reportKind(err error) string {
+	var e *crawler.Error
+	switch {
+	case !errors.As(err, &e):
+		return string(crawler.FailedOther)
+	case e.Kind != "":
+		return string(e.Kind)
+	}
+	return string(e.Skipped)
 }
 
 // disallowed notes a URL robots.txt kept out. Only its rules count: a URL
@@ -95,16 +109,9 @@ func (f *failures) nothingFetched(s crawler.Stats) (msg string, failed bool) {
 	return "no seed could be fetched; the errors above say why", true
 }
 
-// isNetwork reports whether err says the network, not the site, failed: a
-// name that did not resolve, a connection refused or reset, a timeout.
-func isNetwork(err error) bool {
-	var netErr net.Error
-	return errors.As(err, new(*net.DNSError)) || errors.As(err, new(*net.OpError)) ||
-		errors.As(err, &netErr) && netErr.Timeout()
-}
-
 // causeText is err without what the summary line says already: the URL
-// (a fetch's "fetch URL: Get "URL": " prefix) and the name server asked.
+// (a *fetch.Error's, and a transport's *url.Error's) and the name server
+// asked.
 // For a URL whose robots.txt could not be fetched it says so first, since
 // the cause is then robots.txt's, not the URL's.
 func causeText(err error) string {
@@ -116,7 +123,7 @@ func causeText(err error) string {
 }
 
 // fetchCause is the cause of a failed request, without the URL and the
-// name server.
+// name server: the innermost of the errors that carry them.
 func fetchCause(err error) string {
 	var dnsErr *net.DNSError
 	if errors.As(err, &dnsErr) {
@@ -126,13 +133,11 @@ func fetchCause(err error) string {
 	if errors.As(err, &urlErr) {
 		return urlErr.Err.Error()
 	}
-	msg := err.Error()
-	if rest, ok := strings.CutPrefix(msg, "fetch "); ok {
-		if u, cause, ok := strings.Cut(rest, ": "); ok && !strings.Contains(u, " ") {
-			return cause
-		}
+	var fetchErr *fetch.Error
+	if errors.As(err, &fetchErr) {
+		return fetchErr.Err.Error()
 	}
-	return msg
+	return err.Error()
 }
 
 // progress rewrites one status line on w every second until done closes.
@@ -176,9 +181,9 @@ func summary(w io.Writer, s crawler.Stats, fails *failures, f *flags) {
 	fails.mu.Unlock()
 	for _, kind := range slices.Sorted(maps.Keys(s.Errors)) {
 		line := fmt.Sprintf("crawl: errors: %d %s", s.Errors[kind], kind)
-		if ex, ok := examples[kind]; ok {
+		if ex, ok := examples[string(kind)]; ok {
 			line += ", e.g. " + ex
-			delete(examples, kind)
+			delete(examples, string(kind))
 		}
 		fmt.Fprintln(w, line)
 	}
@@ -215,12 +220,8 @@ func plural(n int, one, many string) string {
 	return many
 }
 
-func countList(m map[string]int64) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
+func countList[K ~string](m map[K]int64) string {
+	keys := slices.Sorted(maps.Keys(m))
 	parts := make([]string, len(keys))
 	for i, k := range keys {
 		parts[i] = fmt.Sprintf("%s %d", k, m[k])

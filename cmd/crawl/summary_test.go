@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -19,6 +20,7 @@ import (
 	"time"
 
 	"github.com/heedcrawl/heed/crawler"
+	"github.com/heedcrawl/heed/fetch"
 )
 
 // TestNothingFetched crawls seeds that give no page: the summary says why
@@ -173,11 +175,11 @@ func TestSummaryExampleOfDNSFailure(t *testing.T) {
 	// The robots.txt fetch's error as the fetcher wraps it, and as the
 	// crawler reports it for the URLs it kept out.
 	dnsErr := &net.DNSError{Err: "no such host", Name: "books.toscrape.com", Server: "10.255.255.53:53", IsNotFound: true}
-	fetchErr := fmt.Errorf("fetch https://books.toscrape.com/robots.txt: %w", &url.Error{
+	fetchErr := &fetch.Error{URL: "https://books.toscrape.com/robots.txt", Err: &url.Error{
 		Op: "Get", URL: "https://books.toscrape.com/robots.txt",
 		Err: &net.OpError{Op: "dial", Net: "tcp", Err: dnsErr},
-	})
-	reported := &crawler.Error{Kind: "robots-unavailable", Err: fmt.Errorf("%w: %w", crawler.ErrRobotsUnavailable, fetchErr)}
+	}}
+	reported := &crawler.Error{Kind: crawler.FailedRobotsUnavailable, Err: fmt.Errorf("%w: %w", crawler.ErrRobotsUnavailable, fetchErr)}
 	if got, want := causeText(fetchErr), "lookup books.toscrape.com: no such host"; got != want {
 		t.Errorf("causeText(the fetch's error) = %q, want %q", got, want)
 	}
@@ -192,7 +194,7 @@ func TestSummaryExampleOfDNSFailure(t *testing.T) {
 		fails.disallowed(crawler.DisallowedUnavailable)
 	}
 	var b bytes.Buffer
-	summary(&b, crawler.Stats{Errors: map[string]int64{"robots-unavailable": 2}}, fails, &flags{})
+	summary(&b, crawler.Stats{Errors: map[crawler.ErrorKind]int64{crawler.FailedRobotsUnavailable: 2}}, fails, &flags{})
 	for _, want := range []string{
 		"; 0 disallowed by robots.txt; 2 errors; ",
 		"\ncrawl: errors: 2 robots-unavailable, e.g. https://books.toscrape.com/ (robots.txt unreachable: lookup books.toscrape.com: no such host)\n",
@@ -344,5 +346,54 @@ func TestOutputFlag(t *testing.T) {
 				t.Errorf("%s was created", other)
 			}
 		})
+	}
+}
+
+// TestSummaryReadsTheOneClassification: what the summary makes of an
+// error — the kind it is an example of, whether the network failed, and
+// its cause without the URL — comes from the crawler's *Error and
+// fetch.Classify, which also decided how the crawl paced and retried the
+// URL; nothing is read out of the message.
+func TestSummaryReadsTheOneClassification(t *testing.T) {
+	const u = "http://site.example/p"
+	fetched := func(cause error) error {
+		return &fetch.Error{URL: u, Err: &url.Error{Op: "Get", URL: u, Err: cause}}
+	}
+	refused := &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+	forbidden := &net.OpError{Op: "dial", Net: "tcp", Err: &fetch.AddressError{Host: "site.example", Addr: netip.MustParseAddr("10.0.0.1"), Class: fetch.ClassPrivate}}
+	for _, tc := range []struct {
+		name    string
+		err     error
+		kind    string
+		network bool
+		cause   string
+	}{
+		{"refused", &crawler.Error{Kind: crawler.FailedConnection, Err: fetched(refused)},
+			"connection", true, "dial tcp: connect: connection refused"},
+		{"no such host", &crawler.Error{Kind: crawler.FailedDNS, Err: fetched(&net.OpError{Op: "dial", Net: "tcp", Err: &net.DNSError{Err: "no such host", Name: "site.example", Server: "10.0.0.53:53"}})},
+			"dns", true, "lookup site.example: no such host"},
+		{"headers too slow", &crawler.Error{Kind: crawler.FailedTimeout, Err: &fetch.Error{URL: u, Err: fetch.ErrHeaderTimeout}},
+			"timeout", true, "fetch: timeout awaiting response headers"},
+		{"robots.txt too slow", &crawler.Error{Kind: crawler.FailedRobotsUnavailable, Err: fmt.Errorf("%w: %w", crawler.ErrRobotsUnavailable, &fetch.Error{URL: "http://site.example/robots.txt", Err: fetch.ErrTimeout})},
+			"robots-unavailable", true, "robots.txt unreachable: fetch: timeout"},
+		{"robots.txt answered 500", &crawler.Error{Kind: crawler.FailedRobotsUnavailable, Err: fmt.Errorf("%w: answered 500 Internal Server Error", crawler.ErrRobotsUnavailable)},
+			"robots-unavailable", false, "robots.txt unreachable: answered 500 Internal Server Error"},
+		{"undecodable", &crawler.Error{Kind: crawler.FailedEncoding, Err: &fetch.Error{URL: u, Err: fmt.Errorf("%w: unsupported coding %q", fetch.ErrContentEncoding, "zstd")}},
+			"encoding", false, `fetch: bad content encoding: unsupported coding "zstd"`},
+		{"private address", &crawler.Error{Skipped: crawler.SkippedPrivateAddress, Err: fetched(forbidden)},
+			"private-address", false, "dial tcp: fetch: address not allowed: site.example resolves to 10.0.0.1 (private)"},
+		{"a handler's panic", &crawler.Error{Kind: crawler.FailedHandlerPanic, Err: errors.New("crawler: handler panicked: bug")},
+			"handler-panic", false, "crawler: handler panicked: bug"},
+	} {
+		fails := newFailures()
+		if !fails.failed(u, tc.err) {
+			t.Errorf("%s: failed = false, want a record", tc.name)
+		}
+		if fails.network != tc.network || fails.network != fetch.Classify(0, tc.err).Network() {
+			t.Errorf("%s: network %v, want %v, as fetch.Classify (%v) says", tc.name, fails.network, tc.network, fetch.Classify(0, tc.err))
+		}
+		if got, want := fails.examples[tc.kind], u+" ("+tc.cause+")"; got != want {
+			t.Errorf("%s: example %q, want %q under %q (examples %v)", tc.name, got, want, tc.kind, fails.examples)
+		}
 	}
 }

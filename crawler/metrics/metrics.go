@@ -19,6 +19,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"net/http"
 	"slices"
 	"strconv"
@@ -234,7 +235,7 @@ type statMetric struct {
 	desc    *prometheus.Desc
 	kind    prometheus.ValueType
 	value   func(s *crawler.Stats) float64
-	byLabel func(s *crawler.Stats) map[string]int64
+	byLabel func(s *crawler.Stats) iter.Seq2[string, int64]
 	// present, when set, says whether the metric has a value at all.
 	present func(s *crawler.Stats) bool
 }
@@ -260,7 +261,7 @@ func counter(name, help string, v func(s *crawler.Stats) int64) statMetric {
 	}
 }
 
-func counterBy(name, help, label string, v func(s *crawler.Stats) map[string]int64) statMetric {
+func counterBy(name, help, label string, v func(s *crawler.Stats) iter.Seq2[string, int64]) statMetric {
 	return statMetric{
 		desc:    prometheus.NewDesc(Namespace+"_"+name, help, []string{label}, nil),
 		kind:    prometheus.CounterValue,
@@ -288,20 +289,20 @@ func statMetrics() []statMetric {
 			func(s *crawler.Stats) float64 { return s.Elapsed.Seconds() }),
 
 		counterBy("pages_total", "Responses received for pages, by status class.", "class",
-			func(s *crawler.Stats) map[string]int64 { return statusClasses(s.Statuses) }),
+			func(s *crawler.Stats) iter.Seq2[string, int64] { return labelled(statusClasses(s.Statuses)) }),
 		counter("page_bytes_total", "Body bytes of pages read off the wire, before decompression.",
 			func(s *crawler.Stats) int64 { return s.Bytes }),
 		counterBy("errors_total", "Failed fetches and other problems, by kind.", "kind",
-			func(s *crawler.Stats) map[string]int64 { return s.Errors }),
+			func(s *crawler.Stats) iter.Seq2[string, int64] { return labelled(s.Errors) }),
 		counter("retries_total", "Pages scheduled again after a failure.",
 			func(s *crawler.Stats) int64 { return s.Retries }),
 
 		counterBy("robots_fetches_total", "robots.txt fetches, by outcome.", "outcome",
-			func(s *crawler.Stats) map[string]int64 { return s.RobotsOutcomes }),
+			func(s *crawler.Stats) iter.Seq2[string, int64] { return labelled(s.RobotsOutcomes) }),
 		counter("disallowed_urls_total", "URLs robots.txt did not let the crawler fetch.",
 			func(s *crawler.Stats) int64 { return s.Disallowed }),
 		counterBy("skipped_urls_total", "URLs not scheduled or not fetched, by reason.", "reason",
-			func(s *crawler.Stats) map[string]int64 { return s.Skipped }),
+			func(s *crawler.Stats) iter.Seq2[string, int64] { return labelled(s.Skipped) }),
 		counter("nofollow_pages_total", "Pages whose links were not followed because of a nofollow directive.",
 			func(s *crawler.Stats) int64 { return s.Nofollow }),
 		counter("noindex_pages_total", "Pages that asked not to be indexed.",
@@ -331,6 +332,18 @@ func statMetrics() []statMetric {
 			func(s *crawler.Stats) float64 { return float64(s.HostsReady) }),
 		gauge("hosts_resting", "Hosts with queued URLs resting: their delay, a back-off or a Retry-After.",
 			func(s *crawler.Stats) float64 { return float64(s.HostsResting) }),
+	}
+}
+
+// labelled yields the counts of a Stats map by label: its keys, which are
+// strings (crawler.ErrorKind, crawler.SkipReason…).
+func labelled[K ~string](m map[K]int64) iter.Seq2[string, int64] {
+	return func(yield func(string, int64) bool) {
+		for k, v := range m {
+			if !yield(string(k), v) {
+				return
+			}
+		}
 	}
 }
 

@@ -62,11 +62,11 @@ func TestStatsMapping(t *testing.T) {
 		Pages:           1000, // the sum of Statuses, not exported by itself
 		Bytes:           2,
 		Statuses:        map[int]int64{200: 3, 204: 4, 301: 5, 404: 6, 503: 7, 999: 8, 101: 9},
-		Errors:          map[string]int64{"timeout": 10, "dns": 11},
+		Errors:          map[crawler.ErrorKind]int64{crawler.FailedTimeout: 10, crawler.FailedDNS: 11},
 		Retries:         12,
 		Disallowed:      13,
 		RobotsOutcomes:  map[string]int64{"ok": 14, "unreachable": 15},
-		Skipped:         map[string]int64{"seen": 16, "scope": 17},
+		Skipped:         map[crawler.SkipReason]int64{crawler.SkippedSeen: 16, crawler.SkippedScope: 17},
 		Nofollow:        18,
 		Noindex:         19,
 		Sitemaps:        20,

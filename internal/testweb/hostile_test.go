@@ -294,7 +294,7 @@ func (res *hostileCrawl) checkDisallowed(t *testing.T, u string, why crawler.Dis
 func (res *hostileCrawl) skipped(match func(reason string) bool) int64 {
 	var n int64
 	for reason, k := range res.stats.Skipped {
-		if match(reason) {
+		if match(string(reason)) {
 			n += k
 		}
 	}
