@@ -131,7 +131,6 @@ func TestBucketIsNextAllowed(t *testing.T) {
 	t.Logf("%d events, every ready time exact", events)
 }
 
-
 func maxTime(a, b time.Time) time.Time {
 	if a.After(b) {
 		return a
