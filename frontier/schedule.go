@@ -14,9 +14,9 @@ import (
 // its counters, and a heap of the keys that have queued items and a free
 // lease slot, ordered by when their buckets have their tokens again
 // (mirrored in HostState.NextAllowed) and, among equal times, by how long
-// they have waited. MemoryStore uses it beside its queues; a Store on disk uses it as
-// the in-memory index of what it persists (Restore rebuilds it on open,
-// Record says what to persist after each change). The queues themselves are
+// they have waited. MemoryStore uses it beside its queues; a Store on disk
+// uses it as the in-memory index of what it persists (Restore rebuilds it
+// on open, Record says what to persist after each change). The queues themselves are
 // the Store's: Schedule only counts.
 //
 // A key's token is taken when a request may have started or ended: at each
