@@ -104,26 +104,40 @@
 // processes, how long a lease lasts before the Store may hand its item to
 // another worker (Lease).
 //
-// # Pacing: Outcome.Rest and ratelimit.HostState
+// # Pacing: token buckets, Outcome.Rest and ratelimit.HostState
 //
-// The Frontier and its Store own when a key may next be fetched:
-// ratelimit.HostState.NextAllowed, kept with the key's queue, persisted and shared
-// with it. What they do not decide is how long a key rests; that is the
-// caller's pacing policy, package ratelimit, which reads the ratelimit.HostState a
-// lease carries (Delay, Crawl-delay, back-off, response time, Retry-After
-// pause), updates it from the answer and returns a rest. The worker hands
-// both back in the Outcome; the Store records the new ratelimit.HostState and moves
-// NextAllowed to at least Rest after the moment it records the outcome. So
-// with one lease per key a host's next request starts a full rest after
-// its previous answer, however late the server saw the request. With
-// PerHost above one, each claim also moves NextAllowed a ratelimit.HostState.Delay
-// on, so that concurrent requests to a key start at least that far apart.
+// The Frontier and its Store own when a key may next be fetched: each key
+// is paced by a token bucket, a ratelimit.Bucket (a golang.org/x/time/rate
+// Limiter of burst 1) kept with the key's queue, whose one token is the
+// key's permission to start a request; the key is ready when the token is
+// there. ratelimit.HostState.NextAllowed mirrors when it will be, for the
+// Store to persist, share and report. What they do not decide is how long
+// a key rests; that is the caller's pacing policy, package ratelimit,
+// which reads the ratelimit.HostState a lease carries (Delay, Crawl-delay,
+// back-off, response time, Retry-After pause), updates it from the answer
+// and returns a rest. The worker hands both back in the Outcome; the Store
+// records the new ratelimit.HostState and takes the key's token when it
+// records the outcome, at the rate Every(Rest), so that the key rests Rest
+// from then. So with one lease per key — "a delay from the answer" — a
+// host's next request starts a full rest after its previous answer,
+// however late the server saw the request. With PerHost above one, each
+// claim also takes the token, at the rate Every(ratelimit.HostState.Delay),
+// so that concurrent requests to a key start at least that far apart; PerHost
+// bounds the requests in flight, never a burst. A rest taken while the
+// token is not back yet (a Retry-After pause after such a claim) slows the
+// bucket's refill to end no sooner than Rest from then, and never brings it
+// forward.
+//
+// A bucket holds one token, however long its key was idle; a Store that
+// reopens rebuilds each key's bucket from its NextAllowed, so a restart
+// grants no burst either. redisstore keeps the same bucket, with rate's
+// arithmetic, in Redis on Redis's clock.
 //
 // # Waiting and waking
 //
-// Next never hands out a key before its NextAllowed, and never leaves a
-// worker waiting on one key while another is ready. Keys are served
-// earliest NextAllowed first — keys never fetched before all others, keys
+// Next never hands out a key before its bucket has its token
+// (NextAllowed), and never leaves a worker waiting on one key while
+// another is ready. Keys are served earliest NextAllowed first — keys never fetched before all others, keys
 // ready at once round-robin — and a key's items in FIFO order; Affinity
 // lets a key that is ready again as soon as its lease ends keep a warm
 // connection for a few items. When no key is ready, Next blocks until the
@@ -147,9 +161,10 @@
 // as metadata, and Resume loads them, so that links found after the
 // restart are judged as before. Call Resume before adding seeds: the scope
 // stored is the Frontier's own, which a seed added first would replace. A
-// Store that persists makes each key wait a full Delay from the reopening, since
-// a request may have been under way when the process stopped, and hands out
-// again the items that were leased then. Outcome.Checkpoint is stored in
+// Store that persists rebuilds each key's bucket from its NextAllowed and
+// makes it wait a full Delay from the reopening besides, since a request
+// may have been under way when the process stopped, and hands out again
+// the items that were leased then. Outcome.Checkpoint is stored in
 // the same atomic step as the lease's end, so a caller's output offset and
 // the crawl's progress agree after a crash; Store.Checkpoint reads it back.
 //

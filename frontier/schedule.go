@@ -9,18 +9,26 @@ import (
 )
 
 // Schedule is the scheduling index of a Store that runs in one process: per
-// key, how many items are queued and leased, its pacing state and its
-// counters, and a heap of the keys that have queued items and a free lease
-// slot, ordered by NextAllowed and, among equal times, by how long they have
-// waited. MemoryStore uses it beside its queues; a Store on disk uses it as
-// the in-memory index of what it persists (Restore rebuilds it on open,
-// Record says what to persist after each change). The queues themselves are
+// key, how many items are queued and leased, its pacing state — a
+// ratelimit.Bucket and the ratelimit.HostState the pacing policy reads — and
+// its counters, and a heap of the keys that have queued items and a free
+// lease slot, ordered by when their buckets have their tokens again
+// (mirrored in HostState.NextAllowed) and, among equal times, by how long
+// they have waited. MemoryStore uses it beside its queues; a Store on disk
+// uses it as the in-memory index of what it persists (Restore rebuilds it
+// on open, Record says what to persist after each change). The queues themselves are
 // the Store's: Schedule only counts.
 //
+// A key's token is taken when a request may have started or ended: at each
+// claim when PerHost is above one (the key then rests its Delay, so that
+// its requests start at least that far apart), and at the end of each
+// lease (it rests the Outcome's Rest from then: with one lease per key, a
+// delay counted from the answer). Neither ever shortens a rest under way.
+//
 // A key that is closed — given up, or its robots.txt unreachable until
-// ratelimit.HostState.ClosedUntil — is ready at once whatever its NextAllowed: its
+// ratelimit.HostState.ClosedUntil — is ready at once whatever its bucket says: its
 // items are handed out to be reported, not fetched (Lease.Closed), so that a
-// broken host never holds a crawl. Its NextAllowed stays as it was, for the
+// broken host never holds a crawl. Its bucket is left as it was, for the
 // next request once it opens again.
 //
 // Keys are forgotten once nothing is queued or leased for them and their
@@ -47,13 +55,21 @@ type Schedule struct {
 // keyState is the scheduling state of one key.
 type keyState struct {
 	key                              string
-	host                             *ratelimit.HostState // nil while zero: most queued keys were never fetched
+	pace                             *pace // nil while zero: most queued keys were never fetched
 	queued, leased                   int32
 	index                            int32 // in ready, or -1
 	streak                           int32 // claims in a row through Affinity
 	scheduled, sitemaps, sitemapURLs int32
 	givenUp                          bool
 	idleAt                           int64 // NextAllowed when it went idle; 0 if not idle
+}
+
+// pace is a key's pacing state: its bucket, and what the pacing policy
+// reads and the Stores keep. HostState.NextAllowed is the bucket's ready
+// time as of its last change.
+type pace struct {
+	ratelimit.HostState
+	bucket ratelimit.Bucket
 }
 
 type idleKey struct {
@@ -157,7 +173,7 @@ func (s *Schedule) schedule(k *keyState) {
 		}
 		return
 	}
-	at, seq := nanos(k.hs().NextAllowed), s.seq+1
+	at, seq := nanos(k.ready()), s.seq+1
 	if k.closed() {
 		// To be drained: ahead of every key waiting to be fetched, those
 		// never fetched (at MinInt64 too) included.
@@ -213,8 +229,8 @@ func (k *keyState) closed() bool {
 }
 
 // lease counts a lease of k at now. With one lease per key the lease itself
-// keeps requests apart and End sets the rest; with more, the next lease may
-// start no sooner than a Delay after this one.
+// keeps requests apart and End takes the token; with more, the claim takes
+// it, so that the next lease starts no sooner than a Delay after this one.
 func (s *Schedule) lease(k *keyState, now time.Time) {
 	k.leased++
 	s.leased++
@@ -224,9 +240,22 @@ func (s *Schedule) lease(k *keyState, now time.Time) {
 	if s.perHost() == 1 || k.closed() {
 		return // no request is made under a closed key's lease
 	}
-	if bump := now.Add(k.hs().Delay); bump.After(k.hs().NextAllowed) {
-		k.mut().NextAllowed = bump
+	k.take(now, k.hs().Delay)
+}
+
+// ready is when k's bucket has its token again, as it said when it last
+// changed: the key's place in the heap.
+func (k *keyState) ready() time.Time { return k.hs().NextAllowed }
+
+// take takes k's token at now, so that it rests d from now (see
+// ratelimit.Bucket.Take), and mirrors the bucket's ready time in
+// NextAllowed.
+func (k *keyState) take(now time.Time, d time.Duration) {
+	if d <= 0 {
+		return // nothing to take: no bucket for a key never paced
 	}
+	p := k.mutPace()
+	p.NextAllowed = p.bucket.Take(now, d)
 }
 
 // ClaimKey leases key itself if it can be claimed at now, as
@@ -237,8 +266,8 @@ func (s *Schedule) ClaimKey(key string, now time.Time, opt ClaimOptions) (host r
 	switch {
 	case k.leased >= s.perHost():
 		return ratelimit.HostState{}, now.Add(max(k.hs().Delay, fullRecheck)), false
-	case k.hs().NextAllowed.After(now):
-		return ratelimit.HostState{}, k.hs().NextAllowed, false
+	case k.ready().After(now):
+		return ratelimit.HostState{}, k.ready(), false
 	}
 	k.idleAt = 0
 	s.lease(k, now)
@@ -260,13 +289,12 @@ func (s *Schedule) End(key string, now time.Time, o Outcome, requeue bool) {
 	if k.leased == 0 {
 		s.busy--
 	}
-	next := k.hs().NextAllowed
-	if rest := now.Add(o.Rest); rest.After(next) {
-		next = rest
-	}
+	ready := k.hs().NextAllowed
 	h := k.mut()
 	*h = o.Pace
-	h.NextAllowed = next
+	h.NextAllowed = ready // the bucket's, whatever the lease carried
+	k.take(now, o.Rest)
+	next := h.NextAllowed
 	if requeue {
 		k.queued++
 		s.queued++
@@ -372,17 +400,22 @@ func (s *Schedule) Record(key string) KeyRecord {
 }
 
 // Restore adds key as a Store that persists found it on opening at now,
-// with queued items in its queue. Since a request to it may have been under
-// way when the process stopped, it may not be claimed before a full Delay
-// from now, and ratelimit.HostState.Interrupted says so to the pacing policy, which
-// may know a longer delay than the one stored.
+// with queued items in its queue. Its bucket is rebuilt empty, its token
+// due at the NextAllowed stored — a restart grants no burst — but since a
+// request to it may have been under way when the process stopped, no
+// sooner than a full Delay from now; ratelimit.HostState.Interrupted says
+// so to the pacing policy, which may know a longer delay than the one
+// stored.
 func (s *Schedule) Restore(key string, rec KeyRecord, queued int, now time.Time) {
 	k := s.key(key)
-	h := k.mut()
+	p := k.mutPace()
+	p.bucket = ratelimit.Bucket{}
+	h := &p.HostState
 	*h = rec.Host
-	if wait := now.Add(rec.Host.Delay); wait.After(h.NextAllowed) {
-		h.NextAllowed = wait
+	if h.NextAllowed.Before(now) {
+		h.NextAllowed = now
 	}
+	k.take(now, max(rec.Host.NextAllowed.Sub(now), rec.Host.Delay))
 	h.Interrupted = now
 	k.scheduled, k.sitemaps, k.sitemapURLs = int32(rec.Scheduled), int32(rec.Sitemaps), int32(rec.SitemapURLs)
 	k.givenUp = rec.GivenUp
@@ -421,17 +454,22 @@ var zeroHost ratelimit.HostState
 
 // hs returns k's pacing state, not to be modified.
 func (k *keyState) hs() *ratelimit.HostState {
-	if k.host == nil {
+	if k.pace == nil {
 		return &zeroHost
 	}
-	return k.host
+	return &k.pace.HostState
 }
 
 // mut returns k's pacing state to modify, allocating it the first time:
-// a key with queued items but no fetch yet costs no ratelimit.HostState.
+// a key with queued items but no fetch yet costs no pace.
 func (k *keyState) mut() *ratelimit.HostState {
-	if k.host == nil {
-		k.host = new(ratelimit.HostState)
+	return &k.mutPace().HostState
+}
+
+// mutPace returns k's pace, allocating it the first time.
+func (k *keyState) mutPace() *pace {
+	if k.pace == nil {
+		k.pace = new(pace)
 	}
-	return k.host
+	return k.pace
 }

@@ -2,13 +2,19 @@
 // that every site sees at most one request per delay, however many workers —
 // or processes — the crawler runs.
 //
-// Policy is that decision and nothing else: given a host's pacing state (a
-// HostState, which the frontier and its Store own, persist and
-// share) and the answer to a request, it updates the state and says how long
-// the host rests. heed's crawler uses it this way, so that one owner — the
-// frontier — knows when each host may next be fetched, across restarts and
-// across the processes of a distributed crawl. The package keeps no pacing
-// state of its own.
+// Two types divide the work. Policy decides: given a host's pacing state
+// (a HostState) and the answer to a request, it updates the state and says
+// how long the host rests. Bucket paces: each politeness key's token
+// bucket, a golang.org/x/time/rate Limiter of burst 1, whose token is the
+// key's permission to start its next request; a rest is a token taken at
+// the rate Every(rest). The frontier's Store keeps one Bucket and one
+// HostState per key, persists and shares them (frontier/redisstore runs
+// the same bucket, with rate's arithmetic, in Lua on Redis's clock), so that
+// one owner knows when each host may next be fetched, across restarts and
+// across the processes of a distributed crawl; HostState.NextAllowed
+// mirrors the bucket's ready time. Burst 1 is politeness: a key idle for
+// an hour earns one request, not a volley. Neither type keeps state
+// beyond what it is given: Policy none at all, a Bucket only its key's.
 //
 // The delay between two requests to one key is
 //
@@ -19,10 +25,14 @@
 // absurd Crawl-delay is crawled at MaxDelay instead (the clamp is logged).
 //
 // With one request in flight per key (the default), Observe makes the host
-// rest its delay from the answer: the next request starts at least the delay
-// after the previous answer, so however late the server saw the previous
-// request, it never sees two closer than the delay. With more in flight,
-// the delay separates request starts (the frontier's claims).
+// rest its delay from the answer — the token is taken when the answer
+// arrives — so the next request starts at least the delay after the
+// previous answer: however late the server saw the previous request, it
+// never sees two closer than the delay. With more in flight, each request
+// start (the frontier's claim) takes a token at the delay's rate, so the
+// delay separates request starts, and only a pause makes the host rest
+// from an answer; it acts on the same bucket, stretching the rest under
+// way, never shortening it.
 //
 // # Back-off
 //

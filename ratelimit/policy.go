@@ -15,8 +15,9 @@ import (
 // (Retry-After), every delay capped by MaxDelay. It keeps no state of its
 // own: a host's state is a HostState, which the frontier and its
 // Store keep — and persist, and share between processes — while Policy reads
-// and updates it. That makes the frontier the one owner of when a host may
-// next be fetched, and Policy the one place that says how long it rests.
+// and updates it. The Store's Bucket of each key is the one owner of when a
+// host may next be fetched, and Policy the one place that says how long it
+// rests.
 //
 // A worker holding a lease of a host's item uses it like this:
 //

@@ -4,12 +4,16 @@ import "time"
 
 // HostState is the pacing state of one politeness key: when the key may
 // next be fetched, and what Policy needs to decide how long it rests after
-// each answer. The frontier's Store keeps it with the key's queue, persists
-// and shares it; Policy computes it. It is defined here, beside the policy
-// that reads it, so that the frontier can pace keys with this package's
-// buckets without an import cycle.
+// each answer. The frontier's Store keeps it with the key's queue and
+// Bucket, persists and shares it; Policy computes it. It is defined here,
+// beside the policy that reads it, so that the frontier can pace keys with
+// this package's buckets without an import cycle.
 type HostState struct {
-	// NextAllowed is the earliest time the key may be fetched again.
+	// NextAllowed is the earliest time the key may be fetched again: when
+	// its Bucket has its token back, as the Store last computed it. The
+	// Store keeps it to persist and report the bucket's state, and
+	// rebuilds the bucket from it on reopening; what a worker hands back
+	// in an Outcome is ignored.
 	NextAllowed time.Time
 	// Delay is the key's effective delay between requests as last
 	// computed: a Store that reopens after a stop makes every key wait

@@ -28,6 +28,17 @@
 // order of their names. ClaimOptions.Affinity is ignored: a key that is
 // ready again at once waits its turn like the others (see Affinity).
 //
+// When a key may next be fetched is its token bucket's to say, as in the
+// frontier's Schedule: the bucket of ratelimit.Bucket, a
+// golang.org/x/time/rate Limiter of burst 1, kept in the key's hash and
+// run by the scripts with rate's own arithmetic (lua/bucket.lua) on
+// Redis's clock. A claim takes the key's token when PerHost is above one,
+// and the end of a lease takes it with the Outcome's Rest; the key's score
+// is when the token is back. A differential test drives rate.Limiter and
+// the Lua bucket with the same claims, answers, Crawl-delays, back-offs,
+// Retry-After pauses and restarts, and holds them to the same ready
+// times.
+//
 // A lease has a fencing token (a counter in Redis) and an expiry,
 // ClaimOptions.Lease after it was granted (frontier.DefaultLease if zero).
 // Done and Requeue are refused with frontier.ErrLeaseLost unless the lease
@@ -93,9 +104,11 @@
 //	                      seen) and restart detection (runid, epoch, epochat)
 //	heed:{job}:seen       set: the seen-set, 8-byte fingerprints or URLs
 //	heed:{job}:q:KEY      list: KEY's queue of encoded items
-//	heed:{job}:k:KEY      hash: KEY's pacing state (na: next allowed, µs;
-//	                      delay, µs; st: the rest of its HostState), its
-//	                      leases, counters for the limits, given up
+//	heed:{job}:k:KEY      hash: KEY's pacing state (its token bucket: bt
+//	                      tokens, bl when counted, µs, br tokens a second;
+//	                      na: when the token is back, µs; delay, µs; st: the
+//	                      rest of its HostState), its leases, counters for
+//	                      the limits, given up
 //	heed:{job}:ready      sorted set: keys with queued items and a free slot
 //	heed:{job}:lease      hash: lease token → key
 //	heed:{job}:item       hash: lease token → the leased item
@@ -155,7 +168,7 @@
 // # Processes and checkpoints
 //
 // Counts are exact, but a key that must rest after a restart counts as
-// ready until a script touches it. Checkpoint and the checkpoint an Done
+// ready until a script touches it. Checkpoint and the checkpoint a Done
 // carries are stored under Options.Checkpoint: with processes that each
 // write their own output, give each its own name, so that each resumes from
 // its own checkpoint; with the default name, "", they share one, the last

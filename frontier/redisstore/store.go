@@ -367,7 +367,8 @@ func (s *Store) Add(ctx context.Context, batch []frontier.Item, lim frontier.Lim
 	return addAnswers("add", r, batch)
 }
 
-// DoneAdding implements frontier.DoneAdder: one script adds batch and acks l.
+// DoneAdding implements frontier.DoneAdder: one script adds batch and ends l
+// as Done does.
 func (s *Store) DoneAdding(ctx context.Context, l *frontier.Lease, now time.Time, o frontier.Outcome, batch []frontier.Item, lim frontier.Limits) ([]error, error) {
 	if len(batch) == 0 {
 		return []error{}, s.Done(ctx, l, now, o)
@@ -380,19 +381,19 @@ func (s *Store) DoneAdding(ctx context.Context, l *frontier.Lease, now time.Time
 		return refused, frontier.ErrLeaseLost
 	}
 	args := s.addArgs(s.finishArgs(l, now, o, false), batch, lim)
-	r, err := s.call(ctx, ackAddScript, "ack", now, args...)
+	r, err := s.call(ctx, doneAddingScript, "done adding", now, args...)
 	if err != nil {
 		return nil, err
 	}
 	s.unhold(l.Token)
 	if len(r) < 1 {
-		return nil, fmt.Errorf("redisstore: ack: %w: reply %v", errCorrupt, r)
+		return nil, fmt.Errorf("redisstore: done adding: %w: reply %v", errCorrupt, r)
 	}
-	refused, err := addAnswers("ack", r[1:], batch)
+	refused, err := addAnswers("done adding", r[1:], batch)
 	if err != nil {
 		return nil, err
 	}
-	return refused, finishAnswer("ack", r[:1])
+	return refused, finishAnswer("done adding", r[:1])
 }
 
 // addArgs appends add.lua's arguments for batch to args.
@@ -535,9 +536,9 @@ func (s *Store) end(ctx context.Context, l *frontier.Lease, now time.Time, o fro
 	if l == nil {
 		return frontier.ErrLeaseLost
 	}
-	op := "ack"
+	op := "done"
 	if requeue {
-		op = "release"
+		op = "requeue"
 	}
 	r, err := s.call(ctx, finishScript, op, now, s.finishArgs(l, now, o, requeue)...)
 	if err != nil {
@@ -808,10 +809,13 @@ func strOf(v any) string {
 	return s
 }
 
-// The scripts. Each is the prelude, shared, and its own part.
+// The scripts. Each is the bucket's arithmetic and the prelude, shared,
+// and its own part.
 var (
+	//go:embed lua/bucket.lua
+	bucketSrc string
 	//go:embed lua/prelude.lua
-	prelude string
+	preludeSrc string
 	//go:embed lua/add.lua
 	addSrc string
 	//go:embed lua/claim.lua
@@ -820,8 +824,8 @@ var (
 	claimKeySrc string
 	//go:embed lua/finish.lua
 	finishSrc string
-	//go:embed lua/ackadd.lua
-	ackAddSrc string
+	//go:embed lua/doneadding.lua
+	doneAddingSrc string
 	//go:embed lua/giveup.lua
 	giveUpSrc string
 	//go:embed lua/drop.lua
@@ -829,13 +833,15 @@ var (
 	//go:embed lua/read.lua
 	readSrc string
 
+	prelude = bucketSrc + preludeSrc
+
 	// add.lua and finish.lua define a function each, which these run.
-	addScript      = redis.NewScript(prelude + addSrc + "return reply(add(8))\n")
-	finishScript   = redis.NewScript(prelude + finishSrc + "return reply({finish()})\n")
-	ackAddScript   = redis.NewScript(prelude + addSrc + finishSrc + ackAddSrc)
-	claimScript    = redis.NewScript(prelude + claimSrc)
-	claimKeyScript = redis.NewScript(prelude + claimKeySrc)
-	giveUpScript   = redis.NewScript(prelude + giveUpSrc)
-	dropScript     = redis.NewScript(prelude + dropSrc)
-	readScript     = redis.NewScript(readSrc)
+	addScript        = redis.NewScript(prelude + addSrc + "return reply(add(8))\n")
+	finishScript     = redis.NewScript(prelude + finishSrc + "return reply({finish()})\n")
+	doneAddingScript = redis.NewScript(prelude + addSrc + finishSrc + doneAddingSrc)
+	claimScript      = redis.NewScript(prelude + claimSrc)
+	claimKeyScript   = redis.NewScript(prelude + claimKeySrc)
+	giveUpScript     = redis.NewScript(prelude + giveUpSrc)
+	dropScript       = redis.NewScript(prelude + dropSrc)
+	readScript       = redis.NewScript(readSrc)
 )

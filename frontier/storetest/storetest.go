@@ -70,6 +70,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("DoneAdding", func(t *testing.T) { testAckAdd(t, h, open(t)) })
 	if h.Reopen != nil {
 		t.Run("Reopen", func(t *testing.T) { testReopen(t, h, open(t)) })
+		t.Run("ReopenNoBurst", func(t *testing.T) { testReopenNoBurst(t, h, open(t)) })
 	}
 	if h.Crash != nil {
 		t.Run("Crash", func(t *testing.T) { testCrash(t, h, open(t)) })
@@ -456,6 +457,50 @@ func testReopen(t *testing.T, h Harness, s frontier.Store) {
 	if !slices.Equal(got, []string{"http://a/2", "http://b/1"}) {
 		t.Errorf("after reopening, drained %v, want a/2 and b/1", got)
 	}
+}
+
+// testReopenNoBurst: a Store that reopens keeps each key's pace, its
+// token bucket: a key paused before the stop stays paused, and a key with
+// several lease slots whose bucket was full gets one request at once, the
+// next a Delay later — never a burst.
+func testReopenNoBurst(t *testing.T, h Harness, s frontier.Store) {
+	two := frontier.ClaimOptions{PerHost: 2, Lease: time.Minute}
+	mustAdd(t, s, item("a", "/1"), item("a", "/2"), item("b", "/1"), item("b", "/2"), item("b", "/3"))
+	for range 2 {
+		c := claim(t, s, t0, two)
+		if c.Lease == nil {
+			t.Fatal("nothing to claim")
+		}
+		pace := c.Lease.Pace
+		pace.Delay = time.Second
+		rest := time.Duration(0)
+		if c.Lease.Key == "a" { // a Retry-After of an hour
+			pace.PausedUntil, rest = t0.Add(time.Hour), time.Hour
+		}
+		if err := s.Done(ctx, c.Lease, t0, frontier.Outcome{Pace: pace, Rest: rest}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s = h.Reopen(t, s)
+	t.Cleanup(func() { s.Close() })
+	now := time.Now().Add(2 * time.Second) // past the Delay a reopened Store may impose
+	l := claim(t, s, now, two).Lease
+	if l == nil || l.Key != "b" {
+		t.Fatalf("after reopening: Claim = %+v, want b's next item (a is paused)", l)
+	}
+	if c := claim(t, s, now, two); c.Lease != nil {
+		t.Errorf("after reopening: %s claimed at once after %s, within the key's Delay: a burst", c.Lease.URL, l.URL)
+	}
+	ack(t, s, l, now, 0)
+	if c := claim(t, s, now.Add(time.Second), two); c.Lease == nil || c.Lease.Key != "b" {
+		t.Errorf("after reopening: Claim a Delay after b's = %+v, want b's last item", c.Lease)
+	} else {
+		ack(t, s, c.Lease, now.Add(time.Second), 0)
+	}
+	if c := claim(t, s, now.Add(2*time.Second), two); c.Lease != nil {
+		t.Errorf("after reopening: %s claimed within its hour's pause", c.Lease.URL)
+	}
+	mustClaim(t, s, t0.Add(time.Hour+time.Second), "http://a/2")
 }
 
 // testCrash: after a crash no URL is lost — every URL the store says it has

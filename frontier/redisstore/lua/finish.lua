@@ -1,5 +1,5 @@
 -- finish.lua: the function finish(), which ends lease ARGV[8] of key
--- ARGV[9]: Ack, or Release when ARGV[10] is '1', putting item ARGV[11]
+-- ARGV[9]: Done, or Requeue when ARGV[10] is '1', putting item ARGV[11]
 -- back at the front of the queue. The key takes host state ARGV[12] with
 -- Delay ARGV[13] µs and rests ARGV[14] µs from now; ARGV[15] '1' stores
 -- checkpoint ARGV[16] under name ARGV[17]; the key is closed for ARGV[18]
@@ -21,7 +21,7 @@ local function finish()
   redis.call('HINCRBY', N, 'leased', -1)
   local s = key(name)
   s.leased = math.max(s.leased - 1, 0)
-  s.na = math.max(s.na, clock + tonumber(ARGV[14]))
+  rest(s, tonumber(ARGV[14]))
   if ARGV[10] == '1' and isItem then
     redis.call('LPUSH', s.Q, ARGV[11])
     s.qlen = s.qlen + 1

@@ -1,4 +1,5 @@
--- prelude.lua: shared by every script that changes the job's state.
+-- prelude.lua: shared by every script that changes the job's state, after
+-- bucket.lua, the arithmetic of each key's token bucket.
 --
 -- KEYS[1] is the job's counters hash (it names the job's slot). ARGV:
 --   1 the job's key prefix, heed:{job}:
@@ -51,7 +52,7 @@ local epoch, epochAt, perHost, keep = 0, 0, 1, false
 -- join loads the job's settings and notices a Redis that restarted (or a
 -- replica promoted) since the job last ran on it: its state may have been
 -- rolled back, and requests may have been under way. Every key then rests
--- a full Delay from now (applied lazily, as keys are touched), and the
+-- a full Delay from the restart (applied lazily, as keys are touched), and the
 -- fencing tokens jump past any a rolled-back counter could hand out again.
 -- A job the Store used before that is gone altogether is an error: Redis
 -- lost it.
@@ -72,14 +73,23 @@ local function join()
   redis.call('INCRBY', T, 4294967296)
 end
 
--- key loads a politeness key's scheduling state.
+-- rest makes key s rest d µs from now through its bucket (bucket.lua),
+-- whose ready time s.na mirrors.
+local function rest(s, d)
+  if d <= 0 then return end
+  bucketTake(s.b, clock, d)
+  s.na, s.bset = bucketReady(s.b, clock), true
+end
+
+-- key loads a politeness key's scheduling state: its bucket (bt, bl, br),
+-- the bucket's ready time (na), its Delay, leases and closure.
 local function key(name)
   local K = P .. 'k:' .. name
-  local v = redis.call('HMGET', K, 'na', 'delay', 'leased', 'gu', 'ep', 'cu')
+  local v = redis.call('HMGET', K, 'na', 'delay', 'leased', 'gu', 'ep', 'cu', 'bt', 'bl', 'br')
   local s = {K = K, Q = P .. 'q:' .. name, name = name, na = num(v[1]), delay = num(v[2]),
-    leased = num(v[3]), gu = v[4] == '1', cu = num(v[6])}
+    leased = num(v[3]), gu = v[4] == '1', cu = num(v[6]), b = bucketOf(v[7], v[8], v[9])}
   if num(v[5]) < epoch then
-    s.na = math.max(s.na, epochAt + s.delay)
+    rest(s, epochAt + s.delay - clock)
   end
   s.qlen = redis.call('LLEN', s.Q)
   s.active, s.busy = s.qlen > 0 or s.leased > 0, s.leased > 0
@@ -92,13 +102,18 @@ local function closed(s)
   return s.gu or s.cu > 0
 end
 
--- save writes s back with the extra fields given, keeps the host counters,
+-- save writes s back with the extra fields given (and its bucket, if it
+-- changed), keeps the host counters,
 -- puts the key in the ready set if it has queued items and a free lease
 -- slot (a key already there keeps its place unless it must now wait
 -- longer; a closed key goes ahead of every other, at 0), and lets an idle
 -- key's state expire once its rest is over.
 local function save(s, ...)
   redis.call('HSET', s.K, 'na', s.na, 'leased', s.leased, 'ep', epoch, ...)
+  if s.bset then
+    redis.call('HSET', s.K, 'bt', s.b.tokens, 'bl', s.b.last, 'br', s.b.limit)
+    s.bset = false
+  end
   local active, busy = s.qlen > 0 or s.leased > 0, s.leased > 0
   if active ~= s.active then redis.call('HINCRBY', N, 'hosts', active and 1 or -1) end
   if busy ~= s.busy then redis.call('HINCRBY', N, 'busy', busy and 1 or -1) end
@@ -138,7 +153,7 @@ local function expire(token, restFrom)
     s.qlen = s.qlen + 1
     redis.call('HINCRBY', N, 'queued', 1)
   end
-  s.na = math.max(s.na, restFrom + s.delay)
+  rest(s, restFrom + s.delay - clock)
   save(s)
 end
 
@@ -160,9 +175,9 @@ local function grant(s, item, lease)
   redis.call('HINCRBY', N, 'leased', 1)
   s.leased = s.leased + 1
   if perHost > 1 and not closed(s) then
-    -- More than one lease at once: the next may start no sooner than a
-    -- Delay after this one.
-    s.na = math.max(s.na, clock + s.delay)
+    -- More than one lease at once: the claim takes the token, so that
+    -- the next may start no sooner than a Delay after this one.
+    rest(s, s.delay)
   end
   return token
 end
