@@ -34,7 +34,10 @@ func Dial(ctx context.Context, rawURL string, retryFor time.Duration) (redis.Uni
 	if retryFor == 0 {
 		retryFor = DefaultRetryFor
 	}
-	c := redis.NewClient(o)
+	// Asked on database 0: a cluster node refuses to SELECT another.
+	probe := *o
+	probe.DB = 0
+	c := redis.NewClient(&probe)
 	var info string
 	err = retry(ctx, retryFor, "asking "+o.Addr+" whether it is a cluster node", func() (err error) {
 		info, err = c.Info(ctx, "cluster").Result()
@@ -44,10 +47,10 @@ func Dial(ctx context.Context, rawURL string, retryFor time.Duration) (redis.Uni
 		c.Close()
 		return nil, err
 	}
-	if !strings.Contains(info, "cluster_enabled:1") {
-		return c, nil
-	}
 	c.Close()
+	if !strings.Contains(info, "cluster_enabled:1") {
+		return redis.NewClient(o), nil
+	}
 	if o.DB != 0 {
 		return nil, fmt.Errorf("%w: %s is a Redis Cluster node, which has database 0 only, not %d", ErrURL, o.Addr, o.DB)
 	}
