@@ -52,18 +52,27 @@ func frequencyAt(rate, mu float64) float64 {
 	for marginalGain(hi) < target {
 		lo, hi = hi, 2*hi
 	}
+	// Newton's method on g, whose slope is r·e^(−r), kept inside the
+	// bracket by bisecting whenever a step would leave it.
+	r := (lo + hi) / 2
 	for range 100 {
-		m := (lo + hi) / 2
-		if m == lo || m == hi {
+		g := marginalGain(r) - target
+		if g < 0 {
+			lo = r
+		} else {
+			hi = r
+		}
+		next := r - g/(r*math.Exp(-r))
+		if !(next > lo && next < hi) {
+			next = (lo + hi) / 2
+		}
+		if math.Abs(next-r) <= 1e-15*r || next == lo || next == hi {
+			r = next
 			break
 		}
-		if marginalGain(m) < target {
-			lo = m
-		} else {
-			hi = m
-		}
+		r = next
 	}
-	return rate / ((lo + hi) / 2)
+	return rate / r
 }
 
 // OptimalFrequencies returns the refetch frequencies fᵢ ≥ 0 that maximise
