@@ -3,11 +3,13 @@ package testweb
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -358,5 +360,59 @@ func TestChangingLoopback(t *testing.T) {
 	}
 	if err := l.Close(); err != nil {
 		t.Error(err)
+	}
+}
+
+// Concurrent requests while the clock moves on and the judge reads the
+// schedule: the lazily grown pages and changes are shared safely (run with
+// -race), and every response is the version of its time.
+func TestChangingConcurrentUse(t *testing.T) {
+	cfg := TypicalChangingConfig(2, 30, 3)
+	cfg.MinChangeInterval, cfg.NewPageInterval = time.Second, 5*time.Second
+	v, clock := newChangingVirtual(t, cfg)
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 40 {
+				url := fmt.Sprintf("http://h00%d.test/p/%d", g%2, (g*7+i)%40)
+				resp, err := v.Client().Get(url)
+				if err != nil {
+					errs <- err
+					return
+				}
+				body, err := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if err != nil {
+					errs <- err
+					return
+				}
+				// The clock moves in whole seconds, so the Date header
+				// is the instant the response's version was taken at.
+				at, err := http.ParseTime(resp.Header.Get("Date"))
+				if m := versionRe.FindSubmatch(body); err == nil && resp.StatusCode == http.StatusOK && m != nil {
+					if want := strconv.Itoa(v.Web.VersionAt(url, at)); string(m[1]) != want {
+						errs <- fmt.Errorf("%s at %v: version %s, the web says %s", url, at, m[1], want)
+						return
+					}
+				}
+			}
+		})
+	}
+	for range 100 {
+		clock.Advance(time.Second)
+		v.Web.Pages(clock.Now().Add(time.Minute))
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	r, err := v.Judge(FreshnessOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.PageFetches != 8*40 {
+		t.Errorf("judged %d page fetches of %d", r.PageFetches, 8*40)
 	}
 }
