@@ -109,11 +109,11 @@ type ChangingConfig struct {
 }
 
 // TypicalChangingConfig returns a config with every feature of the changing
-// web on, at shares like the real web's as far as they are known: rates over
-// a minute to a day, a tenth static, most validators honest, a few pages
-// going and moving within the first hour, a new page per host every ten
-// minutes, a third of the sitemaps lying, a Crawl-delay of one second.
-// Adjust its fields to the time a test or benchmark has.
+// web on, each at a share large enough to meet on a small web: rates over a
+// minute to a day, a tenth static, seven in ten validators honest, a few
+// pages going and moving within an hour of appearing, a new page per host
+// every ten minutes, a third of the sitemaps lying, a Crawl-delay of one
+// second. Adjust its fields to the time a test or benchmark has.
 func TypicalChangingConfig(hosts, pagesPerHost int, seed uint64) ChangingConfig {
 	return ChangingConfig{
 		Hosts: hosts, PagesPerHost: pagesPerHost, Seed: seed,
@@ -224,6 +224,7 @@ func (v Validators) String() string {
 // Fate is what becomes of a page of the changing web.
 type Fate uint8
 
+// The fates of a page.
 const (
 	FateNone  Fate = iota // it stays
 	FateGone              // it answers 404 or 410 from FateAt on
@@ -246,6 +247,7 @@ func (f Fate) String() string {
 // SitemapLastmod says what a host's sitemap states as a page's <lastmod>.
 type SitemapLastmod uint8
 
+// What sitemaps say a page's <lastmod> is.
 const (
 	LastmodTrue   SitemapLastmod = iota // when the page's current version appeared
 	LastmodNow                          // always the time of the request
@@ -702,10 +704,11 @@ func (w *ChangingWeb) Pages(t time.Time) []ChangingPage {
 	return out
 }
 
-// Page describes the content URL u (any spelling Canonical accepts), made or
-// not yet; false if the web has no such URL by the time it is asked.
+// Page describes the content URL u (any spelling Canonical accepts), whether
+// or not it exists yet; false if the web has no such URL by the clock's now
+// (or a time asked of it before).
 func (w *ChangingWeb) Page(u string) (ChangingPage, bool) {
-	a, ok := w.lookup(u)
+	a, ok := w.lookup(u, w.Now())
 	if !ok {
 		return ChangingPage{}, false
 	}
@@ -713,8 +716,8 @@ func (w *ChangingWeb) Page(u string) (ChangingPage, bool) {
 }
 
 // lookup returns the address of a content URL, making new pages up to the
-// web's current time.
-func (w *ChangingWeb) lookup(u string) (address, bool) {
+// later of the web's current time and at.
+func (w *ChangingWeb) lookup(u string, at time.Time) (address, bool) {
 	c, err := Canonical(u)
 	if err != nil {
 		return address{}, false
@@ -728,7 +731,7 @@ func (w *ChangingWeb) lookup(u string) (address, bool) {
 	if h == nil {
 		return address{}, false
 	}
-	h.grow(w.offset(w.Now()))
+	h.grow(max(w.offset(w.Now()), w.offset(at)))
 	return h.parseAddress("/" + target)
 }
 
@@ -755,7 +758,7 @@ func (w *ChangingWeb) describe(a address) ChangingPage {
 // more with every change; or VersionAbsent (no such URL then), VersionGone
 // or VersionMoved. Every response to u carries the version of its time.
 func (w *ChangingWeb) VersionAt(u string, t time.Time) int {
-	a, ok := w.lookup(u)
+	a, ok := w.lookup(u, t)
 	if !ok {
 		return VersionAbsent
 	}
@@ -765,7 +768,7 @@ func (w *ChangingWeb) VersionAt(u string, t time.Time) int {
 // Changes returns the times in (from, to] at which content URL u's version
 // changes, its going or moving included.
 func (w *ChangingWeb) Changes(u string, from, to time.Time) []time.Time {
-	a, ok := w.lookup(u)
+	a, ok := w.lookup(u, to)
 	if !ok {
 		return nil
 	}
