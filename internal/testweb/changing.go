@@ -620,8 +620,8 @@ func (a address) changes(from, to time.Duration) []time.Duration {
 		return nil
 	}
 	out := a.c.changesIn(lo, min(to, end))
-	if n := len(out); n > 0 && out[n-1] >= end {
-		out = out[:n-1] // a change at the fate's instant is never seen
+	for len(out) > 0 && out[len(out)-1] >= end {
+		out = out[:len(out)-1] // a change at the fate's instant is never seen
 	}
 	if end > from && end <= to {
 		out = append(out, end)
