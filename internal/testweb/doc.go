@@ -70,6 +70,43 @@
 // Hostile.Analyze judges a crawl from the log and from the dials Hostile's
 // dialer refused (ForeignDials): nothing ever leaves loopback.
 //
+// # The changing web
+//
+// NewChanging (or NewChangingVirtual, ListenChangingLoopback) generates a
+// web whose pages change over time, for judging continuous crawling, from a
+// ChangingConfig (TypicalChangingConfig turns every feature on). Each host's
+// home page links to its content pages /p/{k}; each page changes as a
+// Poisson process of its own rate λ, spread log-uniformly between the
+// configured bounds, some never; the version is in its text. Most pages send
+// a true strong or weak ETag and a Last-Modified and answer 304 as RFC 9110
+// §13 says (If-None-Match, by weak comparison, before If-Modified-Since);
+// some send none; some lie (a Last-Modified always now, an ETag new with
+// every response) and never answer 304. Pages go (404 or 410) or move (301
+// to /m/{k}, where they carry on changing) at scheduled times; hosts grow,
+// new pages appearing on their home pages; /sitemap.xml gives a <lastmod>
+// that is true on some hosts and always now or random on others;
+// robots.txt has a Crawl-delay and may begin to disallow a path at a set
+// time. The schedule is generated lazily, deterministically from the seed,
+// relative to Start, on the clock the config gives (real time by default,
+// a test's fake clock otherwise), so the same config makes the same web
+// whatever is asked of it in what order. Pages, Page, VersionAt, Changes and
+// Allowed expose the ground truth. The handler logs each request on the
+// web's clock, with whether it was conditional and the bytes sent.
+//
+// ChangingWeb.Judge computes from that log, over a window, the
+// time-averaged freshness of the crawler's copy (a page's copy is fresh
+// while the version last received is the current one; a 304 keeps the copy
+// as it was) and compares it, host by host at the crawler's own fetch
+// count, with revisiting every page alike and with the offline optimum of
+// Cho and Garcia-Molina (OptimalFrequencies: maximise Σ F(λᵢ, fᵢ), F(λ, f)
+// = (1 − e^(−λ/f))·f/λ, subject to Σ fᵢ = the budget), and with the
+// optimum at the host's full politeness budget. The FreshnessReport also
+// counts the changes the crawler's fetches found (new, changed, unchanged,
+// gone, moved), the share of revisits with validators that were
+// conditional, the bytes sent against unconditional refetches, new pages'
+// discovery delays, and politeness and robots.txt violations;
+// FreshnessReport.Check holds it to FreshnessTargets.
+//
 // # Serving
 //
 // NewVirtual serves every host from one httptest.Server; its DialContext,

@@ -26,6 +26,11 @@ type Entry struct {
 	Target    string    `json:"target"` // request target as sent: escaped path and raw query
 	Status    int       `json:"status"` // 0 if the response never completed: the client went away, or the host cut it off
 	UserAgent string    `json:"ua,omitempty"`
+	// Conditional and Bytes are recorded by the changing web's handler
+	// (NewChanging) only: whether the request carried If-None-Match or
+	// If-Modified-Since, and how many body bytes the response sent.
+	Conditional bool  `json:"cond,omitempty"`
+	Bytes       int64 `json:"bytes,omitempty"`
 }
 
 // URL returns the absolute URL of the request as sent.
