@@ -123,7 +123,7 @@ func defaultConfig() config {
 		hostFailures:   DefaultHostFailures,
 		follow:         true,
 		sitemaps:       true,
-		canonicalizer:  frontier.Canonicalizer{SortQuery: true},
+		canonicalizer:  frontier.Canonicalizer{},
 		respectNofollw: true,
 	}
 }

@@ -369,7 +369,7 @@ func (f *flags) options(logger *slog.Logger) ([]crawler.Option, error) {
 		return nil, fmt.Errorf("invalid value %q for -progress: want auto, on or off", f.progress)
 	}
 	if !f.sortQuery || f.stripTracking {
-		cz := frontier.Canonicalizer{SortQuery: f.sortQuery}
+		cz := frontier.Canonicalizer{KeepQueryOrder: !f.sortQuery}
 		if f.stripTracking {
 			cz.StripParam = frontier.TrackingParam
 		}
