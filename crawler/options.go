@@ -119,53 +119,54 @@ type Option func(*config) error
 // given, NoLimit included; frontierConfig and newRegistry translate them
 // into their packages' spellings.
 type config struct {
-	agent           string
-	userAgent       string
-	workers         int
-	perHost         int
-	minDelay        time.Duration
-	maxDelay        time.Duration
-	keyMode         ratelimit.KeyMode
-	scope           frontier.Scope
-	scopeFunc       func(*url.URL) bool
-	maxDepth        int
-	maxPages        int
-	maxPagesHost    int
-	connectTimeout  time.Duration
-	headerTimeout   time.Duration
-	timeout         time.Duration // a whole fetch's
-	bodyLimit       int64
-	sitemaps        bool
-	respectNofollow bool
-	client          *http.Client
-	transport       http.RoundTripper
-	logger          *slog.Logger
-	clock           ratelimit.Clock
-	grace           time.Duration
-	robotsCache     int
-	pageRetries     int
-	robotsWait      time.Duration
-	maxRedirects    int // fetch's spelling: fetch.NoRedirects for none
-	canonicalizer   frontier.Canonicalizer
-	adaptive        float64
-	maxLinks        int
-	maxSitemaps     int
-	maxSitemapURLs  int
-	maxSitemapNest  int // math.MaxInt for NoLimit: sitemaps.go compares depths with it
-	maxPathSegs     int
-	maxSegRepeats   int
-	hostFailures    int
-	allowPrivate    bool
-	store           frontier.Store
-	checkpoint      func() []byte
-	recorder        fetch.Recorder
-	lease           time.Duration // 0 until WithLease or New's default
-	follow          bool
-	extractors      map[string][]fetch.Extractor // media type → extractors that replace the defaults
-	extraExtract    []registration               // added to the defaults, in order
+	agent              string
+	userAgent          string
+	workers            int
+	perHost            int
+	minDelay           time.Duration
+	maxDelay           time.Duration
+	keyMode            ratelimit.KeyMode
+	scope              frontier.Scope
+	scopeFunc          func(*url.URL) bool
+	maxDepth           int
+	maxPages           int
+	maxPagesHost       int
+	connectTimeout     time.Duration
+	headerTimeout      time.Duration
+	timeout            time.Duration // a whole fetch's
+	bodyLimit          int64
+	sitemaps           bool
+	respectNofollow    bool
+	client             *http.Client
+	transport          http.RoundTripper
+	logger             *slog.Logger
+	clock              ratelimit.Clock
+	grace              time.Duration
+	robotsCache        int
+	pageRetries        int
+	robotsWait         time.Duration
+	maxRedirects       int // fetch's spelling: fetch.NoRedirects for none
+	canonicalizer      frontier.Canonicalizer
+	adaptive           float64
+	maxLinks           int
+	maxSitemaps        int
+	maxSitemapURLs     int
+	maxSitemapNest     int // math.MaxInt for NoLimit: sitemaps.go compares depths with it
+	maxPathSegs        int
+	maxSegRepeats      int
+	hostFailures       int
+	allowPrivate       bool
+	store              frontier.Store
+	checkpoint         func() []byte
+	recorder           fetch.Recorder
+	lease              time.Duration // 0 until WithLease or New's default
+	follow             bool
+	replacedExtractors map[string][]fetch.Extractor // media type → extractors that replace the defaults
+	addedExtractors    []addedExtractor             // added to the defaults, in order
 }
 
-type registration struct {
+// addedExtractor is an extractor WithExtractor adds for a media type.
+type addedExtractor struct {
 	mediaType string
 	e         fetch.Extractor
 }
@@ -601,7 +602,7 @@ func WithExtractor(mediaType string, e fetch.Extractor) Option {
 		if e == nil || mediaType == "" {
 			return invalid("WithExtractor", "extractor needs a media type and a non-nil extractor")
 		}
-		c.extraExtract = append(c.extraExtract, registration{mediaType, e})
+		c.addedExtractors = append(c.addedExtractors, addedExtractor{mediaType, e})
 		return nil
 	}
 }
@@ -617,10 +618,10 @@ func WithExtractors(mediaType string, es ...fetch.Extractor) Option {
 		if slices.Contains(es, nil) {
 			return invalid("WithExtractors", "nil extractor for %s", mediaType)
 		}
-		if c.extractors == nil {
-			c.extractors = map[string][]fetch.Extractor{}
+		if c.replacedExtractors == nil {
+			c.replacedExtractors = map[string][]fetch.Extractor{}
 		}
-		c.extractors[mediaType] = es
+		c.replacedExtractors[mediaType] = es
 		return nil
 	}
 }

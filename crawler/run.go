@@ -135,7 +135,7 @@ func (r *crawl) followFeed(ctx context.Context) (stop func()) {
 	followCtx, stopFollowing := context.WithCancel(ctx)
 	if feed != nil {
 		r.feed = &seedFeed{open: true, moved: make(chan struct{})}
-		following.Go(func() { r.follow(followCtx, feed) })
+		following.Go(func() { r.scheduleFeed(followCtx, feed) })
 	}
 	return func() {
 		stopFollowing()
@@ -302,10 +302,10 @@ func (r *crawl) sharedClient() *http.Client {
 func newRegistry(cfg *config) *fetch.Registry {
 	reg := fetch.NewRegistry()
 	reg.MaxLinks = cfg.maxLinks // NoLimit is fetch's no bound too: any negative
-	for mt, es := range cfg.extractors {
+	for mt, es := range cfg.replacedExtractors {
 		reg.Set(mt, es...)
 	}
-	for _, e := range cfg.extraExtract {
+	for _, e := range cfg.addedExtractors {
 		reg.Register(e.mediaType, e.e)
 	}
 	return reg
