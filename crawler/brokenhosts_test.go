@@ -83,7 +83,7 @@ func crawlBrokenHosts(t *testing.T, v *testweb.Virtual, seeds []string, in func(
 		crawler.WithTransport(tr),
 		crawler.WithDelay(brokenDelay),
 		crawler.WithMaxDelay(brokenMaxDelay),
-		crawler.WithTimeouts(time.Second, brokenHeader, 5*time.Second),
+		crawler.WithConnectTimeout(time.Second), crawler.WithHeaderTimeout(brokenHeader), crawler.WithFetchTimeout(5 * time.Second),
 		crawler.WithScope(frontier.ScopeAny),
 		crawler.WithGracePeriod(time.Second),
 	}
@@ -120,7 +120,7 @@ func crawlBrokenHosts(t *testing.T, v *testweb.Virtual, seeds []string, in func(
 	res.elapsed = time.Since(res.started)
 	res.entries = v.Log.Entries()
 	t.Logf("crawl of %d seeds: Run = %v after %v; %d requests; stats: %v", len(seeds), res.runErr,
-		res.elapsed.Round(time.Millisecond), len(res.entries), c.Stats())
+		res.elapsed.Round(time.Millisecond), len(res.entries), statsOf(t, c))
 	return res
 }
 

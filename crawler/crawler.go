@@ -3,9 +3,8 @@ package crawler
 import (
 	"context"
 	"errors"
-	"fmt"
-	"log/slog"
 	"net/url"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -43,7 +42,7 @@ type Link = fetch.Link
 var (
 	// ErrRunning: Run was called while the Crawler was already running.
 	ErrRunning = errors.New("crawler: already running")
-	// ErrNotRunning: Enqueue was called outside Run.
+	// ErrNotRunning: Enqueue or Host was called outside Run.
 	ErrNotRunning = errors.New("crawler: not running")
 	// ErrNoSeeds: Run got no seed that could be scheduled, and its Store
 	// holds no work to resume.
@@ -67,26 +66,62 @@ const (
 // robots.txt of its authority, every host is paced by its own token bucket,
 // and the frontier hands workers only hosts that may be fetched now.
 //
-// Configure it with options and hooks before Run; hooks registered during
-// Run are ignored until the next Run. A Crawler runs one crawl at a time.
+// Make one with New; the zero Crawler is ready to use too, and crawls as
+// New() would, with the defaults. Hooks (OnPage, OnHTML, OnError,
+// OnDisallowed, Filter) may be registered at any time: one registered
+// during Run takes effect for the URLs handled from then on. A Crawler
+// runs one crawl at a time.
 type Crawler struct {
-	cfg config
+	configured sync.Once // cfg is set: by New, or with the defaults on a zero Crawler's first use
+	cfg        config
 
-	mu           sync.Mutex
-	onPage       []func(context.Context, *Page)
-	onError      []func(context.Context, *url.URL, error)
-	onDisallowed []func(context.Context, *url.URL, DisallowReason)
-	onHTML       []htmlHandler
-	filters      []func(u *url.URL, from *url.URL, depth int) bool
-	feed         <-chan Seed // RunFeed's, while it runs
+	mu    sync.Mutex // serialises registrations, and guards feed and last
+	hooks atomic.Pointer[hooks]
+	feed  <-chan Seed // RunFeed's, while it runs
 
 	running atomic.Bool
 	cur     atomic.Pointer[crawl]
 	last    *stats
 }
 
+// hooks are the handlers and filters registered on a Crawler. A
+// registration replaces them with a copy that has one more, so that a
+// running crawl reads a consistent set without a lock, and a hook
+// registered during Run takes effect for the URLs handled after it.
+type hooks struct {
+	onPage       []func(context.Context, *Page)
+	onError      []func(context.Context, *url.URL, error)
+	onDisallowed []func(context.Context, *url.URL, DisallowReason)
+	onHTML       []htmlHandler
+	filters      []func(u *url.URL, from *url.URL, depth int) bool
+}
+
+// register adds a hook: add appends it to a copy of the current hooks.
+func (c *Crawler) register(add func(h *hooks)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var h hooks
+	if cur := c.hooks.Load(); cur != nil {
+		h = *cur
+	}
+	// Clipped, so that add's append copies instead of writing into an
+	// array a running crawl may be reading.
+	h.onPage, h.onError, h.onDisallowed = slices.Clip(h.onPage), slices.Clip(h.onError), slices.Clip(h.onDisallowed)
+	h.onHTML, h.filters = slices.Clip(h.onHTML), slices.Clip(h.filters)
+	add(&h)
+	c.hooks.Store(&h)
+}
+
+// registered returns the hooks registered so far.
+func (c *Crawler) registered() *hooks {
+	if h := c.hooks.Load(); h != nil {
+		return h
+	}
+	return &hooks{}
+}
+
 // New returns a Crawler configured by opts, or an error wrapping
-// ErrInvalidOption naming the first bad option.
+// ErrInvalidOption, an *OptionError naming the first bad option.
 func New(opts ...Option) (*Crawler, error) {
 	cfg := defaultConfig()
 	for _, o := range opts {
@@ -97,29 +132,26 @@ func New(opts ...Option) (*Crawler, error) {
 			return nil, err
 		}
 	}
-	if cfg.recorder != nil && (cfg.client != nil || cfg.transport != nil) {
-		return nil, invalid("WithWARC records through the crawler's own transport: it cannot be combined with WithHTTPClient or WithTransport")
+	if err := cfg.check(); err != nil {
+		return nil, err
 	}
-	if cfg.maxDelay < cfg.minDelay {
-		return nil, invalid("max delay %v is below the minimum delay %v", cfg.maxDelay, cfg.minDelay)
-	}
-	if cfg.userAgent == "" {
-		cfg.userAgent = fmt.Sprintf("%s/%s (+https://github.com/heedcrawl/heed)", cfg.agent, Version)
-		if cfg.agent != DefaultAgent {
-			cfg.userAgent = fmt.Sprintf("%s (heed/%s; +https://github.com/heedcrawl/heed)", cfg.agent, Version)
-		}
-	}
-	if cfg.logger == nil {
-		cfg.logger = slog.New(slog.DiscardHandler)
-	}
-	return &Crawler{cfg: cfg}, nil
+	c := new(Crawler)
+	c.configured.Do(func() { c.cfg = cfg })
+	return c, nil
+}
+
+// settings returns c's configuration: New's, or for a zero Crawler the
+// defaults, set on its first use.
+func (c *Crawler) settings() *config {
+	c.configured.Do(func() { c.cfg = defaultConfig().completed() })
+	return &c.cfg
 }
 
 // Agent returns the product token robots.txt is read for.
-func (c *Crawler) Agent() string { return c.cfg.agent }
+func (c *Crawler) Agent() string { return c.settings().agent }
 
 // UserAgent returns the User-Agent header the crawler sends.
-func (c *Crawler) UserAgent() string { return c.cfg.userAgent }
+func (c *Crawler) UserAgent() string { return c.settings().userAgent }
 
 // OnPage registers f to be called for every response received for a page
 // (any status, redirects included). Handlers run on the worker that fetched
@@ -129,9 +161,7 @@ func (c *Crawler) UserAgent() string { return c.cfg.userAgent }
 // counted under Stats.Errors["handler-panic"] and reported to OnError; the
 // crawl goes on.
 func (c *Crawler) OnPage(f func(ctx context.Context, p *Page)) {
-	c.mu.Lock()
-	c.onPage = append(c.onPage, f)
-	c.mu.Unlock()
+	c.register(func(h *hooks) { h.onPage = append(h.onPage, f) })
 }
 
 // OnError registers f to be called when fetching or handling u fails, and
@@ -144,17 +174,13 @@ func (c *Crawler) OnPage(f func(ctx context.Context, p *Page)) {
 // hook's; a seed that is not a URL at all comes whole in u.Opaque, so
 // u.String() gives it back. Same concurrency guarantees as OnPage.
 func (c *Crawler) OnError(f func(ctx context.Context, u *url.URL, err error)) {
-	c.mu.Lock()
-	c.onError = append(c.onError, f)
-	c.mu.Unlock()
+	c.register(func(h *hooks) { h.onError = append(h.onError, f) })
 }
 
 // OnDisallowed registers f to be called for every URL robots.txt kept the
 // crawler from fetching. Same concurrency guarantees as OnPage.
 func (c *Crawler) OnDisallowed(f func(ctx context.Context, u *url.URL, reason DisallowReason)) {
-	c.mu.Lock()
-	c.onDisallowed = append(c.onDisallowed, f)
-	c.mu.Unlock()
+	c.register(func(h *hooks) { h.onDisallowed = append(h.onDisallowed, f) })
 }
 
 // Filter registers f to decide which discovered URLs are scheduled: a link u
@@ -162,9 +188,7 @@ func (c *Crawler) OnDisallowed(f func(ctx context.Context, u *url.URL, reason Di
 // every filter returns true. Seeds and redirect targets are not filtered.
 // Filters run concurrently and must be safe for it.
 func (c *Crawler) Filter(f func(u *url.URL, from *url.URL, depth int) bool) {
-	c.mu.Lock()
-	c.filters = append(c.filters, f)
-	c.mu.Unlock()
+	c.register(func(h *hooks) { h.filters = append(h.filters, f) })
 }
 
 // Enqueue schedules rawURL from inside a running crawl, for instance from an
@@ -218,8 +242,10 @@ type HostInfo struct {
 }
 
 // Host reports what the running crawl knows about the host of rawURL,
-// without fetching anything. It returns ErrNotRunning outside Run.
-func (c *Crawler) Host(rawURL string) (HostInfo, error) {
+// without fetching anything: its robots.txt as cached in this process, and
+// its pace as the frontier's Store holds it, read within ctx (the Store
+// may be remote: Redis). It returns ErrNotRunning outside Run.
+func (c *Crawler) Host(ctx context.Context, rawURL string) (HostInfo, error) {
 	r := c.cur.Load()
 	if r == nil {
 		return HostInfo{}, ErrNotRunning
@@ -234,7 +260,7 @@ func (c *Crawler) Host(rawURL string) (HostInfo, error) {
 	}
 	info := HostInfo{Key: r.keys.Key(u)}
 	info.Robots, _ = r.gate.Cached(u)
-	h, err := r.fr.Host(context.Background(), info.Key)
+	h, err := r.fr.Host(ctx, info.Key)
 	if err != nil {
 		return HostInfo{}, err
 	}
@@ -242,18 +268,25 @@ func (c *Crawler) Host(rawURL string) (HostInfo, error) {
 	return info, nil
 }
 
-// Stats returns the crawl's counters: live during Run, final after it.
-func (c *Crawler) Stats() Stats {
+// Stats returns the crawl's counters: live during Run, final after it
+// (zero before the first Run). The counters are this process's; during Run
+// the figures of the queue (Queued, InFlight and the Hosts ones) are asked
+// of the frontier's Store, which may be remote (Redis), within ctx: if it
+// cannot answer, Stats returns the counters with those figures zero, and
+// the Store's error. After Run they are as they were when it ended (zero
+// if the Store could not say within a second), and Stats asks the Store
+// nothing.
+func (c *Crawler) Stats(ctx context.Context) (Stats, error) {
 	if r := c.cur.Load(); r != nil {
-		return r.stats.snapshot(r.now())
+		return r.stats.snapshot(ctx, r.now())
 	}
 	c.mu.Lock()
 	last := c.last
 	c.mu.Unlock()
 	if last == nil {
-		return newStats(time.Time{}).snapshot(time.Time{})
+		last = newStats(time.Time{})
 	}
-	return last.snapshot(time.Time{})
+	return last.snapshot(ctx, time.Time{})
 }
 
 // Run crawls from seeds until no reachable URL is left, a page limit is

@@ -41,7 +41,7 @@ func TestRunReturnsWhenFrontierExhausted(t *testing.T) {
 			t.Errorf("%s requested %d times, want 1", p, n)
 		}
 	}
-	st := c.Stats()
+	st := statsOf(t, c)
 	if st.Queued != 0 || st.InFlight != 0 || st.Pages != 4 {
 		t.Errorf("after Run: Queued %d, InFlight %d, Pages %d; want 0, 0, 4", st.Queued, st.InFlight, st.Pages)
 	}
@@ -255,7 +255,7 @@ func TestPanickingHandlersAreRecovered(t *testing.T) {
 		return true
 	})
 	runCrawl(t, c, s.URL+"/")
-	if got := c.Stats().Errors["handler-panic"]; got != 2 {
+	if got := statsOf(t, c).Errors["handler-panic"]; got != 2 {
 		t.Errorf("Stats.Errors[handler-panic] = %d, want 2", got)
 	}
 	for _, want := range []struct{ url, text string }{{"/boom", "page handler failed"}, {"/filter-boom", "filter failed"}} {
@@ -314,7 +314,7 @@ func TestOnDisallowed(t *testing.T) {
 	if got := down.targets(); !reflect.DeepEqual(got, []string{"/robots.txt"}) {
 		t.Errorf("requests to the host whose robots.txt answers 503: %q, want only /robots.txt", got)
 	}
-	st := c.Stats()
+	st := statsOf(t, c)
 	// A URL is counted once: by the rules as disallowed, for an unreachable
 	// robots.txt as an error.
 	if st.Disallowed != 2 || st.Errors["robots-unavailable"] != 2 {
@@ -371,7 +371,7 @@ func TestFilterBlocksLinks(t *testing.T) {
 			t.Errorf("filter called for %s with from %q, depth %d; want %q, %d", p, got.from, got.depth, w.from, w.depth)
 		}
 	}
-	if got := c.Stats().Skipped["filter"]; got != 2 {
+	if got := statsOf(t, c).Skipped["filter"]; got != 2 {
 		t.Errorf("Stats.Skipped[filter] = %d, want 2", got)
 	}
 }
@@ -519,7 +519,7 @@ func TestNofollow(t *testing.T) {
 		if got, want := pages.targets(), []string{"/", "/meta"}; !reflect.DeepEqual(got, want) {
 			t.Errorf("fetched %q, want %q", got, want)
 		}
-		if n := c.Stats().Nofollow; n != 1 {
+		if n := statsOf(t, c).Nofollow; n != 1 {
 			t.Errorf("Stats.Nofollow = %d, want 1 (the meta nofollow page)", n)
 		}
 		if p := pages.get("/meta"); p == nil || len(p.Links) != 0 {
@@ -607,7 +607,7 @@ func TestRedirectLoopAndLongChainAreBounded(t *testing.T) {
 	if !tooMany || !loop {
 		t.Errorf("OnError got ErrTooManyRedirects %v, ErrRedirectLoop %v; want both: %v", tooMany, loop, errs.all())
 	}
-	if n := c.Stats().Errors["redirect"]; n != 2 {
+	if n := statsOf(t, c).Errors["redirect"]; n != 2 {
 		t.Errorf("Stats.Errors[redirect] = %d, want 2", n)
 	}
 }
@@ -660,7 +660,7 @@ func TestRetryAfter(t *testing.T) {
 	if got := statuses[host(down)]; !reflect.DeepEqual(got, []int{503}) {
 		t.Errorf("OnPage statuses for the 503 host: %v, want [503] once retries ran out", got)
 	}
-	st := c.Stats()
+	st := statsOf(t, c)
 	if st.Retries != 2 || st.Statuses[200] != 1 || st.Statuses[503] != 1 || st.Statuses[429] != 0 {
 		t.Errorf("Stats: Retries %d, Statuses %v; want 2 retries, one 200 and one 503", st.Retries, st.Statuses)
 	}
@@ -727,53 +727,6 @@ func TestRunWhileRunning(t *testing.T) {
 	}
 }
 
-func TestInvalidOptions(t *testing.T) {
-	for name, opts := range map[string][]crawler.Option{
-		"empty agent":          {crawler.WithAgent("")},
-		"agent with slash":     {crawler.WithAgent("bot/1.0")},
-		"zero workers":         {crawler.WithWorkers(0)},
-		"zero per host":        {crawler.WithPerHost(0)},
-		"negative delay":       {crawler.WithDelay(-time.Second)},
-		"zero max delay":       {crawler.WithMaxDelay(0)},
-		"max below min":        {crawler.WithDelay(2 * time.Second), crawler.WithMaxDelay(time.Second)},
-		"negative adaptive":    {crawler.WithAdaptiveDelay(-1)},
-		"unknown scope":        {crawler.WithScope(99)},
-		"negative depth":       {crawler.WithMaxDepth(-1)},
-		"negative pages":       {crawler.WithMaxPages(-1)},
-		"negative host pages":  {crawler.WithMaxPagesPerHost(-1)},
-		"negative timeout":     {crawler.WithTimeouts(0, -1, 0)},
-		"zero body limit":      {crawler.WithBodyLimit(0)},
-		"nil client":           {crawler.WithHTTPClient(nil)},
-		"nil transport":        {crawler.WithTransport(nil)},
-		"negative grace":       {crawler.WithGracePeriod(-1)},
-		"zero robots cache":    {crawler.WithRobotsCacheSize(0)},
-		"negative retries":     {crawler.WithRetries(-1)},
-		"negative robots wait": {crawler.WithRobotsWait(-1)},
-		"negative redirects":   {crawler.WithMaxRedirects(-1)},
-		"nil extractor":        {crawler.WithExtractor("text/html", nil)},
-		"no media type":        {crawler.WithExtractors("")},
-	} {
-		c, err := crawler.New(opts...)
-		if !errors.Is(err, crawler.ErrInvalidOption) {
-			t.Errorf("%s: New = %v, %v; want an error wrapping ErrInvalidOption", name, c, err)
-		}
-	}
-	c, err := crawler.New()
-	if err != nil {
-		t.Fatalf("New() = %v", err)
-	}
-	if c.Agent() != crawler.DefaultAgent || !strings.HasPrefix(c.UserAgent(), "heed/") {
-		t.Errorf("defaults: agent %q, User-Agent %q", c.Agent(), c.UserAgent())
-	}
-	c, err = crawler.New(crawler.WithAgent("MyBot"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.HasPrefix(c.UserAgent(), "MyBot") || !strings.Contains(c.UserAgent(), "heed") {
-		t.Errorf("User-Agent for agent MyBot = %q, want it to start with MyBot and mention heed", c.UserAgent())
-	}
-}
-
 // TestStats checks the counters of a small crawl whose every outcome is
 // known.
 func TestStats(t *testing.T) {
@@ -799,10 +752,10 @@ func TestStats(t *testing.T) {
 	var live crawler.Stats
 	var once sync.Once
 	c.OnPage(func(ctx context.Context, p *crawler.Page) {
-		once.Do(func() { live = c.Stats() })
+		once.Do(func() { live = statsOf(t, c) })
 	})
 	runCrawl(t, c, s.URL+"/")
-	st := c.Stats()
+	st := statsOf(t, c)
 	t.Logf("%+v", st)
 	if live.InFlight < 1 || live.Started.IsZero() {
 		t.Errorf("live Stats in OnPage: InFlight %d, Started %v; want the page in flight and a start time", live.InFlight, live.Started)
@@ -883,7 +836,7 @@ func TestPerHostConcurrency(t *testing.T) {
 	if peak != 2 {
 		t.Errorf("at most %d requests in flight to the host, want 2", peak)
 	}
-	if st := c.Stats(); st.Pages != 7 {
+	if st := statsOf(t, c); st.Pages != 7 {
 		t.Errorf("Pages = %d, want 7", st.Pages)
 	}
 }
@@ -901,14 +854,14 @@ func TestHeaderTimeout(t *testing.T) {
 		},
 	})
 	defer close(stop)
-	c := newCrawler(t, crawler.WithTimeouts(0, 200*time.Millisecond, 0), crawler.WithRetries(0))
+	c := newCrawler(t, crawler.WithHeaderTimeout(200*time.Millisecond), crawler.WithRetries(0))
 	errs := recordErrors(c)
 	pages := recordPages(c)
 	runCrawl(t, c, s.URL+"/")
 	if es := errs.find("/hang"); len(es) != 1 {
 		t.Errorf("OnError for /hang: %v, want one timeout", es)
 	}
-	if n := c.Stats().Errors["timeout"]; n != 1 {
+	if n := statsOf(t, c).Errors["timeout"]; n != 1 {
 		t.Errorf("Stats.Errors[timeout] = %d, want 1", n)
 	}
 	if pages.get("/ok") == nil || pages.get("/hang") != nil {
@@ -949,7 +902,7 @@ func TestRobotsWait(t *testing.T) {
 	if !reflect.DeepEqual(reasons, []crawler.DisallowReason{crawler.DisallowedByRules}) {
 		t.Errorf("OnDisallowed reasons %v, want only /private/x by rules", reasons)
 	}
-	st := c.Stats()
+	st := statsOf(t, c)
 	if st.Errors["robots-unavailable"] != 0 || st.RobotsOutcomes["unreachable"] != 1 || st.RobotsOutcomes["ok"] != 1 {
 		t.Errorf("Stats: Errors %v, RobotsOutcomes %v; want no robots-unavailable skip, unreachable 1, ok 1", st.Errors, st.RobotsOutcomes)
 	}
@@ -1012,7 +965,7 @@ func TestMaxDepth(t *testing.T) {
 	if got := pages.targets(); !reflect.DeepEqual(got, []string{"/", "/1", "/2"}) {
 		t.Errorf("fetched %q with max depth 2, want /, /1, /2", got)
 	}
-	if n := c.Stats().Skipped["depth"]; n != 1 {
+	if n := statsOf(t, c).Skipped["depth"]; n != 1 {
 		t.Errorf("Stats.Skipped[depth] = %d, want 1", n)
 	}
 }
@@ -1025,7 +978,7 @@ func TestRobotsOutcomesCountFetches(t *testing.T) {
 	})
 	c := newCrawler(t, crawler.WithPerHost(4))
 	runCrawl(t, c, s.URL+"/a", s.URL+"/b", s.URL+"/c", s.URL+"/d")
-	if got, fetched := c.Stats().RobotsOutcomes, s.count("/robots.txt"); !reflect.DeepEqual(got, map[string]int64{"ok": int64(fetched)}) {
+	if got, fetched := statsOf(t, c).RobotsOutcomes, s.count("/robots.txt"); !reflect.DeepEqual(got, map[string]int64{"ok": int64(fetched)}) {
 		t.Errorf("Stats.RobotsOutcomes = %v after %d robots.txt fetches", got, fetched)
 	}
 }
@@ -1053,7 +1006,7 @@ func TestHostInfoAndDelayStats(t *testing.T) {
 		"/a": htmlPage("a"),
 	})
 	c := newCrawler(t)
-	if _, err := c.Host(s.URL + "/"); !errors.Is(err, crawler.ErrNotRunning) {
+	if _, err := c.Host(context.Background(), s.URL+"/"); !errors.Is(err, crawler.ErrNotRunning) {
 		t.Fatalf("Host outside Run: %v, want ErrNotRunning", err)
 	}
 	var mu sync.Mutex
@@ -1063,12 +1016,12 @@ func TestHostInfoAndDelayStats(t *testing.T) {
 		if p.URL.Path != "/a" {
 			return
 		}
-		got, err := c.Host(p.URL.String())
+		got, err := c.Host(ctx, p.URL.String())
 		if err != nil {
 			t.Errorf("Host: %v", err)
 		}
 		mu.Lock()
-		info, live = got, c.Stats()
+		info, live = got, statsOf(t, c)
 		mu.Unlock()
 	})
 	runCrawl(t, c, s.URL+"/")
@@ -1086,7 +1039,7 @@ func TestHostInfoAndDelayStats(t *testing.T) {
 	if live.HostsActive != 1 || live.Hosts != 1 || live.HostsWaiting != 0 {
 		t.Errorf("live Stats: %d hosts, %d active, %d waiting; want the one host active", live.Hosts, live.HostsActive, live.HostsWaiting)
 	}
-	if st := c.Stats(); st.CrawlDelayHosts != 1 || st.MaxCrawlDelay != 50*time.Millisecond {
+	if st := statsOf(t, c); st.CrawlDelayHosts != 1 || st.MaxCrawlDelay != 50*time.Millisecond {
 		t.Errorf("Stats: CrawlDelayHosts %d, MaxCrawlDelay %v; want 1 and 50ms", st.CrawlDelayHosts, st.MaxCrawlDelay)
 	}
 }

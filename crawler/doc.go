@@ -38,15 +38,32 @@
 // nofollow, by rel, robots <meta> or X-Robots-Tag, are not followed
 // (WithRespectNofollow). Sitemaps named in robots.txt, or /sitemap.xml, are
 // read and their pages crawled within a per-host budget (WithSitemaps,
-// WithSitemapLimits). Loopback, private and link-local addresses are
+// WithMaxSitemaps, WithMaxSitemapURLs, WithMaxSitemapDepth). Loopback, private and link-local addresses are
 // refused unless the seeds are on them (WithAllowPrivate).
+//
+// # Options
+//
+// New takes options; an option left out keeps its default (the Default
+// constants), and New refuses a bad value with an *OptionError naming the
+// option. One rule says what a value means: zero means zero, or is
+// refused. WithDelay(0) is no delay, WithRetries(0) no retry,
+// WithMaxRedirects(0) no redirect followed, WithGracePeriod(0) no grace,
+// WithMaxSitemapDepth(0) no nested sitemap; where zero of something would
+// crawl nothing or has its own option (no workers, no pages, no links, a
+// zero timeout or lease), New refuses it and says what to use instead.
+// Zero never stands for the default, nor for no limit: a limit is lifted
+// with NoLimit, WithMaxPages(NoLimit). The zero value of a struct passed
+// whole, a frontier.Canonicalizer, is likewise its package's default.
 //
 // # Hooks
 //
 // OnPage, OnHTML, OnError, OnDisallowed and Filter are called from the
 // workers: handlers of different pages run concurrently, the handlers of
 // one page in registration order, and Run returns only after every handler
-// has returned. A handler or extractor that panics is recovered, counted and
+// has returned. A hook registered during Run takes effect for the URLs
+// handled from then on. OnHTML takes a Selector compiled beforehand by
+// CompileSelector, so that a broken selector is an error before the
+// crawl. A handler or extractor that panics is recovered, counted and
 // reported to OnError; the crawl goes on. Page.Follow and Enqueue add URLs
 // from inside a handler, with metadata that travels to their pages
 // (Page.Meta). WithExtractor and WithExtractors add or replace link
@@ -66,7 +83,8 @@
 // Stats is readable at any time, live during Run and as the summary after
 // it (its String method prints it for people; package crawler/metrics
 // exports it to Prometheus); Host tells how the running crawl reads one
-// host's robots.txt and how fast it may fetch from it. WithWARC archives
+// host's robots.txt and how fast it may fetch from it. Both take a
+// context: during Run they ask the Store, which may be a Redis server. WithWARC archives
 // every exchange. Logging goes to the *slog.Logger given with WithLogger,
 // and is discarded by default.
 package crawler

@@ -65,7 +65,7 @@ func crawlVirtual(t *testing.T, cfg testweb.Config, topts testweb.TruthOptions, 
 		crawler.WithTransport(v.Transport()),
 		crawler.WithDelay(e2eMinDelay),
 		// The hanging robots.txt costs a header timeout: a short one.
-		crawler.WithTimeouts(0, time.Second, 0),
+		crawler.WithHeaderTimeout(time.Second),
 	}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
@@ -92,9 +92,9 @@ func crawlVirtual(t *testing.T, cfg testweb.Config, topts testweb.TruthOptions, 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	if err := c.Run(ctx, seeds...); err != nil {
-		t.Fatalf("Run: %v; stats %+v", err, c.Stats())
+		t.Fatalf("Run: %v; stats %+v", err, statsOf(t, c))
 	}
-	res.stats = c.Stats()
+	res.stats = statsOf(t, c)
 	res.entries = v.Log.Entries()
 	res.rep = truth.Analyze(res.entries, testweb.AnalyzeOptions{MinDelay: e2eMinDelay, Tolerance: e2eTolerance})
 	t.Logf("report:\n%s", res.rep)

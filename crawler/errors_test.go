@@ -102,7 +102,7 @@ func reportScenarios() []reportScenario {
 			routes: map[string]http.HandlerFunc{"/": htmlPage("home", "/hang"), "/hang": func(w http.ResponseWriter, r *http.Request) {
 				<-r.Context().Done()
 			}},
-			opts: []crawler.Option{crawler.WithTimeouts(0, 200*time.Millisecond, 0)}},
+			opts: []crawler.Option{crawler.WithHeaderTimeout(200*time.Millisecond)}},
 		{kind: crawler.FailedDNS, target: "/dns", routes: map[string]http.HandlerFunc{"/": htmlPage("home", "/dns")},
 			fail: map[string]error{"/dns": dialFailure(&net.DNSError{Err: "no such host", Name: "gone.example", IsNotFound: true})}},
 		{kind: crawler.FailedConnection, target: "/refused", routes: map[string]http.HandlerFunc{"/": htmlPage("home", "/refused")},
@@ -231,7 +231,10 @@ func runScenario(t *testing.T, sc reportScenario) bool {
 	}
 	runCrawl(t, c, seeds...)
 
-	st := c.Stats()
+	st, err := c.Stats(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
 	kinds := map[crawler.ErrorKind]int64{}
 	skips := map[crawler.SkipReason]int64{}
 	delivered := false
@@ -371,7 +374,7 @@ func TestOneClassificationPacesRetriesAndNames(t *testing.T) {
 				if p.URL.Path == "/after" {
 					// Asked after /fail, on the same host: its pace is what
 					// the failure left.
-					info, err := c.Host(p.URL.String())
+					info, err := c.Host(context.Background(), p.URL.String())
 					if err != nil {
 						t.Errorf("Host: %v", err)
 						return

@@ -67,7 +67,10 @@ func Example() {
 	for _, l := range lines {
 		fmt.Println(l)
 	}
-	st := c.Stats()
+	st, err := c.Stats(context.Background())
+	if err != nil {
+		log.Fatal(err)
+	}
 	fmt.Printf("%d pages, %d disallowed\n", st.Pages, st.Disallowed)
 	// Output:
 	// 200 /       "Home"
@@ -75,4 +78,66 @@ func Example() {
 	// 200 /team   "The team"
 	// robots.txt: /private/admin (rules)
 	// 3 pages, 1 disallowed
+}
+
+// Scrape with CSS selectors: the products of a paged catalogue, following
+// its "next" links and nothing else.
+func ExampleCrawler_OnHTML() {
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		pages := map[string]string{
+			"/": `<div class="product"><h2>Teapot</h2><span class="price">12 €</span></div>
+				<div class="product"><h2>Cup</h2><span class="price">3 €</span></div>
+				<a href="/about">About us</a> <a class="next" href="/page/2">next</a>`,
+			"/page/2": `<div class="product"><h2>Saucer</h2><span class="price">2 €</span></div>`,
+		}
+		body, ok := pages[r.URL.Path]
+		if !ok {
+			http.NotFound(w, r) // robots.txt too: everything is allowed
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, body)
+	}))
+	defer site.Close()
+
+	// A selector is compiled once, before the crawl: a typo is an error
+	// here, not a handler that never runs.
+	product, err := crawler.CompileSelector("div.product")
+	if err != nil {
+		log.Fatal(err)
+	}
+	next, err := crawler.CompileSelector("a.next")
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	// No link extractor for HTML: only what OnHTML follows is crawled.
+	c, err := crawler.New(crawler.WithDelay(0), crawler.WithSitemaps(false), crawler.WithExtractors("text/html"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	var mu sync.Mutex
+	var lines []string
+	c.OnHTML(product, func(ctx context.Context, e *crawler.Element) {
+		line := fmt.Sprintf("%-7s %-7s %s", e.Page.URL.Path, e.Selection.Find("h2").Text(), e.Selection.Find(".price").Text())
+		mu.Lock()
+		lines = append(lines, line)
+		mu.Unlock()
+	})
+	c.OnHTML(next, func(ctx context.Context, e *crawler.Element) {
+		if err := e.Follow(ctx, e.Attr("href"), nil); err != nil {
+			log.Print(err)
+		}
+	})
+	if err := c.Run(context.Background(), site.URL+"/"); err != nil {
+		log.Fatal(err)
+	}
+	slices.Sort(lines)
+	for _, l := range lines {
+		fmt.Println(l)
+	}
+	// Output:
+	// /       Cup     3 €
+	// /       Teapot  12 €
+	// /page/2 Saucer  2 €
 }

@@ -78,8 +78,8 @@ func (f *seedFeed) signal(end bool) {
 	f.moved = make(chan struct{})
 }
 
-// follow schedules the seeds arriving on feed until it closes or ctx ends.
-func (r *crawl) follow(ctx context.Context, feed <-chan Seed) {
+// scheduleFeed schedules the seeds arriving on feed until it closes or ctx ends.
+func (r *crawl) scheduleFeed(ctx context.Context, feed <-chan Seed) {
 	defer r.feed.signal(true)
 	for {
 		select {

@@ -76,7 +76,7 @@ func TestPanickingExtractorIsRecovered(t *testing.T) {
 	if s.count("/a") != 1 {
 		t.Errorf("/a requested %d times: the default extractor's links were lost", s.count("/a"))
 	}
-	if got := c.Stats().Errors["extractor-panic"]; got != 2 {
+	if got := statsOf(t, c).Errors["extractor-panic"]; got != 2 {
 		t.Errorf("Errors[extractor-panic] = %d, want 2 (one per page)", got)
 	}
 	if es := errs.find("/a"); len(es) != 1 || !errors.Is(es[0], fetch.ErrExtractorPanic) {
@@ -176,23 +176,23 @@ func TestSitemapChainsAreBounded(t *testing.T) {
 		routes[fmt.Sprintf("/sm/%d.xml", i+1)] = sitemapTrap(&smRequests)
 	}
 	s.mu.Unlock()
-	c := newCrawler(t, crawler.WithSitemaps(true), crawler.WithSitemapLimits(100, 1000, 100))
+	c := newCrawler(t, crawler.WithSitemaps(true), crawler.WithMaxSitemaps(100), crawler.WithMaxSitemapURLs(1000), crawler.WithMaxSitemapDepth(100))
 	runCrawl(t, c, s.URL+"/")
 	if n := smRequests.Load(); n != 100 {
 		t.Errorf("%d sitemaps fetched, want the budget of 100", n)
 	}
-	if got := c.Stats().Skipped["sitemap-limit"]; got != 1 {
+	if got := statsOf(t, c).Skipped["sitemap-limit"]; got != 1 {
 		t.Errorf("Skipped[sitemap-limit] = %d, want 1", got)
 	}
 
 	t.Run("nesting", func(t *testing.T) {
 		smRequests.Store(0)
-		c := newCrawler(t, crawler.WithSitemaps(true), crawler.WithSitemapLimits(0, 0, 3), crawler.WithMaxDepth(1))
+		c := newCrawler(t, crawler.WithSitemaps(true), crawler.WithMaxSitemaps(crawler.NoLimit), crawler.WithMaxSitemapURLs(crawler.NoLimit), crawler.WithMaxSitemapDepth(3), crawler.WithMaxDepth(1))
 		runCrawl(t, c, s.URL+"/")
 		if n := smRequests.Load(); n != 4 { // the root and three levels below
 			t.Errorf("%d sitemaps fetched, want 4", n)
 		}
-		if got := c.Stats().Skipped["sitemap-depth"]; got != 1 {
+		if got := statsOf(t, c).Skipped["sitemap-depth"]; got != 1 {
 			t.Errorf("Skipped[sitemap-depth] = %d, want 1", got)
 		}
 	})
@@ -211,7 +211,7 @@ func TestPageLimitEndsTheCrawlDespiteSitemaps(t *testing.T) {
 		routes[fmt.Sprintf("/sm/%d.xml", i+1)] = sitemapTrap(&smRequests)
 	}
 	s.mu.Unlock()
-	c := newCrawler(t, crawler.WithSitemaps(true), crawler.WithMaxPages(2), crawler.WithSitemapLimits(0, 0, 1000))
+	c := newCrawler(t, crawler.WithSitemaps(true), crawler.WithMaxPages(2), crawler.WithMaxSitemaps(crawler.NoLimit), crawler.WithMaxSitemapURLs(crawler.NoLimit), crawler.WithMaxSitemapDepth(1000))
 	runCrawl(t, c, s.URL+"/")
 	// The limit is reached by the seed and its first link, before any
 	// sitemap is read; at most the one sitemap already in flight is.
@@ -254,7 +254,7 @@ func TestSitemapRedirectsObeyMaxRedirects(t *testing.T) {
 	if n := s.count("/r3"); n != 0 {
 		t.Errorf("/r3, a third redirect hop, was requested with WithMaxRedirects(2); server saw %q", s.targets())
 	}
-	if got := c.Stats().Errors["redirect"]; got != 1 {
+	if got := statsOf(t, c).Errors["redirect"]; got != 1 {
 		t.Errorf("Errors[redirect] = %d, want 1", got)
 	}
 }
@@ -279,7 +279,7 @@ func TestFailingHostIsGivenUp(t *testing.T) {
 	if requested != 3 {
 		t.Errorf("%d requests to the failing pages, want 3 (then the host is given up)", requested)
 	}
-	st := c.Stats()
+	st := statsOf(t, c)
 	if got := st.Errors["host-given-up"]; got < 17 {
 		t.Errorf("Errors[host-given-up] = %d, want the 17+ pages still queued", got)
 	}
@@ -334,7 +334,7 @@ func TestPathologicalAndCappedLinks(t *testing.T) {
 	s := newSite(t, defaultRobots, routes)
 	c := newCrawler(t, crawler.WithMaxLinks(12))
 	runCrawl(t, c, s.URL+"/")
-	st := c.Stats()
+	st := statsOf(t, c)
 	if got := st.Skipped["pathological"]; got != 2 {
 		t.Errorf("Skipped[pathological] = %d, want 2", got)
 	}

@@ -51,39 +51,55 @@ func (e *Element) Follow(ctx context.Context, ref string, meta map[string]string
 	return e.Page.Follow(ctx, ref, meta)
 }
 
-// htmlHandler is a callback of OnHTML with its compiled selector.
-type htmlHandler struct {
+// Selector is a compiled CSS selector, for OnHTML. Make one with
+// CompileSelector: a selector that does not compile is an error there,
+// not an empty result later. The zero Selector matches no element.
+type Selector struct {
+	css   string
 	match cascadia.Selector
-	f     func(ctx context.Context, e *Element)
+}
+
+// CompileSelector compiles css, a CSS selector group ("a.next",
+// "h1, h2", "div#main > p"), for OnHTML. The error wraps the parser's.
+func CompileSelector(css string) (Selector, error) {
+	m, err := cascadia.Compile(css)
+	if err != nil {
+		return Selector{}, fmt.Errorf("crawler: CSS selector %q: %w", css, err)
+	}
+	return Selector{css: css, match: m}, nil
+}
+
+// String returns the selector as it was written.
+func (s Selector) String() string { return s.css }
+
+// htmlHandler is a callback of OnHTML with its selector.
+type htmlHandler struct {
+	sel Selector
+	f   func(ctx context.Context, e *Element)
 }
 
 // OnHTML registers f to be called for every element of an HTML page that
-// the CSS selector matches, in document order, after the OnPage handlers
-// of the page: the colly-style way to scrape, for instance
+// sel matches, in document order, after the OnPage handlers of the page:
+// the colly-style way to scrape, for instance
 //
-//	c.OnHTML("a.next", func(ctx context.Context, e *crawler.Element) {
+//	next, err := crawler.CompileSelector("a.next")
+//	if err != nil { ... }
+//	c.OnHTML(next, func(ctx context.Context, e *crawler.Element) {
 //		e.Follow(ctx, e.Attr("href"), nil)
 //	})
 //
-// It is called for responses with a 2xx status only. A selector that does
-// not compile is an error here, not an empty result later. A page nested
-// too deeply for an HTML tree (over 512 open elements) has no elements to
+// It is called for responses with a 2xx status only. A page nested too
+// deeply for an HTML tree (over 512 open elements) has no elements to
 // match; its links are still extracted. Handlers run like OnPage's: see
 // there for concurrency and panics.
-func (c *Crawler) OnHTML(selector string, f func(ctx context.Context, e *Element)) error {
-	m, err := cascadia.Compile(selector)
-	if err != nil {
-		return fmt.Errorf("%w: OnHTML selector %q: %w", ErrInvalidOption, selector, err)
-	}
-	c.mu.Lock()
-	c.onHTML = append(c.onHTML, htmlHandler{match: m, f: f})
-	c.mu.Unlock()
-	return nil
+func (c *Crawler) OnHTML(sel Selector, f func(ctx context.Context, e *Element)) {
+	c.register(func(h *hooks) { h.onHTML = append(h.onHTML, htmlHandler{sel: sel, f: f}) })
 }
 
 // runHTML calls the OnHTML handlers for page.
 func (r *crawl) runHTML(ctx context.Context, page *Page) {
-	if len(r.onHTML) == 0 || !page.IsHTML() || page.Status < 200 || page.Status > 299 {
+	handlers := r.hooks().onHTML
+	if len(handlers) == 0 || !page.IsHTML() || page.Status < 200 || page.Status > 299 {
 		return
 	}
 	doc, err := page.Document()
@@ -91,8 +107,11 @@ func (r *crawl) runHTML(ctx context.Context, page *Page) {
 		r.log.Debug("crawler: no HTML tree for OnHTML", "url", page.URL.String(), "err", err)
 		return
 	}
-	for _, h := range r.onHTML {
-		doc.FindMatcher(h.match).Each(func(i int, sel *goquery.Selection) {
+	for _, h := range handlers {
+		if h.sel.match == nil {
+			continue // the zero Selector
+		}
+		doc.FindMatcher(h.sel.match).Each(func(i int, sel *goquery.Selection) {
 			e := &Element{Index: i, Page: page, Selection: sel, Text: strings.Join(strings.Fields(sel.Text()), " ")}
 			if n := sel.Get(0); n != nil && n.Type == html.ElementNode {
 				e.Name = n.Data

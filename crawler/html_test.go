@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/heedcrawl/heed/crawler"
@@ -27,7 +28,7 @@ func TestOnHTMLAndFollowWithMeta(t *testing.T) {
 	var mu sync.Mutex
 	prices := map[string]string{}
 	metas := map[string]map[string]string{}
-	if err := c.OnHTML("div.product", func(ctx context.Context, e *crawler.Element) {
+	c.OnHTML(selector(t, "div.product"), func(ctx context.Context, e *crawler.Element) {
 		name := e.Selection.Find("a.name")
 		href, _ := name.Attr("href")
 		mu.Lock()
@@ -39,10 +40,8 @@ func TestOnHTMLAndFollowWithMeta(t *testing.T) {
 		if err := e.Follow(ctx, href, map[string]string{"product": name.Text(), "from": e.Page.Meta["origin"]}); err != nil {
 			t.Errorf("Follow(%q): %v", href, err)
 		}
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.OnHTML("a.next", func(ctx context.Context, e *crawler.Element) {
+	})
+	c.OnHTML(selector(t, "a.next"), func(ctx context.Context, e *crawler.Element) {
 		if e.Text != "next" || e.Attr("href") != "/page/2" {
 			t.Errorf("a.next: text %q href %q", e.Text, e.Attr("href"))
 		}
@@ -50,9 +49,7 @@ func TestOnHTMLAndFollowWithMeta(t *testing.T) {
 		if err := c.Enqueue(ctx, e.Attr("href"), e.Page, nil); err != nil {
 			t.Errorf("Enqueue: %v", err)
 		}
-	}); err != nil {
-		t.Fatal(err)
-	}
+	})
 	c.OnPage(func(ctx context.Context, p *crawler.Page) {
 		mu.Lock()
 		metas[p.URL.Path] = p.Meta
@@ -81,10 +78,36 @@ func TestOnHTMLAndFollowWithMeta(t *testing.T) {
 	}
 }
 
-func TestOnHTMLRejectsBadSelector(t *testing.T) {
+// selector compiles css, failing the test if it does not compile.
+func selector(t *testing.T, css string) crawler.Selector {
+	t.Helper()
+	sel, err := crawler.CompileSelector(css)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sel
+}
+
+func TestCompileSelector(t *testing.T) {
+	if sel, err := crawler.CompileSelector("a[href"); err == nil || !strings.Contains(err.Error(), `"a[href"`) {
+		t.Errorf("CompileSelector of a broken selector: %v, %v; want an error quoting it", sel, err)
+	}
+	if sel, err := crawler.CompileSelector("h1, a.next"); err != nil || sel.String() != "h1, a.next" {
+		t.Errorf("CompileSelector(\"h1, a.next\") = %q, %v", sel, err)
+	}
+}
+
+// The zero Selector matches no element, as documented; a compiled one
+// registered beside it still matches.
+func TestOnHTMLZeroSelector(t *testing.T) {
+	s := newSite(t, defaultRobots, map[string]http.HandlerFunc{"/": htmlPage("home")})
 	c := newCrawler(t)
-	if err := c.OnHTML("a[href", func(context.Context, *crawler.Element) {}); !errors.Is(err, crawler.ErrInvalidOption) {
-		t.Errorf("OnHTML with a broken selector: %v", err)
+	var zero, titles atomic.Int32
+	c.OnHTML(crawler.Selector{}, func(context.Context, *crawler.Element) { zero.Add(1) })
+	c.OnHTML(selector(t, "title"), func(context.Context, *crawler.Element) { titles.Add(1) })
+	runCrawl(t, c, s.URL+"/")
+	if zero.Load() != 0 || titles.Load() != 1 {
+		t.Errorf("zero Selector matched %d elements, title %d; want 0 and 1", zero.Load(), titles.Load())
 	}
 }
 
@@ -125,7 +148,7 @@ func TestStatsString(t *testing.T) {
 	s := newSite(t, defaultRobots, map[string]http.HandlerFunc{"/": htmlPage("home", "/private/x", "/gone")})
 	c := newCrawler(t)
 	runCrawl(t, c, s.URL+"/")
-	str := c.Stats().String()
+	str := statsOf(t, c).String()
 	for _, want := range []string{"2 pages", "200×1", "404×1", "1 disallowed", "queue: 0 queued"} {
 		if !strings.Contains(str, want) {
 			t.Errorf("Stats.String() lacks %q:\n%s", want, str)

@@ -124,7 +124,7 @@ func TestOneHostOneBudget(t *testing.T) {
 			return
 		}
 		for _, l := range identityPages {
-			info, err := c.Host(l)
+			info, err := c.Host(ctx, l)
 			if err != nil {
 				hostErrs = append(hostErrs, fmt.Errorf("Host(%q): %w", l, err))
 				continue

@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/url"
+	"slices"
 	"time"
 
 	"github.com/heedcrawl/heed/fetch"
@@ -16,12 +18,13 @@ import (
 
 // Defaults of a Crawler made by New with no options. They are polite: one
 // request at a time per host, at least a second apart, robots.txt always
-// obeyed.
+// obeyed. A limit not listed here (WithMaxDepth, WithMaxPages,
+// WithMaxPagesPerHost) is NoLimit by default.
 const (
 	DefaultAgent = "heed"
 	// DefaultWorkers keeps a few hundred slow hosts in flight at once. Each
 	// worker's host keeps a connection, and the idle pool is capped at
-	// twice the workers (see crawler.go): at 512, bench workload (c) held
+	// twice the workers (see run.go): at 512, bench workload (c) held
 	// 1,024 idle connections (44 KB each) for a peak of 130 MB, and was no
 	// faster than at 256 (86 MB).
 	DefaultWorkers     = 256
@@ -31,6 +34,15 @@ const (
 	DefaultGracePeriod = 10 * time.Second
 	DefaultRobotsCache = 100_000
 	DefaultPageRetries = 2
+	// DefaultConnectTimeout, DefaultHeaderTimeout and DefaultFetchTimeout
+	// bound a TCP and TLS connect, the wait for a response's headers, and
+	// a whole fetch, body included.
+	DefaultConnectTimeout = fetch.DefaultConnectTimeout
+	DefaultHeaderTimeout  = fetch.DefaultHeaderTimeout
+	DefaultFetchTimeout   = fetch.DefaultTimeout
+	// DefaultBodyLimit is the largest body downloaded per page.
+	DefaultBodyLimit    = fetch.DefaultMaxBodySize
+	DefaultMaxRedirects = fetch.DefaultMaxRedirects
 	// DefaultMaxLinks caps the followable links taken from one page; the
 	// rest are counted in Stats.Skipped["max-links"].
 	DefaultMaxLinks = 10_000
@@ -41,107 +53,201 @@ const (
 	// DefaultMaxSitemapDepth bounds sitemap index nesting below a root
 	// sitemap (the protocol allows one level; some sites nest further).
 	DefaultMaxSitemapDepth = fetch.DefaultSitemapDepth
+	// DefaultMaxPathSegments and DefaultMaxSegmentRepeats are the
+	// pathological-path rule's bounds (WithMaxPathSegments,
+	// WithMaxSegmentRepeats).
+	DefaultMaxPathSegments   = frontier.DefaultMaxPathSegments
+	DefaultMaxSegmentRepeats = frontier.DefaultMaxSegmentRepeats
 	// DefaultHostFailures is how many consecutive failed requests
 	// (timeouts, connection errors, 429 and 5xx answers) make the crawler
 	// give a host up and report its remaining URLs.
 	DefaultHostFailures = 8
 )
 
-// ErrInvalidOption is wrapped by the errors New returns for bad options.
+// NoLimit, given to an option that sets a limit (WithMaxPages,
+// WithMaxDepth, WithMaxLinks, WithHostFailures, ...), lifts it. It is the
+// only way to: zero is never "no limit" (see the package documentation's
+// Options).
+const NoLimit = -1
+
+// ErrInvalidOption is wrapped by the errors New returns for bad options,
+// each an *OptionError.
 var ErrInvalidOption = errors.New("crawler: invalid option")
+
+// OptionError is the error New returns for a bad option: which one, and
+// what is wrong with its value. It wraps ErrInvalidOption, and the cause
+// when another package refused the value.
+type OptionError struct {
+	// Option is the option's name, "WithWorkers".
+	Option string
+	// Problem says what is wrong: "must be at least 1, got 0".
+	Problem string
+	// Err is the cause, or nil.
+	Err error
+}
+
+// Error names the option and the problem.
+func (e *OptionError) Error() string {
+	return "crawler: invalid option " + e.Option + ": " + e.Problem
+}
+
+// Unwrap returns ErrInvalidOption and the cause, if any.
+func (e *OptionError) Unwrap() []error {
+	if e.Err == nil {
+		return []error{ErrInvalidOption}
+	}
+	return []error{ErrInvalidOption, e.Err}
+}
+
+func invalid(option, format string, args ...any) error {
+	return &OptionError{Option: option, Problem: fmt.Sprintf(format, args...)}
+}
+
+// limit checks the value of an option that sets a limit: at least 1, or
+// NoLimit.
+func limit(option string, n int) error {
+	if n < 1 && n != NoLimit {
+		return invalid(option, "must be at least 1, or NoLimit, got %d", n)
+	}
+	return nil
+}
 
 // Option configures a Crawler; pass options to New.
 type Option func(*config) error
 
+// config is a Crawler's configuration. Limits hold what the options were
+// given, NoLimit included; frontierConfig and newRegistry translate them
+// into their packages' spellings.
 type config struct {
-	agent          string
-	userAgent      string
-	workers        int
-	perHost        int
-	minDelay       time.Duration
-	maxDelay       time.Duration
-	keyMode        ratelimit.KeyMode
-	scope          frontier.Scope
-	scopeFunc      func(*url.URL) bool
-	maxDepth       int
-	maxPages       int
-	maxPagesHost   int
-	connectTimeout time.Duration
-	headerTimeout  time.Duration
-	timeout        time.Duration
-	bodyLimit      int64
-	sitemaps       bool
-	respectNofollw bool
-	client         *http.Client
-	transport      http.RoundTripper
-	logger         *slog.Logger
-	clock          ratelimit.Clock
-	grace          time.Duration
-	robotsCache    int
-	pageRetries    int
-	robotsWait     time.Duration
-	maxRedirects   int
-	canonicalizer  frontier.Canonicalizer
-	adaptive       float64
-	maxLinks       int
-	maxSitemaps    int
-	maxSitemapURLs int
-	maxSitemapNest int
-	maxPathSegs    int
-	maxSegRepeats  int
-	hostFailures   int
-	allowPrivate   bool
-	store          frontier.Store
-	checkpoint     func() []byte
-	recorder       fetch.Recorder
-	lease          time.Duration
-	follow         bool
-	extractors     map[string][]fetch.Extractor // media type → extractors that replace the defaults
-	extraExtract   []registration               // added to the defaults, in order
+	agent              string
+	userAgent          string
+	workers            int
+	perHost            int
+	minDelay           time.Duration
+	maxDelay           time.Duration
+	keyMode            ratelimit.KeyMode
+	scope              frontier.Scope
+	scopeFunc          func(*url.URL) bool
+	maxDepth           int
+	maxPages           int
+	maxPagesHost       int
+	connectTimeout     time.Duration
+	headerTimeout      time.Duration
+	timeout            time.Duration // a whole fetch's
+	bodyLimit          int64
+	sitemaps           bool
+	respectNofollow    bool
+	client             *http.Client
+	transport          http.RoundTripper
+	logger             *slog.Logger
+	clock              ratelimit.Clock
+	grace              time.Duration
+	robotsCache        int
+	pageRetries        int
+	robotsWait         time.Duration
+	maxRedirects       int // fetch's spelling: fetch.NoRedirects for none
+	canonicalizer      frontier.Canonicalizer
+	adaptive           float64
+	maxLinks           int
+	maxSitemaps        int
+	maxSitemapURLs     int
+	maxSitemapNest     int // math.MaxInt for NoLimit: sitemaps.go compares depths with it
+	maxPathSegs        int
+	maxSegRepeats      int
+	hostFailures       int
+	allowPrivate       bool
+	store              frontier.Store
+	checkpoint         func() []byte
+	recorder           fetch.Recorder
+	lease              time.Duration // 0 until WithLease or New's default
+	follow             bool
+	replacedExtractors map[string][]fetch.Extractor // media type → extractors that replace the defaults
+	addedExtractors    []addedExtractor             // added to the defaults, in order
 }
 
-type registration struct {
+// addedExtractor is an extractor WithExtractor adds for a media type.
+type addedExtractor struct {
 	mediaType string
 	e         fetch.Extractor
 }
 
 func defaultConfig() config {
 	return config{
-		agent:          DefaultAgent,
-		workers:        DefaultWorkers,
-		perHost:        DefaultPerHost,
-		minDelay:       DefaultMinDelay,
-		maxDelay:       DefaultMaxDelay,
-		grace:          DefaultGracePeriod,
-		robotsCache:    DefaultRobotsCache,
-		pageRetries:    DefaultPageRetries,
-		maxRedirects:   fetch.DefaultMaxRedirects,
-		maxLinks:       DefaultMaxLinks,
-		maxSitemaps:    DefaultMaxSitemaps,
-		maxSitemapURLs: DefaultMaxSitemapURLs,
-		maxSitemapNest: DefaultMaxSitemapDepth,
-		hostFailures:   DefaultHostFailures,
-		follow:         true,
-		sitemaps:       true,
-		canonicalizer:  frontier.Canonicalizer{SortQuery: true},
-		respectNofollw: true,
+		agent:           DefaultAgent,
+		workers:         DefaultWorkers,
+		perHost:         DefaultPerHost,
+		minDelay:        DefaultMinDelay,
+		maxDelay:        DefaultMaxDelay,
+		maxDepth:        NoLimit,
+		maxPages:        NoLimit,
+		maxPagesHost:    NoLimit,
+		connectTimeout:  DefaultConnectTimeout,
+		headerTimeout:   DefaultHeaderTimeout,
+		timeout:         DefaultFetchTimeout,
+		bodyLimit:       DefaultBodyLimit,
+		grace:           DefaultGracePeriod,
+		robotsCache:     DefaultRobotsCache,
+		pageRetries:     DefaultPageRetries,
+		maxRedirects:    DefaultMaxRedirects,
+		maxLinks:        DefaultMaxLinks,
+		maxSitemaps:     DefaultMaxSitemaps,
+		maxSitemapURLs:  DefaultMaxSitemapURLs,
+		maxSitemapNest:  DefaultMaxSitemapDepth,
+		maxPathSegs:     DefaultMaxPathSegments,
+		maxSegRepeats:   DefaultMaxSegmentRepeats,
+		hostFailures:    DefaultHostFailures,
+		follow:          true,
+		sitemaps:        true,
+		respectNofollow: true,
+		logger:          slog.New(slog.DiscardHandler),
 	}
 }
 
-func invalid(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrInvalidOption, fmt.Sprintf(format, args...))
+// check validates what no single option can, the options together, and
+// completes cfg.
+func (cfg *config) check() error {
+	if cfg.recorder != nil && (cfg.client != nil || cfg.transport != nil) {
+		return invalid("WithWARC", "it records through the crawler's own transport: it cannot be combined with WithHTTPClient or WithTransport")
+	}
+	if cfg.maxDelay < cfg.minDelay {
+		return invalid("WithMaxDelay", "%v is below the minimum delay %v", cfg.maxDelay, cfg.minDelay)
+	}
+	// A URL's robots.txt and then the URL itself may each take a whole
+	// fetch timeout under one lease; a request running past its lease
+	// could overlap another process's to the same host.
+	if cfg.lease != 0 && cfg.lease < 2*cfg.timeout {
+		return invalid("WithLease", "%v is shorter than twice the fetch timeout %v: a URL's robots.txt and the URL may take a fetch timeout each under one lease", cfg.lease, cfg.timeout)
+	}
+	*cfg = cfg.completed()
+	return nil
+}
+
+// completed returns cfg with the defaults that depend on other options
+// filled in: the User-Agent from the agent token, the lease from the fetch
+// timeout.
+func (cfg config) completed() config {
+	if cfg.lease == 0 {
+		cfg.lease = max(frontier.DefaultLease, 2*cfg.timeout)
+	}
+	if cfg.userAgent == "" {
+		cfg.userAgent = fmt.Sprintf("%s/%s (+https://github.com/heedcrawl/heed)", cfg.agent, Version)
+		if cfg.agent != DefaultAgent {
+			cfg.userAgent = fmt.Sprintf("%s (heed/%s; +https://github.com/heedcrawl/heed)", cfg.agent, Version)
+		}
+	}
+	return cfg
 }
 
 // WithAgent sets the product token robots.txt groups and agent-scoped
-// directives are matched against ("heed" by default). It must be a robots.txt
+// directives are matched against (DefaultAgent). It must be a robots.txt
 // product token: letters, '_' and '-' only.
 func WithAgent(token string) Option {
 	return func(c *config) error {
 		if token == "" {
-			return invalid("agent token is empty")
+			return invalid("WithAgent", "empty product token")
 		}
 		if !robots.ValidProductToken(token) {
-			return invalid("agent token %q: only letters, '_' and '-' may appear in a product token", token)
+			return invalid("WithAgent", "%q: only letters, '_' and '-' may appear in a product token", token)
 		}
 		c.agent = token
 		return nil
@@ -152,18 +258,21 @@ func WithAgent(token string) Option {
 // the agent token, heed's version and a contact URL.
 func WithUserAgent(ua string) Option {
 	return func(c *config) error {
+		if ua == "" {
+			return invalid("WithUserAgent", "empty User-Agent")
+		}
 		c.userAgent = ua
 		return nil
 	}
 }
 
-// WithWorkers sets how many fetches may be in flight at once across all hosts
-// (DefaultWorkers). Workers are cheap goroutines; the per-host limits, not
-// this number, keep a crawl polite.
+// WithWorkers sets how many fetches may be in flight at once across all
+// hosts (DefaultWorkers), at least 1. Workers are cheap goroutines; the
+// per-host limits, not this number, keep a crawl polite.
 func WithWorkers(n int) Option {
 	return func(c *config) error {
 		if n < 1 {
-			return invalid("workers must be at least 1, got %d", n)
+			return invalid("WithWorkers", "must be at least 1, got %d", n)
 		}
 		c.workers = n
 		return nil
@@ -171,11 +280,11 @@ func WithWorkers(n int) Option {
 }
 
 // WithPerHost sets how many requests may be in flight to one host at once
-// (DefaultPerHost).
+// (DefaultPerHost), at least 1.
 func WithPerHost(n int) Option {
 	return func(c *config) error {
 		if n < 1 {
-			return invalid("per-host concurrency must be at least 1, got %d", n)
+			return invalid("WithPerHost", "must be at least 1, got %d", n)
 		}
 		c.perHost = n
 		return nil
@@ -186,13 +295,13 @@ func WithPerHost(n int) Option {
 // (DefaultMinDelay). With one request in flight per host (the default,
 // WithPerHost(1)) it runs from the previous answer, however late the server
 // saw that request; with WithPerHost above 1 it separates the starts of
-// requests. Zero is allowed: then only robots.txt Crawl-delay
-// and back-off pace a host. A site's Crawl-delay can lengthen the delay,
-// never shorten it.
+// requests. Zero is no delay: then only robots.txt Crawl-delay and back-off
+// pace a host. A site's Crawl-delay can lengthen the delay, never shorten
+// it.
 func WithDelay(d time.Duration) Option {
 	return func(c *config) error {
 		if d < 0 {
-			return invalid("delay must not be negative, got %v", d)
+			return invalid("WithDelay", "must not be negative, got %v", d)
 		}
 		c.minDelay = d
 		return nil
@@ -200,12 +309,13 @@ func WithDelay(d time.Duration) Option {
 }
 
 // WithMaxDelay caps any delay a site asks for through Crawl-delay or that
-// back-off reaches (DefaultMaxDelay); a host asking for more is crawled at the
-// cap, and the clamp is logged.
+// back-off reaches (DefaultMaxDelay); a host asking for more is crawled at
+// the cap, and the clamp is logged. It must be positive, and no shorter
+// than WithDelay's.
 func WithMaxDelay(d time.Duration) Option {
 	return func(c *config) error {
 		if d <= 0 {
-			return invalid("max delay must be positive, got %v", d)
+			return invalid("WithMaxDelay", "must be positive, got %v", d)
 		}
 		c.maxDelay = d
 		return nil
@@ -213,11 +323,12 @@ func WithMaxDelay(d time.Duration) Option {
 }
 
 // WithAdaptiveDelay keeps each host's delay at least factor times its
-// observed response time, so slow servers get room (off by default).
+// observed response time, so slow servers get room. Zero, the default,
+// adds nothing to the delay.
 func WithAdaptiveDelay(factor float64) Option {
 	return func(c *config) error {
-		if factor < 0 {
-			return invalid("adaptive factor must not be negative, got %v", factor)
+		if factor < 0 || math.IsNaN(factor) || math.IsInf(factor, 0) {
+			return invalid("WithAdaptiveDelay", "must be a number not below 0, got %v", factor)
 		}
 		c.adaptive = factor
 		return nil
@@ -225,20 +336,25 @@ func WithAdaptiveDelay(factor float64) Option {
 }
 
 // WithPolitenessKey chooses what shares one delay and one concurrency limit:
-// the host (default), the registrable domain, or the resolved IP address.
+// the host (ratelimit.KeyHost, the default), the registrable domain, or the
+// resolved IP address.
 func WithPolitenessKey(mode ratelimit.KeyMode) Option {
 	return func(c *config) error {
+		if mode > ratelimit.KeyIP {
+			return invalid("WithPolitenessKey", "unknown key mode %d", mode)
+		}
 		c.keyMode = mode
 		return nil
 	}
 }
 
 // WithScope chooses which links are followed, relative to the seeds: the seed
-// hosts (default), their registrable domains, or any host.
+// hosts (frontier.ScopeSeedHosts, the default), their registrable domains,
+// or any host.
 func WithScope(s frontier.Scope) Option {
 	return func(c *config) error {
 		if s > frontier.ScopeAny {
-			return invalid("unknown scope %d", s)
+			return invalid("WithScope", "unknown scope %d", s)
 		}
 		c.scope = s
 		return nil
@@ -249,63 +365,78 @@ func WithScope(s frontier.Scope) Option {
 // true. Seeds are always in scope.
 func WithScopeFunc(in func(u *url.URL) bool) Option {
 	return func(c *config) error {
+		if in == nil {
+			return invalid("WithScopeFunc", "nil scope function")
+		}
 		c.scopeFunc = in
 		return nil
 	}
 }
 
-// WithMaxDepth bounds how many links from a seed are followed; 0 means no
-// limit (the default). Pages listed in sitemaps count as depth 0.
+// WithMaxDepth bounds how many links from a seed are followed: at least 1,
+// or NoLimit (the default). Pages listed in sitemaps count as depth 0. To
+// fetch only the seeds, use WithFollowLinks(false).
 func WithMaxDepth(n int) Option {
 	return func(c *config) error {
-		if n < 0 {
-			return invalid("max depth must not be negative, got %d", n)
-		}
 		c.maxDepth = n
-		return nil
+		return limit("WithMaxDepth", n)
 	}
 }
 
-// WithMaxPages bounds the pages scheduled in the whole crawl; 0 means no limit.
+// WithMaxPages bounds the pages scheduled in the whole crawl: at least 1,
+// or NoLimit (the default).
 func WithMaxPages(n int) Option {
 	return func(c *config) error {
-		if n < 0 {
-			return invalid("max pages must not be negative, got %d", n)
-		}
 		c.maxPages = n
-		return nil
+		return limit("WithMaxPages", n)
 	}
 }
 
-// WithMaxPagesPerHost bounds the pages scheduled per host; 0 means no limit.
+// WithMaxPagesPerHost bounds the pages scheduled per host: at least 1, or
+// NoLimit (the default).
 func WithMaxPagesPerHost(n int) Option {
 	return func(c *config) error {
-		if n < 0 {
-			return invalid("max pages per host must not be negative, got %d", n)
-		}
 		c.maxPagesHost = n
-		return nil
+		return limit("WithMaxPagesPerHost", n)
 	}
 }
 
-// WithTimeouts sets the connect, response-header and whole-fetch timeouts
-// (10 s, 15 s and 60 s by default). Zero keeps a default.
-func WithTimeouts(connect, header, total time.Duration) Option {
+// WithConnectTimeout bounds a TCP and TLS connect (DefaultConnectTimeout);
+// it must be positive.
+func WithConnectTimeout(d time.Duration) Option {
+	return timeoutOption("WithConnectTimeout", d, func(c *config) *time.Duration { return &c.connectTimeout })
+}
+
+// WithHeaderTimeout bounds the wait for a response's headers once the
+// request has been sent (DefaultHeaderTimeout); it must be positive.
+func WithHeaderTimeout(d time.Duration) Option {
+	return timeoutOption("WithHeaderTimeout", d, func(c *config) *time.Duration { return &c.headerTimeout })
+}
+
+// WithFetchTimeout bounds a whole fetch, connect, headers and body
+// included (DefaultFetchTimeout); it must be positive. A lease
+// (WithLease) must outlast two of them.
+func WithFetchTimeout(d time.Duration) Option {
+	return timeoutOption("WithFetchTimeout", d, func(c *config) *time.Duration { return &c.timeout })
+}
+
+func timeoutOption(name string, d time.Duration, field func(*config) *time.Duration) Option {
 	return func(c *config) error {
-		if connect < 0 || header < 0 || total < 0 {
-			return invalid("timeouts must not be negative")
+		if d <= 0 {
+			return invalid(name, "must be positive, got %v", d)
 		}
-		c.connectTimeout, c.headerTimeout, c.timeout = connect, header, total
+		*field(c) = d
 		return nil
 	}
 }
 
-// WithBodyLimit sets the largest body downloaded per page (10 MiB by
-// default); the rest is not downloaded and the page is marked truncated.
+// WithBodyLimit sets the largest body downloaded per page
+// (DefaultBodyLimit), at least 1 byte; the rest is not downloaded and the
+// page is marked truncated.
 func WithBodyLimit(n int64) Option {
 	return func(c *config) error {
 		if n <= 0 {
-			return invalid("body limit must be positive, got %d", n)
+			return invalid("WithBodyLimit", "must be positive, got %d", n)
 		}
 		c.bodyLimit = n
 		return nil
@@ -327,7 +458,7 @@ func WithSitemaps(on bool) Option {
 // by default).
 func WithRespectNofollow(on bool) Option {
 	return func(c *config) error {
-		c.respectNofollw = on
+		c.respectNofollow = on
 		return nil
 	}
 }
@@ -338,7 +469,7 @@ func WithRespectNofollow(on bool) Option {
 func WithHTTPClient(client *http.Client) Option {
 	return func(c *config) error {
 		if client == nil {
-			return invalid("nil HTTP client")
+			return invalid("WithHTTPClient", "nil HTTP client")
 		}
 		c.client = client
 		return nil
@@ -349,17 +480,20 @@ func WithHTTPClient(client *http.Client) Option {
 func WithTransport(rt http.RoundTripper) Option {
 	return func(c *config) error {
 		if rt == nil {
-			return invalid("nil transport")
+			return invalid("WithTransport", "nil transport")
 		}
 		c.transport = rt
 		return nil
 	}
 }
 
-// WithLogger sends the crawler's log records to l; by default they are
-// discarded.
+// WithLogger sends the crawler's log records to l; by default, and with a
+// nil l, they are discarded.
 func WithLogger(l *slog.Logger) Option {
 	return func(c *config) error {
+		if l == nil {
+			l = slog.New(slog.DiscardHandler)
+		}
 		c.logger = l
 		return nil
 	}
@@ -368,17 +502,20 @@ func WithLogger(l *slog.Logger) Option {
 // WithClock sets the time source (tests use a fake clock).
 func WithClock(clk ratelimit.Clock) Option {
 	return func(c *config) error {
+		if clk == nil {
+			return invalid("WithClock", "nil clock")
+		}
 		c.clock = clk
 		return nil
 	}
 }
 
 // WithGracePeriod sets how long in-flight fetches may go on after the crawl's
-// context is cancelled (DefaultGracePeriod).
+// context is cancelled (DefaultGracePeriod). Zero stops them at once.
 func WithGracePeriod(d time.Duration) Option {
 	return func(c *config) error {
 		if d < 0 {
-			return invalid("grace period must not be negative, got %v", d)
+			return invalid("WithGracePeriod", "must not be negative, got %v", d)
 		}
 		c.grace = d
 		return nil
@@ -386,11 +523,12 @@ func WithGracePeriod(d time.Duration) Option {
 }
 
 // WithRobotsCacheSize bounds how many authorities' robots.txt are cached
-// (DefaultRobotsCache), so memory stays bounded on crawls of many hosts.
+// (DefaultRobotsCache), at least 1, so memory stays bounded on crawls of
+// many hosts.
 func WithRobotsCacheSize(n int) Option {
 	return func(c *config) error {
 		if n < 1 {
-			return invalid("robots cache size must be at least 1, got %d", n)
+			return invalid("WithRobotsCacheSize", "must be at least 1, got %d", n)
 		}
 		c.robotsCache = n
 		return nil
@@ -399,11 +537,11 @@ func WithRobotsCacheSize(n int) Option {
 
 // WithRetries sets how often a page that failed with a timeout, a connection
 // error, 429 or 5xx is tried again, after its host's back-off
-// (DefaultPageRetries).
+// (DefaultPageRetries). Zero tries each page once.
 func WithRetries(n int) Option {
 	return func(c *config) error {
 		if n < 0 {
-			return invalid("retries must not be negative, got %d", n)
+			return invalid("WithRetries", "must not be negative, got %d", n)
 		}
 		c.pageRetries = n
 		return nil
@@ -413,26 +551,27 @@ func WithRetries(n int) Option {
 // WithRobotsWait sets how long a URL may wait for its host's robots.txt to
 // become reachable again. An unreachable robots.txt (5xx, 429, timeouts,
 // network errors) means complete disallow (RFC 9309 §2.3.1.4); the gate
-// retries it with back-off. By default (0) such URLs are given up at once,
-// counted in Stats.Errors["robots-unavailable"] and reported to OnError (an
-// *Error wrapping ErrRobotsUnavailable and the cause) and to OnDisallowed,
-// so one failing host does not hold a crawl open.
+// retries it with back-off. With zero, the default, such URLs are given up
+// at once, counted in Stats.Errors["robots-unavailable"] and reported to
+// OnError (an *Error wrapping ErrRobotsUnavailable and the cause) and to
+// OnDisallowed, so one failing host does not hold a crawl open.
 func WithRobotsWait(d time.Duration) Option {
 	return func(c *config) error {
 		if d < 0 {
-			return invalid("robots wait must not be negative, got %v", d)
+			return invalid("WithRobotsWait", "must not be negative, got %v", d)
 		}
 		c.robotsWait = d
 		return nil
 	}
 }
 
-// WithMaxRedirects bounds redirect chains (10 by default); 0 follows no
-// redirect: a redirect is then reported to OnError (kind "redirect").
+// WithMaxRedirects bounds redirect chains (DefaultMaxRedirects). Zero
+// follows no redirect: a redirect is then reported to OnError (kind
+// "redirect").
 func WithMaxRedirects(n int) Option {
 	return func(c *config) error {
 		if n < 0 {
-			return invalid("max redirects must not be negative, got %d", n)
+			return invalid("WithMaxRedirects", "must not be negative, got %d", n)
 		}
 		c.maxRedirects = n
 		if n == 0 {
@@ -442,10 +581,12 @@ func WithMaxRedirects(n int) Option {
 	}
 }
 
-// WithCanonicalizer sets the URL canonicalisation options. By default the
-// crawler sorts query parameters (SortQuery), since servers that give
-// "?a=1&b=2" and "?b=2&a=1" different content are rare and fetching both is
-// the commonest duplicate; pass a zero Canonicalizer to keep their order.
+// WithCanonicalizer sets the URL canonicalisation options. The zero
+// Canonicalizer is the default: frontier.Canonical's rules, query
+// parameters sorted, since servers that give "?a=1&b=2" and "?b=2&a=1"
+// different content are rare and fetching both is the commonest
+// duplicate; its fields depart from them (KeepQueryOrder, StripParam,
+// MaxLength).
 func WithCanonicalizer(cz frontier.Canonicalizer) Option {
 	return func(c *config) error {
 		c.canonicalizer = cz
@@ -459,9 +600,9 @@ func WithCanonicalizer(cz frontier.Canonicalizer) Option {
 func WithExtractor(mediaType string, e fetch.Extractor) Option {
 	return func(c *config) error {
 		if e == nil || mediaType == "" {
-			return invalid("extractor needs a media type and a non-nil extractor")
+			return invalid("WithExtractor", "extractor needs a media type and a non-nil extractor")
 		}
-		c.extraExtract = append(c.extraExtract, registration{mediaType, e})
+		c.addedExtractors = append(c.addedExtractors, addedExtractor{mediaType, e})
 		return nil
 	}
 }
@@ -472,58 +613,92 @@ func WithExtractor(mediaType string, e fetch.Extractor) Option {
 func WithExtractors(mediaType string, es ...fetch.Extractor) Option {
 	return func(c *config) error {
 		if mediaType == "" {
-			return invalid("extractors need a media type")
+			return invalid("WithExtractors", "extractors need a media type")
 		}
-		if c.extractors == nil {
-			c.extractors = map[string][]fetch.Extractor{}
+		if slices.Contains(es, nil) {
+			return invalid("WithExtractors", "nil extractor for %s", mediaType)
 		}
-		c.extractors[mediaType] = es
+		if c.replacedExtractors == nil {
+			c.replacedExtractors = map[string][]fetch.Extractor{}
+		}
+		c.replacedExtractors[mediaType] = es
 		return nil
 	}
 }
 
 // WithMaxLinks caps the followable links taken from one page
 // (DefaultMaxLinks), so that a page of a million links costs no more than
-// its body; the links past the cap are counted in
-// Stats.Skipped["max-links"]. Zero means no cap.
+// its body: at least 1, or NoLimit. The links past the cap are counted in
+// Stats.Skipped["max-links"]. To follow no links, use
+// WithFollowLinks(false).
 func WithMaxLinks(n int) Option {
 	return func(c *config) error {
-		if n < 0 {
-			return invalid("max links must not be negative, got %d", n)
-		}
 		c.maxLinks = n
-		return nil
+		return limit("WithMaxLinks", n)
 	}
 }
 
-// WithSitemapLimits sets each host's sitemap budget: at most sitemaps
-// sitemap documents fetched (DefaultMaxSitemaps), at most urls pages taken
-// from them (DefaultMaxSitemapURLs), and index nesting at most depth levels
-// below a root sitemap (DefaultMaxSitemapDepth). Nesting does not use up
-// WithMaxDepth, which counts links followed. Zero sitemaps or urls means no
-// limit; what the budget refuses is counted in
-// Stats.Skipped["sitemap-limit"] and ["sitemap-depth"].
-func WithSitemapLimits(sitemaps, urls, depth int) Option {
+// WithMaxSitemaps caps the sitemap documents fetched per host
+// (DefaultMaxSitemaps): at least 1, or NoLimit. Those refused are counted
+// in Stats.Skipped["sitemap-limit"]. To read none, use WithSitemaps(false).
+func WithMaxSitemaps(n int) Option {
 	return func(c *config) error {
-		if sitemaps < 0 || urls < 0 || depth < 0 {
-			return invalid("sitemap limits must not be negative, got %d, %d, %d", sitemaps, urls, depth)
+		c.maxSitemaps = n
+		return limit("WithMaxSitemaps", n)
+	}
+}
+
+// WithMaxSitemapURLs caps the pages taken from sitemaps per host
+// (DefaultMaxSitemapURLs): at least 1, or NoLimit. Those refused are
+// counted in Stats.Skipped["sitemap-limit"].
+func WithMaxSitemapURLs(n int) Option {
+	return func(c *config) error {
+		c.maxSitemapURLs = n
+		return limit("WithMaxSitemapURLs", n)
+	}
+}
+
+// WithMaxSitemapDepth bounds sitemap index nesting below a root sitemap
+// (DefaultMaxSitemapDepth), or NoLimit: zero reads the root sitemaps only,
+// not the sitemaps an index among them lists. Nesting does not use up
+// WithMaxDepth, which counts links followed. What it refuses is counted in
+// Stats.Skipped["sitemap-depth"].
+func WithMaxSitemapDepth(n int) Option {
+	return func(c *config) error {
+		switch {
+		case n == NoLimit:
+			c.maxSitemapNest = math.MaxInt
+		case n < 0:
+			return invalid("WithMaxSitemapDepth", "must be at least 0, or NoLimit, got %d", n)
+		default:
+			c.maxSitemapNest = n
 		}
-		c.maxSitemaps, c.maxSitemapURLs, c.maxSitemapNest = sitemaps, urls, depth
 		return nil
 	}
 }
 
-// WithPathLimits sets the pathological-path rule: URLs whose path has more
-// than segments segments, or repeats one segment or run of segments more
-// than repeats times in a row (/a/a/a/…), are not scheduled and are counted
-// in Stats.Skipped["pathological"]. Zero means the frontier's defaults
-// (frontier.DefaultMaxPathSegments, DefaultMaxSegmentRepeats); negative
-// turns a check off. Calendar-like traps, which do not repeat, are stopped
-// by WithMaxDepth and the page limits.
-func WithPathLimits(segments, repeats int) Option {
+// WithMaxPathSegments bounds the segments of a URL's path
+// (DefaultMaxPathSegments): URLs with more are not scheduled and are
+// counted in Stats.Skipped["pathological"]. It takes at least 1, or
+// NoLimit to turn the check off. With WithMaxSegmentRepeats it is the
+// pathological-path rule against link loops; calendar-like traps, which
+// do not repeat, are stopped by WithMaxDepth and the page limits.
+func WithMaxPathSegments(n int) Option {
 	return func(c *config) error {
-		c.maxPathSegs, c.maxSegRepeats = segments, repeats
-		return nil
+		c.maxPathSegs = n
+		return limit("WithMaxPathSegments", n)
+	}
+}
+
+// WithMaxSegmentRepeats bounds how often one path segment, or run of
+// segments, may repeat in a row, as in /a/a/a/ or /x/y/x/y/
+// (DefaultMaxSegmentRepeats): URLs that repeat one more often are not
+// scheduled and are counted in Stats.Skipped["pathological"]. It takes at
+// least 1, or NoLimit to turn the check off.
+func WithMaxSegmentRepeats(n int) Option {
+	return func(c *config) error {
+		c.maxSegRepeats = n
+		return limit("WithMaxSegmentRepeats", n)
 	}
 }
 
@@ -532,14 +707,11 @@ func WithPathLimits(segments, repeats int) Option {
 // the crawler give it up (DefaultHostFailures): its remaining URLs are
 // reported to OnError and counted in Stats.Errors["host-given-up"], and no
 // more are scheduled, so one dead server cannot hold a crawl open for
-// hours. Zero never gives a host up.
+// hours. It takes at least 1, or NoLimit never to give a host up.
 func WithHostFailures(n int) Option {
 	return func(c *config) error {
-		if n < 0 {
-			return invalid("host failures must not be negative, got %d", n)
-		}
 		c.hostFailures = n
-		return nil
+		return limit("WithHostFailures", n)
 	}
 }
 
@@ -563,6 +735,9 @@ func WithAllowPrivate(on bool) Option {
 // crawl stops and Run returns the error, wrapping frontier.ErrStore.
 func WithStore(s frontier.Store) Option {
 	return func(c *config) error {
+		if s == nil {
+			return invalid("WithStore", "nil store")
+		}
 		c.store = s
 		return nil
 	}
@@ -581,6 +756,9 @@ func WithStore(s frontier.Store) Option {
 // time.
 func WithCheckpoint(checkpoint func() []byte) Option {
 	return func(c *config) error {
+		if checkpoint == nil {
+			return invalid("WithCheckpoint", "nil checkpoint function")
+		}
 		c.checkpoint = checkpoint
 		return nil
 	}
@@ -594,6 +772,9 @@ func WithCheckpoint(checkpoint func() []byte) Option {
 // stops the crawl with the error, as a Store failure does.
 func WithWARC(rec fetch.Recorder) Option {
 	return func(c *config) error {
+		if rec == nil {
+			return invalid("WithWARC", "nil recorder")
+		}
 		c.recorder = rec
 		return nil
 	}
@@ -602,13 +783,14 @@ func WithWARC(rec fetch.Recorder) Option {
 // WithLease sets how long a worker holds a URL it was handed, for a Store
 // shared by several processes (frontier/redisstore): if the process dies,
 // the URL goes back to its queue that long after it was handed out, and its
-// host rests a full delay from then. Zero means frontier.DefaultLease. It
-// must outlast a fetch (WithTimeouts) with room to spare: a worker never
-// starts a request on an expired lease.
+// host rests a full delay from then. It must outlast two fetch timeouts
+// (WithFetchTimeout) — a URL's robots.txt and the URL itself may each take
+// one — since a worker never starts a request on an expired lease; by
+// default it is frontier.DefaultLease, or two fetch timeouts if longer.
 func WithLease(d time.Duration) Option {
 	return func(c *config) error {
-		if d < 0 {
-			return invalid("lease must not be negative, got %v", d)
+		if d <= 0 {
+			return invalid("WithLease", "must be positive, got %v", d)
 		}
 		c.lease = d
 		return nil

@@ -216,7 +216,7 @@ func TestRobotsEntryHeaderTimeoutSparesSlowBody(t *testing.T) {
 		time.Sleep(3 * header) // a slow server, not synchronisation
 		w.Write([]byte("Disallow: /private\n"))
 	})
-	wantPrivateDisallowed(t, robotsEntry(t, srv, WithTimeouts(0, header, time.Minute)))
+	wantPrivateDisallowed(t, robotsEntry(t, srv, WithHeaderTimeout(header), WithFetchTimeout(time.Minute)))
 }
 
 // A robots.txt that breaks off before its Content-Length is unreachable,

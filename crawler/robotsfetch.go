@@ -29,7 +29,7 @@ import (
 // that cannot be canonicalised or when ctx ends; a robots.txt that cannot
 // be fetched is an outcome (Entry.Outcome and Entry.Err say why).
 func (c *Crawler) RobotsEntry(ctx context.Context, rawURL string) (*gate.Entry, error) {
-	canon, err := c.cfg.canonicalizer.Canonical(rawURL)
+	canon, err := c.settings().canonicalizer.Canonical(rawURL) // settings: a zero Crawler gets its defaults
 	if err != nil {
 		return nil, fmt.Errorf("crawler: robots.txt for %q: %w", rawURL, err)
 	}
@@ -62,9 +62,9 @@ func crawlFetcher(cfg *config, addrs *fetch.AddressPolicy) *fetch.Fetcher {
 		Recorder:       cfg.recorder,
 		Directives: fetch.DirectivePolicy{
 			Agents:       []string{cfg.agent},
-			IgnoreMeta:   !cfg.respectNofollw,
-			IgnoreHeader: !cfg.respectNofollw,
-			IgnoreRel:    !cfg.respectNofollw,
+			IgnoreMeta:   !cfg.respectNofollow,
+			IgnoreHeader: !cfg.respectNofollow,
+			IgnoreRel:    !cfg.respectNofollow,
 		},
 	}
 	if cfg.agent == DefaultAgent {

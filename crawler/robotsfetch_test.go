@@ -117,7 +117,7 @@ func TestRobotsEntryHeaderTimeout(t *testing.T) {
 	})
 	defer close(release)
 	start := time.Now()
-	e := robotsEntry(t, srv, WithTimeouts(0, 100*time.Millisecond, time.Minute))
+	e := robotsEntry(t, srv, WithHeaderTimeout(100*time.Millisecond), WithFetchTimeout(time.Minute))
 	if e.Outcome != gate.OutcomeUnreachable || !errors.Is(e.Err, fetch.ErrHeaderTimeout) {
 		t.Fatalf("entry %+v, want unreachable after the header timeout", e)
 	}
@@ -203,7 +203,7 @@ func TestRobotsGatePacingIsNotTimedOut(t *testing.T) {
 		w.Write([]byte(robotsFetchRules))
 	})
 	srv := robotsSite(t, mux.ServeHTTP)
-	c, err := New(WithTimeouts(0, 0, 300*time.Millisecond))
+	c, err := New(WithFetchTimeout(300 * time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}

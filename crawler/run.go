@@ -21,6 +21,7 @@ import (
 
 // RunSeeds is Run with seeds that carry metadata.
 func (c *Crawler) RunSeeds(ctx context.Context, seeds ...Seed) error {
+	cfg := c.settings()
 	if !c.running.CompareAndSwap(false, true) {
 		return ErrRunning
 	}
@@ -32,7 +33,7 @@ func (c *Crawler) RunSeeds(ctx context.Context, seeds ...Seed) error {
 	if err != nil {
 		return err
 	}
-	defer c.endRun(r)
+	defer c.endRun(ctx, r)
 	defer r.fetcher.CloseIdleConnections()
 	if err := r.addSeeds(ctx, seeds); err != nil {
 		return err
@@ -45,8 +46,8 @@ func (c *Crawler) RunSeeds(ctx context.Context, seeds ...Seed) error {
 	unwatch := r.watchStop(ctx, cancelWork)
 	defer r.followFeed(ctx)()
 
-	r.pool = workerPool{max: int32(c.cfg.workers), run: func() { r.work(work) }}
-	r.pool.start(min(c.cfg.workers, initialWorkers))
+	r.pool = workerPool{max: int32(cfg.workers), run: func() { r.work(work) }}
+	r.pool.start(min(cfg.workers, initialWorkers))
 	r.pool.wg.Wait()
 	unwatch()
 	if r.failure != nil {
@@ -54,6 +55,10 @@ func (c *Crawler) RunSeeds(ctx context.Context, seeds ...Seed) error {
 	}
 	return ctx.Err()
 }
+
+// finalCountsTimeout bounds the Store's answer to the queue's figures when
+// a run ends: a Store out of reach must not hold Run's return.
+const finalCountsTimeout = time.Second
 
 // startRun makes the run of a crawl from seeds, with its Store (a
 // MemoryStore unless WithStore) and the addresses it may reach, and makes
@@ -80,11 +85,14 @@ func (c *Crawler) startRun(ctx context.Context, seeds []Seed) (*crawl, error) {
 	return r, nil
 }
 
-// endRun keeps r's stats as the last run's, for Stats after Run.
-func (c *Crawler) endRun(r *crawl) {
-	r.stats.mu.Lock()
-	r.stats.ended = r.now()
-	r.stats.mu.Unlock()
+// endRun keeps r's stats as the last run's, for Stats after Run, with the
+// queue's figures as the Store gives them at the end. Asking it may take
+// as long as finalCountsTimeout, even when ctx is cancelled: the caller
+// wants the summary of a crawl it stopped too.
+func (c *Crawler) endRun(ctx context.Context, r *crawl) {
+	final, cancel := context.WithTimeout(context.WithoutCancel(ctx), finalCountsTimeout)
+	defer cancel()
+	r.stats.end(final, r.now())
 	c.mu.Lock()
 	c.last = r.stats
 	c.mu.Unlock()
@@ -127,7 +135,7 @@ func (r *crawl) followFeed(ctx context.Context) (stop func()) {
 	followCtx, stopFollowing := context.WithCancel(ctx)
 	if feed != nil {
 		r.feed = &seedFeed{open: true, moved: make(chan struct{})}
-		following.Go(func() { r.follow(followCtx, feed) })
+		following.Go(func() { r.scheduleFeed(followCtx, feed) })
 	}
 	return func() {
 		stopFollowing()
@@ -151,12 +159,7 @@ type crawl struct {
 	stats   *stats
 	pool    workerPool
 
-	onPage       []func(context.Context, *Page)
-	onError      []func(context.Context, *url.URL, error)
-	onDisallowed []func(context.Context, *url.URL, DisallowReason)
-	onHTML       []htmlHandler
-	filters      []func(u *url.URL, from *url.URL, depth int) bool
-	feed         *seedFeed // nil unless RunFeed
+	feed *seedFeed // nil unless RunFeed
 
 	// stop is Run's context: once it ends no wait for a host (robots gate,
 	// limiter) may turn into a new request, while fetches already under
@@ -210,6 +213,10 @@ func (r *crawl) addSeeds(ctx context.Context, seeds []Seed) error {
 	return nil // resuming the Store's work
 }
 
+// hooks returns the handlers and filters registered so far, those
+// registered during the run included.
+func (r *crawl) hooks() *hooks { return r.c.registered() }
+
 func (r *crawl) now() time.Time {
 	if r.clock != nil {
 		return r.clock.Now()
@@ -222,16 +229,7 @@ func (r *crawl) now() time.Time {
 // robots gate and the stats.
 func (c *Crawler) newRun(store frontier.Store, addrs *fetch.AddressPolicy) (*crawl, error) {
 	cfg := &c.cfg
-	c.mu.Lock()
-	r := &crawl{
-		c: c, cfg: cfg, log: cfg.logger, clock: cfg.clock,
-		onPage:       append([]func(context.Context, *Page){}, c.onPage...),
-		onError:      append([]func(context.Context, *url.URL, error){}, c.onError...),
-		onDisallowed: append([]func(context.Context, *url.URL, DisallowReason){}, c.onDisallowed...),
-		onHTML:       append([]htmlHandler{}, c.onHTML...),
-		filters:      append([]func(*url.URL, *url.URL, int) bool{}, c.filters...),
-	}
-	c.mu.Unlock()
+	r := &crawl{c: c, cfg: cfg, log: cfg.logger, clock: cfg.clock}
 	var err error
 	if r.policy, r.keys, err = newPacing(cfg); err != nil {
 		return nil, err
@@ -302,14 +300,11 @@ func (r *crawl) sharedClient() *http.Client {
 // newRegistry returns the link extractors of a crawl configured by cfg.
 func newRegistry(cfg *config) *fetch.Registry {
 	reg := fetch.NewRegistry()
-	reg.MaxLinks = cfg.maxLinks
-	if cfg.maxLinks == 0 {
-		reg.MaxLinks = -1 // WithMaxLinks(0): no cap
-	}
-	for mt, es := range cfg.extractors {
+	reg.MaxLinks = cfg.maxLinks // NoLimit is fetch's no bound too: any negative
+	for mt, es := range cfg.replacedExtractors {
 		reg.Set(mt, es...)
 	}
-	for _, e := range cfg.extraExtract {
+	for _, e := range cfg.addedExtractors {
 		reg.Register(e.mediaType, e.e)
 	}
 	return reg
@@ -323,11 +318,12 @@ func frontierConfig(cfg *config, store frontier.Store, keys *ratelimit.Keys) fro
 		Canonicalizer: cfg.canonicalizer,
 		Scope:         cfg.scope,
 		InScope:       cfg.scopeFunc,
-		MaxDepth:      cfg.maxDepth,
+		MaxDepth:      frontierLimit(cfg.maxDepth),
 		Limits: frontier.Limits{
-			MaxPages:        cfg.maxPages,
-			MaxPagesPerHost: cfg.maxPagesHost,
+			MaxPages:        frontierLimit(cfg.maxPages),
+			MaxPagesPerHost: frontierLimit(cfg.maxPagesHost),
 		},
+		// NoLimit is the frontier's "check off" here: any negative.
 		MaxPathSegments:   cfg.maxPathSegs,
 		MaxSegmentRepeats: cfg.maxSegRepeats,
 		Claim:             frontier.ClaimOptions{PerHost: cfg.perHost, Affinity: hostRun, Lease: cfg.lease},
@@ -336,7 +332,8 @@ func frontierConfig(cfg *config, store frontier.Store, keys *ratelimit.Keys) fro
 		fcfg.Poll = p.PollInterval() // a store shared with other processes
 	}
 	if cfg.sitemaps {
-		fcfg.Limits.MaxSitemapsPerHost, fcfg.Limits.MaxSitemapURLsPerHost = cfg.maxSitemaps, cfg.maxSitemapURLs
+		fcfg.Limits.MaxSitemapsPerHost = frontierLimit(cfg.maxSitemaps)
+		fcfg.Limits.MaxSitemapURLsPerHost = frontierLimit(cfg.maxSitemapURLs)
 	}
 	if cfg.clock != nil {
 		fcfg.Clock = cfg.clock
@@ -345,6 +342,15 @@ func frontierConfig(cfg *config, store frontier.Store, keys *ratelimit.Keys) fro
 		fcfg.Key = keys.Key
 	}
 	return fcfg
+}
+
+// frontierLimit spells a limit as the frontier's Config and Limits take
+// it: there, zero is no limit.
+func frontierLimit(n int) int {
+	if n == NoLimit {
+		return 0
+	}
+	return n
 }
 
 func (r *crawl) newGate(key func(*url.URL) string) (*gate.Gate, error) {

@@ -163,6 +163,17 @@ func runCrawl(t *testing.T, c *crawler.Crawler, seeds ...string) {
 	}
 }
 
+// statsOf returns c's Stats, reporting (not stopping on, so that it may be
+// called from a handler) an error of the Store's.
+func statsOf(t testing.TB, c *crawler.Crawler) crawler.Stats {
+	t.Helper()
+	st, err := c.Stats(context.Background())
+	if err != nil {
+		t.Errorf("Stats: %v", err)
+	}
+	return st
+}
+
 // pageLog records what OnPage saw, safely for concurrent handlers.
 type pageLog struct {
 	mu    sync.Mutex

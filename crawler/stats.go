@@ -109,7 +109,9 @@ func (st *stats) page(status int, bytes int64) {
 func (st *stats) failed(kind ErrorKind)     { st.update(func(s *Stats) { s.Errors[kind]++ }) }
 func (st *stats) skipped(reason SkipReason) { st.update(func(s *Stats) { s.Skipped[reason]++ }) }
 
-func (st *stats) snapshot(now time.Time) Stats {
+// snapshot returns the counters, and the queue's figures as the frontier's
+// Store gives them within ctx (once the run has ended, as they were then).
+func (st *stats) snapshot(ctx context.Context, now time.Time) (Stats, error) {
 	st.mu.Lock()
 	out := st.s
 	out.Statuses = maps.Clone(st.s.Statuses)
@@ -124,18 +126,42 @@ func (st *stats) snapshot(now time.Time) Stats {
 	out.Elapsed = end.Sub(st.started)
 	fr := st.frontier
 	st.mu.Unlock()
-	if fr != nil {
-		// A Store out of reach must not hold a progress line or the final
-		// summary for its whole retry budget.
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		if fs, err := fr.Counts(ctx); err == nil {
-			out.Queued, out.InFlight, out.Hosts = fs.Queued, fs.Leased, fs.Hosts
-			out.HostsActive, out.HostsWaiting = fs.Busy, max(fs.Hosts-fs.Busy, 0)
-			out.HostsReady, out.HostsResting = fs.Ready, fs.Resting
-		}
+	if fr == nil {
+		return out, nil
 	}
-	return out
+	fs, err := fr.Counts(ctx)
+	if err != nil {
+		return out, err
+	}
+	out.setCounts(fs)
+	return out, nil
+}
+
+// end marks the run ended at now, with the queue's figures as the Store
+// gives them within ctx: Stats after Run no longer asks a Store the caller
+// may have closed.
+func (st *stats) end(ctx context.Context, now time.Time) {
+	st.mu.Lock()
+	fr := st.frontier
+	st.mu.Unlock()
+	var fs frontier.Counts
+	var err error
+	if fr != nil {
+		fs, err = fr.Counts(ctx)
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.ended, st.frontier = now, nil
+	if err == nil {
+		st.s.setCounts(fs)
+	}
+}
+
+// setCounts sets the queue's figures from the frontier's.
+func (s *Stats) setCounts(fs frontier.Counts) {
+	s.Queued, s.InFlight, s.Hosts = fs.Queued, fs.Leased, fs.Hosts
+	s.HostsActive, s.HostsWaiting = fs.Busy, max(fs.Hosts-fs.Busy, 0)
+	s.HostsReady, s.HostsResting = fs.Ready, fs.Resting
 }
 
 // ErrorCount is the total of Errors.

@@ -84,7 +84,7 @@ func TestUnreachableRobotsHoldsNothing(t *testing.T) {
 			b, robotsCalls, pageCalls := fault(t)
 			seed, bURLs := brokenWeb(t, b)
 			c := newCrawler(t, crawler.WithMaxDelay(time.Minute), crawler.WithRetries(2),
-				crawler.WithTimeouts(time.Second, 500*time.Millisecond, 5*time.Second))
+				crawler.WithConnectTimeout(time.Second), crawler.WithHeaderTimeout(500*time.Millisecond), crawler.WithFetchTimeout(5*time.Second))
 			errs := recordErrors(c)
 			pages := recordPages(c)
 			start := time.Now()
@@ -113,7 +113,7 @@ func TestUnreachableRobotsHoldsNothing(t *testing.T) {
 					t.Errorf("%s: %v, want robots-unavailable", u, got[0])
 				}
 			}
-			if n := c.Stats().Errors["robots-unavailable"]; n != int64(len(bURLs)) {
+			if n := statsOf(t, c).Errors["robots-unavailable"]; n != int64(len(bURLs)) {
 				t.Errorf("Stats.Errors[robots-unavailable] = %d, want %d", n, len(bURLs))
 			}
 		})
@@ -218,7 +218,7 @@ func TestGivenUpHostReportsEachURLOnce(t *testing.T) {
 			given++
 		}
 	}
-	if st := c.Stats(); int64(given) != st.Errors["host-given-up"] || given < 27 {
+	if st := statsOf(t, c); int64(given) != st.Errors["host-given-up"] || given < 27 {
 		t.Errorf("%d URLs reported given up, Stats says %d; want the 27+ still queued", given, st.Errors["host-given-up"])
 	}
 }

@@ -221,7 +221,7 @@ func (r *crawl) unreachable(ctx context.Context, j *lease, u *url.URL, e *gate.E
 	j.Pace.ClosedUntil = retryAt
 	r.done(ctx, j, func() {
 		r.failed(ctx, j.URL, FailedRobotsUnavailable, robotsUnreachable(e))
-		for _, f := range r.onDisallowed {
+		for _, f := range r.hooks().onDisallowed {
 			r.safely(ctx, j.URL, func() { f(ctx, u, DisallowedUnavailable) })
 		}
 	}, nil)
@@ -298,7 +298,7 @@ func (r *crawl) disallowed(ctx context.Context, j *lease, u *url.URL, why Disall
 	r.stats.update(func(s *Stats) { s.Disallowed++ })
 	r.log.Debug("crawler: disallowed by robots.txt", "url", j.URL, "reason", string(why))
 	r.done(ctx, j, func() {
-		for _, f := range r.onDisallowed {
+		for _, f := range r.hooks().onDisallowed {
 			r.safely(ctx, j.URL, func() { f(ctx, u, why) })
 		}
 	}, nil)
@@ -384,7 +384,7 @@ func (r *crawl) maybeRetry(ctx context.Context, j *lease, f ratelimit.Failure) b
 // WithHostFailures times in a row; every URL still queued for it is then
 // reported. It reports whether the host is given up.
 func (r *crawl) hostFailing(ctx context.Context, j *lease) bool {
-	if r.cfg.hostFailures == 0 || j.Pace.Failures < r.cfg.hostFailures {
+	if r.cfg.hostFailures == NoLimit || j.Pace.Failures < r.cfg.hostFailures {
 		return false
 	}
 	r.log.Info("crawler: giving up host", "key", j.Key, "consecutive_failures", j.Pace.Failures)
@@ -430,7 +430,7 @@ func (r *crawl) fetchPage(ctx context.Context, j *lease, u *url.URL) {
 		follow = r.filter(ctx, follow, p.URL)
 	}
 	r.done(ctx, j, func() {
-		for _, f := range r.onPage {
+		for _, f := range r.hooks().onPage {
 			r.safely(ctx, j.URL, func() { f(ctx, page) })
 		}
 		r.runHTML(ctx, page)
@@ -497,7 +497,7 @@ func (r *crawl) extract(ctx context.Context, j *lease, p *fetch.Page) ([]Link, [
 	if d.Noindex {
 		r.stats.update(func(s *Stats) { s.Noindex++ })
 	}
-	if d.Nofollow && r.cfg.respectNofollw {
+	if d.Nofollow && r.cfg.respectNofollow {
 		r.stats.update(func(s *Stats) { s.Nofollow++ })
 		return nil, nil
 	}
@@ -554,12 +554,13 @@ func (r *crawl) addAll(ctx context.Context, items []frontier.Item, from *url.URL
 // filter returns the items (from the page at from) that every filter lets
 // through, reusing items' array.
 func (r *crawl) filter(ctx context.Context, items []frontier.Item, from *url.URL) []frontier.Item {
-	if len(r.filters) == 0 {
+	filters := r.hooks().filters
+	if len(filters) == 0 {
 		return items
 	}
 	kept := items[:0]
 	for _, it := range items {
-		if r.filtered(ctx, it, from) {
+		if r.passesFilters(ctx, filters, it, from) {
 			kept = append(kept, it)
 		}
 	}
@@ -589,15 +590,15 @@ func (r *crawl) scheduled(items []frontier.Item, errs []error, err error) []erro
 	return errs
 }
 
-// filtered reports whether every filter lets it through; a filter that
-// panics keeps it out.
-func (r *crawl) filtered(ctx context.Context, it frontier.Item, from *url.URL) bool {
+// passesFilters reports whether every one of filters lets it through; a
+// filter that panics keeps it out.
+func (r *crawl) passesFilters(ctx context.Context, filters []func(u *url.URL, from *url.URL, depth int) bool, it frontier.Item, from *url.URL) bool {
 	u, err := url.Parse(it.URL)
 	if err != nil {
 		r.stats.skipped(SkippedInvalid)
 		return false
 	}
-	for _, f := range r.filters {
+	for _, f := range filters {
 		ok := false
 		r.safely(ctx, it.URL, func() { ok = f(u, from, it.Depth) })
 		if !ok {
@@ -616,7 +617,7 @@ func (r *crawl) safely(ctx context.Context, url string, f func()) {
 			err := &Error{Kind: FailedHandlerPanic, Err: fmt.Errorf("crawler: handler panicked: %v\n%s", v, debug.Stack())}
 			r.log.Error("crawler: handler panicked", "url", url, "panic", fmt.Sprint(v))
 			u := hookURL(url)
-			for _, h := range r.onError {
+			for _, h := range r.hooks().onError {
 				func() {
 					defer func() { recover() }() // an OnError that panics too is not called again
 					h(ctx, u, err)
@@ -643,11 +644,12 @@ func (r *crawl) reportSkip(ctx context.Context, url string, reason SkipReason, e
 
 func (r *crawl) reportError(ctx context.Context, url string, err error) {
 	r.log.Debug("crawler: error", "url", url, "err", err)
-	if len(r.onError) == 0 {
+	handlers := r.hooks().onError
+	if len(handlers) == 0 {
 		return
 	}
 	u := hookURL(url)
-	for _, h := range r.onError {
+	for _, h := range handlers {
 		r.safely(ctx, url, func() { h(ctx, u, err) })
 	}
 }

@@ -1,6 +1,7 @@
 package frontier
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"net/url"
@@ -32,15 +33,16 @@ var (
 const DefaultMaxLength = 8 << 10
 
 // Canonicalizer turns URLs into the canonical form the Frontier deduplicates
-// on. The zero value applies the default rules listed on Canonical; the
-// fields add optional rules. A Canonicalizer is safe for concurrent use as
-// long as its fields are not modified.
+// on. The zero value applies the default rules listed on Canonical, query
+// sorting included; each field departs from them. A Canonicalizer is safe
+// for concurrent use as long as its fields are not modified.
 type Canonicalizer struct {
-	// SortQuery sorts query parameters by name. The sort is stable, so
-	// repeated parameters keep their relative order (a=2&a=1 stays distinct
-	// from a=1&a=2, as servers may treat it). Empty parameters ("a&&b") are
-	// dropped when SortQuery or StripParam is set.
-	SortQuery bool
+	// KeepQueryOrder keeps query parameters in the order they came, and
+	// empty ones ("a&&b"), instead of the default stable sort by name.
+	// Servers that give "?a=1&b=2" and "?b=2&a=1" different content are
+	// rare, and fetching both is the commonest duplicate; keep the order
+	// for a site whose server does.
+	KeepQueryOrder bool
 
 	// StripParam, if non-nil, reports whether the query parameter with the
 	// given name (percent-encoding already normalised, case preserved) is
@@ -71,7 +73,9 @@ type Canonicalizer struct {
 //     nothing else is decoded, so %2F stays %2F and %26 stays %26;
 //   - dot segments are resolved (RFC 3986 §5.2.4), an empty path becomes "/";
 //   - the fragment and an empty query ("?" alone) are dropped;
-//   - query parameter order is kept.
+//   - query parameters are sorted by name, stably, so that repeated
+//     parameters keep their relative order (a=2&a=1 stays distinct from
+//     a=1&a=2, as servers may treat it), and empty ones ("a&&b") dropped.
 //
 // The host is the one every part of heed keys on (the rate limiter, the
 // robots gate, redirect loop detection): "http://A.example.:80/" and
@@ -268,7 +272,7 @@ func (c *Canonicalizer) canonical(raw string) (string, hostSpan, error) {
 		q := len(buf)
 		buf = append(buf, '?')
 		buf = appendEscaped(buf, query, queryMode)
-		if c.SortQuery || c.StripParam != nil {
+		if !c.KeepQueryOrder || c.StripParam != nil {
 			buf = c.rewriteQuery(buf, q+1)
 		}
 		if len(buf) == q+1 {
@@ -498,10 +502,14 @@ func removeDotSegments(path []byte) []byte {
 }
 
 // rewriteQuery drops stripped and empty parameters from buf[start:] and
-// sorts the rest if asked. The query is copied to a string first: sorted
-// parameters cannot be rearranged in place, and StripParam gets its names
-// as substrings of that one copy instead of one allocation each.
+// sorts the rest unless KeepQueryOrder. The query is copied to a string
+// first: sorted parameters cannot be rearranged in place, and StripParam
+// gets its names as substrings of that one copy instead of one allocation
+// each. A query already in order is left as it is, without the copy.
 func (c *Canonicalizer) rewriteQuery(buf []byte, start int) []byte {
+	if c.StripParam == nil && !c.KeepQueryOrder && sortedQuery(buf[start:]) {
+		return buf
+	}
 	q := string(buf[start:])
 	type param struct{ all, name string }
 	var parr [32]param
@@ -524,7 +532,7 @@ func (c *Canonicalizer) rewriteQuery(buf []byte, start int) []byte {
 			ps = append(ps, param{p, name})
 		}
 	}
-	if c.SortQuery {
+	if !c.KeepQueryOrder {
 		slices.SortStableFunc(ps, func(a, b param) int { return strings.Compare(a.name, b.name) })
 	}
 	buf = buf[:start]
@@ -535,6 +543,35 @@ func (c *Canonicalizer) rewriteQuery(buf []byte, start int) []byte {
 		buf = append(buf, p.all...)
 	}
 	return buf
+}
+
+// sortedQuery reports whether the query q has no empty parameter and its
+// parameters' names are in order, as rewriteQuery would leave them.
+func sortedQuery(q []byte) bool {
+	var prev []byte
+	for len(q) > 0 {
+		p := q
+		if i := bytes.IndexByte(q, '&'); i >= 0 {
+			p, q = q[:i], q[i+1:]
+			if len(q) == 0 {
+				return false // a trailing '&': an empty parameter
+			}
+		} else {
+			q = nil
+		}
+		if len(p) == 0 {
+			return false
+		}
+		name := p
+		if i := bytes.IndexByte(p, '='); i >= 0 {
+			name = p[:i]
+		}
+		if bytes.Compare(prev, name) > 0 {
+			return false
+		}
+		prev = name
+	}
+	return true
 }
 
 // TrackingParam reports whether name is a well-known click-tracking query

@@ -195,19 +195,26 @@ func TestCanonicalizerQueryOptions(t *testing.T) {
 		c        frontier.Canonicalizer
 		in, want string
 	}{
-		{frontier.Canonicalizer{}, "http://a/?b=2&a=1&utm_source=x", "http://a/?b=2&a=1&utm_source=x"},
-		{frontier.Canonicalizer{SortQuery: true}, "http://a/?b=2&a=1&c", "http://a/?a=1&b=2&c"},
-		{frontier.Canonicalizer{SortQuery: true}, "http://a/?a=2&b=1&a=1", "http://a/?a=2&a=1&b=1"},
-		{frontier.Canonicalizer{SortQuery: true}, "http://a/?b&&a=&", "http://a/?a=&b"},
-		{frontier.Canonicalizer{SortQuery: true}, "http://a/?&&", "http://a/"},
-		{frontier.Canonicalizer{SortQuery: true}, "http://a/?%62=1&a=2", "http://a/?a=2&b=1"},
-		{frontier.Canonicalizer{StripParam: frontier.TrackingParam},
+		{frontier.Canonicalizer{KeepQueryOrder: true}, "http://a/?b=2&a=1&utm_source=x", "http://a/?b=2&a=1&utm_source=x"},
+		{frontier.Canonicalizer{KeepQueryOrder: true}, "http://a/?b&&a=&", "http://a/?b&&a=&"},
+		// The zero Canonicalizer sorts: the default needs no field.
+		{frontier.Canonicalizer{}, "http://a/?b=2&a=1&c", "http://a/?a=1&b=2&c"},
+		{frontier.Canonicalizer{}, "http://a/?a=2&b=1&a=1", "http://a/?a=2&a=1&b=1"},
+		{frontier.Canonicalizer{}, "http://a/?b&&a=&", "http://a/?a=&b"},
+		{frontier.Canonicalizer{}, "http://a/?a&b&", "http://a/?a&b"},
+		{frontier.Canonicalizer{}, "http://a/?a&&b", "http://a/?a&b"},
+		{frontier.Canonicalizer{}, "http://a/?&&", "http://a/"},
+		{frontier.Canonicalizer{}, "http://a/?%62=1&a=2", "http://a/?a=2&b=1"},
+		{frontier.Canonicalizer{}, "http://a/?a=1&a=0&b", "http://a/?a=1&a=0&b"},
+		{frontier.Canonicalizer{StripParam: frontier.TrackingParam, KeepQueryOrder: true},
 			"http://a/?id=7&utm_source=x&UTM_Medium=y&gclid=z&fbclid=w&page=2",
 			"http://a/?id=7&page=2"},
 		{frontier.Canonicalizer{StripParam: frontier.TrackingParam}, "http://a/p?utm_campaign=x#f", "http://a/p"},
 		{frontier.Canonicalizer{StripParam: frontier.TrackingParam}, "http://a/?utm%5Fsource=x&q", "http://a/?q"},
-		{frontier.Canonicalizer{StripParam: frontier.TrackingParam, SortQuery: true},
+		{frontier.Canonicalizer{StripParam: frontier.TrackingParam},
 			"http://a/?z=1&msclkid=2&b=3", "http://a/?b=3&z=1"},
+		{frontier.Canonicalizer{StripParam: frontier.TrackingParam, KeepQueryOrder: true},
+			"http://a/?z=1&msclkid=2&b=3", "http://a/?z=1&b=3"},
 	}
 	for _, tt := range tests {
 		got, err := tt.c.Canonical(tt.in)
@@ -220,7 +227,7 @@ func TestCanonicalizerQueryOptions(t *testing.T) {
 	for i := 99; i >= 0; i-- {
 		q = append(q, "p"+strings.Repeat("x", i)+"=1")
 	}
-	c := frontier.Canonicalizer{SortQuery: true}
+	var c frontier.Canonicalizer
 	got, err := c.Canonical("http://a/?" + strings.Join(q, "&"))
 	if err != nil {
 		t.Fatal(err)
@@ -324,13 +331,13 @@ func TestCanonicalAllocs(t *testing.T) {
 	}); n != 1 {
 		t.Errorf("Canonical of a non-canonical URL: %v allocs, want 1", n)
 	}
-	c := frontier.Canonicalizer{SortQuery: true, StripParam: frontier.TrackingParam}
+	c := frontier.Canonicalizer{StripParam: frontier.TrackingParam}
 	if n := testing.AllocsPerRun(100, func() {
 		if _, err := c.Canonical("https://a.example/?z=1&utm_source=x&a=2"); err != nil {
 			t.Fatal(err)
 		}
 	}); n != 2 {
-		t.Errorf("Canonical with SortQuery and StripParam: %v allocs, want 2 (query copy, result)", n)
+		t.Errorf("Canonical with StripParam: %v allocs, want 2 (query copy, result)", n)
 	}
 }
 
@@ -341,9 +348,10 @@ func FuzzCanonical(f *testing.F) {
 	} {
 		f.Add(s)
 	}
-	var sorted = frontier.Canonicalizer{SortQuery: true, StripParam: frontier.TrackingParam}
+	var kept = frontier.Canonicalizer{KeepQueryOrder: true}
+	var stripped = frontier.Canonicalizer{StripParam: frontier.TrackingParam}
 	f.Fuzz(func(t *testing.T, raw string) {
-		for _, c := range []*frontier.Canonicalizer{{}, &sorted} {
+		for _, c := range []*frontier.Canonicalizer{{}, &kept, &stripped} {
 			got, err := c.Canonical(raw)
 			if err != nil {
 				return

@@ -89,7 +89,7 @@ func ExampleCanonical() {
 }
 
 func ExampleCanonicalizer() {
-	c := frontier.Canonicalizer{SortQuery: true, StripParam: frontier.TrackingParam}
+	c := frontier.Canonicalizer{StripParam: frontier.TrackingParam}
 	s, _ := c.Canonical("https://shop.example/item?utm_source=news&size=m&color=red&gclid=x")
 	fmt.Println(s)
 	base, _ := url.Parse("https://shop.example/catalogue/shoes/")

@@ -217,11 +217,11 @@ func (c *crawlCmd) newCrawler(context.Context) refusal {
 		opts = append(opts, crawler.WithWARC(w))
 	}
 	if c.crawler, err = crawler.New(opts...); err != nil {
-		fmt.Fprintf(c.stderr, "crawl: %v; see crawl -h\n", err)
+		fmt.Fprintf(c.stderr, "crawl: %s; see crawl -h\n", optionErrorText(err))
 		return badUsage
 	}
-	// Before Run: the metrics record each page through an OnPage handler,
-	// which the crawler takes when Run starts.
+	// Before Run: the metrics record each page through an OnPage handler
+	// from its registration on.
 	if c.metricsLn != nil {
 		m, err := metrics.New(c.crawler, metrics.WithRuntimeMetrics())
 		if err != nil {
@@ -301,7 +301,7 @@ func (c *crawlCmd) crawl(ctx context.Context) outcome {
 		fmt.Fprintf(c.stderr, "crawl: %s\n", outputErrorText(err))
 	}
 	o.cause = context.Cause(ctx) // a signal may have come since
-	c.stats = c.crawler.Stats()
+	c.stats = statsNow(c.crawler)
 	o.nothingNew = nothingNew(c.stats, c.rec)
 	c.nothingFetched, o.seedsFailed = c.fails.nothingFetched(c.stats)
 	return o
@@ -315,7 +315,7 @@ func (c *crawlCmd) quit() {
 	if c.logW != nil {
 		c.logW.Flush()
 	}
-	summary(c.stderr, c.crawler.Stats(), c.fails, &c.f)
+	summary(c.stderr, statsNow(c.crawler), c.fails, &c.f)
 }
 
 // run crawls the seeds, or those of standard input as they arrive, with

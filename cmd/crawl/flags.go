@@ -87,6 +87,10 @@ func newFlagSet(f *flags) *flag.FlagSet {
 		*p = def
 		fs.Var((*intFlag)(p), name, usage)
 	}
+	limit := func(p *int, name string, def int, usage string) {
+		*p = def
+		fs.Var((*limitValue)(p), name, usage+" (none: no limit)")
+	}
 	boolean := func(p *bool, name string, def bool, usage string) {
 		*p = def
 		fs.Var((*boolFlag)(p), name, usage)
@@ -99,27 +103,27 @@ func newFlagSet(f *flags) *flag.FlagSet {
 	fs.StringVar(&f.key, "key", "host", "what shares one delay and one concurrency limit: the host, the registrable domain, or the resolved IP address")
 	integer(&f.retries, "retries", crawler.DefaultPageRetries, "more tries for a page that timed out, failed to connect or answered 429/5xx, after the host's back-off")
 	duration(&f.robotsWait, "robots-wait", 0, "how long URLs wait for an unreachable robots.txt (5xx, 429, timeouts) to come back before they are given up as errors (robots-unavailable)")
-	integer(&f.hostFailures, "max-failures", crawler.DefaultHostFailures, "consecutive failed requests (timeouts, resets, 429, 5xx) after which a host is given up and its URLs reported (0: never)")
+	limit(&f.hostFailures, "max-failures", crawler.DefaultHostFailures, "consecutive failed requests (timeouts, resets, 429, 5xx) after which a host is given up and its URLs reported")
 	fs.StringVar(&f.scope, "scope", "seeds", "links followed: to the seed hosts, to their registrable domains, or anywhere")
 	boolean(&f.allowPrivate, "allow-private", false, "allow loopback, private, link-local and multicast addresses (by default refused unless the seeds are on such addresses)")
-	integer(&f.maxDepth, "max-depth", 0, "links followed from a seed at most (0: no limit; pages listed in sitemaps count as depth 0)")
-	integer(&f.maxPages, "max-pages", 0, "pages scheduled in all (0: no limit)")
-	integer(&f.maxPagesHost, "max-pages-per-host", 0, "pages scheduled per host (0: no limit)")
+	limit(&f.maxDepth, "max-depth", crawler.NoLimit, "links followed from a seed at most; pages listed in sitemaps count as depth 0")
+	limit(&f.maxPages, "max-pages", crawler.NoLimit, "pages scheduled in all")
+	limit(&f.maxPagesHost, "max-pages-per-host", crawler.NoLimit, "pages scheduled per host")
 	boolean(&f.sitemaps, "sitemaps", true, "read the sitemaps robots.txt names (or /sitemap.xml) and crawl what they list")
-	integer(&f.maxSitemaps, "max-sitemaps", crawler.DefaultMaxSitemaps, "sitemap documents fetched per host (0: no limit)")
-	integer(&f.sitemapURLs, "max-sitemap-urls", crawler.DefaultMaxSitemapURLs, "pages taken from sitemaps per host (0: no limit)")
+	limit(&f.maxSitemaps, "max-sitemaps", crawler.DefaultMaxSitemaps, "sitemap documents fetched per host")
+	limit(&f.sitemapURLs, "max-sitemap-urls", crawler.DefaultMaxSitemapURLs, "pages taken from sitemaps per host")
 	boolean(&f.nofollow, "nofollow", true, "respect nofollow: rel=nofollow links, robots <meta>, X-Robots-Tag")
-	integer(&f.maxLinks, "max-links", crawler.DefaultMaxLinks, "followable links taken from one page (0: no limit); the rest are counted as skipped")
-	integer(&f.maxRedirects, "max-redirects", 10, "redirect hops followed per chain (0: none)")
-	integer(&f.maxPathSegs, "max-path-segments", frontier.DefaultMaxPathSegments, "skip URLs whose path has more segments (-1: no limit)")
-	integer(&f.segRepeats, "max-segment-repeats", frontier.DefaultMaxSegmentRepeats, "skip URLs repeating a path segment, or run of segments, more often in a row, as in /a/a/a/ (-1: no limit)")
+	limit(&f.maxLinks, "max-links", crawler.DefaultMaxLinks, "followable links taken from one page; the rest are counted as skipped")
+	integer(&f.maxRedirects, "max-redirects", crawler.DefaultMaxRedirects, "redirect hops followed per chain (0: none)")
+	limit(&f.maxPathSegs, "max-path-segments", crawler.DefaultMaxPathSegments, "skip URLs whose path has more segments")
+	limit(&f.segRepeats, "max-segment-repeats", crawler.DefaultMaxSegmentRepeats, "skip URLs repeating a path segment, or run of segments, more often in a row, as in /a/a/a/")
 	boolean(&f.sortQuery, "sort-query", true, "treat URLs that differ only in the order of query parameters as one")
 	boolean(&f.stripTracking, "strip-tracking", false, "drop tracking query parameters (utm_*, gclid, fbclid, ...) from URLs")
 	integer(&f.workers, "workers", crawler.DefaultWorkers, "fetches in flight across all hosts (the per-host limits keep it polite)")
-	duration(&f.connect, "connect-timeout", 10*time.Second, "TCP and TLS connect timeout")
-	duration(&f.header, "header-timeout", 15*time.Second, "timeout for the response headers")
-	duration(&f.timeout, "timeout", 60*time.Second, "timeout for a whole fetch, body included")
-	f.bodyLimit = 10 << 20
+	duration(&f.connect, "connect-timeout", crawler.DefaultConnectTimeout, "TCP and TLS connect timeout")
+	duration(&f.header, "header-timeout", crawler.DefaultHeaderTimeout, "timeout for the response headers")
+	duration(&f.timeout, "timeout", crawler.DefaultFetchTimeout, "timeout for a whole fetch, body included")
+	f.bodyLimit = crawler.DefaultBodyLimit
 	fs.Var(&f.bodyLimit, "max-body", "largest body downloaded per page, e.g. 512KiB, 10MiB; the rest is not downloaded and the page is marked truncated")
 	duration(&f.grace, "grace", crawler.DefaultGracePeriod, "how long fetches in flight may finish after an interrupt or SIGTERM")
 	fs.StringVar(&f.out, "o", "", "write the JSON Lines to `FILE` (\"-\": standard output, the default)")
@@ -213,7 +217,7 @@ func flagHead(fl *flag.Flag) string {
 		return head + " " + c
 	}
 	switch fl.Value.(type) {
-	case *intFlag:
+	case *intFlag, *limitValue:
 		return head + " N"
 	case *durationFlag:
 		return head + " DURATION"
@@ -258,6 +262,34 @@ func (n *intFlag) Set(s string) error {
 		return errors.New("want a whole number")
 	}
 	*n = intFlag(v)
+	return nil
+}
+
+// limitValue is an int flag value for a limit: a positive number, or "none" for
+// no limit (crawler.NoLimit). Zero is refused: a limit of nothing would
+// crawl nothing, and zero is not a spelling of "no limit".
+type limitValue int
+
+func (n *limitValue) String() string {
+	if *n == crawler.NoLimit {
+		return "none"
+	}
+	return strconv.Itoa(int(*n))
+}
+
+func (n *limitValue) Set(s string) error {
+	if s == "none" {
+		*n = crawler.NoLimit
+		return nil
+	}
+	v, err := strconv.ParseInt(s, 10, strconv.IntSize)
+	switch {
+	case errors.Is(err, strconv.ErrRange):
+		return errors.New("out of range")
+	case err != nil || v < 1:
+		return errors.New("want a positive whole number, or none for no limit")
+	}
+	*n = limitValue(v)
 	return nil
 }
 
@@ -326,15 +358,19 @@ func (f *flags) options(logger *slog.Logger) ([]crawler.Option, error) {
 		crawler.WithMaxPagesPerHost(f.maxPagesHost),
 		crawler.WithSitemaps(f.sitemaps),
 		crawler.WithRespectNofollow(f.nofollow),
-		crawler.WithTimeouts(f.connect, f.header, f.timeout),
+		crawler.WithConnectTimeout(f.connect),
+		crawler.WithHeaderTimeout(f.header),
+		crawler.WithFetchTimeout(f.timeout),
 		crawler.WithBodyLimit(int64(f.bodyLimit)),
 		crawler.WithGracePeriod(f.grace),
 		crawler.WithRetries(f.retries),
 		crawler.WithRobotsWait(f.robotsWait),
 		crawler.WithMaxRedirects(f.maxRedirects),
 		crawler.WithMaxLinks(f.maxLinks),
-		crawler.WithSitemapLimits(f.maxSitemaps, f.sitemapURLs, crawler.DefaultMaxSitemapDepth),
-		crawler.WithPathLimits(f.maxPathSegs, f.segRepeats),
+		crawler.WithMaxSitemaps(f.maxSitemaps),
+		crawler.WithMaxSitemapURLs(f.sitemapURLs),
+		crawler.WithMaxPathSegments(f.maxPathSegs),
+		crawler.WithMaxSegmentRepeats(f.segRepeats),
 		crawler.WithHostFailures(f.hostFailures),
 		crawler.WithAllowPrivate(f.allowPrivate),
 		crawler.WithFollowLinks(f.follow),
@@ -369,11 +405,35 @@ func (f *flags) options(logger *slog.Logger) ([]crawler.Option, error) {
 		return nil, fmt.Errorf("invalid value %q for -progress: want auto, on or off", f.progress)
 	}
 	if !f.sortQuery || f.stripTracking {
-		cz := frontier.Canonicalizer{SortQuery: f.sortQuery}
+		cz := frontier.Canonicalizer{KeepQueryOrder: !f.sortQuery}
 		if f.stripTracking {
 			cz.StripParam = frontier.TrackingParam
 		}
 		opts = append(opts, crawler.WithCanonicalizer(cz))
 	}
 	return opts, nil
+}
+
+// optionFlags names the flag that sets each crawler option.
+var optionFlags = map[string]string{
+	"WithAgent": "agent", "WithUserAgent": "ua", "WithWorkers": "workers", "WithPerHost": "per-host",
+	"WithDelay": "delay", "WithMaxDelay": "max-delay", "WithRetries": "retries", "WithRobotsWait": "robots-wait",
+	"WithHostFailures": "max-failures", "WithMaxDepth": "max-depth", "WithMaxPages": "max-pages",
+	"WithMaxPagesPerHost": "max-pages-per-host", "WithMaxSitemaps": "max-sitemaps", "WithMaxSitemapURLs": "max-sitemap-urls",
+	"WithMaxLinks": "max-links", "WithMaxRedirects": "max-redirects", "WithMaxPathSegments": "max-path-segments",
+	"WithMaxSegmentRepeats": "max-segment-repeats", "WithConnectTimeout": "connect-timeout",
+	"WithHeaderTimeout": "header-timeout", "WithFetchTimeout": "timeout", "WithBodyLimit": "max-body",
+	"WithGracePeriod": "grace", "WithLease": "lease",
+}
+
+// optionErrorText says what is wrong with the flags in an error of
+// crawler.New: the flag behind a bad option, by its name.
+func optionErrorText(err error) string {
+	var oe *crawler.OptionError
+	if errors.As(err, &oe) {
+		if name, ok := optionFlags[oe.Option]; ok {
+			return "invalid -" + name + ": " + oe.Problem
+		}
+	}
+	return err.Error()
 }

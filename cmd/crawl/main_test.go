@@ -37,11 +37,14 @@ func TestUsageErrors(t *testing.T) {
 		{"bad scope", []string{"-scope", "planet", seeds}, `crawl: invalid value "planet" for -scope: want seeds, domain or any; see crawl -h`},
 		{"bad key", []string{"-key", "mac", seeds}, `crawl: invalid value "mac" for -key: want host, domain or ip; see crawl -h`},
 		{"bad progress", []string{"-progress", "loud", seeds}, `crawl: invalid value "loud" for -progress: want auto, on or off; see crawl -h`},
-		{"negative delay", []string{"-delay", "-1s", seeds}, "crawl: crawler: invalid option: delay must not be negative, got -1s; see crawl -h"},
-		{"zero workers", []string{"-workers", "0", seeds}, "crawl: crawler: invalid option: workers must be at least 1, got 0; see crawl -h"},
+		{"negative delay", []string{"-delay", "-1s", seeds}, "crawl: invalid -delay: must not be negative, got -1s; see crawl -h"},
+		{"zero workers", []string{"-workers", "0", seeds}, "crawl: invalid -workers: must be at least 1, got 0; see crawl -h"},
+		{"zero timeout", []string{"-timeout", "0s", seeds}, "crawl: invalid -timeout: must be positive, got 0s; see crawl -h"},
+		{"zero limit", []string{"-max-pages", "0", seeds}, `crawl: invalid value "0" for -max-pages: want a positive whole number, or none for no limit; see crawl -h`},
+		{"negative limit", []string{"-max-path-segments", "-1", seeds}, `crawl: invalid value "-1" for -max-path-segments: want a positive whole number, or none for no limit; see crawl -h`},
 		{"bad size", []string{"-max-body", "lots", seeds}, `crawl: invalid value "lots" for -max-body: want a positive size such as 1048576, 512KiB or 10MiB; see crawl -h`},
-		{"bad agent", []string{"-agent", "my bot/1.0", seeds}, `crawl: crawler: invalid option: agent token "my bot/1.0": only letters, '_' and '-' may appear in a product token; see crawl -h`},
-		{"max below min", []string{"-delay", "2s", "-max-delay", "1s", seeds}, "crawl: crawler: invalid option: max delay 1s is below the minimum delay 2s; see crawl -h"},
+		{"bad agent", []string{"-agent", "my bot/1.0", seeds}, `crawl: invalid -agent: "my bot/1.0": only letters, '_' and '-' may appear in a product token; see crawl -h`},
+		{"max below min", []string{"-delay", "2s", "-max-delay", "1s", seeds}, "crawl: invalid -max-delay: 1s is below the minimum delay 2s; see crawl -h"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, stdout, stderr := runCmd(t, "", tc.args...)

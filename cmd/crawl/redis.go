@@ -544,9 +544,6 @@ func (rj *redisJob) report(w io.Writer, how ending, o outcome) {
 	}
 }
 
-// defaultTimeout is the crawler's whole-fetch timeout when -timeout is 0.
-const defaultTimeout = 60 * time.Second
-
 // checkModeFlags checks that the flags of -state and -redis go together.
 // It names this process if -process does not.
 func checkModeFlags(fs *flag.FlagSet, f *flags, stderr io.Writer) refusal {
@@ -556,10 +553,7 @@ func checkModeFlags(fs *flag.FlagSet, f *flags, stderr io.Writer) refusal {
 		fmt.Fprintf(stderr, "crawl: "+format+"; see crawl -h\n", a...)
 		return badUsage
 	}
-	timeout := f.timeout
-	if timeout <= 0 {
-		timeout = defaultTimeout
-	}
+	timeout := f.timeout // if not positive, crawler.New says so
 	switch {
 	case f.redis == "":
 		if f.job != "" || set["job"] {

@@ -61,11 +61,14 @@ func runRobots(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		}
 		// The crawler's own fetcher and gate read robots.txt here, so the
 		// verdicts are the ones a crawl would reach.
-		c, err := crawler.New(
+		opts := []crawler.Option{
 			crawler.WithAgent(agentToken(agent)),
-			crawler.WithUserAgent(*ua),
-			crawler.WithTimeouts(0, headerTimeout, timeout),
-		)
+			crawler.WithHeaderTimeout(headerTimeout), crawler.WithFetchTimeout(timeout),
+		}
+		if *ua != "" {
+			opts = append(opts, crawler.WithUserAgent(*ua))
+		}
+		c, err := crawler.New(opts...)
 		if err != nil {
 			fmt.Fprintf(stderr, "crawl robots: %v\n", err)
 			return 2

@@ -152,7 +152,7 @@ func progress(c *crawler.Crawler, w io.Writer, done <-chan struct{}) {
 			return
 		case <-t.C:
 		}
-		s := c.Stats()
+		s := statsNow(c)
 		fmt.Fprintf(w, "\r\033[K%d pages  %d/s  queue %d  hosts %d active %d waiting  disallowed %d  errors %d",
 			s.Pages, s.Pages-lastPages, s.Queued, s.HostsActive, s.HostsWaiting, s.Disallowed, s.ErrorCount())
 		lastPages = s.Pages

@@ -145,7 +145,7 @@ func TestErrorExamples(t *testing.T) {
 			}
 		},
 	})
-	code, out, stderr := runCmd(t, s.URL+"/\n", "-delay", "0s", "-sitemaps=false", "-retries", "0", "-max-failures", "0", "-header-timeout", "200ms", "-progress", "off", "-")
+	code, out, stderr := runCmd(t, s.URL+"/\n", "-delay", "0s", "-sitemaps=false", "-retries", "0", "-max-failures", "none", "-header-timeout", "200ms", "-progress", "off", "-")
 	if code != 0 {
 		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
 	}

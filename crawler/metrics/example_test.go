@@ -37,7 +37,7 @@ func ExampleNew() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	// Before Run: the crawler takes its OnPage handlers when Run starts.
+	// Before Run, so that the histograms see every page.
 	m, err := metrics.New(c, metrics.WithRuntimeMetrics())
 	if err != nil {
 		log.Fatal(err)

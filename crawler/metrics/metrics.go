@@ -23,6 +23,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -111,7 +112,7 @@ func checkBuckets(bounds []float64) error {
 // Metrics is a prometheus.Collector for one Crawler. Create it with New;
 // it is safe for concurrent use, scrapes included, during a crawl.
 type Metrics struct {
-	stats    func() crawler.Stats
+	stats    func(context.Context) (crawler.Stats, error)
 	fromStat []statMetric
 	duration prometheus.Histogram
 	size     prometheus.Histogram
@@ -121,9 +122,9 @@ type Metrics struct {
 }
 
 // New returns the Metrics of c and registers an OnPage handler on c that
-// records every page's fetch duration and size. Call it before c.Run: a
-// crawler takes its handlers when a Run starts, so a Metrics created during
-// a Run reads the live Stats but records no page until the next Run.
+// records every page's fetch duration and size, from then on: a Metrics
+// created during a Run reads the whole Run's Stats, but its histograms
+// hold only the pages handled since.
 func New(c *crawler.Crawler, opts ...Option) (*Metrics, error) {
 	if c == nil {
 		return nil, fmt.Errorf("%w: nil crawler", ErrInvalidOption)
@@ -137,7 +138,7 @@ func New(c *crawler.Crawler, opts ...Option) (*Metrics, error) {
 }
 
 // newMetrics is New without the crawler: stats is what a scrape reads.
-func newMetrics(stats func() crawler.Stats, opts ...Option) (*Metrics, error) {
+func newMetrics(stats func(context.Context) (crawler.Stats, error), opts ...Option) (*Metrics, error) {
 	o := options{durationBuckets: defaultDurationBuckets(), sizeBuckets: defaultSizeBuckets()}
 	for _, opt := range opts {
 		if opt == nil {
@@ -190,10 +191,17 @@ func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
 	m.size.Describe(ch)
 }
 
-// Collect sends the metrics of one Stats snapshot and the histograms.
+// Collect sends the metrics of one Stats snapshot and the histograms. The
+// queue's gauges come from the crawl's Store: when it does not answer
+// within storeTimeout, a scrape leaves them out rather than report zeros.
 func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
-	s := m.stats()
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	s, err := m.stats(ctx)
+	cancel()
 	for _, sm := range m.fromStat {
+		if err != nil && sm.fromStore {
+			continue
+		}
 		sm.collect(ch, &s)
 	}
 	m.duration.Collect(ch)
@@ -229,6 +237,10 @@ func (m *Metrics) Register(reg prometheus.Registerer) error {
 // registry of its own, so it is independent of prometheus.DefaultRegisterer.
 func (m *Metrics) Handler() http.Handler { return m.handler }
 
+// storeTimeout bounds a scrape's wait for the Store's queue figures, so
+// that a Store out of reach does not hold the scrape for its retry budget.
+const storeTimeout = time.Second
+
 // statMetric is one metric read from a Stats snapshot: a single value, or
 // one value per key of a Stats map, the key as the label value.
 type statMetric struct {
@@ -238,6 +250,8 @@ type statMetric struct {
 	byLabel func(s *crawler.Stats) iter.Seq2[string, int64]
 	// present, when set, says whether the metric has a value at all.
 	present func(s *crawler.Stats) bool
+	// fromStore: the value is one of the Store's queue figures.
+	fromStore bool
 }
 
 func (sm statMetric) collect(ch chan<- prometheus.Metric, s *crawler.Stats) {
@@ -275,6 +289,13 @@ func gauge(name, help string, v func(s *crawler.Stats) float64) statMetric {
 		kind:  prometheus.GaugeValue,
 		value: v,
 	}
+}
+
+// storeGauge is a gauge of the Store's queue figures.
+func storeGauge(name, help string, v func(s *crawler.Stats) int) statMetric {
+	g := gauge(name, help, func(s *crawler.Stats) float64 { return float64(v(s)) })
+	g.fromStore = true
+	return g
 }
 
 // statMetrics lists the metrics read from Stats; a new Stats field is one
@@ -318,20 +339,20 @@ func statMetrics() []statMetric {
 		gauge("crawl_delay_max_seconds", "The longest Crawl-delay applied to a host, after the crawler's cap.",
 			func(s *crawler.Stats) float64 { return s.MaxCrawlDelay.Seconds() }),
 
-		gauge("queued_urls", "URLs waiting to be fetched.",
-			func(s *crawler.Stats) float64 { return float64(s.Queued) }),
-		gauge("urls_in_flight", "URLs being worked on: waiting for robots.txt, being fetched or handled.",
-			func(s *crawler.Stats) float64 { return float64(s.InFlight) }),
-		gauge("hosts_with_work", "Hosts with queued or in-flight URLs.",
-			func(s *crawler.Stats) float64 { return float64(s.Hosts) }),
-		gauge("hosts_active", "Hosts with a request in flight.",
-			func(s *crawler.Stats) float64 { return float64(s.HostsActive) }),
-		gauge("hosts_waiting", "Hosts with work waiting for their turn: their delay, a back-off or a free worker.",
-			func(s *crawler.Stats) float64 { return float64(s.HostsWaiting) }),
-		gauge("hosts_ready", "Hosts with queued URLs that may be fetched now and wait for a free worker.",
-			func(s *crawler.Stats) float64 { return float64(s.HostsReady) }),
-		gauge("hosts_resting", "Hosts with queued URLs resting: their delay, a back-off or a Retry-After.",
-			func(s *crawler.Stats) float64 { return float64(s.HostsResting) }),
+		storeGauge("queued_urls", "URLs waiting to be fetched.",
+			func(s *crawler.Stats) int { return s.Queued }),
+		storeGauge("urls_in_flight", "URLs being worked on: waiting for robots.txt, being fetched or handled.",
+			func(s *crawler.Stats) int { return s.InFlight }),
+		storeGauge("hosts_with_work", "Hosts with queued or in-flight URLs.",
+			func(s *crawler.Stats) int { return s.Hosts }),
+		storeGauge("hosts_active", "Hosts with a request in flight.",
+			func(s *crawler.Stats) int { return s.HostsActive }),
+		storeGauge("hosts_waiting", "Hosts with work waiting for their turn: their delay, a back-off or a free worker.",
+			func(s *crawler.Stats) int { return s.HostsWaiting }),
+		storeGauge("hosts_ready", "Hosts with queued URLs that may be fetched now and wait for a free worker.",
+			func(s *crawler.Stats) int { return s.HostsReady }),
+		storeGauge("hosts_resting", "Hosts with queued URLs resting: their delay, a back-off or a Retry-After.",
+			func(s *crawler.Stats) int { return s.HostsResting }),
 	}
 }
 

@@ -96,6 +96,16 @@ func newCrawler(t *testing.T, opts ...crawler.Option) *crawler.Crawler {
 	return c
 }
 
+// statsOf returns c's Stats, failing the test on a Store error.
+func statsOf(t *testing.T, c *crawler.Crawler) crawler.Stats {
+	t.Helper()
+	st, err := c.Stats(context.Background())
+	if err != nil {
+		t.Fatalf("Stats: %v", err)
+	}
+	return st
+}
+
 func newMetrics(t *testing.T, c *crawler.Crawler, opts ...metrics.Option) *metrics.Metrics {
 	t.Helper()
 	m, err := metrics.New(c, opts...)
@@ -325,7 +335,7 @@ func TestMetricsMatchStats(t *testing.T) {
 	sc := newScraper(t, m)
 	checkLint(t, "before Run", m)
 	before := flatten(sc.scrape(t))
-	checkMatches(t, "before Run", before, want(c.Stats()))
+	checkMatches(t, "before Run", before, want(statsOf(t, c)))
 
 	done := make(chan error, 1)
 	go func() { done <- c.Run(context.Background(), site.URL+"/") }()
@@ -340,9 +350,9 @@ func TestMetricsMatchStats(t *testing.T) {
 
 	// With one request per host, /hold is the only URL in flight while the
 	// site holds it, so nothing but Elapsed changes under the scrape.
-	s0 := c.Stats()
+	s0 := statsOf(t, c)
 	during := flatten(sc.scrape(t))
-	s1 := c.Stats()
+	s1 := statsOf(t, c)
 	checkLint(t, "during Run", m)
 	close(release)
 	checkMatches(t, "during Run", during, want(s1), "heed_crawl_elapsed_seconds")
@@ -357,7 +367,7 @@ func TestMetricsMatchStats(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	final := c.Stats()
+	final := statsOf(t, c)
 	after := flatten(sc.scrape(t))
 	checkMatches(t, "after Run", after, want(final))
 	checkLint(t, "after Run", m)
@@ -471,7 +481,7 @@ func TestScrapeFromHandlers(t *testing.T) {
 	if want := int64(2 * (perSite + 1)); handled.Load() != want || scrapes.Load() != want {
 		t.Errorf("%d pages handled, %d scrapes; want %d", handled.Load(), scrapes.Load(), want)
 	}
-	checkMatches(t, "after Run", flatten(sc.scrape(t)), want(c.Stats()))
+	checkMatches(t, "after Run", flatten(sc.scrape(t)), want(statsOf(t, c)))
 	checkLint(t, "after Run", m)
 }
 
@@ -487,7 +497,7 @@ func TestCountersStartOverWithEachRun(t *testing.T) {
 			t.Fatal(err)
 		}
 		got := flatten(sc.scrape(t))
-		checkMatches(t, fmt.Sprintf("run %d", run), got, want(c.Stats()))
+		checkMatches(t, fmt.Sprintf("run %d", run), got, want(statsOf(t, c)))
 		if got[`heed_pages_total{class="2xx"}`] != 2 || got["heed_fetch_duration_seconds_count"] != float64(2*run) {
 			t.Errorf("run %d: 2xx pages %v (want 2), durations observed %v (want %d)",
 				run, got[`heed_pages_total{class="2xx"}`], got["heed_fetch_duration_seconds_count"], 2*run)

@@ -1,6 +1,8 @@
 package metrics
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -46,7 +48,7 @@ func gather(t *testing.T, m *Metrics) map[string]float64 {
 
 func fixed(t *testing.T, s crawler.Stats) *Metrics {
 	t.Helper()
-	m, err := newMetrics(func() crawler.Stats { return s })
+	m, err := newMetrics(func(context.Context) (crawler.Stats, error) { return s, nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,6 +219,26 @@ func TestStatusClass(t *testing.T) {
 	} {
 		if got := statusClass(code); got != want {
 			t.Errorf("statusClass(%d) = %q, want %q", code, got, want)
+		}
+	}
+}
+
+// TestStoreOutOfReach: when the Store does not answer, a scrape has the
+// counters but leaves the queue's gauges out instead of reporting zeros.
+func TestStoreOutOfReach(t *testing.T) {
+	m, err := newMetrics(func(context.Context) (crawler.Stats, error) {
+		return crawler.Stats{Pages: 3, Disallowed: 2}, errors.New("store out of reach")
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := gather(t, m)
+	if got["heed_disallowed_urls_total"] != 2 {
+		t.Errorf("heed_disallowed_urls_total = %v, want 2", got["heed_disallowed_urls_total"])
+	}
+	for _, name := range []string{"heed_queued_urls", "heed_urls_in_flight", "heed_hosts_with_work", "heed_hosts_active", "heed_hosts_waiting", "heed_hosts_ready", "heed_hosts_resting"} {
+		if v, ok := got[name]; ok {
+			t.Errorf("%s = %v with the Store out of reach, want it left out", name, v)
 		}
 	}
 }

@@ -70,7 +70,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("shop", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	links := fs.String("links", defaultLinks, "CSS selector of the links to follow on HTML pages")
-	maxPages := fs.Int("max-pages", 200, "stop after this many pages (0: no limit)")
+	maxPages := fs.Int("max-pages", 200, "stop after this many pages (-1: no limit)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: shop [-links CSS] [-max-pages N] [URL ...]   (no URL: crawl a local test shop)")
 		fs.PrintDefaults()
@@ -148,10 +148,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "%-24s %-10s %s\n", p.Name, p.Price, p.URL)
 	}
 	slices.Sort(refused)
-	s := c.Stats()
+	s, statsErr := c.Stats(ctx) // after Run: the summary, asked of no Store
 	fmt.Fprintf(stderr, "shop: %d products on %d pages fetched in %v; robots.txt refused %d: %s\n",
 		len(products), s.Pages, s.Elapsed.Round(time.Millisecond), len(refused), strings.Join(refused, " "))
-	return runErr
+	return errors.Join(runErr, statsErr)
 }
 
 // apiLinks is an extractor for the shop's JSON API: it follows the product

@@ -52,7 +52,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("sitemap", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	sitemapOnly := fs.Bool("sitemap-only", false, "follow no links: fetch only the seed and the pages sitemaps list")
-	maxPages := fs.Int("max-pages", 100, "stop after this many pages (0: no limit)")
+	maxPages := fs.Int("max-pages", 100, "stop after this many pages (-1: no limit)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: sitemap [-sitemap-only] [-max-pages N] [URL]   (no URL: crawl a local test site)")
 		fs.PrintDefaults()
@@ -111,10 +111,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 	runErr := c.Run(ctx, seed)
 
-	s := c.Stats()
+	s, statsErr := c.Stats(ctx) // after Run: the summary, asked of no Store
 	fmt.Fprintf(stdout, "%d pages; %d sitemaps read, listing %d page URLs; robots.txt refused %d\n",
 		s.Pages, s.Sitemaps, s.SitemapURLs, s.Disallowed)
-	return runErr
+	return errors.Join(runErr, statsErr)
 }
 
 // testSite is a site whose robots.txt names a sitemap index. The index points

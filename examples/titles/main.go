@@ -51,7 +51,7 @@ func main() {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("titles", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	maxPages := fs.Int("max-pages", 100, "stop after this many pages (0: no limit)")
+	maxPages := fs.Int("max-pages", 100, "stop after this many pages (-1: no limit)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: titles [-max-pages N] [URL]   (no URL: crawl a local test site)")
 		fs.PrintDefaults()
@@ -104,10 +104,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	mu.Lock()
 	w.Flush()
 	mu.Unlock()
-	s := c.Stats()
+	s, statsErr := c.Stats(ctx) // after Run: the summary, asked of no Store
 	fmt.Fprintf(stderr, "titles: %d pages in %v, %d disallowed by robots.txt, %d errors\n",
 		s.Pages, s.Elapsed.Round(time.Millisecond), s.Disallowed, s.ErrorCount())
-	return errors.Join(runErr, w.Error())
+	return errors.Join(runErr, w.Error(), statsErr)
 }
 
 // testSite is a small web site with a robots.txt, a redirect, a missing page

@@ -126,7 +126,7 @@ func crawlHostile(t *testing.T, cfg testweb.HostileConfig, scenarios []testweb.S
 		crawler.WithTransport(hw.Transport()),
 		crawler.WithDelay(hostileMinDelay),
 		crawler.WithMaxDelay(2 * time.Second),
-		crawler.WithTimeouts(hostileConnect, hostileHeaderTimeout, hostileTotalTimeout),
+		crawler.WithConnectTimeout(hostileConnect), crawler.WithHeaderTimeout(hostileHeaderTimeout), crawler.WithFetchTimeout(hostileTotalTimeout),
 		crawler.WithScope(frontier.ScopeAny),
 		crawler.WithGracePeriod(hostileGrace),
 		crawler.WithMaxRedirects(hostileMaxRedirects),
@@ -143,7 +143,9 @@ func crawlHostile(t *testing.T, cfg testweb.HostileConfig, scenarios []testweb.S
 	res.runErr = c.Run(ctx, hw.Seeds(scenarios...)...)
 	res.elapsed = time.Since(start)
 	res.peakHeap = heap.stop()
-	res.stats = c.Stats()
+	if res.stats, err = c.Stats(context.Background()); err != nil {
+		t.Errorf("Stats: %v", err)
+	}
 	res.entries = hw.Log.Entries()
 	res.rep, err = hw.Analyze(res.entries, testweb.HostileAnalyzeOptions{
 		MinDelay: hostileMinDelay, Tolerance: hostileTolerance,
@@ -398,7 +400,7 @@ func TestHostile(t *testing.T) {
 // hanging or silent URL costs a timeout and a back-off, and one retry shows
 // as well as two that the crawler gives up and moves on.
 var shortTimeouts = []crawler.Option{
-	crawler.WithTimeouts(time.Second, shortHeaderTimeout, shortTotalTimeout),
+	crawler.WithConnectTimeout(time.Second), crawler.WithHeaderTimeout(shortHeaderTimeout), crawler.WithFetchTimeout(shortTotalTimeout),
 	crawler.WithRetries(1),
 }
 
@@ -560,7 +562,7 @@ func TestHostileStaleRobots(t *testing.T) {
 			crawler.WithTransport(stamped),
 			crawler.WithDelay(delay),
 			crawler.WithMaxDelay(2*time.Hour),
-			crawler.WithTimeouts(hostileConnect, hostileHeaderTimeout, hostileTotalTimeout),
+			crawler.WithConnectTimeout(hostileConnect), crawler.WithHeaderTimeout(hostileHeaderTimeout), crawler.WithFetchTimeout(hostileTotalTimeout),
 			crawler.WithGracePeriod(hostileGrace),
 		)
 		if err != nil {
@@ -584,7 +586,10 @@ func TestHostileStaleRobots(t *testing.T) {
 			}
 			fmt.Fprintf(&b, "\n  +%v %s %s -> %d", e.Start.Sub(t0), e.Method, e.URL(), e.Status)
 		}
-		st := c.Stats()
+		st, err := c.Stats(context.Background())
+		if err != nil {
+			t.Errorf("Stats: %v", err)
+		}
 		t.Logf("Run = %v after %v on the bubble's clock; requests:%s", runErr, elapsed, b.String())
 		t.Logf("stats: pages %d, errors %v, skipped %v, disallowed %d, robots %v", st.Pages, st.Errors, st.Skipped, st.Disallowed, st.RobotsOutcomes)
 		if runErr != nil {
