@@ -1,0 +1,2 @@
+// Package revisit is the mathematics of revisiting.
+package revisit
