@@ -56,8 +56,8 @@ type Obs struct {
 //     lengths a doubling apart (16 points, which slide with the page's
 //     intervals), each interval shared between the two points around it in
 //     proportion to its logarithm's place between them, so that intervals
-//     on the grid are kept exactly and others to within a fraction of a
-//     percent of the estimate (see the tests);
+//     on the grid are kept exactly and the estimate from others stays
+//     within a few percent of the exact one (see the tests);
 //   - how many observations there were, and the time they cover.
 //
 // Counts are kept in eighths of an observation. Once 32 would not fit,
@@ -181,7 +181,7 @@ type Estimate struct {
 // last change time is known, and with their correction for small samples,
 // which keeps it finite when every interval found a change. It solves for λ
 //
-//	Σ_changed tᵢ/(e^(λtᵢ) − 1) + D/λ = U + ½·T/n
+//	Σ_changed tᵢ/(e^(λtᵢ) − 1) + D/λ = U + ½·((1 − D/n)·T + (D/n)·U)/n
 //
 // where the sum is over changed intervals without a known change time, D
 // counts those with one, U is the time observed unchanged, n the number of
@@ -200,16 +200,25 @@ func (p Page) Estimate() Estimate {
 		ts[k], ws[k] = p.point(k), float64(c)/unit
 		changes += ws[k]
 	}
-	observed := float64(p.span)
 	e := Estimate{
 		Checks: n, Changes: changes,
-		Observed: seconds(observed),
+		Observed: seconds(float64(p.span)),
 		Censored: changes > 0 && p.exposure == 0,
 	}
 	if changes > 0 {
-		e.Rate = solveRate(ts[:], ws[:], dated, float64(p.exposure)+0.5*observed/n)
+		e.Rate = solveRate(ts[:], ws[:], dated, float64(p.exposure)+correction(n, dated, float64(p.exposure), float64(p.span)))
 	}
 	return e
+}
+
+// correction is the unchanged time added for small samples: half an
+// observation of the mean interval, as in Cho and Garcia-Molina's
+// estimator, where no change is dated; where all are, half an observation
+// of the mean time seen unchanged, the estimate then being nearly unbiased
+// by itself; in proportion between.
+func correction(n, dated, exposure, observed float64) float64 {
+	share := dated / n
+	return 0.5 * ((1-share)*observed + share*exposure) / n
 }
 
 // seconds converts seconds to a Duration, saturating.
@@ -223,47 +232,53 @@ func seconds(s float64) time.Duration {
 // solveRate solves Σ wᵢ·tᵢ/(e^(λtᵢ) − 1) + dated/λ = exposure for λ > 0.
 // The left side falls from +∞ to 0 as λ grows, so for a positive exposure
 // and some change there is one root; it is found by Newton's method on
-// log λ, kept inside a bracket that bisection narrows.
+// log λ, in steps of at most a factor e² and kept inside the bracket the
+// steps have found, which bisection narrows when Newton would leave it.
 func solveRate(ts, ws []float64, dated, exposure float64) float64 {
-	// f is the equation's residual and df its derivative by log λ.
-	f := func(rate float64) (float64, float64) {
-		sum, slope := dated/rate-exposure, -dated/rate
-		for i, t := range ts {
-			if ws[i] == 0 {
-				continue
-			}
-			x := rate * t
-			em := math.Expm1(x)
-			sum += ws[i] * t / em
-			slope -= ws[i] * t * x / (em * -math.Expm1(-x))
-		}
-		return sum, slope
-	}
 	total := dated
 	for _, w := range ws {
 		total += w
 	}
-	guess := total / exposure
-	lo, hi := guess, guess
-	for r, _ := f(lo); r < 0; r, _ = f(lo) {
-		lo /= 4
+	// residual is the equation's left side less its right at λ = e^y,
+	// and its derivative by y.
+	residual := func(y float64) (r, d float64) {
+		rate := math.Exp(y)
+		r, d = dated/rate-exposure, -dated/rate
+		for i, t := range ts {
+			x := rate * t
+			if ws[i] == 0 || x > 700 {
+				continue // a term of e^(−x) or less
+			}
+			em := math.Expm1(x)
+			r += ws[i] * t / em
+			d -= ws[i] * t * x * (em + 1) / (em * em)
+		}
+		return r, d
 	}
-	for r, _ := f(hi); r > 0; r, _ = f(hi) {
-		hi *= 4
-	}
-	y := math.Log(guess)
-	for range 100 {
-		r, d := f(math.Exp(y))
+	y := math.Log(total / exposure)
+	lo, hi := math.Inf(-1), math.Inf(1)
+	for range 200 {
+		r, d := residual(y)
+		if r == 0 {
+			return math.Exp(y)
+		}
 		if r > 0 {
-			lo = math.Exp(y)
+			lo = y
 		} else {
-			hi = math.Exp(y)
+			hi = y
 		}
 		next := y - r/d
-		if !(next > math.Log(lo) && next < math.Log(hi)) {
-			next = (math.Log(lo) + math.Log(hi)) / 2
+		if !(math.Abs(next-y) <= 2) {
+			next = y + math.Copysign(2, r)
 		}
-		if math.Abs(next-y) < 1e-12 {
+		if !(next > lo && next < hi) {
+			if math.IsInf(lo, 0) || math.IsInf(hi, 0) {
+				next = y + math.Copysign(2, r)
+			} else {
+				next = (lo + hi) / 2
+			}
+		}
+		if math.Abs(next-y) < 1e-10 {
 			return math.Exp(next)
 		}
 		y = next
@@ -299,7 +314,7 @@ func ExactEstimate(history []Obs) float64 {
 	if len(ts) == 0 && dated == 0 {
 		return 0
 	}
-	return solveRate(ts, ws, dated, exposure+0.5*observed/n)
+	return solveRate(ts, ws, dated, exposure+correction(n, dated, exposure, observed))
 }
 
 // RegularEstimate is Cho and Garcia-Molina's estimator for a page fetched
