@@ -44,7 +44,10 @@ func (d *Default) Choose(h *Host, newWaiting, revisitDue bool) Source {
 	default:
 		return Nothing
 	}
-	credit := min(1, max(-1, float64(h.Credit)))
+	credit := float64(h.Credit)
+	if !(credit >= -1 && credit <= 1) {
+		credit = 0 // a credit from outside the account's range starts it over
+	}
 	if credit >= 0 {
 		h.Credit = float32(credit - (1 - d.newShare))
 		return NewURL

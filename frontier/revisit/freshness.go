@@ -42,7 +42,7 @@ func Freshness(rate, freq float64) float64 {
 // slope.
 func FreshnessSlope(rate, freq float64) float64 {
 	switch {
-	case rate <= 0 || math.IsInf(freq, 1):
+	case rate <= 0 || math.IsInf(freq, 1) || math.IsInf(rate, 1):
 		return 0
 	case freq <= 0:
 		return 1 / rate

@@ -116,11 +116,15 @@ const HostSize = 44
 
 // Fetch is what the policy is told of one fetch of a page.
 type Fetch struct {
-	// At is when the answer came.
+	// At is when the answer came. The wait it measures from Due includes
+	// the request's own time, small beside the eight delays the controller
+	// lets revisits wait.
 	At time.Time
 	// Prev is when the page was fetched before; zero for a new page.
 	Prev time.Time
-	// Due is when this revisit was due; zero for a new page's first fetch.
+	// Due is when this revisit was due; zero for a new page's first fetch
+	// or any fetch the policy did not schedule, which then leaves the
+	// host's μ as it is.
 	Due time.Time
 	// Changed says whether the page differs from the copy fetched at Prev
 	// (a 304 is unchanged; otherwise by validators or content digest).
@@ -150,7 +154,11 @@ func (d *Default) Schedule(h *Host, p *Page, f Fetch) time.Time {
 			d.control(h, f)
 		}
 	}
-	return f.At.Add(d.Interval(*h, *p, f.At.Sub(f.Prev)))
+	var last time.Duration
+	if !f.Prev.IsZero() {
+		last = f.At.Sub(f.Prev)
+	}
+	return f.At.Add(d.Interval(*h, *p, last))
 }
 
 // evidence weighs the fetch's claims of change times into the host's trust
@@ -233,12 +241,12 @@ func (h Host) mu() float64 {
 // due revisit since the previous one. See the package documentation.
 func (d *Default) control(h *Host, f Fetch) {
 	interval := f.At.Sub(f.Prev).Seconds()
-	if h.Span <= 0 {
+	if !(h.Span > 0) {
 		h.Span = interval
 	} else {
 		h.Span += (interval - h.Span) / spanMemory
 	}
-	if h.Mu <= 0 {
+	if !(h.Mu > 0) {
 		h.Mu = h.Span / 2
 	}
 	delay := max(f.Delay.Seconds(), 0.1)

@@ -283,7 +283,7 @@ func TestLastModifiedTrust(t *testing.T) {
 			}
 			prev = at
 		}
-		t.Logf("%s Last-Modified: score %.2f after 40 fetches, trusted from fetch %d", name, h.Modified.Score(), trustedAt)
+		t.Logf("%s Last-Modified: score %.2f after 40 fetches, trusted from fetch %d (0: never)", name, h.Modified.Score(), trustedAt)
 		if got := h.Modified.Trusted(); got != (name == "true") {
 			t.Errorf("%s Last-Modified: trusted %v, score %v", name, got, h.Modified.Score())
 		}

@@ -19,19 +19,19 @@ import (
 
 // sim describes one simulated host and how it is crawled.
 type sim struct {
-	pages int           // pages the host has, all found at the start
+	pages int           // pages the host has, found at the start unless grow says otherwise
 	delay time.Duration // the host's politeness delay: one request per delay
 	share float64       // the share of the host's requests revisits may use
 	// Change rates are log-uniform between lo and hi changes per uniform
 	// interval (pages × delay / share), except a static share of pages
 	// that never change.
 	lo, hi, static float64
-	length, settle float64        // simulated time and when measuring starts, in uniform intervals
-	bounds         revisit.Bounds // in uniform intervals ×1e9 (Duration units), scaled by run
-	modified       modifiedKind   // what the host's Last-Modified headers say
-	grow           float64        // the time over which half the pages are found after the start, in uniform intervals
-	sitemap        sitemapKind    // what the host's sitemap says
-	sitemapEvery   float64        // how often it is read, in uniform intervals
+	length, settle float64      // simulated time and when measuring starts, in uniform intervals
+	minIv, maxIv   float64      // the policy's bounds on a page's interval, in uniform intervals
+	modified       modifiedKind // what the host's Last-Modified headers say
+	grow           float64      // the time over which half the pages are found after the start, in uniform intervals
+	sitemap        sitemapKind  // what the host's sitemap says
+	sitemapEvery   float64      // how often it is read, in uniform intervals
 	seed           uint64
 }
 
@@ -118,29 +118,26 @@ func (s sim) rates(rng *rand.Rand) []float64 {
 	return rates
 }
 
-// scaledBounds returns the bounds in seconds of real Duration.
-func (s sim) scaledBounds() revisit.Bounds {
+// bounds returns the policy's bounds on a page's interval.
+func (s sim) bounds() revisit.Bounds {
 	iu := s.uniformInterval()
-	return revisit.Bounds{
-		Min: time.Duration(float64(s.bounds.Min) * iu),
-		Max: time.Duration(float64(s.bounds.Max) * iu),
-	}
+	return revisit.Bounds{Min: dur(s.minIv * iu), Max: dur(s.maxIv * iu)}
 }
 
 // run simulates the host crawled by the policy a scheduler makes from the
 // true rates (nil: the Default policy learning them).
-func (s sim) run(make func(rates []float64, budget float64, b revisit.Bounds) scheduler) (result, error) {
+func (s sim) run(newScheduler func(rates []float64, budget float64, b revisit.Bounds) scheduler) (result, error) {
 	rng := rand.New(rand.NewPCG(s.seed, 1))
 	rates := s.rates(rng)
 	budget := s.share / s.delay.Seconds()
-	bounds := s.scaledBounds()
+	bounds := s.bounds()
 	pol, err := revisit.NewDefault(revisit.Config{Bounds: bounds})
 	if err != nil {
 		return result{}, err
 	}
 	var sch scheduler = learner{pol: pol}
-	if make != nil {
-		sch = make(rates, budget, bounds)
+	if newScheduler != nil {
+		sch = newScheduler(rates, budget, bounds)
 	}
 	r := runner{sim: s, rng: rng, pol: pol, sch: sch}
 	r.iu = s.uniformInterval()
@@ -425,8 +422,8 @@ func scenarios(pages int, length float64) []struct {
 		pages: pages, delay: time.Second, share: 1,
 		lo: 0.01, hi: 100, static: 0.1,
 		length: length, settle: length / 2,
-		bounds: revisit.Bounds{Min: time.Second / 16, Max: 64 * time.Second},
-		seed:   1,
+		minIv: 1. / 16, maxIv: 64,
+		seed: 1,
 	}
 	with := func(f func(*sim)) sim {
 		s := base
