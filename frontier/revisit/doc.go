@@ -103,7 +103,7 @@
 // interval at once and the queue steadies itself while μ moves, by at
 // most half an e-fold per Span of time: the controller is an integrator
 // slower than the demand it steers, which keeps it stable. In the
-// simulations of the tests it settles within about 1.2 of the optimal μ
+// simulations of the tests it settles within about 10 % of the optimal μ
 // and keeps the host 95 % busy.
 //
 // # New URLs and revisits
