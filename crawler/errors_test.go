@@ -102,7 +102,7 @@ func reportScenarios() []reportScenario {
 			routes: map[string]http.HandlerFunc{"/": htmlPage("home", "/hang"), "/hang": func(w http.ResponseWriter, r *http.Request) {
 				<-r.Context().Done()
 			}},
-			opts: []crawler.Option{crawler.WithHeaderTimeout(200*time.Millisecond)}},
+			opts: []crawler.Option{crawler.WithHeaderTimeout(200 * time.Millisecond)}},
 		{kind: crawler.FailedDNS, target: "/dns", routes: map[string]http.HandlerFunc{"/": htmlPage("home", "/dns")},
 			fail: map[string]error{"/dns": dialFailure(&net.DNSError{Err: "no such host", Name: "gone.example", IsNotFound: true})}},
 		{kind: crawler.FailedConnection, target: "/refused", routes: map[string]http.HandlerFunc{"/": htmlPage("home", "/refused")},
