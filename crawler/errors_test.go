@@ -358,7 +358,7 @@ func TestOneClassificationPacesRetriesAndNames(t *testing.T) {
 			routes["/after"] = htmlPage("after")
 			site := newSite(t, defaultRobots, routes)
 			tries := new(sync.Map)
-			opts := []crawler.Option{crawler.WithRetries(1), crawler.WithHostFailures(0), crawler.WithMaxDelay(10 * time.Millisecond)}
+			opts := []crawler.Option{crawler.WithRetries(1), crawler.WithHostFailures(crawler.NoLimit), crawler.WithMaxDelay(10 * time.Millisecond)}
 			if tc.err != nil {
 				next := http.DefaultTransport.(*http.Transport).Clone()
 				opts = append(opts, crawler.WithTransport(failingTransport{next: next, fail: map[string]error{"/fail": tc.err}, tries: tries}))
