@@ -227,7 +227,6 @@ type rawLink struct {
 func scanLinks(body []byte, maxText int, yield func(*rawLink) bool) {
 	ls := linkScanner{
 		s:          newTagScanner(body),
-		yield:      yield,
 		maxText:    maxText,
 		text:       textCollector{max: maxText},
 		framesetOK: true,
@@ -237,17 +236,17 @@ func scanLinks(body []byte, maxText int, yield func(*rawLink) bool) {
 		switch tt {
 		case html.ErrorToken:
 			if ls.open {
-				ls.finish()
+				ls.finish(yield)
 			}
 			return
 		case html.TextToken:
 			ls.textToken()
 		case html.EndTagToken:
-			if !ls.endTag(name) {
+			if !ls.endTag(name, yield) {
 				return
 			}
 		case html.StartTagToken:
-			if !ls.startTag(name) {
+			if !ls.startTag(name, yield) {
 				return
 			}
 		}
@@ -255,10 +254,11 @@ func scanLinks(body []byte, maxText int, yield func(*rawLink) bool) {
 }
 
 // linkScanner is scanLinks' state between tokens. Its methods that yield
-// return false when yield does: the scan stops.
+// return false when yield does: the scan stops. (yield is passed to them,
+// not kept here, so that it does not escape: the caller's closure stays on
+// its stack.)
 type linkScanner struct {
 	s       *tagScanner
-	yield   func(*rawLink) bool
 	maxText int
 	anchor  rawLink
 	open    bool // an <a href> is open
@@ -274,7 +274,7 @@ type linkScanner struct {
 
 // finish yields the open anchor, with its text or else the alt text of an
 // image inside it.
-func (ls *linkScanner) finish() bool {
+func (ls *linkScanner) finish(yield func(*rawLink) bool) bool {
 	ls.open = false
 	ls.anchor.text = ls.text.bytes()
 	if len(ls.anchor.text) == 0 && len(ls.alt) > 0 {
@@ -282,7 +282,7 @@ func (ls *linkScanner) finish() bool {
 		ls.text.add(ls.alt)
 		ls.anchor.text = ls.text.bytes()
 	}
-	return ls.yield(&ls.anchor)
+	return yield(&ls.anchor)
 }
 
 // textToken collects the text of an open anchor; text that is not raw
@@ -301,18 +301,18 @@ func (ls *linkScanner) textToken() {
 	}
 }
 
-func (ls *linkScanner) endTag(name []byte) bool {
+func (ls *linkScanner) endTag(name []byte, yield func(*rawLink) bool) bool {
 	ls.skipRaw = false
 	if string(name) == "frameset" && ls.framesets > 0 {
 		ls.framesets--
 	}
 	if ls.open && string(name) == "a" {
-		return ls.finish()
+		return ls.finish(yield)
 	}
 	return true
 }
 
-func (ls *linkScanner) startTag(name []byte) bool {
+func (ls *linkScanner) startTag(name []byte, yield func(*rawLink) bool) bool {
 	ls.skipRaw = false
 	switch string(name) {
 	case "html", "head", "meta", "base", "noscript", "noframes", "frame":
@@ -328,9 +328,9 @@ func (ls *linkScanner) startTag(name []byte) bool {
 	}
 	switch string(name) {
 	case "a":
-		return ls.openAnchor()
+		return ls.openAnchor(yield)
 	case "area", "link", "iframe", "frame":
-		return ls.otherLink(name)
+		return ls.otherLink(name, yield)
 	case "img":
 		if ls.open && len(ls.alt) == 0 {
 			ls.s.attrs(func(k, v []byte) {
@@ -346,10 +346,10 @@ func (ls *linkScanner) startTag(name []byte) bool {
 }
 
 // openAnchor starts collecting an <a href>.
-func (ls *linkScanner) openAnchor() bool {
+func (ls *linkScanner) openAnchor(yield func(*rawLink) bool) bool {
 	// A new anchor closes an open one, as the parser's adoption agency
 	// does.
-	if ls.open && !ls.finish() {
+	if ls.open && !ls.finish(yield) {
 		return false
 	}
 	a := &ls.anchor
@@ -374,7 +374,7 @@ func (ls *linkScanner) openAnchor() bool {
 }
 
 // otherLink yields an area, link, iframe or frame element that links.
-func (ls *linkScanner) otherLink(name []byte) bool {
+func (ls *linkScanner) otherLink(name []byte, yield func(*rawLink) bool) bool {
 	o := &ls.other
 	o.tag = tagName(name)
 	key := "href"
@@ -406,7 +406,7 @@ func (ls *linkScanner) otherLink(name []byte) bool {
 		t.add(areaAlt)
 		o.text = t.bytes()
 	}
-	return ls.yield(o)
+	return yield(o)
 }
 
 // tagName returns the constant string for the link tags scanLinks knows,
