@@ -321,27 +321,81 @@ func (f *Fetcher) Fetch(ctx context.Context, req Request) (*Page, error) {
 // For a redirect or a Filtered response the body is nil.
 func (f *Fetcher) Stream(ctx context.Context, req Request) (*Page, io.ReadCloser, error) {
 	f.init()
-	u, err := url.Parse(req.URL)
+	u, err := f.requestURL(req.URL)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %w", ErrInvalidURL, err)
-	}
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, nil, fmt.Errorf("%w: %q is not an absolute http(s) URL", ErrInvalidURL, req.URL)
-	}
-	if f.Addresses != nil {
-		if err := f.Addresses.checkHost(u.Hostname()); err != nil {
-			return nil, nil, &Error{URL: u.String(), Err: err}
-		}
+		return nil, nil, err
 	}
 
 	ctx, cancelTotal := context.WithTimeoutCause(ctx, orDuration(f.Timeout, DefaultTimeout), ErrTimeout)
 	ctx, cancel := context.WithCancelCause(ctx)
 	release := func() { cancel(nil); cancelTotal() }
 
-	hr, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	hr, err := f.newRequest(ctx, u, req)
 	if err != nil {
 		release()
-		return nil, nil, fmt.Errorf("%w: %w", ErrInvalidURL, err)
+		return nil, nil, err
+	}
+	start := time.Now()
+	resp, err := f.roundTrip(ctx, cancel, hr, u, start)
+	if err != nil {
+		release()
+		return nil, nil, err
+	}
+
+	p := &Page{
+		URL:           u,
+		Status:        resp.StatusCode,
+		Proto:         resp.Proto,
+		Header:        resp.Header,
+		RedirectChain: req.RedirectChain,
+		Depth:         req.Depth,
+		Referrer:      req.Referrer,
+		Policy:        f.Directives,
+		Timings:       Timings{Start: start, Headers: time.Since(start)},
+	}
+	p.ContentType = mediaType(resp.Header.Get("Content-Type"))
+
+	if target := redirectTarget(u, resp); target != nil {
+		return redirected(p, target, resp, release)
+	}
+	body, err := f.openBody(ctx, p, req, resp, release, start)
+	if err != nil {
+		release()
+		return nil, nil, err
+	}
+	if f.Accept != nil && !f.Accept(p) {
+		p.Filtered = true
+		if cerr := body.Close(); errors.Is(cerr, ErrRecord) {
+			return nil, nil, cerr
+		}
+		return p, nil, nil
+	}
+	return p, body, nil
+}
+
+// requestURL parses rawURL, which must be an absolute http(s) URL whose
+// host the Fetcher's Addresses allow.
+func (f *Fetcher) requestURL(rawURL string) (*url.URL, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidURL, err)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("%w: %q is not an absolute http(s) URL", ErrInvalidURL, rawURL)
+	}
+	if f.Addresses != nil {
+		if err := f.Addresses.checkHost(u.Hostname()); err != nil {
+			return nil, &Error{URL: u.String(), Err: err}
+		}
+	}
+	return u, nil
+}
+
+// newRequest builds the GET of u with the Fetcher's and req's headers.
+func (f *Fetcher) newRequest(ctx context.Context, u *url.URL, req Request) (*http.Request, error) {
+	hr, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidURL, err)
 	}
 	ua := f.UserAgent
 	if ua == "" {
@@ -360,8 +414,13 @@ func (f *Fetcher) Stream(ctx context.Context, req Request) (*Page, io.ReadCloser
 	}
 	// Set last: decodeBody must understand whatever was asked for.
 	hr.Header.Set("Accept-Encoding", acceptEncoding)
+	return hr, nil
+}
 
-	start := time.Now()
+// roundTrip sends hr, cancelling it (ErrHeaderTimeout) if the response's
+// headers take longer than the header timeout, and, with a Recorder, has
+// the exchange captured from start. On failure the caller releases ctx.
+func (f *Fetcher) roundTrip(ctx context.Context, cancel context.CancelCauseFunc, hr *http.Request, u *url.URL, start time.Time) (*http.Response, error) {
 	var rec *capture
 	if f.Recorder != nil {
 		rec = new(capture)
@@ -373,52 +432,43 @@ func (f *Fetcher) Stream(ctx context.Context, req Request) (*Page, io.ReadCloser
 	resp, err := f.client.Do(hr)
 	headerTimer.Stop()
 	if err != nil {
-		err = fetchError(ctx, u, err)
-		release()
-		return nil, nil, err
+		return nil, fetchError(ctx, u, err)
 	}
 	if rec != nil {
 		if !rec.captured() {
 			resp.Body.Close()
-			release()
-			return nil, nil, &Error{URL: u.String(), Err: fmt.Errorf("%w: the connection was not captured; a Fetcher with a Recorder must use a transport from CrawlTransport", ErrRecord)}
+			return nil, &Error{URL: u.String(), Err: fmt.Errorf("%w: the connection was not captured; a Fetcher with a Recorder must use a transport from CrawlTransport", ErrRecord)}
 		}
 		resp.Body = &recordedBody{ReadCloser: resp.Body, x: rec, recorder: f.Recorder, ctx: ctx, url: u.String(), start: start}
 	}
+	return resp, nil
+}
 
-	p := &Page{
-		URL:           u,
-		Status:        resp.StatusCode,
-		Proto:         resp.Proto,
-		Header:        resp.Header,
-		RedirectChain: req.RedirectChain,
-		Depth:         req.Depth,
-		Referrer:      req.Referrer,
-		Policy:        f.Directives,
-		Timings:       Timings{Start: start, Headers: time.Since(start)},
+// redirected ends the exchange of a redirect response, whose Page p
+// points to target and has no body.
+func redirected(p *Page, target *url.URL, resp *http.Response, release func()) (*Page, io.ReadCloser, error) {
+	p.Redirect = target
+	// A little draining lets the connection be reused; a redirect body
+	// is never worth more.
+	_, _ = io.CopyN(io.Discard, resp.Body, 4<<10)
+	cerr := resp.Body.Close()
+	release()
+	if errors.Is(cerr, ErrRecord) {
+		return nil, nil, cerr
 	}
-	p.ContentType = mediaType(resp.Header.Get("Content-Type"))
+	p.Timings.Total = time.Since(p.Timings.Start)
+	return p, nil, nil
+}
 
-	if target := redirectTarget(u, resp); target != nil {
-		p.Redirect = target
-		// A little draining lets the connection be reused; a redirect body
-		// is never worth more.
-		_, _ = io.CopyN(io.Discard, resp.Body, 4<<10)
-		cerr := resp.Body.Close()
-		release()
-		if errors.Is(cerr, ErrRecord) {
-			return nil, nil, cerr
-		}
-		p.Timings.Total = time.Since(start)
-		return p, nil, nil
-	}
-
+// openBody returns the reader of resp's decompressed body, and sniffs
+// p's content type from it when resp declares none. On failure the caller
+// releases ctx.
+func (f *Fetcher) openBody(ctx context.Context, p *Page, req Request, resp *http.Response, release func(), start time.Time) (*bodyReader, error) {
 	wire := &countingReader{r: resp.Body}
 	dec, err := decodeBody(wire, resp.Header.Get("Content-Encoding"))
 	if err != nil {
 		resp.Body.Close()
-		release()
-		return nil, nil, &Error{URL: u.String(), Err: err}
+		return nil, &Error{URL: p.URL.String(), Err: err}
 	}
 	body := &bodyReader{
 		page:          p,
@@ -442,19 +492,12 @@ func (f *Fetcher) Stream(ctx context.Context, req Request) (*Page, io.ReadCloser
 		p.ContentType = mediaType(http.DetectContentType(head))
 		body.dec = readCloser{br, dec}
 	}
-	if f.Accept != nil && !f.Accept(p) {
-		p.Filtered = true
-		if cerr := body.Close(); errors.Is(cerr, ErrRecord) {
-			return nil, nil, cerr
-		}
-		return p, nil, nil
-	}
-	return p, body, nil
+	return body, nil
 }
 
 // fetchError explains a failed round trip, preferring our own timeout causes
 // over the transport's generic "context canceled".
-func fetchError(ctx context.Context, u *url.URL, err error) *Error {
+func fetchError(ctx context.Context, u *url.URL, err error) error {
 	if cause := context.Cause(ctx); cause != nil && (errors.Is(cause, ErrHeaderTimeout) || errors.Is(cause, ErrTimeout)) {
 		return &Error{URL: u.String(), Err: cause}
 	}

@@ -4,10 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -17,6 +15,7 @@ import (
 	"time"
 
 	"github.com/heedcrawl/heed/fetch"
+	"github.com/heedcrawl/heed/internal/rawserver"
 )
 
 // exchanges is a Recorder that keeps what it is given.
@@ -39,88 +38,6 @@ func (r *exchanges) all() []*fetch.Exchange {
 	return append([]*fetch.Exchange(nil), r.xs...)
 }
 
-// rawServer answers HTTP/1.1 requests with bytes chosen by the test, so a
-// test knows exactly what went over the wire. respond writes the answer
-// to path and says whether the connection may serve another request.
-type rawServer struct {
-	URL     string
-	ln      net.Listener
-	wg      sync.WaitGroup
-	mu      sync.Mutex
-	conns   map[net.Conn]bool
-	respond func(path string, w *bufio.Writer) (keep bool)
-}
-
-func newRawServer(t *testing.T, cfg *tls.Config, respond func(path string, w *bufio.Writer) bool) *rawServer {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &rawServer{ln: ln, conns: map[net.Conn]bool{}, respond: respond}
-	s.URL = "http://" + ln.Addr().String()
-	if cfg != nil {
-		s.ln = tls.NewListener(ln, cfg)
-		s.URL = "https://" + ln.Addr().String()
-	}
-	s.wg.Add(1)
-	go s.serve()
-	t.Cleanup(s.close)
-	return s
-}
-
-func (s *rawServer) serve() {
-	defer s.wg.Done()
-	for {
-		c, err := s.ln.Accept()
-		if err != nil {
-			return
-		}
-		s.mu.Lock()
-		s.conns[c] = true
-		s.mu.Unlock()
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
-			defer c.Close()
-			br, bw := bufio.NewReader(c), bufio.NewWriter(c)
-			for {
-				req, err := http.ReadRequest(br)
-				if err != nil {
-					return
-				}
-				keep := s.respond(req.URL.Path, bw)
-				if bw.Flush() != nil || !keep {
-					return
-				}
-			}
-		}()
-	}
-}
-
-func (s *rawServer) close() {
-	s.ln.Close()
-	s.mu.Lock()
-	for c := range s.conns {
-		c.Close()
-	}
-	s.mu.Unlock()
-	s.wg.Wait()
-}
-
-// canned maps paths to raw responses; the connection stays open unless
-// the response says Connection: close.
-func canned(m map[string]string) func(string, *bufio.Writer) bool {
-	return func(path string, w *bufio.Writer) bool {
-		r, ok := m[path]
-		if !ok {
-			r = "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n"
-		}
-		w.WriteString(r)
-		return !strings.Contains(r, "Connection: close")
-	}
-}
-
 func recordingFetcher(t *testing.T, rec fetch.Recorder) *fetch.Fetcher {
 	t.Helper()
 	return newFetcher(t, &fetch.Fetcher{Recorder: rec})
@@ -137,7 +54,7 @@ func TestRecordExactBytes(t *testing.T) {
 		"/early":   "HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok",
 		"/close":   "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\nuntil the end",
 	}
-	srv := newRawServer(t, nil, canned(responses))
+	srv := rawserver.New(t, rawserver.Canned(responses))
 	rec := &exchanges{}
 	f := recordingFetcher(t, rec)
 	paths := []string{"/plain", "/chunked", "/gzip", "/moved", "/missing", "/early", "/close"}
@@ -178,7 +95,7 @@ func TestRecordExactBytes(t *testing.T) {
 // Responses on one kept-alive connection are each recorded with their
 // own bytes only.
 func TestRecordKeepAlive(t *testing.T) {
-	srv := newRawServer(t, nil, func(path string, w *bufio.Writer) bool {
+	srv := rawserver.New(t, func(path string, w *bufio.Writer) bool {
 		fmt.Fprintf(w, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s", len(path), path)
 		return true
 	})
@@ -187,10 +104,7 @@ func TestRecordKeepAlive(t *testing.T) {
 	for i := range 5 {
 		mustFetch(t, f, fmt.Sprintf("%s/page%d", srv.URL, i))
 	}
-	srv.mu.Lock()
-	n := len(srv.conns)
-	srv.mu.Unlock()
-	if n != 1 {
+	if n := srv.Connections(); n != 1 {
 		t.Errorf("%d connections, want 1 kept alive", n)
 	}
 	for i, x := range rec.all() {
@@ -206,7 +120,7 @@ func TestRecordKeepAlive(t *testing.T) {
 
 func TestRecordTruncated(t *testing.T) {
 	big := strings.Repeat("x", 1<<20)
-	srv := newRawServer(t, nil, canned(map[string]string{
+	srv := rawserver.New(t, rawserver.Canned(map[string]string{
 		"/big": "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: " + fmt.Sprint(len(big)) + "\r\n\r\n" + big,
 	}))
 	rec := &exchanges{}
@@ -233,7 +147,7 @@ func TestRecordTruncated(t *testing.T) {
 
 func TestRecordTimeout(t *testing.T) {
 	release := make(chan struct{})
-	srv := newRawServer(t, nil, func(path string, w *bufio.Writer) bool {
+	srv := rawserver.New(t, func(path string, w *bufio.Writer) bool {
 		w.WriteString("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nstart")
 		w.Flush()
 		<-release
@@ -295,7 +209,7 @@ func TestRecordTLS(t *testing.T) {
 
 // The address policy's dialer stays in force under the capture.
 func TestRecordKeepsAddressPolicy(t *testing.T) {
-	srv := newRawServer(t, nil, canned(map[string]string{"/": "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"}))
+	srv := rawserver.New(t, rawserver.Canned(map[string]string{"/": "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"}))
 	port := srv.URL[strings.LastIndex(srv.URL, ":")+1:]
 	res := fakeResolver{"site.test": addrs("127.0.0.1")}
 
@@ -320,7 +234,7 @@ func TestRecordKeepsAddressPolicy(t *testing.T) {
 }
 
 func TestRecordErrors(t *testing.T) {
-	srv := newRawServer(t, nil, canned(map[string]string{
+	srv := rawserver.New(t, rawserver.Canned(map[string]string{
 		"/":      "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok",
 		"/moved": "HTTP/1.1 302 Found\r\nLocation: /\r\nContent-Length: 0\r\n\r\n",
 	}))
@@ -344,7 +258,7 @@ func TestRecordErrors(t *testing.T) {
 // Many fetches at once through one Fetcher: each exchange holds its own
 // request and response.
 func TestRecordConcurrent(t *testing.T) {
-	srv := newRawServer(t, nil, func(path string, w *bufio.Writer) bool {
+	srv := rawserver.New(t, func(path string, w *bufio.Writer) bool {
 		body := strings.Repeat(path, 500)
 		fmt.Fprintf(w, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
 		return true

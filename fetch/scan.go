@@ -225,142 +225,188 @@ type rawLink struct {
 // followable rel, iframe[src] and frame[src]. Link text is at most maxText
 // runes. It stops when yield returns false.
 func scanLinks(body []byte, maxText int, yield func(*rawLink) bool) {
-	var (
-		s       = newTagScanner(body)
-		anchor  rawLink
-		open    bool // an <a href> is open
-		text    = textCollector{max: maxText}
-		alt     []byte
-		skipRaw bool // the next text is the content of a script, style or title
-		other   rawLink
-		// A <frame> counts only inside a <frameset> the parser would
-		// accept: one before any body content (the frameset-ok flag).
-		framesetOK = true
-		framesets  int
-	)
-	finish := func() bool {
-		open = false
-		anchor.text = text.bytes()
-		if len(anchor.text) == 0 && len(alt) > 0 {
-			text.reset()
-			text.add(alt)
-			anchor.text = text.bytes()
-		}
-		return yield(&anchor)
+	ls := linkScanner{
+		s:          newTagScanner(body),
+		maxText:    maxText,
+		text:       textCollector{max: maxText},
+		framesetOK: true,
 	}
 	for {
-		tt, name := s.next()
+		tt, name := ls.s.next()
 		switch tt {
 		case html.ErrorToken:
-			if open {
-				finish()
+			if ls.open {
+				ls.finish(yield)
 			}
 			return
 		case html.TextToken:
-			if skipRaw {
-				skipRaw = false
-				break
-			}
-			t := s.z.Text()
-			if open {
-				text.add(t)
-			}
-			if framesetOK && len(bytes.TrimSpace(t)) > 0 {
-				framesetOK = false
-			}
+			ls.textToken()
 		case html.EndTagToken:
-			skipRaw = false
-			if string(name) == "frameset" && framesets > 0 {
-				framesets--
-			}
-			if open && string(name) == "a" && !finish() {
+			if !ls.endTag(name, yield) {
 				return
 			}
 		case html.StartTagToken:
-			skipRaw = false
-			switch string(name) {
-			case "html", "head", "meta", "base", "noscript", "noframes", "frame":
-			case "title", "script", "style":
-				skipRaw = true
-			case "link":
-			case "frameset":
-				if framesetOK {
-					framesets++
-				}
-			default:
-				framesetOK = false
-			}
-			switch string(name) {
-			case "a":
-				// A new anchor closes an open one, as the parser's
-				// adoption agency does.
-				if open && !finish() {
-					return
-				}
-				anchor.href, anchor.rel = anchor.href[:0], anchor.rel[:0]
-				s.attrs(func(k, v []byte) {
-					switch string(k) {
-					case "href":
-						if !open {
-							anchor.href = append(anchor.href, v...)
-							open = true
-						}
-					case "rel":
-						anchor.rel = append(anchor.rel[:0], v...)
-					}
-				})
-				if open {
-					anchor.tag = "a"
-					text.reset()
-					alt = alt[:0]
-				}
-			case "area", "link", "iframe", "frame":
-				other.tag = tagName(name)
-				key := "href"
-				if other.tag == "iframe" || other.tag == "frame" {
-					key = "src"
-				}
-				found := false
-				other.href, other.rel, other.text = other.href[:0], other.rel[:0], other.text[:0]
-				var areaAlt []byte
-				s.attrs(func(k, v []byte) {
-					switch string(k) {
-					case key:
-						if !found {
-							other.href, found = append(other.href, v...), true
-						}
-					case "rel":
-						other.rel = append(other.rel[:0], v...)
-					case "alt":
-						areaAlt = append(areaAlt[:0], v...)
-					}
-				})
-				if !found || (other.tag == "link" && !followableLinkRel(strings.ToLower(string(other.rel)))) ||
-					(other.tag == "frame" && framesets == 0) {
-					break
-				}
-				if other.tag == "area" {
-					var t textCollector
-					t.max = maxText
-					t.add(areaAlt)
-					other.text = t.bytes()
-				}
-				if !yield(&other) {
-					return
-				}
-			case "img":
-				if open && len(alt) == 0 {
-					s.attrs(func(k, v []byte) {
-						if string(k) == "alt" && len(alt) == 0 {
-							alt = append(alt, v...)
-						}
-					})
-				}
-			case "br", "p", "div", "li", "td", "th", "tr", "h1", "h2", "h3", "h4", "h5", "h6":
-				text.space = true // block boundaries separate words when rendered
+			if !ls.startTag(name, yield) {
+				return
 			}
 		}
 	}
+}
+
+// linkScanner is scanLinks' state between tokens. Its methods that yield
+// return false when yield does: the scan stops. (yield is passed to them,
+// not kept here, so that it does not escape: the caller's closure stays on
+// its stack.)
+type linkScanner struct {
+	s       *tagScanner
+	maxText int
+	anchor  rawLink
+	open    bool // an <a href> is open
+	text    textCollector
+	alt     []byte
+	skipRaw bool // the next text is the content of a script, style or title
+	other   rawLink
+	// A <frame> counts only inside a <frameset> the parser would
+	// accept: one before any body content (the frameset-ok flag).
+	framesetOK bool
+	framesets  int
+}
+
+// finish yields the open anchor, with its text or else the alt text of an
+// image inside it.
+func (ls *linkScanner) finish(yield func(*rawLink) bool) bool {
+	ls.open = false
+	ls.anchor.text = ls.text.bytes()
+	if len(ls.anchor.text) == 0 && len(ls.alt) > 0 {
+		ls.text.reset()
+		ls.text.add(ls.alt)
+		ls.anchor.text = ls.text.bytes()
+	}
+	return yield(&ls.anchor)
+}
+
+// textToken collects the text of an open anchor; text that is not raw
+// content ends the frameset-ok state.
+func (ls *linkScanner) textToken() {
+	if ls.skipRaw {
+		ls.skipRaw = false
+		return
+	}
+	t := ls.s.z.Text()
+	if ls.open {
+		ls.text.add(t)
+	}
+	if ls.framesetOK && len(bytes.TrimSpace(t)) > 0 {
+		ls.framesetOK = false
+	}
+}
+
+func (ls *linkScanner) endTag(name []byte, yield func(*rawLink) bool) bool {
+	ls.skipRaw = false
+	if string(name) == "frameset" && ls.framesets > 0 {
+		ls.framesets--
+	}
+	if ls.open && string(name) == "a" {
+		return ls.finish(yield)
+	}
+	return true
+}
+
+func (ls *linkScanner) startTag(name []byte, yield func(*rawLink) bool) bool {
+	ls.skipRaw = false
+	switch string(name) {
+	case "html", "head", "meta", "base", "noscript", "noframes", "frame":
+	case "title", "script", "style":
+		ls.skipRaw = true
+	case "link":
+	case "frameset":
+		if ls.framesetOK {
+			ls.framesets++
+		}
+	default:
+		ls.framesetOK = false
+	}
+	switch string(name) {
+	case "a":
+		return ls.openAnchor(yield)
+	case "area", "link", "iframe", "frame":
+		return ls.otherLink(name, yield)
+	case "img":
+		if ls.open && len(ls.alt) == 0 {
+			ls.s.attrs(func(k, v []byte) {
+				if string(k) == "alt" && len(ls.alt) == 0 {
+					ls.alt = append(ls.alt, v...)
+				}
+			})
+		}
+	case "br", "p", "div", "li", "td", "th", "tr", "h1", "h2", "h3", "h4", "h5", "h6":
+		ls.text.space = true // block boundaries separate words when rendered
+	}
+	return true
+}
+
+// openAnchor starts collecting an <a href>.
+func (ls *linkScanner) openAnchor(yield func(*rawLink) bool) bool {
+	// A new anchor closes an open one, as the parser's adoption agency
+	// does.
+	if ls.open && !ls.finish(yield) {
+		return false
+	}
+	a := &ls.anchor
+	a.href, a.rel = a.href[:0], a.rel[:0]
+	ls.s.attrs(func(k, v []byte) {
+		switch string(k) {
+		case "href":
+			if !ls.open {
+				a.href = append(a.href, v...)
+				ls.open = true
+			}
+		case "rel":
+			a.rel = append(a.rel[:0], v...)
+		}
+	})
+	if ls.open {
+		a.tag = "a"
+		ls.text.reset()
+		ls.alt = ls.alt[:0]
+	}
+	return true
+}
+
+// otherLink yields an area, link, iframe or frame element that links.
+func (ls *linkScanner) otherLink(name []byte, yield func(*rawLink) bool) bool {
+	o := &ls.other
+	o.tag = tagName(name)
+	key := "href"
+	if o.tag == "iframe" || o.tag == "frame" {
+		key = "src"
+	}
+	found := false
+	o.href, o.rel, o.text = o.href[:0], o.rel[:0], o.text[:0]
+	var areaAlt []byte
+	ls.s.attrs(func(k, v []byte) {
+		switch string(k) {
+		case key:
+			if !found {
+				o.href, found = append(o.href, v...), true
+			}
+		case "rel":
+			o.rel = append(o.rel[:0], v...)
+		case "alt":
+			areaAlt = append(areaAlt[:0], v...)
+		}
+	})
+	if !found || (o.tag == "link" && !followableLinkRel(strings.ToLower(string(o.rel)))) ||
+		(o.tag == "frame" && ls.framesets == 0) {
+		return true
+	}
+	if o.tag == "area" {
+		var t textCollector
+		t.max = ls.maxText
+		t.add(areaAlt)
+		o.text = t.bytes()
+	}
+	return yield(o)
 }
 
 // tagName returns the constant string for the link tags scanLinks knows,

@@ -184,37 +184,69 @@ func (c *Canonicalizer) canonical(raw string) (string, hostSpan, error) {
 	if hasTabNewline(raw) {
 		raw = removeTabNewline(raw)
 	}
+	https, auth, rest, err := splitAuthority(raw)
+	if err != nil {
+		return "", sp, err
+	}
 
+	var arr [256]byte
+	buf := arr[:0]
+	if buf, sp, err = appendOrigin(buf, https, auth); err != nil {
+		return "", sp, err
+	}
+	path, query, hasQuery := splitPathQuery(rest)
+	buf = appendPath(buf, path)
+	if hasQuery && query != "" {
+		buf = c.appendQuery(buf, query)
+	}
+
+	if len(buf) > max {
+		return "", sp, fmt.Errorf("%w: %d bytes once canonical", ErrTooLong, len(buf))
+	}
+	if string(buf) == raw {
+		return raw, sp, nil
+	}
+	return string(buf), sp, nil
+}
+
+// splitAuthority checks raw's scheme (http or https, in any case) and
+// that an authority follows it, and returns the authority and what comes
+// after it (the path, query and fragment).
+func splitAuthority(raw string) (https bool, auth, rest string, err error) {
 	i := schemeEnd(raw)
 	if i < 0 {
-		return "", sp, ErrRelative
+		return false, "", "", ErrRelative
 	}
-	var https bool
 	switch scheme := raw[:i]; {
 	case strings.EqualFold(scheme, "http"):
 	case strings.EqualFold(scheme, "https"):
 		https = true
 	default:
-		return "", sp, fmt.Errorf("%w: %q", ErrScheme, strings.ToLower(scheme))
+		return false, "", "", fmt.Errorf("%w: %q", ErrScheme, strings.ToLower(scheme))
 	}
-	rest := raw[i+1:]
+	rest = raw[i+1:]
 	if !strings.HasPrefix(rest, "//") {
-		return "", sp, fmt.Errorf("%w: no authority (want %s://host/...)", ErrHost, raw[:i])
+		return false, "", "", fmt.Errorf("%w: no authority (want %s://host/...)", ErrHost, raw[:i])
 	}
 	rest = rest[2:]
 	authEnd := 0
 	for authEnd < len(rest) && rest[authEnd] != '/' && rest[authEnd] != '?' && rest[authEnd] != '#' {
 		authEnd++
 	}
-	auth, rest := rest[:authEnd], rest[authEnd:]
+	return https, rest[:authEnd], rest[authEnd:], nil
+}
 
-	var arr [256]byte
-	buf := arr[:0]
+// appendOrigin appends the canonical scheme and authority (userinfo,
+// host, port unless the scheme's default) to buf, and says where the host
+// lies in buf.
+func appendOrigin(buf []byte, https bool, auth string) ([]byte, hostSpan, error) {
+	var sp hostSpan
+	scheme := "http"
 	if https {
-		buf = append(buf, "https://"...)
-	} else {
-		buf = append(buf, "http://"...)
+		scheme = "https"
 	}
+	buf = append(buf, scheme...)
+	buf = append(buf, "://"...)
 
 	// Userinfo ends at the last '@': earlier ones belong to it (and get
 	// escaped).
@@ -228,65 +260,66 @@ func (c *Canonicalizer) canonical(raw string) (string, hostSpan, error) {
 
 	host, port, err := hostid.SplitHostPort(auth)
 	if err != nil {
-		return "", sp, hostError(err)
+		return buf, sp, hostError(err)
 	}
 	sp.start = len(buf)
 	if buf, err = hostid.AppendName(buf, host); err != nil {
-		return "", sp, hostError(err)
+		return buf, sp, hostError(err)
 	}
 	sp.nameEnd = len(buf)
-	scheme := "http"
-	if https {
-		scheme = "https"
-	}
 	if buf, err = hostid.AppendPort(buf, scheme, port); err != nil {
-		return "", sp, hostError(err)
+		return buf, sp, hostError(err)
 	}
 	sp.end = len(buf)
+	return buf, sp, nil
+}
 
-	path, query, hasQuery := rest, "", false
+// splitPathQuery splits what follows the authority into its path and
+// query, dropping the fragment; hasQuery tells an empty query ("?") from
+// none.
+func splitPathQuery(rest string) (path, query string, hasQuery bool) {
 	for j := 0; j < len(rest); j++ {
 		if c := rest[j]; c == '?' || c == '#' {
-			path = rest[:j]
 			if c == '?' {
 				query, hasQuery = rest[j+1:], true
 				if k := strings.IndexByte(query, '#'); k >= 0 {
 					query = query[:k]
 				}
 			}
-			break
+			return rest[:j], query, hasQuery
 		}
 	}
+	return rest, "", false
+}
 
-	pathStart := len(buf)
+// appendPath appends the canonical form of path to buf: escaped, its dot
+// segments removed, "/" when empty.
+func appendPath(buf []byte, path string) []byte {
 	if path == "" {
-		buf = append(buf, '/')
-	} else {
-		buf = appendEscaped(buf, path, pathMode)
-		if hasDotSegment(buf[pathStart:]) {
-			buf = buf[:pathStart+len(removeDotSegments(buf[pathStart:]))]
-		}
+		return append(buf, '/')
 	}
+	pathStart := len(buf)
+	buf = appendEscaped(buf, path, pathMode)
+	if hasDotSegment(buf[pathStart:]) {
+		buf = buf[:pathStart+len(removeDotSegments(buf[pathStart:]))]
+	}
+	return buf
+}
 
-	if hasQuery && query != "" {
-		q := len(buf)
-		buf = append(buf, '?')
-		buf = appendEscaped(buf, query, queryMode)
-		if !c.KeepQueryOrder || c.StripParam != nil {
-			buf = c.rewriteQuery(buf, q+1)
-		}
-		if len(buf) == q+1 {
-			buf = buf[:q]
-		}
+// appendQuery appends "?" and the canonical form of a non-empty query to
+// buf: escaped, then sorted and stripped as c says; nothing if no
+// parameter is left.
+func (c *Canonicalizer) appendQuery(buf []byte, query string) []byte {
+	q := len(buf)
+	buf = append(buf, '?')
+	buf = appendEscaped(buf, query, queryMode)
+	if !c.KeepQueryOrder || c.StripParam != nil {
+		buf = c.rewriteQuery(buf, q+1)
 	}
-
-	if len(buf) > max {
-		return "", sp, fmt.Errorf("%w: %d bytes once canonical", ErrTooLong, len(buf))
+	if len(buf) == q+1 {
+		buf = buf[:q]
 	}
-	if string(buf) == raw {
-		return raw, sp, nil
-	}
-	return string(buf), sp, nil
+	return buf
 }
 
 // schemeEnd returns the index of the colon ending s's scheme

@@ -103,55 +103,82 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	var (
-		mu       sync.Mutex
-		products []product
-	)
+	var found findings
 	c.OnPage(func(ctx context.Context, p *crawler.Page) {
-		if !p.IsHTML() || p.Status != http.StatusOK {
-			return
+		if pr, ok := productOf(p); ok {
+			found.addProduct(pr)
 		}
-		doc, err := p.Document()
-		if err != nil {
-			return
-		}
-		item := doc.Find(`[itemtype$="schema.org/Product"]`).First()
-		name := strings.TrimSpace(item.Find(`[itemprop="name"]`).First().Text())
-		if name == "" {
-			return // not a product page
-		}
-		price := item.Find(`[itemprop="price"]`).First()
-		amount, ok := price.Attr("content")
-		if !ok {
-			amount = strings.TrimSpace(price.Text())
-		}
-		currency, _ := item.Find(`[itemprop="priceCurrency"]`).First().Attr("content")
-		mu.Lock()
-		defer mu.Unlock()
-		products = append(products, product{Name: name, Price: strings.TrimSpace(amount + " " + currency), URL: p.URL.String()})
 	})
 	c.OnError(func(ctx context.Context, u *url.URL, err error) {
 		fmt.Fprintf(stderr, "shop: %s: %v\n", u, err)
 	})
-	var refused []string
 	c.OnDisallowed(func(ctx context.Context, u *url.URL, why crawler.DisallowReason) {
-		mu.Lock()
-		defer mu.Unlock()
-		refused = append(refused, u.RequestURI())
+		found.addRefused(u.RequestURI())
 	})
 
 	runErr := c.Run(ctx, seeds...)
+	// Run has returned, so no handler runs any more.
+	s, statsErr := c.Stats(ctx) // after Run: the summary, asked of no Store
+	found.print(stdout, stderr, s)
+	return errors.Join(runErr, statsErr)
+}
 
-	// Run has returned, so no handler runs any more: no lock needed.
-	slices.SortFunc(products, func(a, b product) int { return cmp.Compare(a.Name, b.Name) })
-	for _, p := range products {
+// productOf reads the schema.org Product microdata of a product page; ok
+// is false for any other page.
+func productOf(p *crawler.Page) (pr product, ok bool) {
+	if !p.IsHTML() || p.Status != http.StatusOK {
+		return product{}, false
+	}
+	doc, err := p.Document()
+	if err != nil {
+		return product{}, false
+	}
+	item := doc.Find(`[itemtype$="schema.org/Product"]`).First()
+	name := strings.TrimSpace(item.Find(`[itemprop="name"]`).First().Text())
+	if name == "" {
+		return product{}, false // not a product page
+	}
+	price := item.Find(`[itemprop="price"]`).First()
+	amount, ok := price.Attr("content")
+	if !ok {
+		amount = strings.TrimSpace(price.Text())
+	}
+	currency, _ := item.Find(`[itemprop="priceCurrency"]`).First().Attr("content")
+	return product{Name: name, Price: strings.TrimSpace(amount + " " + currency), URL: p.URL.String()}, true
+}
+
+// findings are the products the crawl found and the paths robots.txt
+// refused, gathered by handlers that may run concurrently.
+type findings struct {
+	mu       sync.Mutex
+	products []product
+	refused  []string
+}
+
+func (f *findings) addProduct(p product) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.products = append(f.products, p)
+}
+
+func (f *findings) addRefused(path string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.refused = append(f.refused, path)
+}
+
+// print writes the products, sorted by name, to stdout, and a summary of
+// the crawl to stderr.
+func (f *findings) print(stdout, stderr io.Writer, s crawler.Stats) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	slices.SortFunc(f.products, func(a, b product) int { return cmp.Compare(a.Name, b.Name) })
+	for _, p := range f.products {
 		fmt.Fprintf(stdout, "%-24s %-10s %s\n", p.Name, p.Price, p.URL)
 	}
-	slices.Sort(refused)
-	s, statsErr := c.Stats(ctx) // after Run: the summary, asked of no Store
+	slices.Sort(f.refused)
 	fmt.Fprintf(stderr, "shop: %d products on %d pages fetched in %v; robots.txt refused %d: %s\n",
-		len(products), s.Pages, s.Elapsed.Round(time.Millisecond), len(refused), strings.Join(refused, " "))
-	return errors.Join(runErr, statsErr)
+		len(f.products), s.Pages, s.Elapsed.Round(time.Millisecond), len(f.refused), strings.Join(f.refused, " "))
 }
 
 // apiLinks is an extractor for the shop's JSON API: it follows the product
@@ -187,40 +214,58 @@ func apiLinks(ctx context.Context, p *fetch.Page) ([]fetch.Link, error) {
 	return links, nil
 }
 
+// shopItem is a product of the test shop.
+type shopItem struct{ slug, name, price string }
+
+// shopNav is the test shop's navigation, on every HTML page: links a
+// product crawler should leave alone.
+const shopNav = `<nav><a href="/">Home</a> <a href="/blog/">Blog</a> <a href="/cart">Cart</a> <a href="/login">Log in</a></nav>`
+
 // testShop is a small shop: a paginated catalogue with sort links that
 // robots.txt forbids, a JSON API listing the clearance items, product pages
 // with microdata, and plenty of links the crawler should leave alone.
 func testShop() http.Handler {
-	type item struct{ slug, name, price string }
-	catalogue := [][]item{
+	catalogue := [][]shopItem{
 		{{"blue-mug", "Blue mug", "8.50"}, {"green-mug", "Green mug", "8.50"}},
 		{{"teapot", "Teapot", "24.00"}, {"tea-towel", "Tea towel", "6.00"}},
 		{{"kettle", "Kettle", "39.90"}},
 	}
-	clearance := [][]item{
+	clearance := [][]shopItem{
 		{{"odd-saucer", "Odd saucer", "1.00"}, {"teapot", "Teapot", "24.00"}}, // the teapot is in both: fetched once
 		{{"chipped-cup", "Chipped cup", "0.50"}},
 	}
-	bySlug := map[string]item{}
+	bySlug := map[string]shopItem{}
 	for _, page := range append(catalogue, clearance...) {
 		for _, it := range page {
 			bySlug[it.slug] = it
 		}
 	}
-	const nav = `<nav><a href="/">Home</a> <a href="/blog/">Blog</a> <a href="/cart">Cart</a> <a href="/login">Log in</a></nav>`
 
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /robots.txt", func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, "User-agent: *\nDisallow: /cart\nDisallow: /*sort=\n")
 	})
-	mux.HandleFunc("GET /catalog/", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("GET /catalog/", catalogueHandler(catalogue))
+	mux.HandleFunc("GET /api/products", apiHandler(clearance))
+	mux.HandleFunc("GET /product/{slug}", productHandler(bySlug))
+	mux.HandleFunc("GET /", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, "<!doctype html><title>%s</title>%s<p>Nothing for a product crawler here.", r.URL.Path, shopNav)
+	})
+	return mux
+}
+
+// catalogueHandler serves the catalogue's pages (?page=N): product links,
+// pagination, a sort link robots.txt forbids, and links to leave alone.
+func catalogueHandler(catalogue [][]shopItem) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
 		n := pageNumber(r, len(catalogue))
 		if n == 0 {
 			http.NotFound(w, r)
 			return
 		}
 		var b strings.Builder
-		fmt.Fprintf(&b, "<!doctype html><title>Catalogue, page %d</title>%s<ul>", n, nav)
+		fmt.Fprintf(&b, "<!doctype html><title>Catalogue, page %d</title>%s<ul>", n, shopNav)
 		for _, it := range catalogue[n-1] {
 			fmt.Fprintf(&b, `<li class="product"><a href="/product/%s">%s</a></li>`, it.slug, it.name)
 		}
@@ -234,8 +279,13 @@ func testShop() http.Handler {
 		b.WriteString(`</div><footer><a href="/about">About</a> <a href="https://social.example/shop">Follow us</a></footer>`)
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		io.WriteString(w, b.String())
-	})
-	mux.HandleFunc("GET /api/products", func(w http.ResponseWriter, r *http.Request) {
+	}
+}
+
+// apiHandler serves the JSON API's pages of clearance items (?page=N),
+// each with a link to the next.
+func apiHandler(clearance [][]shopItem) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
 		n := pageNumber(r, len(clearance))
 		if n == 0 {
 			http.NotFound(w, r)
@@ -257,8 +307,12 @@ func testShop() http.Handler {
 		}
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(out)
-	})
-	mux.HandleFunc("GET /product/{slug}", func(w http.ResponseWriter, r *http.Request) {
+	}
+}
+
+// productHandler serves the product pages, with schema.org microdata.
+func productHandler(bySlug map[string]shopItem) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
 		it, ok := bySlug[r.PathValue("slug")]
 		if !ok {
 			http.NotFound(w, r)
@@ -271,13 +325,8 @@ func testShop() http.Handler {
 			<p itemprop="offers" itemscope itemtype="https://schema.org/Offer">
 			<span itemprop="price" content="%[2]s">€%[2]s</span><meta itemprop="priceCurrency" content="EUR"></p>
 			<a href="/cart?add=%[4]s">Add to cart</a> <a href="/reviews/%[4]s">Reviews</a></div>`,
-			it.name, it.price, nav, it.slug)
-	})
-	mux.HandleFunc("GET /", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		fmt.Fprintf(w, "<!doctype html><title>%s</title>%s<p>Nothing for a product crawler here.", r.URL.Path, nav)
-	})
-	return mux
+			it.name, it.price, shopNav, it.slug)
+	}
 }
 
 // pageNumber returns the page query parameter (1 when absent) if it is

@@ -5,13 +5,11 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
-	"crypto/tls"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -23,87 +21,6 @@ import (
 
 	"github.com/heedcrawl/heed/fetch"
 )
-
-// rawServer answers HTTP/1.1 requests with bytes chosen by the test, so a
-// test knows exactly what went over the wire. respond writes the answer
-// to path and says whether the connection may serve another request.
-type rawServer struct {
-	URL     string
-	ln      net.Listener
-	wg      sync.WaitGroup
-	mu      sync.Mutex
-	conns   map[net.Conn]bool
-	respond func(path string, w *bufio.Writer) (keep bool)
-}
-
-func newRawServer(t *testing.T, cfg *tls.Config, respond func(path string, w *bufio.Writer) bool) *rawServer {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &rawServer{ln: ln, conns: map[net.Conn]bool{}, respond: respond}
-	s.URL = "http://" + ln.Addr().String()
-	if cfg != nil {
-		s.ln = tls.NewListener(ln, cfg)
-		s.URL = "https://" + ln.Addr().String()
-	}
-	s.wg.Add(1)
-	go s.serve()
-	t.Cleanup(s.close)
-	return s
-}
-
-func (s *rawServer) serve() {
-	defer s.wg.Done()
-	for {
-		c, err := s.ln.Accept()
-		if err != nil {
-			return
-		}
-		s.mu.Lock()
-		s.conns[c] = true
-		s.mu.Unlock()
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
-			defer c.Close()
-			br, bw := bufio.NewReader(c), bufio.NewWriter(c)
-			for {
-				req, err := http.ReadRequest(br)
-				if err != nil {
-					return
-				}
-				keep := s.respond(req.URL.Path, bw)
-				if bw.Flush() != nil || !keep {
-					return
-				}
-			}
-		}()
-	}
-}
-
-func (s *rawServer) close() {
-	s.ln.Close()
-	s.mu.Lock()
-	for c := range s.conns {
-		c.Close()
-	}
-	s.mu.Unlock()
-	s.wg.Wait()
-}
-
-// canned serves the raw responses of m by path, 404 for others.
-func canned(m map[string]string) func(string, *bufio.Writer) bool {
-	return func(path string, w *bufio.Writer) bool {
-		r, ok := m[path]
-		if !ok {
-			r = "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n"
-		}
-		w.WriteString(r)
-		return !strings.Contains(r, "Connection: close")
-	}
-}
 
 // okResponse is a 200 response with a Content-Length.
 func okResponse(body string) string {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/heedcrawl/heed/fetch"
 	"github.com/heedcrawl/heed/fetch/warc"
+	"github.com/heedcrawl/heed/internal/rawserver"
 	"github.com/heedcrawl/heed/robots"
 	"go.uber.org/goleak"
 )
@@ -164,7 +165,7 @@ func TestExchangesReadByWarcio(t *testing.T) {
 		"/error":        "",
 		"/closing":      "read until the end",
 	}
-	srv := newRawServer(t, nil, canned(responses))
+	srv := rawserver.New(t, rawserver.Canned(responses))
 	dir := t.TempDir()
 	w := newWriter(t, dir, warc.Options{Info: []warc.Field{{"robots", "classic"}, {"http-header-user-agent", fetch.DefaultUserAgent}}})
 	f := recordingFetcher(t, w)
@@ -283,7 +284,7 @@ func TestTruncatedReadByWarcio(t *testing.T) {
 		"/chunked": chunked,
 		"/small":   okResponse("fits"),
 	}
-	srv := newRawServer(t, nil, canned(responses))
+	srv := rawserver.New(t, rawserver.Canned(responses))
 	w := newWriter(t, t.TempDir(), warc.Options{})
 	f := recordingFetcher(t, w)
 	f.MaxBodySize = 5000
@@ -328,7 +329,7 @@ func TestRevisitReadByWarcio(t *testing.T) {
 		"/chunked": "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nTransfer-Encoding: chunked\r\n\r\n" + fmt.Sprintf("%x\r\n%s\r\n0\r\n\r\n", len(page), page),
 	}
 	order := []string{"/a", "/b", "/c", "/empty1", "/empty2", "/chunked", "/a"}
-	srv := newRawServer(t, nil, canned(responses))
+	srv := rawserver.New(t, rawserver.Canned(responses))
 
 	for _, dedup := range []bool{false, true} {
 		w := newWriter(t, t.TempDir(), warc.Options{Dedup: dedup})
@@ -390,7 +391,7 @@ func TestRevisitReadByWarcio(t *testing.T) {
 }
 
 func TestRotationReadByWarcio(t *testing.T) {
-	srv := newRawServer(t, nil, func(path string, w *bufio.Writer) bool {
+	srv := rawserver.New(t, func(path string, w *bufio.Writer) bool {
 		w.WriteString(okResponse(strings.Repeat(path, 300))) // about 1.5 KB, compresses poorly enough
 		return true
 	})
@@ -442,7 +443,7 @@ func TestRotationReadByWarcio(t *testing.T) {
 }
 
 func TestConcurrentReadByWarcio(t *testing.T) {
-	srv := newRawServer(t, nil, func(path string, w *bufio.Writer) bool {
+	srv := rawserver.New(t, func(path string, w *bufio.Writer) bool {
 		w.WriteString(okResponse(strings.Repeat(path, 200)))
 		return true
 	})
@@ -483,7 +484,7 @@ func TestConcurrentReadByWarcio(t *testing.T) {
 // A file cut anywhere, as a kill -9 might leave it, still reads up to its
 // last complete record.
 func TestCutFileReadByWarcio(t *testing.T) {
-	srv := newRawServer(t, nil, func(path string, w *bufio.Writer) bool {
+	srv := rawserver.New(t, func(path string, w *bufio.Writer) bool {
 		w.WriteString(okResponse(strings.Repeat("page "+path+" ", 50)))
 		return true
 	})
@@ -571,7 +572,7 @@ func TestCutFileReadByWarcio(t *testing.T) {
 // a new file and leaves the old ones alone.
 func TestResumeStartsNewFile(t *testing.T) {
 	dir := t.TempDir()
-	srv := newRawServer(t, nil, canned(map[string]string{"/": okResponse("home")}))
+	srv := rawserver.New(t, rawserver.Canned(map[string]string{"/": okResponse("home")}))
 	var all []string
 	for run := range 3 {
 		w, err := warc.NewWriter(dir, warc.Options{})
@@ -716,7 +717,7 @@ func TestPayloadDigest(t *testing.T) {
 // With Sync, files are synced after every exchange; what is written reads
 // back the same.
 func TestSyncOption(t *testing.T) {
-	srv := newRawServer(t, nil, canned(map[string]string{"/": okResponse("home")}))
+	srv := rawserver.New(t, rawserver.Canned(map[string]string{"/": okResponse("home")}))
 	w := newWriter(t, t.TempDir(), warc.Options{Sync: true, MaxSize: 1})
 	f := recordingFetcher(t, w)
 	for range 3 {

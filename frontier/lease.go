@@ -1,0 +1,95 @@
+package frontier
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+)
+
+// Done ends l: its item is done, whether the fetch succeeded, failed or was
+// disallowed. The key takes o.Host and rests o.Rest (see Outcome). Each
+// lease Next returns must be passed to exactly one of Done or Requeue; a
+// lease the Store no longer holds gets ErrLeaseLost.
+func (f *Frontier) Done(ctx context.Context, l *Lease, o Outcome) error {
+	return f.end(ctx, l, o, false)
+}
+
+// Requeue ends l without finishing its item: it goes back to the front of its
+// key's queue, with what it has been through (Retries, Redirects, …), and
+// the key takes o.Host and rests o.Rest. Use it when the worker's slot went
+// to fetching robots.txt, robots.txt is temporarily unavailable, or the
+// item is to be tried again. A deferred item is neither a duplicate nor
+// counted again against limits. An item of a key closed meanwhile (given
+// up, or its robots.txt unreachable) is handed out again at once, to be
+// reported (Lease.Closed).
+func (f *Frontier) Requeue(ctx context.Context, l *Lease, o Outcome) error {
+	return f.end(ctx, l, o, true)
+}
+
+// DoneAdding is Done for a fetched page whose links are items: they are
+// added as AddAll adds them, then l ends as Done ends it — in one Store
+// operation when the Store is an DoneAdder (one round trip to a shared
+// Store, one batch on disk). errs is AddAll's answer for the items, nil if
+// the Store failed; err is Done's, or the Store's failure (ErrStore).
+func (f *Frontier) DoneAdding(ctx context.Context, l *Lease, o Outcome, items []Item) (errs []error, err error) {
+	aa, ok := f.store.(DoneAdder)
+	if !ok || len(items) == 0 || l == nil {
+		if len(items) > 0 {
+			if errs, err = f.AddAll(ctx, items); err != nil {
+				return nil, err
+			}
+		}
+		return errs, f.Done(ctx, l, o)
+	}
+	errs, batch, at, err := f.prepare(ctx, slices.Clone(items), false)
+	if err != nil {
+		return nil, err
+	}
+	o.Rest = max(o.Rest, 0)
+	refused, err := aa.DoneAdding(ctx, l, f.clock.Now(), o, batch, f.limits)
+	f.ended()
+	if refused == nil && err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrStore, err)
+	}
+	f.added(errs, at, refused)
+	switch {
+	case err == nil, errors.Is(err, ErrLeaseLost), errors.Is(err, ErrGivenUp):
+		return errs, err
+	}
+	return errs, fmt.Errorf("%w: %w", ErrStore, err)
+}
+
+func (f *Frontier) end(ctx context.Context, l *Lease, o Outcome, requeue bool) error {
+	if l == nil {
+		return ErrLeaseLost
+	}
+	o.Rest = max(o.Rest, 0)
+	var err error
+	if requeue {
+		err = f.store.Requeue(ctx, l, f.clock.Now(), o)
+	} else {
+		err = f.store.Done(ctx, l, f.clock.Now(), o)
+	}
+	f.ended()
+	switch {
+	case err == nil, errors.Is(err, ErrLeaseLost), errors.Is(err, ErrGivenUp):
+		return err
+	}
+	return fmt.Errorf("%w: %w", ErrStore, err)
+}
+
+// GiveUp stops crawling key: Add refuses its URLs from now on with
+// ErrGivenUp, and Next hands out its queued items at once, whatever the
+// key's pace, with Lease.GivenUp set: the caller reports each and ends its
+// lease with Done, so that each is reported once, even across a crash of a
+// Store that persists. A crawler gives a host up when it keeps failing, so
+// that one dead server cannot hold a crawl open.
+func (f *Frontier) GiveUp(ctx context.Context, key string) error {
+	err := f.store.GiveUp(ctx, key)
+	f.broadcast()
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrStore, err)
+	}
+	return nil
+}

@@ -1,0 +1,239 @@
+package pebblestore
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/heedcrawl/heed/frontier"
+)
+
+// Add implements frontier.Store. It marks each new URL seen and queues it,
+// with its key's record, in one batch.
+func (s *Store) Add(ctx context.Context, batch []frontier.Item, lim frontier.Limits) ([]error, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	pre, gen, err := s.seenBefore(batch)
+	if err != nil {
+		return nil, s.readFailed(err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.usable(); err != nil {
+		return nil, err
+	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	refused, err := s.addTo(b, batch, lim, "", pre, gen)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.apply(b); err != nil {
+		return nil, err
+	}
+	s.addedSeen(batch, refused)
+	return refused, nil
+}
+
+// DoneAdding implements frontier.DoneAdder: Add and Done in one batch, which
+// writes the record of the page's own key, where most of its links go,
+// once.
+func (s *Store) DoneAdding(ctx context.Context, l *frontier.Lease, now time.Time, o frontier.Outcome, batch []frontier.Item, lim frontier.Limits) ([]error, error) {
+	pre, gen, err := s.seenBefore(batch)
+	if err != nil {
+		return nil, s.readFailed(err)
+	}
+	unlock, err := s.lockToEnd(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	b := s.db.NewBatch()
+	defer b.Close()
+	ls, held := s.leases[l.Token]
+	held = held && ls.key == l.Key
+	skip := ""
+	if held {
+		skip = l.Key // endTo writes its record
+	}
+	refused, err := s.addTo(b, batch, lim, skip, pre, gen)
+	if err != nil {
+		return nil, err
+	}
+	var ackErr error
+	var q *queue
+	if held {
+		if q, ackErr = s.endTo(b, l, ls, now, o, false); q == nil {
+			return nil, ackErr // the Store failed
+		}
+	} else {
+		ackErr = frontier.ErrLeaseLost
+	}
+	if err := s.apply(b); err != nil {
+		return nil, err
+	}
+	s.addedSeen(batch, refused)
+	if q != nil {
+		s.forgetIfIdle(l.Key, q)
+	}
+	return refused, ackErr
+}
+
+// addTo writes into b what Add does for batch, and changes the Store's
+// state in memory accordingly, but for the filter over the seen-set, which
+// addedSeen updates once b is applied. It writes no record for key skip.
+// pre and gen are seenBefore's answer: the URLs it found seen are, and
+// those it did not need no second look while no URL was added since.
+// s.mu is held.
+func (s *Store) addTo(b *pebble.Batch, batch []frontier.Item, lim frontier.Limits, skip string, pre []bool, gen uint64) ([]error, error) {
+	trust := gen == s.seenCount
+	refused := make([]error, len(batch))
+	touched := s.touched[:0]
+	clear(s.inBatch)
+	for i := range batch {
+		it := &batch[i]
+		if err := s.sched.Admit(it, lim); err != nil {
+			refused[i] = err
+			continue
+		}
+		seen := pre[i]
+		if !seen && len(batch) > 1 && s.inBatch != nil {
+			_, seen = s.inBatch[it.URL]
+		}
+		if !seen && !trust {
+			if h := s.seen.hash(it.URL); s.seen.mayContainHash(h) {
+				if seen = s.recent.contains(h); seen {
+					s.recent.answered(1)
+				} else {
+					var err error
+					if seen, err = s.has(seenKey(s.scratch[:0], it.URL)); err != nil {
+						return nil, s.fail(err)
+					}
+					if seen {
+						s.recent.found(h)
+					}
+				}
+			}
+		}
+		if seen {
+			refused[i] = frontier.ErrSeen
+			continue
+		}
+		if len(batch) > 1 {
+			if s.inBatch == nil {
+				s.inBatch = make(map[string]struct{})
+			}
+			s.inBatch[it.URL] = struct{}{}
+		}
+		q, err := s.queue(it.Key)
+		if err != nil {
+			return nil, err
+		}
+		b.Set(seenKey(s.scratch[:0], it.URL), nil, nil)
+		s.scratch = queueKey(s.scratch[:0], it.Key, q.tail)
+		n := len(s.scratch)
+		s.scratch = appendItem(s.scratch, it)
+		b.Set(s.scratch[:n], s.scratch[n:], nil)
+		q.tail++
+		s.keepAhead(q, s.scratch[n:])
+		s.sched.Queue(it, lim)
+		touched = s.touch(touched, it.Key)
+	}
+	for _, key := range touched {
+		if key != skip {
+			s.setRecord(b, key, s.queues[key])
+		}
+	}
+	clear(touched)
+	s.touched = touched[:0]
+	if len(s.touchedSet) > 1024 {
+		s.touchedSet = nil // a huge batch's map is not kept
+	}
+	clear(s.touchedSet)
+	if len(s.inBatch) > 1024 {
+		s.inBatch = nil // a huge batch's map is not kept
+	}
+	return refused, nil
+}
+
+// addedSeen counts the URLs of batch that were added, and adds them to the
+// filter over the seen-set, once their batch is applied. s.mu is held.
+func (s *Store) addedSeen(batch []frontier.Item, refused []error) {
+	for i := range batch {
+		if refused[i] == nil {
+			s.seenCount++
+			h := s.seen.hash(batch[i].URL)
+			s.seen.addHash(h)
+			s.recent.added(h)
+		}
+	}
+	s.seenGen.Store(s.seenCount)
+}
+
+// touch adds key to touched, the keys an Add queued items of, once.
+func (s *Store) touch(touched []string, key string) []string {
+	if n := len(touched); n > 0 && touched[n-1] == key {
+		return touched // the common case: links to the page's own host
+	}
+	if len(touched) < 16 {
+		if slices.Contains(touched, key) {
+			return touched
+		}
+		return append(touched, key)
+	}
+	if s.touchedSet == nil {
+		s.touchedSet = make(map[string]struct{})
+	}
+	if len(s.touchedSet) == 0 {
+		for _, k := range touched {
+			s.touchedSet[k] = struct{}{}
+		}
+	}
+	if _, ok := s.touchedSet[key]; ok {
+		return touched
+	}
+	s.touchedSet[key] = struct{}{}
+	return append(touched, key)
+}
+
+// seenBefore reports, for each URL of batch, whether it was seen before:
+// looked up outside s.mu, in the filter and, for those it lets by, in the
+// cache of recent URLs, then on disk. A URL seen stays seen, so a true
+// answer holds; a false one must be checked again under the lock only if
+// URLs were added since (gen, the count of URLs seen when the lookups
+// began, says).
+func (s *Store) seenBefore(batch []frontier.Item) (seen []bool, gen uint64, err error) {
+	s.closeMu.RLock()
+	defer s.closeMu.RUnlock()
+	if s.dbClosed || s.broken.Load() {
+		return nil, 0, ErrClosed
+	}
+	gen = s.seenGen.Load()
+	seen = make([]bool, len(batch))
+	hits := 0
+	defer func() { s.recent.answered(hits) }()
+	for i := range batch {
+		h := s.seen.hash(batch[i].URL)
+		if !s.seen.mayContainHash(h) {
+			continue
+		}
+		if s.recent.contains(h) {
+			seen[i] = true
+			hits++
+			continue
+		}
+		_, closer, err := s.db.Get(seenKey(nil, batch[i].URL))
+		switch {
+		case err == nil:
+			closer.Close()
+			seen[i] = true
+			s.recent.found(h)
+		case !errors.Is(err, pebble.ErrNotFound):
+			return nil, 0, err
+		}
+	}
+	return seen, gen, nil
+}

@@ -1,0 +1,146 @@
+package pebblestore
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/heedcrawl/heed/frontier"
+)
+
+// Done implements frontier.Store: the item's entry goes, and the key's
+// record and the checkpoint change, in one batch.
+func (s *Store) Done(ctx context.Context, l *frontier.Lease, now time.Time, o frontier.Outcome) error {
+	return s.end(ctx, l, now, o, false)
+}
+
+// Requeue implements frontier.Store: the item's entry takes what it has
+// been through and joins the front of its queue, and the key's record
+// changes, in one batch.
+func (s *Store) Requeue(ctx context.Context, l *frontier.Lease, now time.Time, o frontier.Outcome) error {
+	return s.end(ctx, l, now, o, true)
+}
+
+func (s *Store) end(ctx context.Context, l *frontier.Lease, now time.Time, o frontier.Outcome, requeue bool) error {
+	unlock, err := s.lockToEnd(ctx, o)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	ls, ok := s.leases[l.Token]
+	if !ok || ls.key != l.Key {
+		return frontier.ErrLeaseLost
+	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	q, err := s.endTo(b, l, ls, now, o, requeue)
+	if q == nil {
+		return err // the Store failed
+	}
+	if err := s.apply(b); err != nil {
+		return err
+	}
+	s.forgetIfIdle(l.Key, q)
+	return err
+}
+
+// lockToEnd takes the locks that ending a lease with o needs — cpMu too
+// when o carries a checkpoint and a BeforeSync holds such ends back — and
+// returns how to release them, or why the Store cannot be used.
+func (s *Store) lockToEnd(ctx context.Context, o frontier.Outcome) (unlock func(), err error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	cp := o.Checkpoint != nil && s.opts.BeforeSync != nil
+	if cp {
+		s.cpMu.Lock()
+	}
+	s.mu.Lock()
+	unlock = func() {
+		s.mu.Unlock()
+		if cp {
+			s.cpMu.Unlock()
+		}
+	}
+	if err := s.usable(); err != nil {
+		unlock()
+		return nil, err
+	}
+	return unlock, nil
+}
+
+// endTo writes into b what ending lease l (held as ls) does, and changes
+// the Store's state in memory accordingly. It returns the key's queue, or
+// nil and an error if the Store failed. s.mu is
+// held.
+func (s *Store) endTo(b *pebble.Batch, l *frontier.Lease, ls lease, now time.Time, o frontier.Outcome, requeue bool) (*queue, error) {
+	delete(s.leases, l.Token)
+	q := s.queues[l.Key]
+	if q == nil { // cannot be: a key with a lease keeps its state
+		return nil, s.fail(fmt.Errorf("lease of %q without its queue", l.Key))
+	}
+	requeue = requeue && ls.item
+	if !ls.item {
+		q.outState().keyLeases--
+	} else {
+		q.unlease(ls.seq)
+		s.scratch = queueKey(s.scratch[:0], l.Key, ls.seq)
+		if requeue {
+			// In place, before head: the front holds the released items
+			// in the order of their entries, the order they would have
+			// after a crash.
+			n := len(s.scratch)
+			s.scratch = appendItem(s.scratch, &l.Item)
+			b.Set(s.scratch[:n], s.scratch[n:], nil)
+			o := q.outState()
+			i, _ := slices.BinarySearch(o.front, ls.seq)
+			o.front = slices.Insert(o.front, i, ls.seq)
+		} else {
+			b.Delete(s.scratch, nil)
+		}
+	}
+	s.sched.End(l.Key, now, o, requeue)
+	s.setRecord(b, l.Key, q)
+	if o.Checkpoint != nil {
+		// An ack that wrote nothing to the caller's output (a URL
+		// disallowed, a robots.txt) carries the checkpoint of the ack
+		// before it, which is written already.
+		if !bytes.Equal(o.Checkpoint, s.checkpoint) {
+			cp := bytes.Clone(o.Checkpoint)
+			b.Set(keyCheckpoint, cp, nil)
+			s.checkpoint = cp
+		}
+		s.applied = true
+	}
+	return q, nil
+}
+
+// GiveUp implements frontier.Store: the key's record is marked given up in
+// one batch; its queued items stay, to be handed out and done one by one,
+// each with the checkpoint of its report.
+func (s *Store) GiveUp(ctx context.Context, key string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.usable(); err != nil {
+		return err
+	}
+	q, err := s.queue(key)
+	if err != nil {
+		return err
+	}
+	s.sched.GiveUp(key)
+	b := s.db.NewBatch()
+	defer b.Close()
+	s.setRecord(b, key, q)
+	if err := s.apply(b); err != nil {
+		return err
+	}
+	s.forgetIfIdle(key, q)
+	return nil
+}
