@@ -158,9 +158,7 @@ func TestRedisThreeProcesses(t *testing.T) {
 	if victim < 1 || victim > len(runs) {
 		t.Fatalf("/a requested by %q, no process of the test", holding.holder)
 	}
-	if err := runs[victim-1].cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
+	runs[victim-1].signal(t, syscall.SIGKILL)
 	if err := <-runs[victim-1].exited; exitCode(err) != -1 {
 		t.Fatalf("process %d ended by itself (%v) as it was being killed; stderr:\n%s", victim, err, runs[victim-1].stderr)
 	}

@@ -91,9 +91,7 @@ func TestStateKill9(t *testing.T) {
 			done = true
 			break
 		}
-		if err := r.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-			t.Fatal(err)
-		}
+		r.signal(t, syscall.SIGKILL)
 		if err := <-r.exited; exitCode(err) != -1 {
 			t.Fatalf("run %d ended by itself (%v) as it was being killed; stderr:\n%s", runs, err, r.stderr)
 		}

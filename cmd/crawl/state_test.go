@@ -52,9 +52,7 @@ func TestStateSigterm(t *testing.T) {
 	if err, ended := r.untilLogged(t, web.Log, 30); ended {
 		t.Fatalf("the crawl ended (%v) before its 30th request; stderr:\n%s", err, r.stderr)
 	}
-	if err := r.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
+	r.signal(t, syscall.SIGTERM)
 	if code := exitCode(<-r.exited); code != 143 {
 		t.Fatalf("exit %d after SIGTERM, want 143; stderr:\n%s", code, r.stderr)
 	}
