@@ -345,23 +345,26 @@ func peaks(entries []Entry) (global, perHost int) {
 // no URL the web does not have. Otherwise it lists what went wrong, with
 // examples.
 func (r *Report) Check() error {
-	var errs []error
-	add := func(what string, urls []string) {
-		if len(urls) == 0 {
-			return
-		}
-		ex := urls[:min(len(urls), 5)]
-		errs = append(errs, fmt.Errorf("%d %s, e.g. %s", len(urls), what, strings.Join(ex, ", ")))
+	return errors.Join(
+		findings("reachable pages never fetched", r.Missing, ", "),
+		findings("robots.txt violations", r.RobotsViolations, ", "),
+		findings("fetches past robots.txt on hosts whose robots.txt is unreachable", r.UnavailableHostFetches, ", "),
+		findings("politeness violations", r.PolitenessViolations, ", "),
+		findings("duplicate fetches", r.Duplicates, ", "),
+		findings("retries beyond the allowed", r.ExcessRetries, ", "),
+		findings("nofollow-only pages fetched", r.NofollowOnlyFetched, ", "),
+		findings("requests for URLs the web does not have", r.NotFound, ", "),
+	)
+}
+
+// findings is the error of a Check that found lines of what: how many,
+// and the first five, joined by sep; nil if there are none.
+func findings(what string, lines []string, sep string) error {
+	if len(lines) == 0 {
+		return nil
 	}
-	add("reachable pages never fetched", r.Missing)
-	add("robots.txt violations", r.RobotsViolations)
-	add("fetches past robots.txt on hosts whose robots.txt is unreachable", r.UnavailableHostFetches)
-	add("politeness violations", r.PolitenessViolations)
-	add("duplicate fetches", r.Duplicates)
-	add("retries beyond the allowed", r.ExcessRetries)
-	add("nofollow-only pages fetched", r.NofollowOnlyFetched)
-	add("requests for URLs the web does not have", r.NotFound)
-	return errors.Join(errs...)
+	ex := lines[:min(len(lines), 5)]
+	return fmt.Errorf("%d %s, e.g. %s", len(lines), what, strings.Join(ex, sep))
 }
 
 // String summarises the report in a few lines.

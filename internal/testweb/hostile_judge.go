@@ -219,22 +219,16 @@ func (p *hostilePace) sent(e Entry, target string) {
 // Check returns nil if the crawl was safe, polite and complete, and
 // otherwise says in one error what went wrong, with examples.
 func (r *HostileReport) Check() error {
-	var errs []error
-	add := func(what string, lines []string) {
-		if len(lines) == 0 {
-			return
-		}
-		ex := lines[:min(len(lines), 5)]
-		errs = append(errs, fmt.Errorf("%d %s, e.g. %s", len(lines), what, strings.Join(ex, "; ")))
+	errs := []error{
+		findings("dials outside the web", r.ForeignDials, "; "),
+		findings("forbidden requests", r.Forbidden, "; "),
+		findings("required targets never requested", r.Missing, "; "),
+		findings("hosts over budget", r.OverBudget, "; "),
+		findings("duplicate requests", r.Duplicates, "; "),
+		findings("politeness violations", r.PolitenessViolations, "; "),
+		findings("Retry-After violations", r.RetryAfterViolations, "; "),
+		findings("per-host concurrency violations", r.ConcurrencyViolations, "; "),
 	}
-	add("dials outside the web", r.ForeignDials)
-	add("forbidden requests", r.Forbidden)
-	add("required targets never requested", r.Missing)
-	add("hosts over budget", r.OverBudget)
-	add("duplicate requests", r.Duplicates)
-	add("politeness violations", r.PolitenessViolations)
-	add("Retry-After violations", r.RetryAfterViolations)
-	add("per-host concurrency violations", r.ConcurrencyViolations)
 	if r.Normal != nil {
 		if err := r.Normal.Check(); err != nil {
 			errs = append(errs, fmt.Errorf("normal web: %w", err))
