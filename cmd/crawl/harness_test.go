@@ -239,6 +239,23 @@ func poll(t *testing.T, what string, runs []*crawlRun, cond func() bool) (ended 
 	}
 }
 
+// loopbackWeb serves the web cfg describes, each host on a loopback
+// address of its own, until the test ends, and returns it with the ground
+// truth of a crawl of its seeds.
+func loopbackWeb(t *testing.T, cfg testweb.Config) (*testweb.Loopback, *testweb.Truth) {
+	t.Helper()
+	web, err := testweb.ListenLoopback(cfg, 0, nil)
+	if err != nil {
+		t.Fatalf("cannot listen on loopback addresses: %v", err)
+	}
+	t.Cleanup(func() { web.Close() })
+	truth, err := web.Web.Truth(testweb.TruthOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return web, truth
+}
+
 // writeSeeds writes a seeds file of the given lines, and returns its name.
 func writeSeeds(t *testing.T, seeds ...string) string {
 	t.Helper()

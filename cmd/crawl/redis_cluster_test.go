@@ -113,15 +113,7 @@ func TestRedisThreeProcesses(t *testing.T) {
 		slack = 500 * time.Millisecond
 	)
 	srv := redistest.Start(t)
-	web, err := testweb.ListenLoopback(testweb.Config{Hosts: hosts, PagesPerHost: pagesPerHost, CrawlDelay: crawlDelay, Latency: 10 * time.Millisecond, Seed: 10}, 0, nil)
-	if err != nil {
-		t.Fatalf("cannot listen on loopback addresses: %v", err)
-	}
-	defer web.Close()
-	truth, err := web.Web.Truth(testweb.TruthOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	web, truth := loopbackWeb(t, testweb.Config{Hosts: hosts, PagesPerHost: pagesPerHost, CrawlDelay: crawlDelay, Latency: 10 * time.Millisecond, Seed: 10})
 	holding := newHoldingSite(t)
 	bin := buildCrawl(t)
 	dir := t.TempDir()

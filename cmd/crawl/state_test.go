@@ -29,15 +29,7 @@ func TestStateSigterm(t *testing.T) {
 		t.Skip("no SIGTERM on Windows")
 	}
 	const minDelay = 20 * time.Millisecond
-	web, err := testweb.ListenLoopback(testweb.Config{Hosts: 6, PagesPerHost: 12, CrawlDelay: 100 * time.Millisecond, Seed: 4}, 0, nil)
-	if err != nil {
-		t.Fatalf("cannot listen on loopback addresses: %v", err)
-	}
-	defer web.Close()
-	truth, err := web.Web.Truth(testweb.TruthOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	web, truth := loopbackWeb(t, testweb.Config{Hosts: 6, PagesPerHost: 12, CrawlDelay: 100 * time.Millisecond, Seed: 4})
 	bin := buildCrawl(t)
 	dir := t.TempDir()
 	state, out := filepath.Join(dir, "state"), filepath.Join(dir, "pages.jsonl")
