@@ -16,6 +16,7 @@ import (
 
 	"github.com/andybalholm/brotli"
 	"golang.org/x/net/html/charset"
+	"golang.org/x/text/encoding"
 )
 
 // countingReader counts the bytes read off the connection and remembers the
@@ -209,15 +210,7 @@ func decodeCharset(body []byte, mt, contentType string) ([]byte, string) {
 	switch {
 	case isHTMLType(mt):
 		e, name, _ := charset.DetermineEncoding(body, contentType)
-		body = trimBOM(body, name)
-		if name == "utf-8" || (asciiCompatible(name) && isASCII(body)) {
-			return body, name
-		}
-		out, err := e.NewDecoder().Bytes(body)
-		if err != nil {
-			return body, ""
-		}
-		return out, name
+		return decodeFrom(body, e, name)
 	case strings.HasPrefix(mt, "text/") && !isXMLType(mt):
 		label := ""
 		if _, params, err := mime.ParseMediaType(contentType); err == nil {
@@ -238,17 +231,25 @@ func decodeCharset(body []byte, mt, contentType string) ([]byte, string) {
 		if e == nil {
 			return body, ""
 		}
-		body = trimBOM(body, name)
-		if name == "utf-8" || (asciiCompatible(name) && isASCII(body)) {
-			return body, name
-		}
-		out, err := e.NewDecoder().Bytes(body)
-		if err != nil {
-			return body, ""
-		}
-		return out, name
+		return decodeFrom(body, e, name)
 	}
 	return body, ""
+}
+
+// decodeFrom decodes body from e, the encoding called name, to UTF-8, and
+// returns it with name, or body as it is and "" if it does not decode.
+// UTF-8, and ASCII in an encoding that extends it, are returned as they are
+// (less a byte order mark).
+func decodeFrom(body []byte, e encoding.Encoding, name string) ([]byte, string) {
+	body = trimBOM(body, name)
+	if name == "utf-8" || (asciiCompatible(name) && isASCII(body)) {
+		return body, name
+	}
+	out, err := e.NewDecoder().Bytes(body)
+	if err != nil {
+		return body, ""
+	}
+	return out, name
 }
 
 func trimBOM(body []byte, name string) []byte {

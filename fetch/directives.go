@@ -127,23 +127,28 @@ func containsFold(list []string, s string) bool {
 // keeping a stack, so hostile nesting depth costs neither stack nor memory.
 // The content of <template> elements is inert in a browser and is skipped.
 func walkElements(n *html.Node, fn func(*html.Node)) {
-	c := n
-	for {
+	for c := n; c != nil; {
 		descend := true
 		if c.Type == html.ElementNode {
 			fn(c)
 			descend = c.Data != "template"
 		}
-		if descend && c.FirstChild != nil {
-			c = c.FirstChild
-			continue
-		}
-		for c != n && c.NextSibling == nil {
-			c = c.Parent
-		}
-		if c == n {
-			return
-		}
-		c = c.NextSibling
+		c = nextNode(c, n, descend)
 	}
+}
+
+// nextNode returns the node after c in a walk of root's subtree in
+// document order, c's children first if descend, or nil at the walk's
+// end: the step of walkElements and nodeText.
+func nextNode(c, root *html.Node, descend bool) *html.Node {
+	if descend && c.FirstChild != nil {
+		return c.FirstChild
+	}
+	for c != root && c.NextSibling == nil {
+		c = c.Parent
+	}
+	if c == root {
+		return nil
+	}
+	return c.NextSibling
 }

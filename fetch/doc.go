@@ -8,7 +8,7 @@
 // proxies from the environment and an optional cookie jar. It never follows
 // redirects: a 3xx answer comes back as a Page whose Redirect is set, so the
 // crawler can send the target through canonicalisation, dedup, robots rules
-// and the rate limiter like any other URL. Page.RedirectRequest builds the
+// and the host's pacing like any other URL. Page.RedirectRequest builds the
 // next hop and bounds the chain (ErrTooManyRedirects, ErrRedirectLoop);
 // Fetcher.Follow does the whole chain for callers without a frontier.
 //
@@ -60,6 +60,7 @@
 // see every request). SitemapURLs chooses where to start for an authority.
 //
 // Of heed's packages, fetch depends on robots (for its definition of a
-// product token and for ErrTooManyRedirects) and internal/hostid; robots,
-// the earlier stage, never imports fetch.
+// product token), robots/gate (for ErrTooManyRedirects, the gate's bound on
+// a robots.txt's redirects) and internal/hostid; robots and its gate, the
+// earlier stage, never import fetch.
 package fetch

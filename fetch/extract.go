@@ -440,17 +440,7 @@ func nodeText(n *html.Node, max int) string {
 				descend = true
 			}
 		}
-		if descend && c.FirstChild != nil {
-			c = c.FirstChild
-			continue
-		}
-		for c != n && c.NextSibling == nil {
-			c = c.Parent
-		}
-		if c == n {
-			break
-		}
-		c = c.NextSibling
+		c = nextNode(c, n, descend)
 	}
 	if b.Len() == 0 {
 		return boundText(alt, max)

@@ -94,7 +94,7 @@ type Timings struct {
 // Fetcher performs HTTP GETs for a crawler. Redirects are never followed
 // inside the client: a redirect comes back as a Page whose Redirect is set,
 // so that the caller can send the target through canonicalisation, dedup,
-// robots rules and rate limiting like any other URL (see
+// robots rules and the host's pacing like any other URL (see
 // Page.RedirectRequest and Fetcher.Follow).
 //
 // The zero value is ready to use with the defaults documented on each field.
@@ -134,7 +134,7 @@ type Fetcher struct {
 	// default transport; zero means DefaultMaxIdleConnsPerHost.
 	MaxIdleConnsPerHost int
 	// MaxConnsPerHost caps simultaneous connections per host of the default
-	// transport; zero means no cap (the rate limiter governs politeness).
+	// transport; zero means no cap (the crawler's pacing governs politeness).
 	MaxConnsPerHost int
 
 	// MaxBodySize is the largest body, after decompression, that is
@@ -584,7 +584,7 @@ func (f *Fetcher) CloseIdleConnections() {
 // Follow fetches req and, while the answer is a redirect, the next hop,
 // up to MaxRedirects hops and stopping at loops. Before each hop it calls
 // check (if non-nil) with the next request: this is where a caller puts
-// its robots gate and rate limiter. If check or the redirect bounds refuse
+// its robots gate and its pacing. If check or the redirect bounds refuse
 // a hop, Follow returns the last redirect Page together with the error, so
 // that the caller still sees where the chain was heading.
 //

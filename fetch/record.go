@@ -314,8 +314,8 @@ func (b *recordedBody) truncation() string {
 // body delimited by the end of the connection is whole when eof says the
 // connection got there.
 func responseEnd(b []byte, eof bool) (int, bool) {
-	cr := &byteCounter{r: bytes.NewReader(b)}
-	br := bufio.NewReader(cr)
+	rd := bytes.NewReader(b)
+	br := bufio.NewReader(rd)
 	for {
 		resp, err := http.ReadResponse(br, nil)
 		if err != nil {
@@ -331,17 +331,6 @@ func responseEnd(b []byte, eof bool) (int, bool) {
 		if resp.ContentLength < 0 && len(resp.TransferEncoding) == 0 && resp.Body != http.NoBody {
 			return len(b), eof
 		}
-		return int(cr.n) - br.Buffered(), true
+		return len(b) - rd.Len() - br.Buffered(), true // what br has read of b, less what it holds
 	}
-}
-
-type byteCounter struct {
-	r io.Reader
-	n int64
-}
-
-func (c *byteCounter) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	return n, err
 }

@@ -173,7 +173,9 @@ func (c *Canonicalizer) maxLength() int {
 
 // canonical builds the canonical form into a stack buffer and returns raw
 // itself when nothing changed, so already-canonical URLs (the common case
-// for links a resolver produced) cost no allocation.
+// for links a resolver produced) cost no allocation. (It is the hot path of
+// every link a crawl finds: its steps are calls only where a call costs
+// nothing measurable, BenchmarkCanonical.)
 func (c *Canonicalizer) canonical(raw string) (string, hostSpan, error) {
 	var sp hostSpan
 	max := c.maxLength()
@@ -191,15 +193,37 @@ func (c *Canonicalizer) canonical(raw string) (string, hostSpan, error) {
 
 	var arr [256]byte
 	buf := arr[:0]
-	if buf, sp, err = appendOrigin(buf, https, auth); err != nil {
-		return "", sp, err
+	scheme := "http"
+	if https {
+		scheme = "https"
+		buf = append(buf, "https://"...)
+	} else {
+		buf = append(buf, "http://"...)
 	}
-	path, query, hasQuery := splitPathQuery(rest)
-	buf = appendPath(buf, path)
-	if hasQuery && query != "" {
-		buf = c.appendQuery(buf, query)
+	// Userinfo ends at the last '@': earlier ones belong to it (and get
+	// escaped).
+	if at := strings.LastIndexByte(auth, '@'); at >= 0 {
+		if at > 0 {
+			buf = appendEscaped(buf, auth[:at], userinfoMode)
+			buf = append(buf, '@')
+		}
+		auth = auth[at+1:]
 	}
+	host, port, err := hostid.SplitHostPort(auth)
+	if err != nil {
+		return "", sp, hostError(err)
+	}
+	sp.start = len(buf)
+	if buf, err = hostid.AppendName(buf, host); err != nil {
+		return "", sp, hostError(err)
+	}
+	sp.nameEnd = len(buf)
+	if buf, err = hostid.AppendPort(buf, scheme, port); err != nil {
+		return "", sp, hostError(err)
+	}
+	sp.end = len(buf)
 
+	buf = c.appendPathQuery(buf, rest)
 	if len(buf) > max {
 		return "", sp, fmt.Errorf("%w: %d bytes once canonical", ErrTooLong, len(buf))
 	}
@@ -236,88 +260,45 @@ func splitAuthority(raw string) (https bool, auth, rest string, err error) {
 	return https, rest[:authEnd], rest[authEnd:], nil
 }
 
-// appendOrigin appends the canonical scheme and authority (userinfo,
-// host, port unless the scheme's default) to buf, and says where the host
-// lies in buf.
-func appendOrigin(buf []byte, https bool, auth string) ([]byte, hostSpan, error) {
-	var sp hostSpan
-	scheme := "http"
-	if https {
-		scheme = "https"
-	}
-	buf = append(buf, scheme...)
-	buf = append(buf, "://"...)
-
-	// Userinfo ends at the last '@': earlier ones belong to it (and get
-	// escaped).
-	if at := strings.LastIndexByte(auth, '@'); at >= 0 {
-		if at > 0 {
-			buf = appendEscaped(buf, auth[:at], userinfoMode)
-			buf = append(buf, '@')
-		}
-		auth = auth[at+1:]
-	}
-
-	host, port, err := hostid.SplitHostPort(auth)
-	if err != nil {
-		return buf, sp, hostError(err)
-	}
-	sp.start = len(buf)
-	if buf, err = hostid.AppendName(buf, host); err != nil {
-		return buf, sp, hostError(err)
-	}
-	sp.nameEnd = len(buf)
-	if buf, err = hostid.AppendPort(buf, scheme, port); err != nil {
-		return buf, sp, hostError(err)
-	}
-	sp.end = len(buf)
-	return buf, sp, nil
-}
-
-// splitPathQuery splits what follows the authority into its path and
-// query, dropping the fragment; hasQuery tells an empty query ("?") from
-// none.
-func splitPathQuery(rest string) (path, query string, hasQuery bool) {
+// appendPathQuery appends the canonical form of rest, what follows a URL's
+// authority, to buf: its path escaped, its dot segments removed ("/" when
+// empty), then "?" and its query, escaped, sorted and stripped as c says
+// (nothing if no parameter is left); the fragment is dropped.
+func (c *Canonicalizer) appendPathQuery(buf []byte, rest string) []byte {
+	path, query, hasQuery := rest, "", false
 	for j := 0; j < len(rest); j++ {
 		if c := rest[j]; c == '?' || c == '#' {
+			path = rest[:j]
 			if c == '?' {
 				query, hasQuery = rest[j+1:], true
 				if k := strings.IndexByte(query, '#'); k >= 0 {
 					query = query[:k]
 				}
 			}
-			return rest[:j], query, hasQuery
+			break
 		}
 	}
-	return rest, "", false
-}
 
-// appendPath appends the canonical form of path to buf: escaped, its dot
-// segments removed, "/" when empty.
-func appendPath(buf []byte, path string) []byte {
-	if path == "" {
-		return append(buf, '/')
-	}
 	pathStart := len(buf)
-	buf = appendEscaped(buf, path, pathMode)
-	if hasDotSegment(buf[pathStart:]) {
-		buf = buf[:pathStart+len(removeDotSegments(buf[pathStart:]))]
+	if path == "" {
+		buf = append(buf, '/')
+	} else {
+		buf = appendEscaped(buf, path, pathMode)
+		if hasDotSegment(buf[pathStart:]) {
+			buf = buf[:pathStart+len(removeDotSegments(buf[pathStart:]))]
+		}
 	}
-	return buf
-}
 
-// appendQuery appends "?" and the canonical form of a non-empty query to
-// buf: escaped, then sorted and stripped as c says; nothing if no
-// parameter is left.
-func (c *Canonicalizer) appendQuery(buf []byte, query string) []byte {
-	q := len(buf)
-	buf = append(buf, '?')
-	buf = appendEscaped(buf, query, queryMode)
-	if !c.KeepQueryOrder || c.StripParam != nil {
-		buf = c.rewriteQuery(buf, q+1)
-	}
-	if len(buf) == q+1 {
-		buf = buf[:q]
+	if hasQuery && query != "" {
+		q := len(buf)
+		buf = append(buf, '?')
+		buf = appendEscaped(buf, query, queryMode)
+		if !c.KeepQueryOrder || c.StripParam != nil {
+			buf = c.rewriteQuery(buf, q+1)
+		}
+		if len(buf) == q+1 {
+			buf = buf[:q]
+		}
 	}
 	return buf
 }

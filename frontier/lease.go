@@ -8,7 +8,7 @@ import (
 )
 
 // Done ends l: its item is done, whether the fetch succeeded, failed or was
-// disallowed. The key takes o.Host and rests o.Rest (see Outcome). Each
+// disallowed. The key takes o.Pace and rests o.Rest (see Outcome). Each
 // lease Next returns must be passed to exactly one of Done or Requeue; a
 // lease the Store no longer holds gets ErrLeaseLost.
 func (f *Frontier) Done(ctx context.Context, l *Lease, o Outcome) error {
@@ -17,7 +17,7 @@ func (f *Frontier) Done(ctx context.Context, l *Lease, o Outcome) error {
 
 // Requeue ends l without finishing its item: it goes back to the front of its
 // key's queue, with what it has been through (Retries, Redirects, …), and
-// the key takes o.Host and rests o.Rest. Use it when the worker's slot went
+// the key takes o.Pace and rests o.Rest. Use it when the worker's slot went
 // to fetching robots.txt, robots.txt is temporarily unavailable, or the
 // item is to be tried again. A deferred item is neither a duplicate nor
 // counted again against limits. An item of a key closed meanwhile (given

@@ -170,7 +170,10 @@ func (f *Frontier) wait(ctx context.Context, wake chan struct{}, at time.Time, s
 		f.mu.Unlock()
 		return errAlone
 	}
-	select { // what is ready at once, without blocking
+	// The same cases twice: first what is ready at once, without blocking,
+	// so that the hook runs only when the call is about to block (a
+	// select's default case cannot be made optional).
+	select {
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-wake:

@@ -5,12 +5,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -39,24 +37,16 @@ func TestInterrupt(t *testing.T) {
 		})
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, bin, "-delay", "0s", "-sitemaps=false", "-grace", "30s", "-progress", "off", writeSeeds(t, s.URL+"/"))
 		var stdout bytes.Buffer
 		stderr := newWatchWriter("interrupted")
-		cmd.Stdout, cmd.Stderr = &stdout, stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
+		r := startCrawlTo(t, ctx, &stdout, stderr, bin, "-delay", "0s", "-sitemaps=false", "-grace", "30s", "-progress", "off", writeSeeds(t, s.URL+"/"))
 		waitOrFail(t, entered, "the fetch of /slow")
-		if err := cmd.Process.Signal(os.Interrupt); err != nil {
-			t.Fatal(err)
-		}
+		r.signal(t, os.Interrupt)
 		// Let /slow answer only once the command has taken the interrupt,
 		// so the page is one in flight at cancellation.
 		waitOrFail(t, stderr.seen, "the command to report the interrupt")
 		close(release)
-		err := cmd.Wait()
-		var exit *exec.ExitError
-		if !errors.As(err, &exit) || exit.ExitCode() != 130 {
+		if err := <-r.exited; exitCode(err) != 130 {
 			t.Fatalf("exit: %v, want status 130; stderr:\n%s", err, stderr)
 		}
 		recs := readRecords(t, stdout.Bytes())
@@ -89,27 +79,18 @@ func TestInterrupt(t *testing.T) {
 			defer cancel()
 			// With a long grace period only the second signal ends the
 			// command before the guard deadline.
-			cmd := exec.CommandContext(ctx, bin, "-delay", "0s", "-sitemaps=false", "-grace", "10m", "-progress", "off", writeSeeds(t, s.URL+"/"))
 			var stdout bytes.Buffer
 			stderr := newWatchWriter("finishing fetches in flight")
-			cmd.Stdout, cmd.Stderr = &stdout, stderr
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
+			r := startCrawlTo(t, ctx, &stdout, stderr, bin, "-delay", "0s", "-sitemaps=false", "-grace", "10m", "-progress", "off", writeSeeds(t, s.URL+"/"))
 			waitOrFail(t, entered, "the fetch of /stall")
-			if err := cmd.Process.Signal(sig); err != nil {
-				t.Fatal(err)
-			}
+			r.signal(t, sig)
 			waitOrFail(t, stderr.seen, "the command to report the first signal")
-			if err := cmd.Process.Signal(sig); err != nil {
-				t.Fatal(err)
-			}
-			err := cmd.Wait()
+			r.signal(t, sig)
+			err := <-r.exited
 			if ctx.Err() != nil {
 				t.Fatalf("the second signal did not end the command: %v; stderr:\n%s", err, stderr)
 			}
-			var exit *exec.ExitError
-			if want := signalStatus(sig); !errors.As(err, &exit) || exit.ExitCode() != want {
+			if want := signalStatus(sig); exitCode(err) != want {
 				t.Fatalf("exit: %v, want status %d; stderr:\n%s", err, want, stderr)
 			}
 			if want := "second signal (" + signalName(sig) + "): quitting"; !strings.Contains(stderr.String(), want) {
@@ -150,22 +131,14 @@ func TestTerminateAndHangUp(t *testing.T) {
 			})
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			cmd := exec.CommandContext(ctx, bin, "-delay", "0s", "-sitemaps=false", "-grace", "30s", "-progress", "off", writeSeeds(t, s.URL+"/"))
 			var stdout bytes.Buffer
 			stderr := newWatchWriter(signalName(tc.sig) + ": finishing fetches in flight")
-			cmd.Stdout, cmd.Stderr = &stdout, stderr
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
+			r := startCrawlTo(t, ctx, &stdout, stderr, bin, "-delay", "0s", "-sitemaps=false", "-grace", "30s", "-progress", "off", writeSeeds(t, s.URL+"/"))
 			waitOrFail(t, entered, "the fetch of /slow")
-			if err := cmd.Process.Signal(tc.sig); err != nil {
-				t.Fatal(err)
-			}
+			r.signal(t, tc.sig)
 			waitOrFail(t, stderr.seen, "the command to report the signal")
 			close(release)
-			err := cmd.Wait()
-			var exit *exec.ExitError
-			if !errors.As(err, &exit) || exit.ExitCode() != tc.exit {
+			if err := <-r.exited; exitCode(err) != tc.exit {
 				t.Fatalf("exit: %v, want status %d; stderr:\n%s", err, tc.exit, stderr)
 			}
 			recs := readRecords(t, stdout.Bytes())
@@ -211,12 +184,8 @@ func TestRecordsStreamThroughPipe(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pr.Close()
-	cmd := exec.CommandContext(ctx, bin, "-delay", "0s", "-sitemaps=false", "-progress", "off", writeSeeds(t, s.URL+"/"))
 	var stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = pw, &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	r := startCrawlTo(t, ctx, pw, &stderr, bin, "-delay", "0s", "-sitemaps=false", "-progress", "off", writeSeeds(t, s.URL+"/"))
 	pw.Close() // the command holds its own copy
 
 	out := bufio.NewReader(pr)
@@ -229,7 +198,7 @@ func TestRecordsStreamThroughPipe(t *testing.T) {
 	select {
 	case line = <-first:
 	case <-time.After(30 * time.Second):
-		cmd.Process.Kill()
+		r.cmd.Process.Kill()
 		t.Fatal("no record on the pipe within 30s while the crawl waits for /next")
 	}
 	var rec record
@@ -246,7 +215,7 @@ func TestRecordsStreamThroughPipe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Wait(); err != nil {
+	if err := <-r.exited; err != nil {
 		t.Fatalf("exit: %v; stderr:\n%s", err, &stderr)
 	}
 	if recs := readRecords(t, rest); recs[s.URL+"/next"].Title != "Next" {
@@ -266,12 +235,8 @@ func TestClosedPipeStopsCrawl(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.CommandContext(ctx, bin, "-delay", "0s", "-sitemaps=false", "-progress", "off", writeSeeds(t, srv.URL+"/p/0"))
 	var stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = pw, &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	r := startCrawlTo(t, ctx, pw, &stderr, bin, "-delay", "0s", "-sitemaps=false", "-progress", "off", writeSeeds(t, srv.URL+"/p/0"))
 	pw.Close()
 	line, err := bufio.NewReader(pr).ReadString('\n')
 	if err != nil {
@@ -281,12 +246,11 @@ func TestClosedPipeStopsCrawl(t *testing.T) {
 		t.Errorf("first record %q, want /p/0's", line)
 	}
 	pr.Close()
-	err = cmd.Wait()
+	err = <-r.exited
 	if ctx.Err() != nil {
 		t.Fatalf("the crawl went on after its output was closed; stderr:\n%s", &stderr)
 	}
-	var exit *exec.ExitError
-	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+	if exitCode(err) != 1 {
 		t.Fatalf("exit: %v, want status 1; stderr:\n%s", err, &stderr)
 	}
 	for _, want := range []string{"crawl: output closed by its reader; stopping the crawl\n", " pages, "} {

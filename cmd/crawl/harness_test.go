@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -124,20 +125,44 @@ func TestMain(m *testing.M) {
 // crawlRun is one run of the built command, started by startCrawl.
 type crawlRun struct {
 	cmd    *exec.Cmd
-	stderr *bytes.Buffer
-	exited chan error
+	stderr output
+	exited chan error // its end: cmd.Wait's error
 }
 
-// startCrawl starts the built command, bin, with args; ctx kills it.
+// output is where a run's standard error goes: a buffer, read once the run
+// has ended, or a watchWriter, read meanwhile.
+type output interface {
+	io.Writer
+	String() string
+}
+
+// startCrawl starts the built command, bin, with args, its standard error
+// kept in a buffer; ctx kills it.
 func startCrawl(t *testing.T, ctx context.Context, bin string, args ...string) *crawlRun {
 	t.Helper()
-	r := &crawlRun{cmd: exec.CommandContext(ctx, bin, args...), stderr: new(bytes.Buffer), exited: make(chan error, 1)}
-	r.cmd.Stderr = r.stderr
+	return startCrawlTo(t, ctx, nil, new(bytes.Buffer), bin, args...)
+}
+
+// startCrawlTo starts the built command, bin, with args, its standard
+// output going to stdout (nil: discarded) and its standard error to
+// stderr; ctx kills it.
+func startCrawlTo(t *testing.T, ctx context.Context, stdout io.Writer, stderr output, bin string, args ...string) *crawlRun {
+	t.Helper()
+	r := &crawlRun{cmd: exec.CommandContext(ctx, bin, args...), stderr: stderr, exited: make(chan error, 1)}
+	r.cmd.Stdout, r.cmd.Stderr = stdout, stderr
 	if err := r.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	go func() { r.exited <- r.cmd.Wait() }()
 	return r
+}
+
+// signal sends sig to the run.
+func (r *crawlRun) signal(t *testing.T, sig os.Signal) {
+	t.Helper()
+	if err := r.cmd.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // exitCode is the status of an ended command, -1 if it was killed by a
@@ -212,6 +237,23 @@ func poll(t *testing.T, what string, runs []*crawlRun, cond func() bool) (ended 
 			t.Fatalf("waiting for %s: neither that nor an end within a minute; stderr:\n%s", what, runs[0].stderr)
 		}
 	}
+}
+
+// loopbackWeb serves the web cfg describes, each host on a loopback
+// address of its own, until the test ends, and returns it with the ground
+// truth of a crawl of its seeds.
+func loopbackWeb(t *testing.T, cfg testweb.Config) (*testweb.Loopback, *testweb.Truth) {
+	t.Helper()
+	web, err := testweb.ListenLoopback(cfg, 0, nil)
+	if err != nil {
+		t.Fatalf("cannot listen on loopback addresses: %v", err)
+	}
+	t.Cleanup(func() { web.Close() })
+	truth, err := web.Web.Truth(testweb.TruthOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return web, truth
 }
 
 // writeSeeds writes a seeds file of the given lines, and returns its name.

@@ -109,15 +109,7 @@ func TestRobotsCommandOnFile(t *testing.T) {
 }
 
 func TestCrawlLoopbackWeb(t *testing.T) {
-	web, err := testweb.ListenLoopback(testweb.Config{Hosts: 5, PagesPerHost: 12, Seed: 3}, 0, nil)
-	if err != nil {
-		t.Fatalf("cannot listen on loopback addresses: %v", err)
-	}
-	defer web.Close()
-	truth, err := web.Web.Truth(testweb.TruthOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	web, truth := loopbackWeb(t, testweb.Config{Hosts: 5, PagesPerHost: 12, Seed: 3})
 	dir := t.TempDir()
 	seeds := filepath.Join(dir, "seeds.txt")
 	outFile := filepath.Join(dir, "out.jsonl")

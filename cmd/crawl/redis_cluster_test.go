@@ -113,15 +113,7 @@ func TestRedisThreeProcesses(t *testing.T) {
 		slack = 500 * time.Millisecond
 	)
 	srv := redistest.Start(t)
-	web, err := testweb.ListenLoopback(testweb.Config{Hosts: hosts, PagesPerHost: pagesPerHost, CrawlDelay: crawlDelay, Latency: 10 * time.Millisecond, Seed: 10}, 0, nil)
-	if err != nil {
-		t.Fatalf("cannot listen on loopback addresses: %v", err)
-	}
-	defer web.Close()
-	truth, err := web.Web.Truth(testweb.TruthOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	web, truth := loopbackWeb(t, testweb.Config{Hosts: hosts, PagesPerHost: pagesPerHost, CrawlDelay: crawlDelay, Latency: 10 * time.Millisecond, Seed: 10})
 	holding := newHoldingSite(t)
 	bin := buildCrawl(t)
 	dir := t.TempDir()
@@ -158,9 +150,7 @@ func TestRedisThreeProcesses(t *testing.T) {
 	if victim < 1 || victim > len(runs) {
 		t.Fatalf("/a requested by %q, no process of the test", holding.holder)
 	}
-	if err := runs[victim-1].cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
+	runs[victim-1].signal(t, syscall.SIGKILL)
 	if err := <-runs[victim-1].exited; exitCode(err) != -1 {
 		t.Fatalf("process %d ended by itself (%v) as it was being killed; stderr:\n%s", victim, err, runs[victim-1].stderr)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -372,9 +371,7 @@ func TestRedisSigterm(t *testing.T) {
 	defer cancel()
 	r := startCrawl(t, ctx, bin, append(args, writeSeeds(t, s.URL+"/"))...)
 	waitOrFail(t, entered, "the request for /a")
-	if err := r.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
+	r.signal(t, syscall.SIGTERM)
 	err := <-r.exited
 	where := "job term on " + srv.URL()
 	if want := "crawl: process p1 left " + where + ": its other processes go on, and the same command rejoins it\n"; exitCode(err) != 143 || !strings.HasSuffix(r.stderr.String(), want) {
@@ -430,16 +427,10 @@ func TestRedisSeedlessWaitsForSeeds(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	waiting := newWatchWriter("crawl: waiting for the process that started job wait on " + srv.URL() + " to schedule its seeds\n")
-	seedless := exec.CommandContext(ctx, bin, append(base, "-process", "seedless")...)
-	seedless.Stderr = waiting
-	if err := seedless.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- seedless.Wait() }()
+	seedless := startCrawlTo(t, ctx, nil, waiting, bin, append(base, "-process", "seedless")...)
 	select {
 	case <-waiting.seen:
-	case err := <-exited:
+	case err := <-seedless.exited:
 		t.Fatalf("the process without seeds ended (%v) instead of waiting; stderr:\n%s", err, waiting)
 	case <-ctx.Done():
 		t.Fatalf("the process without seeds did not say it waits; stderr:\n%s", waiting)
@@ -451,7 +442,7 @@ func TestRedisSeedlessWaitsForSeeds(t *testing.T) {
 	if code, stderr := runBin(t, bin, append(base, writeSeeds(t, s.URL+"/"))...); code != 0 {
 		t.Errorf("the process with seeds: exit %d; stderr:\n%s", code, stderr)
 	}
-	if err := <-exited; exitCode(err) != 0 {
+	if err := <-seedless.exited; exitCode(err) != 0 {
 		t.Errorf("the process without seeds: exit %v; stderr:\n%s", err, waiting)
 	}
 	for _, target := range []string{"/", "/a", "/b"} {

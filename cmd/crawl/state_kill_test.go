@@ -32,15 +32,7 @@ func TestStateKill9(t *testing.T) {
 		minDelay     = 50 * time.Millisecond
 		kills        = 6
 	)
-	web, err := testweb.ListenLoopback(testweb.Config{Hosts: hosts, PagesPerHost: pages, CrawlDelay: crawlDelay, Seed: 9}, 0, nil)
-	if err != nil {
-		t.Fatalf("cannot listen on loopback addresses: %v", err)
-	}
-	defer web.Close()
-	truth, err := web.Web.Truth(testweb.TruthOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	web, truth := loopbackWeb(t, testweb.Config{Hosts: hosts, PagesPerHost: pages, CrawlDelay: crawlDelay, Seed: 9})
 	bin := buildCrawl(t)
 	dir := t.TempDir()
 	state, out := filepath.Join(dir, "state"), filepath.Join(dir, "pages.jsonl")
@@ -48,6 +40,7 @@ func TestStateKill9(t *testing.T) {
 
 	seed := uint64(time.Now().UnixNano())
 	if s := os.Getenv("HEED_KILL_SEED"); s != "" {
+		var err error
 		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
 			t.Fatal(err)
 		}
@@ -91,9 +84,7 @@ func TestStateKill9(t *testing.T) {
 			done = true
 			break
 		}
-		if err := r.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-			t.Fatal(err)
-		}
+		r.signal(t, syscall.SIGKILL)
 		if err := <-r.exited; exitCode(err) != -1 {
 			t.Fatalf("run %d ended by itself (%v) as it was being killed; stderr:\n%s", runs, err, r.stderr)
 		}

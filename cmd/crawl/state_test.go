@@ -29,15 +29,7 @@ func TestStateSigterm(t *testing.T) {
 		t.Skip("no SIGTERM on Windows")
 	}
 	const minDelay = 20 * time.Millisecond
-	web, err := testweb.ListenLoopback(testweb.Config{Hosts: 6, PagesPerHost: 12, CrawlDelay: 100 * time.Millisecond, Seed: 4}, 0, nil)
-	if err != nil {
-		t.Fatalf("cannot listen on loopback addresses: %v", err)
-	}
-	defer web.Close()
-	truth, err := web.Web.Truth(testweb.TruthOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	web, truth := loopbackWeb(t, testweb.Config{Hosts: 6, PagesPerHost: 12, CrawlDelay: 100 * time.Millisecond, Seed: 4})
 	bin := buildCrawl(t)
 	dir := t.TempDir()
 	state, out := filepath.Join(dir, "state"), filepath.Join(dir, "pages.jsonl")
@@ -52,9 +44,7 @@ func TestStateSigterm(t *testing.T) {
 	if err, ended := r.untilLogged(t, web.Log, 30); ended {
 		t.Fatalf("the crawl ended (%v) before its 30th request; stderr:\n%s", err, r.stderr)
 	}
-	if err := r.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
+	r.signal(t, syscall.SIGTERM)
 	if code := exitCode(<-r.exited); code != 143 {
 		t.Fatalf("exit %d after SIGTERM, want 143; stderr:\n%s", code, r.stderr)
 	}

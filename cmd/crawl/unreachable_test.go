@@ -98,9 +98,7 @@ func TestStateUnreachableRobotsAcrossRestart(t *testing.T) {
 	// /next is held while B's first URLs are reported; the crawl is
 	// stopped once their records are out, its verdict on B taken.
 	untilInFile(t, out, before...)
-	if err := r.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
+	r.signal(t, syscall.SIGTERM)
 	if code := exitCode(<-r.exited); code != 143 {
 		t.Fatalf("exit %d after SIGTERM, want 143; stderr:\n%s", code, r.stderr)
 	}

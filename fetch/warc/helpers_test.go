@@ -215,8 +215,8 @@ func readMembers(t *testing.T, path string) []goRecord {
 		t.Fatal(err)
 	}
 	var recs []goRecord
-	cr := &countingReader{r: bytes.NewReader(data)}
-	br := bufio.NewReader(cr)
+	rd := bytes.NewReader(data)
+	br := bufio.NewReader(rd)
 	for {
 		if _, err := br.Peek(1); err == io.EOF {
 			return recs
@@ -237,7 +237,7 @@ func readMembers(t *testing.T, path string) []goRecord {
 		if len(rest) != 0 {
 			t.Fatalf("%s: member %d holds %d bytes past its record", path, len(recs), len(rest))
 		}
-		rec.End = cr.n - int64(br.Buffered())
+		rec.End = int64(len(data) - rd.Len() - br.Buffered())
 		recs = append(recs, rec)
 	}
 }
@@ -268,17 +268,6 @@ func parseRecord(b []byte) (goRecord, []byte, error) {
 		return goRecord{}, nil, errors.New("block not followed by CRLF CRLF")
 	}
 	return goRecord{Header: h, Block: rest[:n]}, rest[n+4:], nil
-}
-
-type countingReader struct {
-	r io.Reader
-	n int64
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	return n, err
 }
 
 func b64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }

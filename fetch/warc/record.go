@@ -199,8 +199,8 @@ func requestPayload(b []byte) ([]byte, bool) {
 // ends (after any interim 1xx responses) and its entity body: transfer
 // coding removed, content coding kept, cut where b ends.
 func responsePayload(b []byte) (headerEnd int, body []byte, ok bool) {
-	cr := &countingReader{r: bytes.NewReader(b)}
-	br := bufio.NewReader(cr)
+	rd := bytes.NewReader(b)
+	br := bufio.NewReader(rd)
 	for {
 		resp, err := http.ReadResponse(br, nil)
 		if err != nil {
@@ -209,19 +209,8 @@ func responsePayload(b []byte) (headerEnd int, body []byte, ok bool) {
 		if resp.StatusCode >= 100 && resp.StatusCode < 200 && resp.StatusCode != http.StatusSwitchingProtocols {
 			continue
 		}
-		headerEnd = int(cr.n) - br.Buffered()
+		headerEnd = len(b) - rd.Len() - br.Buffered() // what br has read of b, less what it holds
 		body, _ = io.ReadAll(resp.Body)
 		return headerEnd, body, true
 	}
-}
-
-type countingReader struct {
-	r io.Reader
-	n int64
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	return n, err
 }

@@ -26,7 +26,7 @@ const (
 const formatVersion = "heed pebblestore 3"
 
 // seqStart is the sequence number of the first item a queue gets: far from
-// both ends, so that items released to the front (lower numbers) and added
+// both ends, so that items requeued to the front (lower numbers) and added
 // at the back (higher numbers) never run out.
 const seqStart = 1 << 63
 
@@ -79,7 +79,7 @@ func metaKey(dst []byte, name string) []byte {
 type record struct {
 	frontier.KeyRecord
 	// The key's items are the queue entries from low to tail-1: those
-	// before head (items leased or released to the front) with gaps where
+	// before head (items leased or requeued to the front) with gaps where
 	// items were done, those from head on without. Claim writes nothing,
 	// so after a crash head may be behind: the items claimed since are
 	// leased ones, which go back to the front.

@@ -133,7 +133,7 @@ func (s *Store) Sync() error {
 // their writes made durable by it, or by the next, which makes the writes
 // of all of them durable at once (SetMeta's robots.txt entries at a
 // crawl's start made 2,000 syncs on workload (e), each holding back the
-// acks for 2 ms).
+// Done calls for 2 ms).
 func (s *Store) syncTo(w uint64) error {
 	s.syncMu.Lock()
 	defer s.syncMu.Unlock()

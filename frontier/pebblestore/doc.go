@@ -73,7 +73,7 @@
 // order they were made; Checkpoint returns the checkpoint of the last Done
 // made durable.
 //
-// BeforeSync runs before each of the Store's syncs, with Done calls and Releases
+// BeforeSync runs before each of the Store's syncs, with Done and Requeue calls
 // that carry a checkpoint held back until the sync ends: a crawl flushes and
 // syncs its output there, so that after a crash of the machine the output
 // is not behind the checkpoint. pebble also syncs its log when it moves to a

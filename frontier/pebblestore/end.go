@@ -89,7 +89,7 @@ func (s *Store) endTo(b *pebble.Batch, l *frontier.Lease, ls lease, now time.Tim
 		q.unlease(ls.seq)
 		s.scratch = queueKey(s.scratch[:0], l.Key, ls.seq)
 		if requeue {
-			// In place, before head: the front holds the released items
+			// In place, before head: the front holds the requeued items
 			// in the order of their entries, the order they would have
 			// after a crash.
 			n := len(s.scratch)
@@ -105,9 +105,9 @@ func (s *Store) endTo(b *pebble.Batch, l *frontier.Lease, ls lease, now time.Tim
 	s.sched.End(l.Key, now, o, requeue)
 	s.setRecord(b, l.Key, q)
 	if o.Checkpoint != nil {
-		// An ack that wrote nothing to the caller's output (a URL
-		// disallowed, a robots.txt) carries the checkpoint of the ack
-		// before it, which is written already.
+		// A lease ended with nothing written to the caller's output
+		// (a URL disallowed, a robots.txt) carries the checkpoint of
+		// the end before it, which is written already.
 		if !bytes.Equal(o.Checkpoint, s.checkpoint) {
 			cp := bytes.Clone(o.Checkpoint)
 			b.Set(keyCheckpoint, cp, nil)

@@ -10,18 +10,18 @@ import (
 // queue is the Store's state of one key with queued items or leases. Its
 // queued items are the entries of out.front, then those from head to
 // tail-1; its leased items keep their entries, at the sequence numbers in
-// out.leased, until they are done or released. It is kept small: the
+// out.leased, until they are done or requeued. It is kept small: the
 // Store holds one for every key with work.
 type queue struct {
 	head, tail uint64
-	out        *outState  // nil while nothing is out or released, and nothing carried
+	out        *outState  // nil while nothing is out or requeued, and nothing carried
 	ahead      *readAhead // nil while no entry is held ahead of head
 }
 
 // outState is what a key has out, and what its record carries: few keys
 // have any.
 type outState struct {
-	front     []uint64 // released items, in order, before head
+	front     []uint64 // requeued items, in order, before head
 	leased    []uint64 // the items out
 	keyLeases int      // ClaimKey's leases out
 	// carry is what the key's record on disk counts beyond what the
@@ -43,7 +43,7 @@ type lease struct {
 // queued is the number of items queued.
 func (q *queue) queued() int { return len(q.front()) + int(q.tail-q.head) }
 
-// front returns the sequence numbers of the released items.
+// front returns the sequence numbers of the requeued items.
 func (q *queue) front() []uint64 {
 	if q.out == nil {
 		return nil

@@ -131,7 +131,7 @@ type Store struct {
 	writes     uint64 // batches applied
 	synced     uint64 // of those, how many a sync made durable
 	checkpoint []byte // of the last Done applied
-	applied    bool   // an Done has carried a checkpoint since Open
+	applied    bool   // a Done has carried a checkpoint since Open
 	durable    []byte // of the last Done made durable
 	scratch    []byte
 	inBatch    map[string]struct{}

@@ -1,7 +1,7 @@
 // Package fakeclock provides a manually advanced clock for tests of code that
-// paces itself by time: the rate limiter, the frontier's scheduler and the
-// robots cache. It satisfies every Clock interface in heed (Now, After,
-// NewTimer), so tests are exact and never sleep.
+// paces itself by time: the pacing policy, the frontier's schedule and the
+// robots gate. It satisfies ratelimit.Clock (Now, After), the one clock
+// heed's packages take, so tests are exact and never sleep.
 package fakeclock
 
 import (

@@ -89,127 +89,172 @@ type Report struct {
 
 // Analyze judges a crawl from the server's request log alone.
 func (t *Truth) Analyze(entries []Entry, opts AnalyzeOptions) *Report {
-	w := t.web
+	entries = slices.Clone(entries)
+	slices.SortStableFunc(entries, func(a, b Entry) int { return a.Start.Compare(b.Start) })
+	a := t.newAnalysis(opts, len(entries))
+	for _, e := range entries {
+		a.entry(e)
+	}
+	return a.finish(entries)
+}
+
+// analysis is Analyze's state while it reads the log, in the order of
+// the requests' starts.
+type analysis struct {
+	t          *Truth
+	w          *Web
+	opts       AnalyzeOptions
+	tol        time.Duration
+	maxRetries int
+	r          *Report
+	seen       map[string]bool // answered
+	failed     map[string]int  // failed requests before the first answer
+	robotsSeen map[string]bool
+	reachable  map[string]bool
+	lastStart  map[string]time.Time
+	waitAsked  map[string]retryAfter // per host: the last answer that asked to wait
+}
+
+func (t *Truth) newAnalysis(opts AnalyzeOptions, requests int) *analysis {
 	tol := opts.Tolerance
 	if tol == 0 {
 		tol = DefaultTolerance
 	}
-	entries = slices.Clone(entries)
-	slices.SortStableFunc(entries, func(a, b Entry) int { return a.Start.Compare(b.Start) })
-
-	r := &Report{
-		Requests:         len(entries),
-		ReachableTotal:   len(t.Reachable),
-		SitemapOnlyTotal: len(t.SitemapOnly),
-		IdealMakespan:    t.IdealMakespan(opts.MinDelay),
+	return &analysis{
+		t:          t,
+		w:          t.web,
+		opts:       opts,
+		tol:        tol,
+		maxRetries: opts.retries(),
+		r: &Report{
+			Requests:         requests,
+			ReachableTotal:   len(t.Reachable),
+			SitemapOnlyTotal: len(t.SitemapOnly),
+			IdealMakespan:    t.IdealMakespan(opts.MinDelay),
+		},
+		seen:       make(map[string]bool),
+		failed:     make(map[string]int),
+		robotsSeen: make(map[string]bool),
+		reachable:  make(map[string]bool),
+		lastStart:  make(map[string]time.Time),
+		waitAsked:  make(map[string]retryAfter),
 	}
-	maxRetries := opts.retries()
-	seen := make(map[string]bool)  // answered
-	failed := make(map[string]int) // failed requests before the first answer
-	robotsSeen := make(map[string]bool)
-	reachable := make(map[string]bool)
-	lastStart := make(map[string]time.Time)
-	waitAsked := make(map[string]retryAfter) // per host: the last answer that asked to wait
-	var first, last time.Time
-	for i, e := range entries {
-		if i == 0 || e.Start.Before(first) {
-			first = e.Start
-		}
-		if e.End.After(last) {
-			last = e.End
-		}
-		h := w.byAuthority[e.Host]
-		target, ok := requestTarget(e.Target)
-		key := "http://" + e.Host + target
+}
 
-		isRobots := ok && h != nil && (target == robotsPath || h.kind == HostRobotsRedirect && target == robotsMovedPath)
-		if h != nil {
-			delay := max(h.delay, opts.MinDelay) - tol
-			if prev, ok := lastStart[e.Host]; ok && delay > 0 && e.Start.Sub(prev) < delay {
-				r.PolitenessViolations = append(r.PolitenessViolations, fmt.Sprintf("%s: %v after previous request, delay %v: %s %s",
-					e.Host, e.Start.Sub(prev).Round(time.Millisecond), max(h.delay, opts.MinDelay), e.Method, e.Target))
-			}
-			lastStart[e.Host] = e.Start
-			if w, ok := waitAsked[e.Host]; ok && !e.Start.Before(w.answered) && e.Start.Before(w.until.Add(-tol)) {
-				r.PolitenessViolations = append(r.PolitenessViolations, fmt.Sprintf("%s: %v after a %d with Retry-After %v: %s %s",
-					e.Host, e.Start.Sub(w.answered).Round(time.Millisecond), w.status, w.wait, e.Method, e.Target))
-			}
-			if d := h.retryAfterOf(isRobots, e.Status); d > 0 {
-				if opts.MaxDelay > 0 {
-					d = min(d, opts.MaxDelay)
-				}
-				waitAsked[e.Host] = retryAfter{answered: e.End, until: e.End.Add(d), wait: d, status: e.Status}
-			}
-		}
+// entry judges one request.
+func (a *analysis) entry(e Entry) {
+	r := a.r
+	h := a.w.byAuthority[e.Host]
+	target, ok := requestTarget(e.Target)
+	key := "http://" + e.Host + target
 
-		if isRobots {
-			r.RobotsRequests++
-			if robotsSeen[key] {
-				r.RobotsRefetches++
-			}
-			robotsSeen[key] = true
-			continue
+	isRobots := ok && h != nil && (target == robotsPath || h.kind == HostRobotsRedirect && target == robotsMovedPath)
+	if h != nil {
+		a.pace(e, h, isRobots)
+	}
+	if isRobots {
+		r.RobotsRequests++
+		if a.robotsSeen[key] {
+			r.RobotsRefetches++
 		}
-		// A host whose robots.txt names no sitemap may still be asked for
-		// the conventional /sitemap.xml once: a probe, not a page.
-		isSitemap := ok && h != nil && (h.hasSitemaps() &&
-			(target == sitemapIndexPath || target == sitemapGzipPath || target == sitemapTextPath) ||
-			!h.hasSitemaps() && target == defaultSitemapPath)
-		switch {
-		case seen[key]:
-			r.Duplicates = append(r.Duplicates, e.URL())
-		case failed[key] > maxRetries:
-			r.ExcessRetries = append(r.ExcessRetries, fmt.Sprintf("%s (after %d failed requests)", e.URL(), failed[key]))
-			r.Retries++
-		case failed[key] > 0:
-			r.Retries++
-		}
-		answered := e.Status != 0 && e.Status != http.StatusTooManyRequests && e.Status < 500
-		switch {
-		case !answered:
-			r.FailedRequests++
-			if !seen[key] {
-				failed[key]++
-			}
-		case isSitemap:
-			r.SitemapRequests++
-		default:
-			r.PageRequests++
-			if !seen[key] {
-				r.DistinctPages++
-			}
-		}
-		if answered {
-			seen[key] = true
-		}
-		if e.Status == http.StatusNotFound && !isSitemap {
-			r.NotFound = append(r.NotFound, e.URL())
-		}
-		if h == nil || !ok {
-			continue
-		}
-		switch {
-		case h.kind.RobotsUnreachable():
-			r.UnavailableHostFetches = append(r.UnavailableHostFetches, e.URL())
-		case w.disallowedTarget(h, target):
-			r.RobotsViolations = append(r.RobotsViolations, e.URL())
-		}
-		if w.cfg.Trap && h.index == 0 && strings.HasPrefix(target, trapPrefix) {
-			r.TrapFetches++
-		}
-		if answered && t.reachable[key] && !reachable[key] {
-			reachable[key] = true
-			r.ReachableFetched++
-			if t.sitemapOnly[key] {
-				r.SitemapOnlyFetched++
-			}
-		}
-		if t.nofollow[key] {
-			r.NofollowOnlyFetched = append(r.NofollowOnlyFetched, e.URL())
+		a.robotsSeen[key] = true
+		return
+	}
+	// A host whose robots.txt names no sitemap may still be asked for
+	// the conventional /sitemap.xml once: a probe, not a page.
+	isSitemap := ok && h != nil && (h.hasSitemaps() &&
+		(target == sitemapIndexPath || target == sitemapGzipPath || target == sitemapTextPath) ||
+		!h.hasSitemaps() && target == defaultSitemapPath)
+	answered := a.count(e, key, isSitemap)
+	if h == nil || !ok {
+		return
+	}
+	switch {
+	case h.kind.RobotsUnreachable():
+		r.UnavailableHostFetches = append(r.UnavailableHostFetches, e.URL())
+	case a.w.disallowedTarget(h, target):
+		r.RobotsViolations = append(r.RobotsViolations, e.URL())
+	}
+	if a.w.cfg.Trap && h.index == 0 && strings.HasPrefix(target, trapPrefix) {
+		r.TrapFetches++
+	}
+	if answered && a.t.reachable[key] && !a.reachable[key] {
+		a.reachable[key] = true
+		r.ReachableFetched++
+		if a.t.sitemapOnly[key] {
+			r.SitemapOnlyFetched++
 		}
 	}
-	for _, u := range t.Reachable {
-		if !reachable[u] {
+	if a.t.nofollow[key] {
+		r.NofollowOnlyFetched = append(r.NofollowOnlyFetched, e.URL())
+	}
+}
+
+// pace judges the request's start against the host's delay and the last
+// Retry-After it gave, and notes a Retry-After its answer gives.
+func (a *analysis) pace(e Entry, h *host, isRobots bool) {
+	r, opts := a.r, a.opts
+	delay := max(h.delay, opts.MinDelay) - a.tol
+	if prev, ok := a.lastStart[e.Host]; ok && delay > 0 && e.Start.Sub(prev) < delay {
+		r.PolitenessViolations = append(r.PolitenessViolations, fmt.Sprintf("%s: %v after previous request, delay %v: %s %s",
+			e.Host, e.Start.Sub(prev).Round(time.Millisecond), max(h.delay, opts.MinDelay), e.Method, e.Target))
+	}
+	a.lastStart[e.Host] = e.Start
+	if w, ok := a.waitAsked[e.Host]; ok && !e.Start.Before(w.answered) && e.Start.Before(w.until.Add(-a.tol)) {
+		r.PolitenessViolations = append(r.PolitenessViolations, fmt.Sprintf("%s: %v after a %d with Retry-After %v: %s %s",
+			e.Host, e.Start.Sub(w.answered).Round(time.Millisecond), w.status, w.wait, e.Method, e.Target))
+	}
+	if d := h.retryAfterOf(isRobots, e.Status); d > 0 {
+		if opts.MaxDelay > 0 {
+			d = min(d, opts.MaxDelay)
+		}
+		a.waitAsked[e.Host] = retryAfter{answered: e.End, until: e.End.Add(d), wait: d, status: e.Status}
+	}
+}
+
+// count counts a request but robots.txt's: duplicate, retry, failed,
+// sitemap or page, 404. It reports whether the request was answered.
+func (a *analysis) count(e Entry, key string, isSitemap bool) (answered bool) {
+	r := a.r
+	switch {
+	case a.seen[key]:
+		r.Duplicates = append(r.Duplicates, e.URL())
+	case a.failed[key] > a.maxRetries:
+		r.ExcessRetries = append(r.ExcessRetries, fmt.Sprintf("%s (after %d failed requests)", e.URL(), a.failed[key]))
+		r.Retries++
+	case a.failed[key] > 0:
+		r.Retries++
+	}
+	answered = e.Status != 0 && e.Status != http.StatusTooManyRequests && e.Status < 500
+	switch {
+	case !answered:
+		r.FailedRequests++
+		if !a.seen[key] {
+			a.failed[key]++
+		}
+	case isSitemap:
+		r.SitemapRequests++
+	default:
+		r.PageRequests++
+		if !a.seen[key] {
+			r.DistinctPages++
+		}
+	}
+	if answered {
+		a.seen[key] = true
+	}
+	if e.Status == http.StatusNotFound && !isSitemap {
+		r.NotFound = append(r.NotFound, e.URL())
+	}
+	return answered
+}
+
+// finish completes the report once every request of entries, sorted by
+// start, was judged.
+func (a *analysis) finish(entries []Entry) *Report {
+	r := a.r
+	for _, u := range a.t.Reachable {
+		if !a.reachable[u] {
 			r.Missing = append(r.Missing, u)
 		}
 	}
@@ -218,6 +263,12 @@ func (t *Truth) Analyze(entries []Entry, opts AnalyzeOptions) *Report {
 		r.Coverage = float64(r.ReachableFetched) / float64(r.ReachableTotal)
 	}
 	if len(entries) > 0 {
+		first, last := entries[0].Start, entries[0].End
+		for _, e := range entries {
+			if e.End.After(last) {
+				last = e.End
+			}
+		}
 		r.Makespan = last.Sub(first)
 	}
 	r.PeakInFlight, r.PeakInFlightPerHost = peaks(entries)
@@ -294,23 +345,26 @@ func peaks(entries []Entry) (global, perHost int) {
 // no URL the web does not have. Otherwise it lists what went wrong, with
 // examples.
 func (r *Report) Check() error {
-	var errs []error
-	add := func(what string, urls []string) {
-		if len(urls) == 0 {
-			return
-		}
-		ex := urls[:min(len(urls), 5)]
-		errs = append(errs, fmt.Errorf("%d %s, e.g. %s", len(urls), what, strings.Join(ex, ", ")))
+	return errors.Join(
+		findings("reachable pages never fetched", r.Missing, ", "),
+		findings("robots.txt violations", r.RobotsViolations, ", "),
+		findings("fetches past robots.txt on hosts whose robots.txt is unreachable", r.UnavailableHostFetches, ", "),
+		findings("politeness violations", r.PolitenessViolations, ", "),
+		findings("duplicate fetches", r.Duplicates, ", "),
+		findings("retries beyond the allowed", r.ExcessRetries, ", "),
+		findings("nofollow-only pages fetched", r.NofollowOnlyFetched, ", "),
+		findings("requests for URLs the web does not have", r.NotFound, ", "),
+	)
+}
+
+// findings is the error of a Check that found lines of what: how many,
+// and the first five, joined by sep; nil if there are none.
+func findings(what string, lines []string, sep string) error {
+	if len(lines) == 0 {
+		return nil
 	}
-	add("reachable pages never fetched", r.Missing)
-	add("robots.txt violations", r.RobotsViolations)
-	add("fetches past robots.txt on hosts whose robots.txt is unreachable", r.UnavailableHostFetches)
-	add("politeness violations", r.PolitenessViolations)
-	add("duplicate fetches", r.Duplicates)
-	add("retries beyond the allowed", r.ExcessRetries)
-	add("nofollow-only pages fetched", r.NofollowOnlyFetched)
-	add("requests for URLs the web does not have", r.NotFound)
-	return errors.Join(errs...)
+	ex := lines[:min(len(lines), 5)]
+	return fmt.Errorf("%d %s, e.g. %s", len(lines), what, strings.Join(ex, sep))
 }
 
 // String summarises the report in a few lines.

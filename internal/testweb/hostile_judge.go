@@ -83,11 +83,6 @@ type HostileReport struct {
 // dials it refused): requests to normal hosts by the normal web's Truth,
 // requests to hostile hosts by their ground truth.
 func (hw *Hostile) Analyze(entries []Entry, opts HostileAnalyzeOptions) (*HostileReport, error) {
-	tol := opts.Tolerance
-	if tol == 0 {
-		tol = DefaultTolerance
-	}
-	perHost := max(opts.PerHost, 1)
 	entries = slices.Clone(entries)
 	slices.SortStableFunc(entries, func(a, b Entry) int { return a.Start.Compare(b.Start) })
 
@@ -115,103 +110,125 @@ func (hw *Hostile) Analyze(entries []Entry, opts HostileAnalyzeOptions) (*Hostil
 			r.Forbidden = append(r.Forbidden, fmt.Sprintf("%s %s: not a host of this web", e.Method, e.URL()))
 		}
 	}
-
 	for _, h := range hw.hosts {
-		es := byHost[h.Authority]
-		r.Requests[h.Authority] = len(es)
-		if h.Budget > 0 && len(es) > h.Budget {
-			r.OverBudget = append(r.OverBudget, fmt.Sprintf("%s: %d requests, budget %d", h.Authority, len(es), h.Budget))
+		r.judgeHost(h, byHost[h.Authority], opts)
+	}
+	return r, nil
+}
+
+// judgeHost judges the requests es to the hostile host h, in the order
+// of their starts.
+func (r *HostileReport) judgeHost(h *hostileHost, es []Entry, opts HostileAnalyzeOptions) {
+	r.Requests[h.Authority] = len(es)
+	if h.Budget > 0 && len(es) > h.Budget {
+		r.OverBudget = append(r.OverBudget, fmt.Sprintf("%s: %d requests, budget %d", h.Authority, len(es), h.Budget))
+	}
+	requested := map[string]bool{}
+	count := map[string]int{}
+	pace := hostilePace{h: h, opts: opts, tol: opts.Tolerance, perHost: max(opts.PerHost, 1)}
+	if pace.tol == 0 {
+		pace.tol = DefaultTolerance
+	}
+	for i, e := range es {
+		target, ok := requestTarget(e.Target)
+		if !ok {
+			target = e.Target
 		}
-		seeded := opts.Scenarios == nil || slices.Contains(opts.Scenarios, h.Scenario)
-		requested := map[string]bool{}
-		count := map[string]int{}
-		var robotsAt time.Time // start of the host's first robots.txt request
-		var prev Entry
-		var pauseUntil time.Time
-		var active []time.Time // ends of earlier requests, pruned to those in progress
-		for i, e := range es {
-			target, ok := requestTarget(e.Target)
-			if !ok {
-				target = e.Target
-			}
-			if why := h.forbidden(target, opts); why != "" {
-				r.Forbidden = append(r.Forbidden, fmt.Sprintf("%s %s: %s", e.Method, e.URL(), why))
-			}
-			requested[target] = true
-			count[target]++
-			if target != robotsPath {
-				limit := 1
-				if h.Retries {
-					limit = opts.maxTries()
-				}
-				if count[target] == limit+1 {
-					r.Duplicates = append(r.Duplicates, fmt.Sprintf("%s requested more than %d times", e.URL(), limit))
-				}
-			}
-			if i > 0 {
-				delay := opts.MinDelay
-				if h.CrawlDelay > 0 && !robotsAt.IsZero() && !prev.Start.Before(robotsAt) {
-					delay = max(delay, h.CrawlDelay)
-				}
-				if gap := e.Start.Sub(prev.Start); delay-tol > 0 && gap < delay-tol {
-					r.PolitenessViolations = append(r.PolitenessViolations, fmt.Sprintf("%s: %v after previous request, delay %v: %s %s",
-						h.Authority, gap.Round(time.Millisecond), delay, e.Method, e.Target))
-				}
-				if e.Start.Before(pauseUntil.Add(-tol)) {
-					r.RetryAfterViolations = append(r.RetryAfterViolations, fmt.Sprintf("%s: %s %s %v before the Retry-After of a 429 ran out",
-						h.Authority, e.Method, e.Target, pauseUntil.Sub(e.Start).Round(time.Millisecond)))
-				}
-				kept := active[:0]
-				for _, end := range active {
-					if end.After(e.Start.Add(tol)) {
-						kept = append(kept, end)
-					}
-				}
-				active = kept
-				if inFlight := len(active); inFlight >= perHost {
-					r.ConcurrencyViolations = append(r.ConcurrencyViolations, fmt.Sprintf("%s: %s %s started while %d requests were in progress (per-host limit %d)",
-						h.Authority, e.Method, e.Target, inFlight, perHost))
-				}
-			}
-			if target == robotsPath && robotsAt.IsZero() {
-				robotsAt = e.Start
-			}
-			if e.Status == http.StatusTooManyRequests && h.retryAfter > 0 {
-				pauseUntil = e.End.Add(h.retryAfter)
-			}
-			active = append(active, e.End)
-			prev = e
+		if why := h.forbidden(target, opts); why != "" {
+			r.Forbidden = append(r.Forbidden, fmt.Sprintf("%s %s: %s", e.Method, e.URL(), why))
 		}
-		if seeded {
-			for _, t := range h.Required {
-				if !requested[t] {
-					r.Missing = append(r.Missing, hostURL(h.Authority, t))
-				}
+		requested[target] = true
+		count[target]++
+		if target != robotsPath {
+			limit := 1
+			if h.Retries {
+				limit = opts.maxTries()
+			}
+			if count[target] == limit+1 {
+				r.Duplicates = append(r.Duplicates, fmt.Sprintf("%s requested more than %d times", e.URL(), limit))
+			}
+		}
+		if i > 0 {
+			pace.judge(r, e)
+		}
+		pace.sent(e, target)
+	}
+	if opts.Scenarios == nil || slices.Contains(opts.Scenarios, h.Scenario) {
+		for _, t := range h.Required {
+			if !requested[t] {
+				r.Missing = append(r.Missing, hostURL(h.Authority, t))
 			}
 		}
 	}
-	return r, nil
+}
+
+// hostilePace follows one hostile host's requests to judge their pace:
+// delay, Crawl-delay once robots.txt was asked for, Retry-After, and
+// requests in progress at once.
+type hostilePace struct {
+	h          *hostileHost
+	opts       HostileAnalyzeOptions
+	tol        time.Duration
+	perHost    int
+	robotsAt   time.Time // start of the host's first robots.txt request
+	prev       Entry
+	pauseUntil time.Time
+	active     []time.Time // ends of earlier requests, pruned to those in progress
+}
+
+// judge judges the start of e, a request after the host's first.
+func (p *hostilePace) judge(r *HostileReport, e Entry) {
+	h, tol := p.h, p.tol
+	delay := p.opts.MinDelay
+	if h.CrawlDelay > 0 && !p.robotsAt.IsZero() && !p.prev.Start.Before(p.robotsAt) {
+		delay = max(delay, h.CrawlDelay)
+	}
+	if gap := e.Start.Sub(p.prev.Start); delay-tol > 0 && gap < delay-tol {
+		r.PolitenessViolations = append(r.PolitenessViolations, fmt.Sprintf("%s: %v after previous request, delay %v: %s %s",
+			h.Authority, gap.Round(time.Millisecond), delay, e.Method, e.Target))
+	}
+	if e.Start.Before(p.pauseUntil.Add(-tol)) {
+		r.RetryAfterViolations = append(r.RetryAfterViolations, fmt.Sprintf("%s: %s %s %v before the Retry-After of a 429 ran out",
+			h.Authority, e.Method, e.Target, p.pauseUntil.Sub(e.Start).Round(time.Millisecond)))
+	}
+	kept := p.active[:0]
+	for _, end := range p.active {
+		if end.After(e.Start.Add(tol)) {
+			kept = append(kept, end)
+		}
+	}
+	p.active = kept
+	if inFlight := len(p.active); inFlight >= p.perHost {
+		r.ConcurrencyViolations = append(r.ConcurrencyViolations, fmt.Sprintf("%s: %s %s started while %d requests were in progress (per-host limit %d)",
+			h.Authority, e.Method, e.Target, inFlight, p.perHost))
+	}
+}
+
+// sent takes note of e, a request for target, for the requests after it.
+func (p *hostilePace) sent(e Entry, target string) {
+	if target == robotsPath && p.robotsAt.IsZero() {
+		p.robotsAt = e.Start
+	}
+	if e.Status == http.StatusTooManyRequests && p.h.retryAfter > 0 {
+		p.pauseUntil = e.End.Add(p.h.retryAfter)
+	}
+	p.active = append(p.active, e.End)
+	p.prev = e
 }
 
 // Check returns nil if the crawl was safe, polite and complete, and
 // otherwise says in one error what went wrong, with examples.
 func (r *HostileReport) Check() error {
-	var errs []error
-	add := func(what string, lines []string) {
-		if len(lines) == 0 {
-			return
-		}
-		ex := lines[:min(len(lines), 5)]
-		errs = append(errs, fmt.Errorf("%d %s, e.g. %s", len(lines), what, strings.Join(ex, "; ")))
+	errs := []error{
+		findings("dials outside the web", r.ForeignDials, "; "),
+		findings("forbidden requests", r.Forbidden, "; "),
+		findings("required targets never requested", r.Missing, "; "),
+		findings("hosts over budget", r.OverBudget, "; "),
+		findings("duplicate requests", r.Duplicates, "; "),
+		findings("politeness violations", r.PolitenessViolations, "; "),
+		findings("Retry-After violations", r.RetryAfterViolations, "; "),
+		findings("per-host concurrency violations", r.ConcurrencyViolations, "; "),
 	}
-	add("dials outside the web", r.ForeignDials)
-	add("forbidden requests", r.Forbidden)
-	add("required targets never requested", r.Missing)
-	add("hosts over budget", r.OverBudget)
-	add("duplicate requests", r.Duplicates)
-	add("politeness violations", r.PolitenessViolations)
-	add("Retry-After violations", r.RetryAfterViolations)
-	add("per-host concurrency violations", r.ConcurrencyViolations)
 	if r.Normal != nil {
 		if err := r.Normal.Check(); err != nil {
 			errs = append(errs, fmt.Errorf("normal web: %w", err))

@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/adler32"
+	"io"
 	"net/http"
 	"sync"
 	"time"
@@ -160,17 +161,7 @@ func makeBomb(coding, prefix string) (*bomb, error) {
 		if err != nil {
 			return nil, fmt.Errorf("testweb: deflate bomb: %w", err)
 		}
-		fw.Write([]byte(prefix)) //nolint:errcheck // writes to a bytes.Buffer do not fail
-		fw.Write(blanks)         //nolint:errcheck
-		fw.Flush()               //nolint:errcheck
-		head := bytes.Clone(buf.Bytes())
-		buf.Reset()
-		fw.Write(blanks) //nolint:errcheck
-		fw.Flush()       //nolint:errcheck
-		body := bytes.Clone(buf.Bytes())
-		buf.Reset()
-		fw.Close() //nolint:errcheck
-		final := bytes.Clone(buf.Bytes())
+		head, body, final := bombSegments(fw, &buf, prefix, blanks)
 		start := adler32.Checksum([]byte(prefix))
 		return &bomb{head: head, body: body, tail: func(n int64) []byte {
 			sum := adlerAppend(start, ' ', uint64(n+1)*bombChunk)
@@ -180,21 +171,34 @@ func makeBomb(coding, prefix string) (*bomb, error) {
 		// Brotli streams do not concatenate, but a flushed meta-block of
 		// blanks after blanks repeats: it only copies from distance 1.
 		var buf bytes.Buffer
-		bw := brotli.NewWriterLevel(&buf, 5)
-		bw.Write([]byte(prefix)) //nolint:errcheck // writes to a bytes.Buffer do not fail
-		bw.Write(blanks)         //nolint:errcheck
-		bw.Flush()               //nolint:errcheck
-		head := bytes.Clone(buf.Bytes())
-		buf.Reset()
-		bw.Write(blanks) //nolint:errcheck
-		bw.Flush()       //nolint:errcheck
-		body := bytes.Clone(buf.Bytes())
-		buf.Reset()
-		bw.Close() //nolint:errcheck
-		tail := bytes.Clone(buf.Bytes())
+		head, body, tail := bombSegments(brotli.NewWriterLevel(&buf, 5), &buf, prefix, blanks)
 		return &bomb{head: head, body: body, tail: func(int64) []byte { return tail }}, nil
 	}
 	return nil, fmt.Errorf("%w: unknown coding %q for a compression bomb", ErrConfig, coding)
+}
+
+// flushWriter is a compressor whose output can be cut where it flushes.
+type flushWriter interface {
+	io.WriteCloser
+	Flush() error
+}
+
+// bombSegments compresses with w, which writes to buf, prefix and blanks
+// then blanks again, and returns buf's content cut at the flushes: the
+// head (with whatever buf held before), the body, which decodes to blanks
+// wherever it is repeated after the head, and what Close adds.
+func bombSegments(w flushWriter, buf *bytes.Buffer, prefix string, blanks []byte) (head, body, end []byte) {
+	w.Write([]byte(prefix)) //nolint:errcheck // writes to a bytes.Buffer do not fail
+	w.Write(blanks)         //nolint:errcheck
+	w.Flush()               //nolint:errcheck
+	head = bytes.Clone(buf.Bytes())
+	buf.Reset()
+	w.Write(blanks) //nolint:errcheck
+	w.Flush()       //nolint:errcheck
+	body = bytes.Clone(buf.Bytes())
+	buf.Reset()
+	w.Close() //nolint:errcheck
+	return head, body, bytes.Clone(buf.Bytes())
 }
 
 // adlerMod is the Adler-32 modulus.

@@ -94,76 +94,123 @@ func (w *Web) Truth(opts TruthOptions) (*Truth, error) {
 		sitemapOnly: make(map[string]bool),
 		nofollow:    make(map[string]bool),
 	}
+	c := &truthCrawl{
+		web:          w,
+		opts:         opts,
+		seedHosts:    make(map[*host]bool),
+		states:       make(map[*page]*pageState),
+		reachedHosts: make(map[*host]bool),
+		disallowed:   make(map[*page]bool),
+	}
 	var seedPages []*page
-	seedHosts := make(map[*host]bool)
 	for _, s := range seeds {
 		p, err := w.lookup(s)
 		if err != nil {
 			return nil, err
 		}
 		seedPages = append(seedPages, p)
-		seedHosts[p.host] = true
+		c.seedHosts[p.host] = true
 		t.Seeds = append(t.Seeds, p.host.url(p.target))
 	}
+	for _, p := range seedPages {
+		c.mark(p, true)
+	}
+	c.run(t)
 
-	states := make(map[*page]*pageState)
-	reachedHosts := make(map[*host]bool)
-	var queue []*page
-	var mark func(p *page, viaLink bool)
-	mark = func(p *page, viaLink bool) {
-		if opts.SeedHostsOnly && !seedHosts[p.host] {
-			return
+	if err := t.addFetched(c.fetched, c.states); err != nil {
+		return nil, err
+	}
+	t.addHostRequests(c.reachedHosts, opts)
+	for p := range c.disallowed {
+		t.Disallowed = append(t.Disallowed, p.host.url(p.target))
+	}
+	for _, p := range c.nofollowCand {
+		u := p.host.url(p.target)
+		if c.states[p] == nil && !w.disallowedTarget(p.host, p.target) && !t.nofollow[u] {
+			t.nofollow[u] = true
+			t.NofollowOnly = append(t.NofollowOnly, u)
 		}
-		st := states[p]
-		if st == nil {
-			st = &pageState{}
-			states[p] = st
-		}
-		st.viaLink = st.viaLink || viaLink
-		if st.enqueued {
-			return
-		}
-		st.enqueued = true
-		queue = append(queue, p)
-		if !reachedHosts[p.host] {
-			reachedHosts[p.host] = true
-			if !opts.NoSitemaps && p.host.hasSitemaps() {
-				for _, sp := range p.host.sitemap {
-					mark(sp, false)
-				}
+	}
+	t.depths(seedPages, c.reachedHosts, opts)
+	for _, s := range []*[]string{&t.Reachable, &t.SitemapOnly, &t.NofollowOnly, &t.Disallowed, &t.NoIndex} {
+		slices.Sort(*s)
+	}
+	return t, nil
+}
+
+// truthCrawl is the polite crawl Truth plays out: pages in breadth-first
+// order from the seeds, robots.txt obeyed, nofollow links not followed.
+type truthCrawl struct {
+	web          *Web
+	opts         TruthOptions
+	seedHosts    map[*host]bool
+	states       map[*page]*pageState
+	reachedHosts map[*host]bool
+	queue        []*page
+
+	fetched      []*page
+	nofollowCand []*page // pages linked with nofollow, perhaps never reached
+	disallowed   map[*page]bool
+}
+
+// mark queues p once, and the sitemaps of its host when it is the host's
+// first page.
+func (c *truthCrawl) mark(p *page, viaLink bool) {
+	if c.opts.SeedHostsOnly && !c.seedHosts[p.host] {
+		return
+	}
+	st := c.states[p]
+	if st == nil {
+		st = &pageState{}
+		c.states[p] = st
+	}
+	st.viaLink = st.viaLink || viaLink
+	if st.enqueued {
+		return
+	}
+	st.enqueued = true
+	c.queue = append(c.queue, p)
+	if !c.reachedHosts[p.host] {
+		c.reachedHosts[p.host] = true
+		if !c.opts.NoSitemaps && p.host.hasSitemaps() {
+			for _, sp := range p.host.sitemap {
+				c.mark(sp, false)
 			}
 		}
 	}
-	for _, p := range seedPages {
-		mark(p, true)
-	}
+}
 
-	var fetched, nofollowCand []*page
-	disallowed := make(map[*page]bool)
-	for len(queue) > 0 {
-		p := queue[0]
-		queue = queue[1:]
-		if w.disallowedTarget(p.host, p.target) {
-			disallowed[p] = true
+// run fetches the queued pages until none is left, noting the spider
+// trap's URL in t.
+func (c *truthCrawl) run(t *Truth) {
+	for len(c.queue) > 0 {
+		p := c.queue[0]
+		c.queue = c.queue[1:]
+		if c.web.disallowedTarget(p.host, p.target) {
+			c.disallowed[p] = true
 			continue
 		}
 		if p.kind == kindTrap {
 			t.Trap = p.host.url(p.target)
 			continue
 		}
-		fetched = append(fetched, p)
+		c.fetched = append(c.fetched, p)
 		if p.redirect != nil {
-			mark(p.redirect, true)
+			c.mark(p.redirect, true)
 		}
 		for _, l := range p.links {
 			if l.follow && !p.metaNofollow {
-				mark(l.to, true)
+				c.mark(l.to, true)
 			} else {
-				nofollowCand = append(nofollowCand, l.to)
+				c.nofollowCand = append(c.nofollowCand, l.to)
 			}
 		}
 	}
+}
 
+// addFetched records the fetched pages: reachable, their requests, found
+// through a sitemap only, noindex, and their links' spellings.
+func (t *Truth) addFetched(fetched []*page, states map[*page]*pageState) error {
 	for _, p := range fetched {
 		u := p.host.url(p.target)
 		t.reachable[u] = true
@@ -180,9 +227,15 @@ func (w *Web) Truth(opts TruthOptions) (*Truth, error) {
 			t.NoIndex = append(t.NoIndex, u)
 		}
 		if err := t.addSpellings(p); err != nil {
-			return nil, err
+			return err
 		}
 	}
+	return nil
+}
+
+// addHostRequests counts the requests of each reached host beyond its
+// pages: robots.txt and the sitemap files.
+func (t *Truth) addHostRequests(reachedHosts map[*host]bool, opts TruthOptions) {
 	for h := range reachedHosts {
 		n := 1
 		switch h.kind {
@@ -196,21 +249,6 @@ func (w *Web) Truth(opts TruthOptions) (*Truth, error) {
 		}
 		t.Requests[h.authority] += n
 	}
-	for p := range disallowed {
-		t.Disallowed = append(t.Disallowed, p.host.url(p.target))
-	}
-	for _, p := range nofollowCand {
-		u := p.host.url(p.target)
-		if states[p] == nil && !w.disallowedTarget(p.host, p.target) && !t.nofollow[u] {
-			t.nofollow[u] = true
-			t.NofollowOnly = append(t.NofollowOnly, u)
-		}
-	}
-	t.depths(seedPages, reachedHosts, opts)
-	for _, s := range []*[]string{&t.Reachable, &t.SitemapOnly, &t.NofollowOnly, &t.Disallowed, &t.NoIndex} {
-		slices.Sort(*s)
-	}
-	return t, nil
 }
 
 // depths assigns link depths by breadth-first search over the fetched pages.

@@ -112,22 +112,28 @@ func run() int {
 	}
 
 	ms, err := harness.Run(ctx, plan)
-	var b strings.Builder
-	fmt.Fprintf(&b, "Machine: %d CPUs (runtime.NumCPU), %s %s/%s; medians of %d run(s); command: `%s`\n\n",
-		runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH, *runs,
-		strings.Join(append([]string{"go -C bench run ./cmd/benchrun"}, os.Args[1:]...), " "))
-	b.WriteString(harness.Table(harness.Summarize(ms), plan.Workloads, skipped))
-	fmt.Print(b.String())
-	if *out != "" {
-		if werr := os.WriteFile(*out, []byte(b.String()), 0o644); werr != nil {
-			fmt.Fprintln(os.Stderr, "benchrun:", werr)
-		}
-	}
+	report(ms, plan.Workloads, skipped, *runs, *out)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "benchrun:", err)
 		return 1
 	}
 	return 0
+}
+
+// report prints the table of the measurements ms, and writes it to the
+// file out too unless out is empty.
+func report(ms []harness.Measurement, workloads []harness.Workload, skipped map[string]error, runs int, out string) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Machine: %d CPUs (runtime.NumCPU), %s %s/%s; medians of %d run(s); command: `%s`\n\n",
+		runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH, runs,
+		strings.Join(append([]string{"go -C bench run ./cmd/benchrun"}, os.Args[1:]...), " "))
+	b.WriteString(harness.Table(harness.Summarize(ms), workloads, skipped))
+	fmt.Print(b.String())
+	if out != "" {
+		if werr := os.WriteFile(out, []byte(b.String()), 0o644); werr != nil {
+			fmt.Fprintln(os.Stderr, "benchrun:", werr)
+		}
+	}
 }
 
 func workloadList() string {
