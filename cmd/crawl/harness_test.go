@@ -109,7 +109,7 @@ func buildCrawl(t *testing.T) string {
 		built.bin = bin
 	})
 	if built.err != nil {
-		t.Skipf("cannot build the crawl command: %v", built.err)
+		t.Fatalf("cannot build the crawl command: %v", built.err)
 	}
 	return built.bin
 }
