@@ -158,7 +158,7 @@ func (c *Crawler) UserAgent() string { return c.settings().userAgent }
 // the page: handlers of different pages run concurrently, the handlers of
 // one page run one after the other in registration order, and Run returns
 // only after every handler has returned. A panicking handler is recovered,
-// counted under Stats.Errors["handler-panic"] and reported to OnError; the
+// counted under Stats.Errors[FailedHandlerPanic] and reported to OnError; the
 // crawl goes on.
 func (c *Crawler) OnPage(f func(ctx context.Context, p *Page)) {
 	c.register(func(h *hooks) { h.onPage = append(h.onPage, f) })

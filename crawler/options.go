@@ -44,7 +44,7 @@ const (
 	DefaultBodyLimit    = fetch.DefaultMaxBodySize
 	DefaultMaxRedirects = fetch.DefaultMaxRedirects
 	// DefaultMaxLinks caps the followable links taken from one page; the
-	// rest are counted in Stats.Skipped["max-links"].
+	// rest are counted in Stats.Skipped[SkippedMaxLinks].
 	DefaultMaxLinks = 10_000
 	// DefaultMaxSitemaps and DefaultMaxSitemapURLs are each host's sitemap
 	// budget: sitemap documents fetched, and pages taken from them.
@@ -552,7 +552,7 @@ func WithRetries(n int) Option {
 // become reachable again. An unreachable robots.txt (5xx, 429, timeouts,
 // network errors) means complete disallow (RFC 9309 §2.3.1.4); the gate
 // retries it with back-off. With zero, the default, such URLs are given up
-// at once, counted in Stats.Errors["robots-unavailable"] and reported to
+// at once, counted in Stats.Errors[FailedRobotsUnavailable] and reported to
 // OnError (an *Error wrapping ErrRobotsUnavailable and the cause) and to
 // OnDisallowed, so one failing host does not hold a crawl open.
 func WithRobotsWait(d time.Duration) Option {
@@ -629,7 +629,7 @@ func WithExtractors(mediaType string, es ...fetch.Extractor) Option {
 // WithMaxLinks caps the followable links taken from one page
 // (DefaultMaxLinks), so that a page of a million links costs no more than
 // its body: at least 1, or NoLimit. The links past the cap are counted in
-// Stats.Skipped["max-links"]. To follow no links, use
+// Stats.Skipped[SkippedMaxLinks]. To follow no links, use
 // WithFollowLinks(false).
 func WithMaxLinks(n int) Option {
 	return func(c *config) error {
@@ -640,7 +640,7 @@ func WithMaxLinks(n int) Option {
 
 // WithMaxSitemaps caps the sitemap documents fetched per host
 // (DefaultMaxSitemaps): at least 1, or NoLimit. Those refused are counted
-// in Stats.Skipped["sitemap-limit"]. To read none, use WithSitemaps(false).
+// in Stats.Skipped[SkippedSitemapLimit]. To read none, use WithSitemaps(false).
 func WithMaxSitemaps(n int) Option {
 	return func(c *config) error {
 		c.maxSitemaps = n
@@ -650,7 +650,7 @@ func WithMaxSitemaps(n int) Option {
 
 // WithMaxSitemapURLs caps the pages taken from sitemaps per host
 // (DefaultMaxSitemapURLs): at least 1, or NoLimit. Those refused are
-// counted in Stats.Skipped["sitemap-limit"].
+// counted in Stats.Skipped[SkippedSitemapLimit].
 func WithMaxSitemapURLs(n int) Option {
 	return func(c *config) error {
 		c.maxSitemapURLs = n
@@ -662,7 +662,7 @@ func WithMaxSitemapURLs(n int) Option {
 // (DefaultMaxSitemapDepth), or NoLimit: zero reads the root sitemaps only,
 // not the sitemaps an index among them lists. Nesting does not use up
 // WithMaxDepth, which counts links followed. What it refuses is counted in
-// Stats.Skipped["sitemap-depth"].
+// Stats.Skipped[SkippedSitemapDepth].
 func WithMaxSitemapDepth(n int) Option {
 	return func(c *config) error {
 		switch {
@@ -679,7 +679,7 @@ func WithMaxSitemapDepth(n int) Option {
 
 // WithMaxPathSegments bounds the segments of a URL's path
 // (DefaultMaxPathSegments): URLs with more are not scheduled and are
-// counted in Stats.Skipped["pathological"]. It takes at least 1, or
+// counted in Stats.Skipped[SkippedPathological]. It takes at least 1, or
 // NoLimit to turn the check off. With WithMaxSegmentRepeats it is the
 // pathological-path rule against link loops; calendar-like traps, which
 // do not repeat, are stopped by WithMaxDepth and the page limits.
@@ -693,7 +693,7 @@ func WithMaxPathSegments(n int) Option {
 // WithMaxSegmentRepeats bounds how often one path segment, or run of
 // segments, may repeat in a row, as in /a/a/a/ or /x/y/x/y/
 // (DefaultMaxSegmentRepeats): URLs that repeat one more often are not
-// scheduled and are counted in Stats.Skipped["pathological"]. It takes at
+// scheduled and are counted in Stats.Skipped[SkippedPathological]. It takes at
 // least 1, or NoLimit to turn the check off.
 func WithMaxSegmentRepeats(n int) Option {
 	return func(c *config) error {
@@ -705,7 +705,7 @@ func WithMaxSegmentRepeats(n int) Option {
 // WithHostFailures sets how many consecutive failed requests to one host
 // (timeouts, connection errors, 429 and 5xx answers, after retries) make
 // the crawler give it up (DefaultHostFailures): its remaining URLs are
-// reported to OnError and counted in Stats.Errors["host-given-up"], and no
+// reported to OnError and counted in Stats.Errors[FailedHostGivenUp], and no
 // more are scheduled, so one dead server cannot hold a crawl open for
 // hours. It takes at least 1, or NoLimit never to give a host up.
 func WithHostFailures(n int) Option {
@@ -722,7 +722,7 @@ func WithHostFailures(n int) Option {
 // dialled is checked, so DNS rebinding cannot get round it — unless the
 // seeds themselves are on that kind of address, so that an intranet or a
 // local test site crawls as expected. Refusals are counted in
-// Stats.Skipped["private-address"].
+// Stats.Skipped[SkippedPrivateAddress].
 func WithAllowPrivate(on bool) Option {
 	return func(c *config) error {
 		c.allowPrivate = on

@@ -221,7 +221,7 @@ type ErrorKind string
 // OnError, once per URL (or handler) it befell.
 const (
 	// Fetch failures, as fetch.Classify names them.
-	FailedTimeout    ErrorKind = "timeout"     // headers or body too slow (WithTimeouts)
+	FailedTimeout    ErrorKind = "timeout"     // headers or body too slow (WithHeaderTimeout, WithFetchTimeout)
 	FailedDNS        ErrorKind = "dns"         // the host name did not resolve
 	FailedConnection ErrorKind = "connection"  // refused, reset, or another connection failure
 	FailedTLS        ErrorKind = "tls"         // the TLS handshake or certificate check failed
@@ -262,8 +262,8 @@ const (
 	SkippedMaxLinks        SkipReason = "max-links"          // links of a page past WithMaxLinks
 	SkippedStopped         SkipReason = "stopped"            // found as the crawl stopped (frontier.ErrClosed)
 	SkippedSitemapLimit    SkipReason = "sitemap-limit"      // past a host's sitemap budget (frontier.ErrSitemapLimit)
-	SkippedSitemapDepth    SkipReason = "sitemap-depth"      // a sitemap nested past WithSitemapLimits' depth
-	SkippedPathological    SkipReason = "pathological"       // a trap-shaped path (WithPathLimits, frontier.ErrPathological)
+	SkippedSitemapDepth    SkipReason = "sitemap-depth"      // a sitemap nested past WithMaxSitemapDepth
+	SkippedPathological    SkipReason = "pathological"       // a trap-shaped path (WithMaxPathSegments, WithMaxSegmentRepeats; frontier.ErrPathological)
 	SkippedHostGivenUp     SkipReason = "host-given-up"      // found for a host given up (frontier.ErrGivenUp)
 	SkippedStore           SkipReason = "store"              // the Store failed to take it (frontier.ErrStore)
 	SkippedFilter          SkipReason = "filter"             // a Filter kept it out
