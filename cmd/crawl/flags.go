@@ -4,12 +4,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/heedcrawl/heed/fetch/warc"
 	"io"
 	"log/slog"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/heedcrawl/heed/fetch/warc"
 
 	"github.com/heedcrawl/heed/crawler"
 	"github.com/heedcrawl/heed/frontier"

@@ -2,13 +2,17 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"time"
 
 	"github.com/heedcrawl/heed/crawler"
+	"github.com/heedcrawl/heed/frontier"
 )
 
 // mode is where a crawl keeps its state — in memory (plain), in a -state
@@ -101,3 +105,40 @@ func (plain) close(_ context.Context, o outcome) outcome {
 func (plain) release() {}
 
 func (plain) report(io.Writer, ending, outcome) {}
+
+// earlier is what a Store holds of the crawl before this process, -state's
+// or a -redis job's alike.
+type earlier struct {
+	startedBefore bool     // settings were stored: the crawl was started before
+	was           settings // and what they were
+	complete      bool     // it ran to its end, nothing left to crawl
+	counts        frontier.Counts
+}
+
+// errSettings is wrapped by readEarlier's error for stored settings that
+// do not read.
+var errSettings = errors.New("its settings do not read")
+
+// readEarlier reads what store holds of the crawl before this process.
+func readEarlier(ctx context.Context, store frontier.Store) (earlier, error) {
+	var e earlier
+	raw, err := store.Meta(ctx, metaSettings)
+	if err != nil {
+		return e, err
+	}
+	if raw != nil {
+		if err := json.Unmarshal(raw, &e.was); err != nil {
+			return e, fmt.Errorf("%w: %v", errSettings, err)
+		}
+		e.startedBefore = true
+	}
+	done, err := store.Meta(ctx, metaComplete)
+	if err != nil {
+		return e, err
+	}
+	e.complete = len(done) > 0
+	if e.counts, err = store.Counts(ctx, time.Now()); err != nil {
+		return e, err
+	}
+	return e, nil
+}

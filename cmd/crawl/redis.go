@@ -20,7 +20,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/heedcrawl/heed/crawler"
-	"github.com/heedcrawl/heed/frontier"
 	"github.com/heedcrawl/heed/frontier/redisstore"
 )
 
@@ -163,10 +162,7 @@ type redisJob struct {
 	redisLog *redisLog
 
 	// What Redis held when the process joined.
-	existed  bool     // the job's settings: the job was started
-	was      settings // and what they were
-	complete bool     // the job ran to its end before
-	counts   frontier.Counts
+	earlier
 
 	now         settings // this process's settings
 	diffs       []string // how they differ from was
@@ -200,24 +196,13 @@ func openRedis(ctx context.Context, f *flags, stderr io.Writer) (*redisJob, refu
 	}
 	// The first request: the Store retries it, for -redis-retry, while
 	// Redis cannot be reached.
-	raw, err := store.Meta(ctx, metaSettings)
-	if err != nil {
-		return fail(err)
-	}
-	if raw != nil {
-		if err := json.Unmarshal(raw, &rj.was); err != nil {
-			fmt.Fprintf(stderr, "crawl: job %s on %s: its settings do not read: %v\n", rj.job, redactedURL(rj.rawURL), err)
-			rj.release()
-			return nil, badUsage
-		}
-		rj.existed = true
-	}
-	done, err := store.Meta(ctx, metaComplete)
-	if err != nil {
-		return fail(err)
-	}
-	rj.complete = len(done) > 0
-	if rj.counts, err = store.Counts(ctx, time.Now()); err != nil {
+	rj.earlier, err = readEarlier(ctx, store)
+	switch {
+	case errors.Is(err, errSettings):
+		fmt.Fprintf(stderr, "crawl: job %s on %s: %v\n", rj.job, redactedURL(rj.rawURL), err)
+		rj.release()
+		return nil, badUsage
+	case err != nil:
 		return fail(err)
 	}
 	rj.warnNamesake(ctx, stderr)
@@ -265,7 +250,7 @@ func (rj *redisJob) check(ctx context.Context, fs *flag.FlagSet, f *flags, seeds
 		return badUsage
 	}
 	rj.now = now
-	if !rj.existed {
+	if !rj.startedBefore {
 		if !seeds {
 			fmt.Fprintf(stderr, "crawl: there is no %s to join: start it with a seeds file\n", rj.where())
 			return badUsage
@@ -293,7 +278,7 @@ func (rj *redisJob) check(ctx context.Context, fs *flag.FlagSet, f *flags, seeds
 			fmt.Fprintf(stderr, "crawl: %s: its settings: %v\n", rj.where(), err)
 			return unavailable
 		}
-		rj.existed = true
+		rj.startedBefore = true
 	}
 	rj.diffs = rj.was.differences(fs, redisFlags, now)
 	if len(rj.diffs) == 0 {
@@ -448,7 +433,7 @@ func (rj *redisJob) setLog(l *slog.Logger) {
 // joinedLine says what the job held when this process joined it; "" for
 // a job it started, or one complete.
 func (rj *redisJob) joinedLine() string {
-	if !rj.existed || rj.complete {
+	if !rj.startedBefore || rj.complete {
 		return ""
 	}
 	return fmt.Sprintf("crawl: process %s joining %s: %d URLs queued, %d held by processes, %d scheduled so far",
@@ -483,11 +468,11 @@ func (rj *redisJob) sync() {}
 // ended: "done" when the crawl ran to its end, or when the process found
 // nothing to do in the job it joined; "stopped" by a signal; "failed".
 func (rj *redisJob) close(ctx context.Context, o outcome) outcome {
-	o.mode, o.started, o.complete = redisMode, rj.existed, rj.complete
+	o.mode, o.started, o.complete = redisMode, rj.startedBefore, rj.complete
 	how := "failed"
 	var sig signalled
 	switch {
-	case o.ranToEnd(), errors.Is(o.runErr, crawler.ErrNoSeeds) && rj.existed:
+	case o.ranToEnd(), errors.Is(o.runErr, crawler.ErrNoSeeds) && rj.startedBefore:
 		how = "done"
 	case errors.As(o.cause, &sig):
 		how = "stopped"

@@ -17,7 +17,6 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/heedcrawl/heed/crawler"
-	"github.com/heedcrawl/heed/frontier"
 	"github.com/heedcrawl/heed/frontier/pebblestore"
 )
 
@@ -134,12 +133,11 @@ type crawlState struct {
 	// recorder, once the output is open.
 	out atomic.Pointer[recorder]
 
-	// What the directory held when it was opened.
-	resumed     bool     // an earlier run's settings
-	was         settings // and what they were
-	complete    bool     // that run ended with nothing left to crawl
-	checkpoint  []byte   // the last durable Checkpoint
-	counts      frontier.Counts
+	// What the directory held when it was opened: an earlier run
+	// (earlier.startedBefore: this run resumes it), and its last durable
+	// Checkpoint.
+	earlier
+	checkpoint  []byte
 	diffs       []string // how this run's settings differ from was
 	now         settings // this run's
 	saveSetting bool     // now must be stored before the crawl
@@ -167,25 +165,10 @@ func openState(ctx context.Context, dir string, stderr io.Writer) (*crawlState, 
 		store.Close()
 		return nil, badUsage
 	}
-	raw, err := store.Meta(ctx, metaSettings)
-	if err != nil {
+	if st.earlier, err = readEarlier(ctx, store); err != nil {
 		return fail(err)
 	}
-	if raw != nil {
-		if err := json.Unmarshal(raw, &st.was); err != nil {
-			return fail(fmt.Errorf("its settings do not read: %v", err))
-		}
-		st.resumed = true
-	}
-	done, err := store.Meta(ctx, metaComplete)
-	if err != nil {
-		return fail(err)
-	}
-	st.complete = len(done) > 0
 	if st.checkpoint, err = store.Checkpoint(ctx); err != nil {
-		return fail(err)
-	}
-	if st.counts, err = store.Counts(ctx, time.Now()); err != nil {
 		return fail(err)
 	}
 	return st, notRefused
@@ -217,7 +200,7 @@ func (st *crawlState) check(_ context.Context, fs *flag.FlagSet, f *flags, _ boo
 		return badUsage
 	}
 	st.now = now
-	if !st.resumed {
+	if !st.startedBefore {
 		st.now.OutputGen = 1
 		st.saveSetting = true
 		return notRefused
@@ -385,7 +368,7 @@ func (st *crawlState) finish(ctx context.Context) error {
 // run; "" for a new crawl.
 func (st *crawlState) resumeLine() string {
 	switch {
-	case !st.resumed:
+	case !st.startedBefore:
 		return ""
 	case st.complete:
 		return ""
@@ -406,7 +389,7 @@ func (st *crawlState) sync() { st.store.Sync() }
 // is marked complete, then the Store makes everything durable (the
 // output first) and closes. The command closes the output after it.
 func (st *crawlState) close(ctx context.Context, o outcome) outcome {
-	o.mode, o.started, o.complete = stateMode, st.resumed, st.complete
+	o.mode, o.started, o.complete = stateMode, st.startedBefore, st.complete
 	ctx = context.WithoutCancel(ctx)
 	var err error
 	if o.ranToEnd() {
