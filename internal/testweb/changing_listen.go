@@ -118,15 +118,7 @@ func ListenChangingLoopback(cfg ChangingConfig, port int, logger *slog.Logger) (
 		return nil, err
 	}
 	l.Web = w
-	l.srv = &http.Server{
-		Handler:           w.Handler(l.Log),
-		ReadHeaderTimeout: 30 * time.Second,
-		IdleTimeout:       30 * time.Second,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
-	}
-	for _, ln := range l.listeners {
-		l.wg.Go(func() { l.srv.Serve(ln) }) //nolint:errcheck // Serve returns ErrServerClosed after Close
-	}
+	l.srv = serveAll(w.Handler(l.Log), l.listeners, &l.wg, logger)
 	return l, nil
 }
 

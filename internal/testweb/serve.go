@@ -181,16 +181,23 @@ func ListenLoopback(cfg Config, port int, logger *slog.Logger) (*Loopback, error
 	}
 	l.Web = w
 	l.hd = w.handler(l.Log, l.quit)
-	l.srv = &http.Server{
-		Handler:           l.hd,
+	l.srv = serveAll(l.hd, l.listeners, &l.wg, logger)
+	return l, nil
+}
+
+// serveAll serves h on every listener, each in a goroutine of wg, with
+// one server, which it returns for Close.
+func serveAll(h http.Handler, listeners []net.Listener, wg *sync.WaitGroup, logger *slog.Logger) *http.Server {
+	srv := &http.Server{
+		Handler:           h,
 		ReadHeaderTimeout: 30 * time.Second,
 		IdleTimeout:       30 * time.Second,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
-	for _, ln := range l.listeners {
-		l.wg.Go(func() { l.srv.Serve(ln) }) //nolint:errcheck // Serve returns ErrServerClosed after Close
+	for _, ln := range listeners {
+		wg.Go(func() { srv.Serve(ln) }) //nolint:errcheck // Serve returns ErrServerClosed after Close
 	}
-	return l, nil
+	return srv
 }
 
 func (l *Loopback) closeListeners() {
