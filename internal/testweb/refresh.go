@@ -5,6 +5,11 @@ import "math"
 // The freshness of a copy refreshed at fixed intervals, after Cho and
 // Garcia-Molina, "Effective page refresh policies for web crawlers" (ACM
 // TODS 28(4), 2003). Rates and frequencies are per the same unit of time.
+//
+// Package frontier/revisit computes the same formulas for the crawler.
+// The judge keeps its own on purpose, as robots' tests keep temoto beside
+// heed's parser: an error in the crawler's optimum must not also move the
+// yardstick its freshness is measured against.
 
 // ExpectedFreshness is F(λ, f) = (1 − e^(−λ/f))·f/λ: the time-averaged
 // probability that the copy of a page changing as a Poisson process of rate
