@@ -21,6 +21,10 @@
 //
 // Sitemaps are turned off: a shop's sitemap lists every page, which would
 // undo the choice of links made here.
+//
+// Each example is a program to be read, run and copied on its own: the few
+// lines of flag handling and local test site that the examples share are
+// repeated in each on purpose.
 package main
 
 import (

@@ -15,6 +15,10 @@
 //
 // Sitemaps are on by default (crawler.WithSitemaps(true)); the crawl's Stats
 // count the sitemap documents read and the page URLs they listed.
+//
+// Each example is a program to be read, run and copied on its own: the few
+// lines of flag handling and local test site that the examples share are
+// repeated in each on purpose.
 package main
 
 import (

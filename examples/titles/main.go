@@ -10,6 +10,10 @@
 // failed, and the final Stats make a summary on stderr. Ctrl-C stops the crawl
 // gracefully: fetches in flight finish, and every row fetched so far is
 // written.
+//
+// Each example is a program to be read, run and copied on its own: the few
+// lines of flag handling and local test site that the examples share are
+// repeated in each on purpose.
 package main
 
 import (
