@@ -11,8 +11,7 @@ func TestMemoryStoreContract(t *testing.T) {
 	for _, exact := range []bool{false, true} {
 		t.Run(map[bool]string{false: "hashes", true: "exact"}[exact], func(t *testing.T) {
 			storetest.Run(t, storetest.Harness{
-				NoRevisits: true, // temporary: until this Store keeps revisits
-				Open:       func(t *testing.T) frontier.Store { return &frontier.MemoryStore{ExactSeen: exact} },
+				Open: func(t *testing.T) frontier.Store { return &frontier.MemoryStore{ExactSeen: exact} },
 			})
 		})
 	}
