@@ -82,9 +82,10 @@ func (f *Frontier) add(ctx context.Context, items []Item, seed bool) ([]error, e
 	return errs, nil
 }
 
-// prepare checks items (modified in place) and widens the scope by the
-// seeds. It returns each item's error so far, and the batch for the Store:
-// the items that passed, batch[j] being items[at[j]].
+// prepare checks items (modified in place), stamps their Due and widens
+// the scope by the seeds. It returns each item's error so far, and the
+// batch for the Store: the items that passed, batch[j] being items[at[j]]
+// — or, when every item passed, items itself and a nil at.
 func (f *Frontier) prepare(ctx context.Context, items []Item, seed bool) (errs []error, batch []Item, at []int, err error) {
 	if err := ctx.Err(); err != nil {
 		return nil, nil, nil, err
@@ -120,17 +121,27 @@ func (f *Frontier) prepare(ctx context.Context, items []Item, seed bool) (errs [
 			return nil, nil, nil, err
 		}
 	}
-	batch = make([]Item, 0, len(items))
-	at = make([]int, 0, len(items))
 	var now time.Time
+	passed := 0
+	for i := range items {
+		if errs[i] != nil {
+			continue
+		}
+		passed++
+		if items[i].Due.IsZero() {
+			if now.IsZero() {
+				now = f.clock.Now()
+			}
+			items[i].Due = now // admitted now: ordered with the revisits due then
+		}
+	}
+	if passed == len(items) {
+		return errs, items, nil, nil // no copy: the common case of a seed or a link
+	}
+	batch = make([]Item, 0, passed)
+	at = make([]int, 0, passed)
 	for i := range items {
 		if errs[i] == nil {
-			if items[i].Due.IsZero() {
-				if now.IsZero() {
-					now = f.clock.Now()
-				}
-				items[i].Due = now // admitted now: ordered with the revisits due then
-			}
 			batch = append(batch, items[i])
 			at = append(at, i)
 		}
@@ -142,7 +153,11 @@ func (f *Frontier) prepare(ctx context.Context, items []Item, seed bool) (errs [
 // wakes the waiters if anything was queued.
 func (f *Frontier) added(errs []error, at []int, refused []error) {
 	queued := false
-	for j, i := range at {
+	for j := range refused {
+		i := j
+		if at != nil {
+			i = at[j]
+		}
 		errs[i] = refused[j]
 		switch {
 		case refused[j] == nil:

@@ -23,8 +23,9 @@ func (f *Frontier) Done(ctx context.Context, l *Lease, o Outcome) error {
 }
 
 // Requeue ends l without finishing its item: it goes back to the front of its
-// key's queue, with what it has been through (Retries, Redirects, …), and
-// the key takes o.Host and rests o.Rest. Use it when the worker's slot went
+// key's queue (first among the items of its Due), with what it has been
+// through (Retries, Redirects, …, its Visit), and the key takes o.Host and
+// rests o.Rest; o.Revisit is ignored. Use it when the worker's slot went
 // to fetching robots.txt, robots.txt is temporarily unavailable, or the
 // item is to be tried again. A deferred item is neither a duplicate nor
 // counted again against limits. An item of a key closed meanwhile (given

@@ -339,8 +339,13 @@ func (l *later) pushFirst(e laterEntry, q *ring) {
 
 func (l *later) insert(e laterEntry) {
 	if len(l.heap) == cap(l.heap) {
+		// 1.125×: entries are big, and a key's revisits stay queued for
+		// the life of the crawl, so slack costs more than copies (append
+		// would double a short heap). The buffer takes its whole size
+		// class.
 		c := len(l.heap)
-		l.heap = slices.Grow(l.heap, max(c/4, 1)) // 1.25×, as the ring
+		grown := slices.Grow([]laterEntry(nil), c+max(c/8, 1))
+		l.heap = append(grown, l.heap...)
 	}
 	l.heap = append(l.heap, e)
 	h := l.heap

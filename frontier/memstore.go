@@ -24,15 +24,27 @@ const maxStoredDepth = 1<<depthBits - 1
 // referrer string is shared with the parent item's URL. To fit, the record
 // keeps Lastmod to the second (dates before 1970 or after 2106 are
 // dropped) and Priority to 0.001 within [0, 1], and holds depths up to
-// 524,287 and two kinds. What an item has been through (Retries,
+// 524,287 and two kinds; Due and the rest are exact (times within
+// 1678–2262). What an item has been through (Retries,
 // Redirects, SitemapDepth) is kept exactly, in a side record
 // allocated only for the few items that have any of it. A seen URL costs one 8-byte hash in an
 // open-addressing table (10–20 bytes with its slack); the string is not
 // kept once the item is popped. A host with queued items costs about 100 bytes more,
-// and once it has been paced 224 more: its ratelimit.HostState (144) and its
-// token bucket (80; measured over 100,000 keys each claimed and done with a
-// rest).
+// and once it has been paced 240 more: its ratelimit.HostState (144) in a
+// record of 160 and its token bucket (80).
 // BenchmarkMemoryPerURL measures the totals.
+//
+// Revisits: each key's new URLs wait in its ring, in the order they came
+// (their Dues, stamped on admission, in the same order), and its revisits
+// — and any item that cannot join the ring in order: a Due earlier than
+// the ring's last, or a Visit — in a heap of 136-byte entries by Due, then
+// arrival (the record, the Visit packed into 80 bytes with LastModified to
+// the second and Status and Gone within 0–65,535, and the order of
+// arrival); the key's first item is the earlier of the two heads, so new
+// URLs and revisits share one order, and a crawl without revisits never
+// makes a heap. A known URL queued as a revisit costs about 180 bytes
+// beyond its URL string with a 20-byte ETag, at 1,000 URLs a host; a host
+// with revisits about 450 bytes (BenchmarkMemoryPerRevisit).
 //
 // The seen-set holds 64-bit hashes (hash/maphash, with a seed chosen per
 // store) rather than strings. Two distinct URLs collide with probability
@@ -70,13 +82,15 @@ type MemoryStore struct {
 }
 
 // leaseRecord is what the store remembers of a lease: its key, and its
-// item while it is out, and whether it came from the key's later heap.
+// item while it is out, and whether it came from the key's later heap. Its
+// Visit, if any, is behind a pointer: a map's values over 128 bytes are
+// allocated one by one, and most leases have none.
 type leaseRecord struct {
 	key   string
 	item  bool
 	later bool
 	rec   record
-	visit visitRecord
+	visit *visitRecord
 }
 
 func (s *MemoryStore) lazyInit() {
@@ -249,7 +263,9 @@ func (s *MemoryStore) Claim(ctx context.Context, now time.Time, opt ClaimOptions
 		s.token++
 		s.leases[s.token] = lr
 		it := lr.rec.item(key)
-		it.Visit = lr.visit.visit()
+		if lr.visit != nil {
+			it.Visit = lr.visit.visit()
+		}
 		return Claim{Lease: &Lease{Item: it, Pace: host, Token: s.token, GivenUp: s.sched.GivenUp(key)}}, nil
 	}
 }
@@ -261,7 +277,10 @@ func (s *MemoryStore) pop(key string, q *ring, l *later) (lr leaseRecord, ok boo
 	switch {
 	case l != nil && l.first(q):
 		e := l.pop()
-		lr = leaseRecord{key: key, item: true, later: true, rec: e.rec, visit: e.visit}
+		lr = leaseRecord{key: key, item: true, later: true, rec: e.rec}
+		if e.visit.ok {
+			lr.visit = &e.visit
+		}
 	case q != nil && q.n > 0:
 		lr = leaseRecord{key: key, item: true, rec: q.popFront()}
 	default:
@@ -360,7 +379,10 @@ func (s *MemoryStore) requeue(l *Lease, lr leaseRecord) {
 	r, err := toRecord(&l.Item)
 	v, verr := toVisitRecord(l.Item.Visit)
 	if err != nil || verr != nil {
-		r, v = lr.rec, lr.visit
+		r, v = lr.rec, visitRecord{}
+		if lr.visit != nil {
+			v = *lr.visit
+		}
 	}
 	q := s.queues[l.Key]
 	var lt *later

@@ -26,8 +26,9 @@ import (
 // A key is claimable only once its first item is due. The Store says when
 // that is with Head, whenever it may have changed: after queuing an item
 // ahead of the others (a revisit due earlier than the key's first item),
-// after a claim took the first item, after a Requeue or a Done that queued
-// an item. Head's zero time means due at once: a Store reports it for an
+// after a claim took the first item (Claim takes what Head said with the
+// item: the next is due at once unless the Store says otherwise), after a
+// Requeue or a Done that queued an item. Head's zero time means due at once: a Store reports it for an
 // item it expects due, one queued in order at its admission (Add stamps
 // new URLs with their admission time), and ClaimDue asks it about such an
 // item before leasing it: one not due after all makes the key wait for it.
@@ -88,7 +89,8 @@ type pace struct {
 	// due is when the key's first item is due, as Head last said;
 	// math.MinInt64 for at once. It lives here, with what a paced key
 	// keeps, because keys whose first item waits are (almost always) keys
-	// already fetched, and keyState stays in its size class without it.
+	// already fetched: keyState stays in its size class (64 bytes)
+	// without it, and pace in its own (160) with it.
 	due int64
 }
 
@@ -253,6 +255,11 @@ func (s *Schedule) ClaimDue(now time.Time, opt ClaimOptions, due func(key string
 		}
 		k.queued--
 		s.queued--
+		if k.pace != nil {
+			// The first item is taken: the Store reports the next one
+			// with Head unless it is due at once.
+			k.pace.due = math.MinInt64
+		}
 		s.lease(k, now)
 		s.schedule(k)
 		return k.key, *k.hs(), time.Time{}, true

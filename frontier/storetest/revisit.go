@@ -14,6 +14,7 @@ import (
 // runRevisits runs the cases of revisits: items queued again by a Done's
 // Outcome.Revisit, with a Visit, due later.
 func runRevisits(t *testing.T, h Harness, open func(t *testing.T) frontier.Store) {
+	t.Run("AddDue", func(t *testing.T) { testAddDue(t, open(t)) })
 	t.Run("RevisitOrder", func(t *testing.T) { testRevisitOrder(t, open(t)) })
 	t.Run("RevisitSeen", func(t *testing.T) { testRevisitSeen(t, open(t)) })
 	t.Run("RevisitAtomic", func(t *testing.T) { testRevisitAtomic(t, open(t)) })
@@ -100,6 +101,30 @@ func fetchOnce(t *testing.T, s frontier.Store, now time.Time, dues map[string]ti
 		queued[c.Lease.URL] = doneRevisit(t, s, c.Lease, now, due)
 	}
 	return queued
+}
+
+// testAddDue: items added with a Due are handed out by it, none before
+// it, and Claim's Next says when the first is due.
+func testAddDue(t *testing.T, s frontier.Store) {
+	a1, a2, b1 := item("a", "/1"), item("a", "/2"), item("b", "/1")
+	a1.Due, a2.Due, b1.Due = t0.Add(time.Minute), t0.Add(2*time.Minute), t0.Add(90*time.Second)
+	mustAdd(t, s, a1, a2, b1)
+	c := claim(t, s, t0, opt)
+	if c.Lease != nil || c.Idle || !c.Next.Equal(t0.Add(time.Minute)) {
+		t.Fatalf("Claim at t0 = %+v, want nothing until t0+1m", c)
+	}
+	at := t0.Add(time.Minute)
+	l := mustClaim(t, s, at, "http://a/1")
+	if !l.Due.Equal(a1.Due) {
+		t.Errorf("a/1 came back due %v, want %v", l.Due, a1.Due)
+	}
+	ack(t, s, l, at, 0)
+	if c := claim(t, s, at, opt); c.Lease != nil {
+		t.Errorf("Claim at t0+1m = %s, due at t0+%v", c.Lease.URL, c.Lease.Due.Sub(t0))
+	}
+	at = t0.Add(5 * time.Minute)
+	ack(t, s, mustClaim(t, s, at, "http://b/1"), at, 0)
+	ack(t, s, mustClaim(t, s, at, "http://a/2"), at, 0)
 }
 
 // testRevisitOrder: revisits are handed out by Due, within a key and across
