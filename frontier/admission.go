@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 )
 
 // AddSeed schedules rawURL at depth 0 and adds its host (or registrable
@@ -44,7 +45,8 @@ func (f *Frontier) AddSeedItems(ctx context.Context, seeds []Item) (errs []error
 
 // Add schedules it. it.URL may be any absolute URL; Add canonicalises it
 // and sets it.Key. Depth, Referrer, Kind, Priority, Lastmod and the item's
-// history are kept as given. Checks run in this order, the first failing
+// history are kept as given, and so are Due and Visit (a zero Due is
+// stamped with the Frontier's clock: see Item.Due). Checks run in this order, the first failing
 // one giving the error: depth, canonical form (ErrRelative, ErrScheme,
 // ErrHost, ErrPort, ErrTooLong), pathological path, scope, then in the
 // Store: given-up host, page and sitemap limits, duplicates (ErrSeen). A
@@ -65,8 +67,8 @@ func (f *Frontier) AddAll(ctx context.Context, items []Item) (errs []error, err 
 	return f.add(ctx, slices.Clone(items), false)
 }
 
-// add checks items (modified in place), widens the scope by the seeds, and
-// hands the rest to the Store in one batch.
+// add checks items (modified in place), stamps their Due, widens the scope
+// by the seeds, and hands the rest to the Store in one batch.
 func (f *Frontier) add(ctx context.Context, items []Item, seed bool) ([]error, error) {
 	errs, batch, at, err := f.prepare(ctx, items, seed)
 	if err != nil || len(batch) == 0 {
@@ -80,9 +82,10 @@ func (f *Frontier) add(ctx context.Context, items []Item, seed bool) ([]error, e
 	return errs, nil
 }
 
-// prepare checks items (modified in place) and widens the scope by the
-// seeds. It returns each item's error so far, and the batch for the Store:
-// the items that passed, batch[j] being items[at[j]].
+// prepare checks items (modified in place), stamps their Due and widens
+// the scope by the seeds. It returns each item's error so far, and the
+// batch for the Store: the items that passed, batch[j] being items[at[j]]
+// — or, when every item passed, items itself and a nil at.
 func (f *Frontier) prepare(ctx context.Context, items []Item, seed bool) (errs []error, batch []Item, at []int, err error) {
 	if err := ctx.Err(); err != nil {
 		return nil, nil, nil, err
@@ -118,8 +121,25 @@ func (f *Frontier) prepare(ctx context.Context, items []Item, seed bool) (errs [
 			return nil, nil, nil, err
 		}
 	}
-	batch = make([]Item, 0, len(items))
-	at = make([]int, 0, len(items))
+	var now time.Time
+	passed := 0
+	for i := range items {
+		if errs[i] != nil {
+			continue
+		}
+		passed++
+		if items[i].Due.IsZero() {
+			if now.IsZero() {
+				now = f.clock.Now()
+			}
+			items[i].Due = now // admitted now: ordered with the revisits due then
+		}
+	}
+	if passed == len(items) {
+		return errs, items, nil, nil // no copy: the common case of a seed or a link
+	}
+	batch = make([]Item, 0, passed)
+	at = make([]int, 0, passed)
 	for i := range items {
 		if errs[i] == nil {
 			batch = append(batch, items[i])
@@ -133,7 +153,11 @@ func (f *Frontier) prepare(ctx context.Context, items []Item, seed bool) (errs [
 // wakes the waiters if anything was queued.
 func (f *Frontier) added(errs []error, at []int, refused []error) {
 	queued := false
-	for j, i := range at {
+	for j := range refused {
+		i := j
+		if at != nil {
+			i = at[j]
+		}
 		errs[i] = refused[j]
 		switch {
 		case refused[j] == nil:

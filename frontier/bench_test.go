@@ -8,8 +8,10 @@ import (
 	"strconv"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/heedcrawl/heed/frontier"
+	"github.com/heedcrawl/heed/frontier/revisit"
 )
 
 // BenchmarkCanonical compares Canonical with net/url's Parse+String (which
@@ -177,6 +179,66 @@ func BenchmarkMemoryPerURL(b *testing.B) {
 			}
 			runtime.KeepAlive(urls)
 			runtime.KeepAlive(refs)
+			b.ReportMetric(perURL, "B/url")
+		})
+	}
+}
+
+// BenchmarkMemoryPerRevisit is BenchmarkMemoryPerURL for URLs known and
+// queued as revisits: 1,000,000 URLs are added, fetched once and queued
+// again, due in an hour, with a Visit of every field set (a 20-byte ETag
+// and an estimator with an observation). It reports the heap the Frontier
+// and its MemoryStore use per URL beyond the URL strings (the ETags are
+// counted: they are allocated as a crawl would, one per URL). Run with
+// -benchtime=1x.
+func BenchmarkMemoryPerRevisit(b *testing.B) {
+	const n = 1_000_000
+	for _, hosts := range []int{1_000, 100_000} {
+		b.Run(fmt.Sprintf("hosts=%d", hosts), func(b *testing.B) {
+			ctx := context.Background()
+			urls := make([]string, n)
+			for i := range urls {
+				urls[i] = benchURL(i%hosts, i/hosts)
+			}
+			var est revisit.Page
+			if err := est.Observe(revisit.Obs{Interval: time.Hour, Changed: true}); err != nil {
+				b.Fatal(err)
+			}
+			var perURL float64
+			for b.Loop() {
+				var before, after runtime.MemStats
+				runtime.GC()
+				runtime.ReadMemStats(&before)
+				fr := frontier.New(frontier.Config{Scope: frontier.ScopeAny, Store: new(frontier.MemoryStore)})
+				for _, u := range urls {
+					if err := fr.Add(ctx, frontier.Item{URL: u, Depth: 1}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				now := time.Now()
+				for i := range n {
+					l, err := fr.Next(ctx)
+					if err != nil {
+						b.Fatal(err)
+					}
+					rv := l.Item
+					rv.Due = now.Add(time.Hour)
+					rv.Visit = &frontier.Visit{Fetched: now, Changed: now, ETag: fmt.Sprintf(`"%018x"`, i),
+						LastModified: now.Add(-time.Hour), Digest: uint64(i) * 0x9e3779b97f4a7c15, Status: 200, Gone: 1, Estimator: est}
+					if err := fr.Done(ctx, l, frontier.Outcome{Pace: l.Pace, Revisit: &rv}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				runtime.GC()
+				runtime.ReadMemStats(&after)
+				s, err := fr.Counts(ctx)
+				if err != nil || s.Queued != n || s.Ready != 0 {
+					b.Fatalf("counts %+v (%v), want %d queued, none ready", s, err, n)
+				}
+				runtime.KeepAlive(fr)
+				perURL = float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / n
+			}
+			runtime.KeepAlive(urls)
 			b.ReportMetric(perURL, "B/url")
 		})
 	}

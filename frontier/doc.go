@@ -1,6 +1,7 @@
 // Package frontier decides what heed fetches next. It canonicalises URLs,
 // drops duplicates and links outside the crawl's scope or limits, keeps one
-// FIFO queue per politeness key (host), and hands a worker a lease of an
+// queue per politeness key (host), FIFO but for revisits, which wait for
+// their due time, and hands a worker a lease of an
 // item whose key may be fetched now, so that a crawl of many slowly paced
 // hosts keeps every worker busy. Everything a crawl must not forget lives
 // in a Store: in memory, on disk so that a crawl resumes after any stop, or
@@ -55,8 +56,9 @@
 // MemoryStore, the default, keeps it in memory for one process. A queued
 // URL costs a 48-byte record plus ring slack beside its string, a seen URL
 // an 8-byte hash (MemoryStore.ExactSeen keeps strings instead, with no
-// chance of two URLs colliding), and a key with work a few hundred bytes;
-// BenchmarkMemoryPerURL measures the totals. Package frontier/pebblestore
+// chance of two URLs colliding), a URL queued as a revisit about 180 bytes
+// with its Visit, and a key with work a few hundred bytes;
+// BenchmarkMemoryPerURL and BenchmarkMemoryPerRevisit measure the totals. Package frontier/pebblestore
 // keeps the state on disk, so that a crawl resumes after a stop or a crash;
 // package frontier/redisstore keeps it in Redis, shared by every process of
 // a distributed crawl. Package frontier/storetest is the contract every
@@ -68,7 +70,7 @@
 // and a token that fences the lease. The worker owns it until it ends it
 // with exactly one of Done (the item is finished, whatever happened to the
 // fetch) or Requeue (the item goes back to the front of its key's queue, with
-// its history — Retries, Redirects, Meta — neither a duplicate
+// its history — Retries, Redirects, Meta, Visit — neither a duplicate
 // nor counted again). Ending a lease that was already ended, or that the
 // Store took back, returns ErrLeaseLost. A worker loops:
 //
@@ -136,21 +138,59 @@
 // # Waiting and waking
 //
 // Next never hands out a key before its bucket has its token
-// (NextAllowed), and never leaves a worker waiting on one key while
-// another is ready. Keys are served earliest NextAllowed first — keys never fetched before all others, keys
-// ready at once round-robin — and a key's items in FIFO order; Affinity
+// (NextAllowed), nor an item before its Due, and never leaves a worker
+// waiting on one key while another is ready. Keys are served earliest
+// NextAllowed first — keys never fetched before all others, keys ready at
+// once round-robin, a key whose first item is a revisit due later at the
+// later of its NextAllowed and that Due — and a key's items in order of
+// Due, new URLs in FIFO order; Affinity
 // lets a key that is ready again as soon as its lease ends keep a warm
 // connection for a few items. When no key is ready, Next blocks until the
-// earliest NextAllowed (one timer, on Config.Clock, shared by all waiting
-// workers), or until Add, Done, Requeue, GiveUp or Close may have changed
+// earliest time a key may be claimed, the first revisit's Due included
+// (one timer, on Config.Clock, shared by all waiting workers: no polling), or until Add, Done, Requeue, GiveUp or Close may have changed
 // the answer, or ctx ends. Items and leases that change in other processes
 // do not wake it: with a shared Store, Config.Poll makes it ask again
 // periodically.
 //
 // Next returns ErrExhausted only when nothing is queued and nothing is
 // leased anywhere, since a leased page may still add links; a key that is
-// only resting keeps the crawl alive. Close makes Next and Add return
+// only resting keeps the crawl alive, and so does a revisit due later: a
+// crawl that revisits goes on until it is stopped. Close makes Next and Add return
 // ErrClosed; leases can still end.
+//
+// # Revisits
+//
+// A crawl that keeps its copy fresh fetches each page again and again. The
+// worker that fetched a page ends its lease with Done and an
+// Outcome.Revisit: the lease's item, with the Visit its fetch found
+// (Item.Visit: when it was fetched and last found changed, the validators
+// and digest of the version held, the consecutive 404s, and the state of
+// the revisit policy's estimator, package frontier/revisit) and the Due of
+// its next fetch. The Store queues it again in the same atomic step as the
+// Done, with its checkpoint: the URL stays seen — Add refuses it with
+// ErrSeen — and is not counted again against the limits. The next lease of
+// it carries the Visit, for the worker to make a conditional request
+// (If-None-Match, If-Modified-Since) and judge whether the page changed.
+// A Done without a Revisit ends the URL for good, as in a crawl that does
+// not revisit; a Revisit of another URL is refused with ErrRevisit.
+//
+// Item.Due is when an item may be handed out at the earliest. Add stamps
+// new URLs with the Frontier's clock, so new URLs and revisits share one
+// order: a key's items are handed out by Due, then in the order they were
+// queued — a revisit due at 10:00 goes before a link found at 10:05 and
+// after one found at 9:55 — and neither kind starves the other; how a
+// host's requests are shared between them beyond that order is the revisit
+// policy's, through the Dues it sets. Revisits take their place in each
+// key's pacing: a key may be claimed once its NextAllowed has come and its
+// first item is due, whichever is later, and Next waits for the first key
+// to get there.
+// A revisit waiting for its Due counts as queued (Counts.Queued; its key
+// as Resting), and the crawl is not exhausted while one waits. A closed
+// key (given up, or ClosedUntil) hands out all its items at once, revisits
+// due later included, to be reported. Requeue puts a revisit back with its
+// Visit and Due. A Store that persists keeps revisits across a reopen and
+// a crash (frontier/storetest checks it), so that a resumed crawl keeps
+// its schedule.
 //
 // # Resume
 //

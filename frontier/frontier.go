@@ -107,6 +107,20 @@ type Item struct {
 	// between it and the root sitemap. It bounds nesting without using up
 	// Depth, which counts links followed.
 	SitemapDepth int
+
+	// Revisiting: when the item may be handed out, and what its last
+	// fetch found.
+
+	// Due is the earliest time the item may be handed out. Add stamps it
+	// with the Frontier's clock when it is zero, so that new URLs and
+	// revisits share one order: each key's items are handed out by Due,
+	// then in the order they were queued. A revisit's Due is the caller's
+	// (Outcome.Revisit).
+	Due time.Time
+	// Visit is what the URL's last fetch found, for its next one; nil
+	// until the URL is first fetched. The caller sets it on the
+	// Outcome.Revisit that queues the URL again.
+	Visit *Visit
 }
 
 // Child returns an Item for a link found on it: rawURL at one more depth,

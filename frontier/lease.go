@@ -5,19 +5,27 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 )
 
 // Done ends l: its item is done, whether the fetch succeeded, failed or was
 // disallowed. The key takes o.Pace and rests o.Rest (see Outcome). Each
 // lease Next returns must be passed to exactly one of Done or Requeue; a
 // lease the Store no longer holds gets ErrLeaseLost.
+//
+// With o.Revisit set — l's item, with the Visit its fetch found and the
+// Due of its next fetch (zero: now) — the item is queued again in the same
+// Store operation, its URL still seen and not counted again against the
+// limits; a Revisit of another URL or key is refused with ErrRevisit, and
+// nothing is done.
 func (f *Frontier) Done(ctx context.Context, l *Lease, o Outcome) error {
 	return f.end(ctx, l, o, false)
 }
 
 // Requeue ends l without finishing its item: it goes back to the front of its
-// key's queue, with what it has been through (Retries, Redirects, …), and
-// the key takes o.Pace and rests o.Rest. Use it when the worker's slot went
+// key's queue (first among the items of its Due), with what it has been
+// through (Retries, Redirects, …, its Visit), and the key takes o.Pace and
+// rests o.Rest; o.Revisit is ignored. Use it when the worker's slot went
 // to fetching robots.txt, robots.txt is temporarily unavailable, or the
 // item is to be tried again. A deferred item is neither a duplicate nor
 // counted again against limits. An item of a key closed meanwhile (given
@@ -42,22 +50,43 @@ func (f *Frontier) DoneAdding(ctx context.Context, l *Lease, o Outcome, items []
 		}
 		return errs, f.Done(ctx, l, o)
 	}
+	now := f.clock.Now()
+	if err := revisitOf(l, &o, now); err != nil {
+		return nil, err
+	}
 	errs, batch, at, err := f.prepare(ctx, slices.Clone(items), false)
 	if err != nil {
 		return nil, err
 	}
 	o.Rest = max(o.Rest, 0)
-	refused, err := aa.DoneAdding(ctx, l, f.clock.Now(), o, batch, f.limits)
+	refused, err := aa.DoneAdding(ctx, l, now, o, batch, f.limits)
 	f.ended()
 	if refused == nil && err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrStore, err)
 	}
 	f.added(errs, at, refused)
 	switch {
-	case err == nil, errors.Is(err, ErrLeaseLost), errors.Is(err, ErrGivenUp):
+	case err == nil, errors.Is(err, ErrLeaseLost), errors.Is(err, ErrGivenUp), errors.Is(err, ErrRevisit):
 		return errs, err
 	}
 	return errs, fmt.Errorf("%w: %w", ErrStore, err)
+}
+
+// revisitOf checks that o.Revisit, if set, is l's item, and stamps its Due
+// with now when zero (on a copy: the caller's item is left as it was).
+func revisitOf(l *Lease, o *Outcome, now time.Time) error {
+	rv := o.Revisit
+	switch {
+	case rv == nil:
+		return nil
+	case rv.URL != l.URL || rv.Key != l.Key || l.URL == "":
+		return fmt.Errorf("%w: %s under %q, leased %s under %q", ErrRevisit, rv.URL, rv.Key, l.URL, l.Key)
+	case rv.Due.IsZero():
+		stamped := *rv
+		stamped.Due = now
+		o.Revisit = &stamped
+	}
+	return nil
 }
 
 func (f *Frontier) end(ctx context.Context, l *Lease, o Outcome, requeue bool) error {
@@ -65,15 +94,20 @@ func (f *Frontier) end(ctx context.Context, l *Lease, o Outcome, requeue bool) e
 		return ErrLeaseLost
 	}
 	o.Rest = max(o.Rest, 0)
+	now := f.clock.Now()
 	var err error
 	if requeue {
-		err = f.store.Requeue(ctx, l, f.clock.Now(), o)
+		o.Revisit = nil
+		err = f.store.Requeue(ctx, l, now, o)
 	} else {
-		err = f.store.Done(ctx, l, f.clock.Now(), o)
+		if err := revisitOf(l, &o, now); err != nil {
+			return err
+		}
+		err = f.store.Done(ctx, l, now, o)
 	}
 	f.ended()
 	switch {
-	case err == nil, errors.Is(err, ErrLeaseLost), errors.Is(err, ErrGivenUp):
+	case err == nil, errors.Is(err, ErrLeaseLost), errors.Is(err, ErrGivenUp), errors.Is(err, ErrRevisit):
 		return err
 	}
 	return fmt.Errorf("%w: %w", ErrStore, err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"hash/maphash"
-	"math"
 	"slices"
 	"sync"
 	"time"
@@ -25,15 +24,27 @@ const maxStoredDepth = 1<<depthBits - 1
 // referrer string is shared with the parent item's URL. To fit, the record
 // keeps Lastmod to the second (dates before 1970 or after 2106 are
 // dropped) and Priority to 0.001 within [0, 1], and holds depths up to
-// 524,287 and two kinds. What an item has been through (Retries,
+// 524,287 and two kinds; Due and the rest are exact (times within
+// 1678–2262). What an item has been through (Retries,
 // Redirects, SitemapDepth) is kept exactly, in a side record
 // allocated only for the few items that have any of it. A seen URL costs one 8-byte hash in an
 // open-addressing table (10–20 bytes with its slack); the string is not
 // kept once the item is popped. A host with queued items costs about 100 bytes more,
-// and once it has been paced 224 more: its ratelimit.HostState (144) and its
-// token bucket (80; measured over 100,000 keys each claimed and done with a
-// rest).
+// and once it has been paced 240 more: its ratelimit.HostState (144) in a
+// record of 160 and its token bucket (80).
 // BenchmarkMemoryPerURL measures the totals.
+//
+// Revisits: each key's new URLs wait in its ring, in the order they came
+// (their Dues, stamped on admission, in the same order), and its revisits
+// — and any item that cannot join the ring in order: a Due earlier than
+// the ring's last, or a Visit — in a heap of 136-byte entries by Due, then
+// arrival (the record, the Visit packed into 80 bytes with LastModified to
+// the second and Status and Gone within 0–65,535, and the order of
+// arrival); the key's first item is the earlier of the two heads, so new
+// URLs and revisits share one order, and a crawl without revisits never
+// makes a heap. A known URL queued as a revisit costs about 180 bytes
+// beyond its URL string with a 20-byte ETag, at 1,000 URLs a host; a host
+// with revisits about 450 bytes (BenchmarkMemoryPerRevisit).
 //
 // The seen-set holds 64-bit hashes (hash/maphash, with a seed chosen per
 // store) rather than strings. Two distinct URLs collide with probability
@@ -55,54 +66,32 @@ type MemoryStore struct {
 	hashes     *hashSet
 	exact      map[string]struct{}
 	queues     map[string]*ring
+	later      map[string]*later // keys with items out of their ring's order: revisits
 	sched      Schedule
 	leases     map[uint64]leaseRecord
 	token      uint64
 	meta       map[string][]byte
 	checkpoint []byte
+
+	// dueFunc is firstDue, bound once; the queues it found last, for
+	// Claim to take the item from.
+	dueFunc   func(string) time.Time
+	peekKey   string
+	peekRing  *ring
+	peekLater *later
 }
 
 // leaseRecord is what the store remembers of a lease: its key, and its
-// item while it is out.
+// item while it is out, and whether it came from the key's later heap. Its
+// Visit, if any, is behind a pointer: a map's values over 128 bytes are
+// allocated one by one, and most leases have none.
 type leaseRecord struct {
-	key  string
-	item bool
-	rec  record
+	key   string
+	item  bool
+	later bool
+	rec   record
+	visit *visitRecord
 }
-
-// record is a queued Item without its Key (the queue's name) and with its
-// small fields packed into 8 bytes, 48 bytes in all.
-//
-// It is deliberately not the encoding of package frontier/codec, which the
-// Stores that persist share (and which imports this package): a record
-// holds the caller's URL string and shares its referrer with the URL string
-// of the page the link was found on, where an encoding copies both into
-// every item — the referrer once per link — and a claim allocates them
-// again. BenchmarkMemoryPerURL keeps a queued URL within its target of 120
-// bytes beyond the URL (73–86 bytes at 10 to 1,000 URLs a host) with it.
-type record struct {
-	url, ref string
-	lastmod  uint32 // Unix seconds; 0 when Lastmod is zero
-	meta     uint32 // depth (19 bits) | kind (2 bits) | from sitemap (1 bit) | priority×1000 (10 bits)
-	history  *history
-}
-
-// history is the part of an Item that records what it has been through,
-// and its metadata; most items have neither, and then no history is
-// allocated.
-type history struct {
-	retries      int
-	redirects    []string
-	sitemapDepth int
-	meta         map[string]string
-}
-
-const (
-	depthBits   = 19
-	kindBits    = 2
-	sitemapBit  = 1 << (depthBits + kindBits)
-	prioritySft = depthBits + kindBits + 1
-)
 
 func (s *MemoryStore) lazyInit() {
 	if s.init {
@@ -112,6 +101,8 @@ func (s *MemoryStore) lazyInit() {
 	s.seed = maphash.MakeSeed()
 	s.token = maphash.String(s.seed, "lease tokens") // each store's tokens start elsewhere, so another store's lease is refused
 	s.queues = make(map[string]*ring)
+	s.later = make(map[string]*later)
+	s.dueFunc = s.firstDue
 	s.leases = make(map[uint64]leaseRecord)
 	s.meta = make(map[string][]byte)
 	if s.ExactSeen {
@@ -139,12 +130,21 @@ func (s *MemoryStore) Add(ctx context.Context, batch []Item, lim Limits) ([]erro
 		return nil, err
 	}
 	recs := make([]record, len(batch))
+	var visits []visitRecord // nil unless an item has a Visit
 	for i := range batch {
-		r, err := toRecord(batch[i])
+		r, err := toRecord(&batch[i])
 		if err != nil {
 			return nil, err
 		}
 		recs[i] = r
+		if batch[i].Visit != nil {
+			if visits == nil {
+				visits = make([]visitRecord, len(batch))
+			}
+			if visits[i], err = toVisitRecord(batch[i].Visit); err != nil {
+				return nil, err
+			}
+		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -160,10 +160,76 @@ func (s *MemoryStore) Add(ctx context.Context, batch []Item, lim Limits) ([]erro
 			refused[i] = ErrSeen
 			continue
 		}
-		s.queue(it.Key).pushBack(recs[i])
+		var v visitRecord
+		if visits != nil {
+			v = visits[i]
+		}
+		q, l := s.push(it.Key, recs[i], v)
 		s.sched.Queue(it, lim)
+		if l != nil {
+			s.reportFirst(it.Key, q, l)
+		}
 	}
 	return refused, nil
+}
+
+// push queues r, with v, under key: at the back of its ring if it is a new
+// URL (no Visit) due no earlier than the ring's last item — so that a
+// crawl without revisits uses rings alone, in the order it always had —
+// and in its later heap otherwise. It returns the key's ring and its
+// later heap, nil when it has none.
+func (s *MemoryStore) push(key string, r record, v visitRecord) (*ring, *later) {
+	q := s.queues[key]
+	var l *later
+	if len(s.later) > 0 {
+		l = s.later[key]
+	}
+	if !v.ok && (q == nil || q.n == 0 || r.due >= q.back().due) {
+		if q == nil {
+			q = new(ring)
+			s.queues[key] = q
+		}
+		q.pushBack(r)
+		if l != nil {
+			l.pushed++
+		}
+		return q, l
+	}
+	if l == nil {
+		l = newLater(q)
+		s.later[key] = l
+	}
+	l.push(laterEntry{rec: r, visit: v})
+	return q, l
+}
+
+// reportFirst tells the Schedule when key's first item is due: its later
+// heap's first entry's Due if that comes first, else at once (the ring's
+// items were due when queued; ClaimDue asks firstDue to make sure).
+func (s *MemoryStore) reportFirst(key string, q *ring, l *later) {
+	if l != nil && l.first(q) {
+		s.sched.Head(key, fromNanos(l.heap[0].rec.due))
+		return
+	}
+	s.sched.Head(key, time.Time{})
+}
+
+// firstDue returns when key's first item is due, for Schedule.ClaimDue,
+// and keeps the queues it found for Claim.
+func (s *MemoryStore) firstDue(key string) time.Time {
+	q := s.queues[key]
+	var l *later
+	if len(s.later) > 0 {
+		l = s.later[key]
+	}
+	s.peekKey, s.peekRing, s.peekLater = key, q, l
+	switch {
+	case l != nil && l.first(q):
+		return fromNanos(l.heap[0].rec.due)
+	case q != nil && q.n > 0:
+		return fromNanos(q.front().due)
+	}
+	return time.Time{}
 }
 
 // Claim implements Store.
@@ -175,24 +241,61 @@ func (s *MemoryStore) Claim(ctx context.Context, now time.Time, opt ClaimOptions
 	defer s.mu.Unlock()
 	s.lazyInit()
 	for {
-		key, host, next, ok := s.sched.Claim(now, opt)
+		s.peekKey = ""
+		key, host, next, ok := s.sched.ClaimDue(now, opt, s.dueFunc)
 		if !ok {
 			return Claim{Next: next, Idle: s.sched.Idle()}, nil
 		}
-		q := s.queues[key]
-		if q == nil || q.n == 0 {
+		q, l := s.peekRing, s.peekLater
+		if s.peekKey != key {
+			q, l = s.queues[key], nil
+			if len(s.later) > 0 {
+				l = s.later[key]
+			}
+		}
+		s.peekRing, s.peekLater = nil, nil
+		lr, ok := s.pop(key, q, l)
+		if !ok {
 			s.sched.End(key, now, Outcome{Pace: host}, false)
 			s.sched.Lost(key)
 			continue
 		}
-		r := q.popFront()
-		if q.n == 0 {
-			delete(s.queues, key) // memory follows the hosts with queued work
-		}
 		s.token++
-		s.leases[s.token] = leaseRecord{key: key, item: true, rec: r}
-		return Claim{Lease: &Lease{Item: r.item(key), Pace: host, Token: s.token, GivenUp: s.sched.GivenUp(key)}}, nil
+		s.leases[s.token] = lr
+		it := lr.rec.item(key)
+		if lr.visit != nil {
+			it.Visit = lr.visit.visit()
+		}
+		return Claim{Lease: &Lease{Item: it, Pace: host, Token: s.token, GivenUp: s.sched.GivenUp(key)}}, nil
 	}
+}
+
+// pop takes key's first item from its ring q or later heap l (either may
+// be nil), and tells the Schedule when the next is due; ok is false when
+// both are empty.
+func (s *MemoryStore) pop(key string, q *ring, l *later) (lr leaseRecord, ok bool) {
+	switch {
+	case l != nil && l.first(q):
+		e := l.pop()
+		lr = leaseRecord{key: key, item: true, later: true, rec: e.rec}
+		if e.visit.ok {
+			lr.visit = &e.visit
+		}
+	case q != nil && q.n > 0:
+		lr = leaseRecord{key: key, item: true, rec: q.popFront()}
+	default:
+		return leaseRecord{}, false
+	}
+	if q != nil && q.n == 0 {
+		delete(s.queues, key) // memory follows the hosts with queued work
+	}
+	if l != nil {
+		if len(l.heap) == 0 {
+			delete(s.later, key)
+		}
+		s.reportFirst(key, q, l) // ClaimDue took the report with the item
+	}
+	return lr, true
 }
 
 // ClaimKey implements Store.
@@ -212,7 +315,8 @@ func (s *MemoryStore) ClaimKey(ctx context.Context, key string, now time.Time, o
 	return &Lease{Item: Item{Key: key}, Pace: host, Token: s.token}, time.Time{}, nil
 }
 
-// end ends lease l, requeueing its item at the front when requeue.
+// end ends lease l, requeueing its item at the front when requeue, and
+// queuing o.Revisit when not.
 func (s *MemoryStore) end(ctx context.Context, l *Lease, now time.Time, o Outcome, requeue bool) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -224,20 +328,81 @@ func (s *MemoryStore) end(ctx context.Context, l *Lease, now time.Time, o Outcom
 	if !ok || lr.key != l.Key {
 		return ErrLeaseLost
 	}
+	var (
+		rv     record
+		rvisit visitRecord
+	)
+	if !requeue && o.Revisit != nil {
+		rv2, v, err := revisitRecord(&lr, o.Revisit)
+		if err != nil {
+			return err
+		}
+		rv, rvisit = rv2, v
+	}
 	delete(s.leases, l.Token)
 	requeue = requeue && lr.item
-	if requeue {
-		r, err := toRecord(l.Item) // with what the item has been through since
-		if err != nil {
-			r = lr.rec
-		}
-		s.queue(l.Key).pushFront(r)
+	switch {
+	case requeue:
+		s.requeue(l, lr)
+	case o.Revisit != nil:
+		q, lt := s.push(l.Key, rv, rvisit)
+		s.reportFirst(l.Key, q, lt)
 	}
 	s.sched.End(l.Key, now, o, requeue)
 	if o.Checkpoint != nil {
 		s.checkpoint = slices.Clone(o.Checkpoint)
 	}
 	return nil
+}
+
+// revisitRecord checks that it is the item of the lease lr and returns its
+// records.
+func revisitRecord(lr *leaseRecord, it *Item) (record, visitRecord, error) {
+	if !lr.item || it.URL != lr.rec.urlString() || it.Key != lr.key {
+		return record{}, visitRecord{}, fmt.Errorf("%w: %s under %q, leased %s under %q", ErrRevisit, it.URL, it.Key, lr.rec.urlString(), lr.key)
+	}
+	r, err := toRecord(it)
+	if err != nil {
+		return record{}, visitRecord{}, err
+	}
+	v, err := toVisitRecord(it.Visit)
+	if err != nil {
+		return record{}, visitRecord{}, err
+	}
+	return r, v, nil
+}
+
+// requeue puts the item of lease l back first among its key's items of
+// its Due, with what it has been through since (or as it was leased, if
+// that cannot be held).
+func (s *MemoryStore) requeue(l *Lease, lr leaseRecord) {
+	r, err := toRecord(&l.Item)
+	v, verr := toVisitRecord(l.Item.Visit)
+	if err != nil || verr != nil {
+		r, v = lr.rec, visitRecord{}
+		if lr.visit != nil {
+			v = *lr.visit
+		}
+	}
+	q := s.queues[l.Key]
+	var lt *later
+	if len(s.later) > 0 {
+		lt = s.later[l.Key]
+	}
+	if !lr.later && !v.ok && (q == nil || q.n == 0 || r.due <= q.front().due) {
+		if q == nil {
+			q = new(ring)
+			s.queues[l.Key] = q
+		}
+		q.pushFront(r)
+	} else {
+		if lt == nil {
+			lt = newLater(q)
+			s.later[l.Key] = lt
+		}
+		lt.pushFirst(laterEntry{rec: r, visit: v}, q)
+	}
+	s.reportFirst(l.Key, q, lt)
 }
 
 // Done implements Store.
@@ -307,120 +472,12 @@ func (s *MemoryStore) Close() error { return nil }
 func (s *MemoryStore) Len(key string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	n := 0
 	if q := s.queues[key]; q != nil {
-		return int(q.n)
+		n += int(q.n)
 	}
-	return 0
-}
-
-func (s *MemoryStore) queue(key string) *ring {
-	q := s.queues[key]
-	if q == nil {
-		q = new(ring)
-		s.queues[key] = q
+	if l := s.later[key]; l != nil {
+		n += len(l.heap)
 	}
-	return q
-}
-
-// item returns the Item r holds, queued under key.
-func (r record) item(key string) Item {
-	it := Item{
-		URL:         r.url,
-		Key:         key,
-		Referrer:    r.ref,
-		Depth:       int(r.meta & (1<<depthBits - 1)),
-		Kind:        Kind(r.meta >> depthBits & (1<<kindBits - 1)),
-		FromSitemap: r.meta&sitemapBit != 0,
-		Priority:    float32(r.meta>>prioritySft) / 1000,
-	}
-	if r.lastmod != 0 {
-		it.Lastmod = time.Unix(int64(r.lastmod), 0).UTC()
-	}
-	if h := r.history; h != nil {
-		it.Retries, it.Redirects, it.SitemapDepth, it.Meta = h.retries, h.redirects, h.sitemapDepth, h.meta
-	}
-	return it
-}
-
-func toRecord(it Item) (record, error) {
-	if it.Depth < 0 || it.Depth > maxStoredDepth {
-		return record{}, fmt.Errorf("frontier: memory store: depth %d out of range", it.Depth)
-	}
-	if it.Kind >= 1<<kindBits {
-		return record{}, fmt.Errorf("frontier: memory store: cannot hold %v", it.Kind)
-	}
-	prio := math.Round(float64(it.Priority) * 1000)
-	switch {
-	case !(prio >= 0): // negative or NaN
-		prio = 0
-	case prio > 1000:
-		prio = 1000
-	}
-	r := record{
-		url:  it.URL,
-		ref:  it.Referrer,
-		meta: uint32(it.Depth) | uint32(it.Kind)<<depthBits | uint32(prio)<<prioritySft,
-	}
-	if it.FromSitemap {
-		r.meta |= sitemapBit
-	}
-	if it.Retries != 0 || len(it.Redirects) > 0 || it.SitemapDepth != 0 || len(it.Meta) > 0 {
-		r.history = &history{retries: it.Retries, redirects: it.Redirects, sitemapDepth: it.SitemapDepth, meta: it.Meta}
-	}
-	if sec := it.Lastmod.Unix(); !it.Lastmod.IsZero() && sec > 0 && sec <= math.MaxUint32 {
-		r.lastmod = uint32(sec)
-	}
-	return r, nil
-}
-
-// ring is a FIFO queue with cheap PushFront. Capacity grows by 1.25× (at
-// least one record), so a queue's slack stays under a quarter of its
-// records — most queues are short, and doubling would waste up to half.
-// Buffers use their whole allocation size class.
-type ring struct {
-	buf     []record
-	head, n int32
-}
-
-func (q *ring) grow() {
-	c := len(q.buf)
-	q.resize(c + max(c/4, 1))
-}
-
-func (q *ring) resize(c int) {
-	buf := slices.Grow([]record(nil), c)
-	buf = buf[:cap(buf)]
-	for i := int32(0); i < q.n; i++ {
-		buf[i] = q.buf[(q.head+i)%int32(len(q.buf))]
-	}
-	q.buf, q.head = buf, 0
-}
-
-func (q *ring) pushBack(r record) {
-	if int(q.n) == len(q.buf) {
-		q.grow()
-	}
-	q.buf[(q.head+q.n)%int32(len(q.buf))] = r
-	q.n++
-}
-
-func (q *ring) pushFront(r record) {
-	if int(q.n) == len(q.buf) {
-		q.grow()
-	}
-	q.head = (q.head - 1 + int32(len(q.buf))) % int32(len(q.buf))
-	q.buf[q.head] = r
-	q.n++
-}
-
-func (q *ring) popFront() record {
-	r := q.buf[q.head]
-	q.buf[q.head] = record{} // let the strings go
-	q.head = (q.head + 1) % int32(len(q.buf))
-	q.n--
-	// A queue that drained from a burst gives most of its buffer back.
-	if len(q.buf) > 64 && int(q.n) < len(q.buf)/4 {
-		q.resize(2 * int(q.n))
-	}
-	return r
+	return n
 }

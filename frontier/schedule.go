@@ -12,12 +12,28 @@ import (
 // key, how many items are queued and leased, its pacing state — a
 // ratelimit.Bucket and the ratelimit.HostState the pacing policy reads — and
 // its counters, and a heap of the keys that have queued items and a free
-// lease slot, ordered by when their buckets have their tokens again
-// (mirrored in HostState.NextAllowed) and, among equal times, by how long
-// they have waited. MemoryStore uses it beside its queues; a Store on disk
+// lease slot, ordered by when they may be claimed — when their buckets
+// have their tokens again (mirrored in HostState.NextAllowed), or their
+// first items are due, whichever is later — and, among equal times, by how
+// long they have waited. MemoryStore uses it beside its queues; a Store on disk
 // uses it as the in-memory index of what it persists (Restore rebuilds it
 // on open, Record says what to persist after each change). The queues themselves are
-// the Store's: Schedule only counts.
+// the Store's: Schedule only counts, and learns when each key's first item
+// is due from Head.
+//
+// # Due times
+//
+// A key is claimable only once its first item is due. The Store says when
+// that is with Head, whenever it may have changed: after queuing an item
+// ahead of the others (a revisit due earlier than the key's first item),
+// after a claim took the first item (Claim takes what Head said with the
+// item: the next is due at once unless the Store says otherwise), after a
+// Requeue or a Done that queued an item. Head's zero time means due at once: a Store reports it for an
+// item it expects due, one queued in order at its admission (Add stamps
+// new URLs with their admission time), and ClaimDue asks it about such an
+// item before leasing it: one not due after all makes the key wait for it.
+// Keys with items due at once keep their place by NextAllowed alone, so a
+// crawl without revisits is scheduled exactly as before Due existed.
 //
 // A key's token is taken when a request may have started or ended: at each
 // claim when PerHost is above one (the key then rests its Delay, so that
@@ -70,6 +86,12 @@ type keyState struct {
 type pace struct {
 	ratelimit.HostState
 	bucket ratelimit.Bucket
+	// due is when the key's first item is due, as Head last said;
+	// math.MinInt64 for at once. It lives here, with what a paced key
+	// keeps, because keys whose first item waits are (almost always) keys
+	// already fetched: keyState stays in its size class (64 bytes)
+	// without it, and pace in its own (160) with it.
+	due int64
 }
 
 type idleKey struct {
@@ -173,7 +195,7 @@ func (s *Schedule) schedule(k *keyState) {
 		}
 		return
 	}
-	at, seq := nanos(k.ready()), s.seq+1
+	at, seq := max(nanos(k.ready()), k.due()), s.seq+1
 	if k.closed() {
 		// To be drained: ahead of every key waiting to be fetched, those
 		// never fetched (at MinInt64 too) included.
@@ -196,8 +218,19 @@ func (s *Schedule) schedule(k *keyState) {
 // Claim picks the key to lease an item of at now, as Store.Claim describes,
 // and counts the lease: the Store then takes the first item of the key's
 // queue. When none can be claimed, ok is false and next is the earliest
-// NextAllowed on the heap (zero if the heap is empty).
+// time a key on the heap may be claimed (zero if the heap is empty). It
+// trusts Head: a Store that reports first items due at once without
+// knowing uses ClaimDue.
 func (s *Schedule) Claim(now time.Time, opt ClaimOptions) (key string, host ratelimit.HostState, next time.Time, ok bool) {
+	return s.ClaimDue(now, opt, nil)
+}
+
+// ClaimDue is Claim for a Store that reports first items due at once
+// (Head's zero time) that may not be: before leasing such a key, it asks
+// due when the key's first item is due, and a key whose item is not due at
+// now waits for it, as if Head had said so. Keys that are closed are not
+// asked: their items are handed out whatever their Due.
+func (s *Schedule) ClaimDue(now time.Time, opt ClaimOptions, due func(key string) time.Time) (key string, host ratelimit.HostState, next time.Time, ok bool) {
 	s.opt = opt
 	s.sweep(now)
 	for len(s.ready) > 0 {
@@ -213,8 +246,20 @@ func (s *Schedule) Claim(now time.Time, opt ClaimOptions) (key string, host rate
 			s.schedule(k)
 			continue
 		}
+		if due != nil && !k.closed() && k.due() == math.MinInt64 {
+			if d := due(k.key); d.After(now) {
+				k.mutPace().due = d.UnixNano()
+				s.schedule(k)
+				continue
+			}
+		}
 		k.queued--
 		s.queued--
+		if k.pace != nil {
+			// The first item is taken: the Store reports the next one
+			// with Head unless it is due at once.
+			k.pace.due = math.MinInt64
+		}
 		s.lease(k, now)
 		s.schedule(k)
 		return k.key, *k.hs(), time.Time{}, true
@@ -276,9 +321,12 @@ func (s *Schedule) ClaimKey(key string, now time.Time, opt ClaimOptions) (host r
 }
 
 // End ends a lease of key at now with outcome o; requeue says its item went
-// back to the queue (Requeue) rather than being done (Done). A key that is
-// ready again at once is claimed next, ahead of keys that have waited, up to
-// ClaimOptions.Affinity times in a row.
+// back to the queue (Requeue) rather than being done (Done). A Done whose
+// o.Revisit is not nil queued its item again: it counts as queued, not as
+// scheduled again. A key that is ready again at once, its first item due,
+// is claimed next, ahead of keys that have waited, up to
+// ClaimOptions.Affinity times in a row. The Store calls Head first if the
+// lease's end changed the key's first item.
 func (s *Schedule) End(key string, now time.Time, o Outcome, requeue bool) {
 	k := s.keys[key]
 	if k == nil || k.leased == 0 {
@@ -295,12 +343,12 @@ func (s *Schedule) End(key string, now time.Time, o Outcome, requeue bool) {
 	h.NextAllowed = ready // the bucket's, whatever the lease carried
 	k.take(now, o.Rest)
 	next := h.NextAllowed
-	if requeue {
+	if requeue || o.Revisit != nil {
 		k.queued++
 		s.queued++
 	}
 	if !requeue && s.opt.Affinity > 0 && k.queued > 0 && k.index < 0 && k.leased == 0 {
-		if k.streak < int32(s.opt.Affinity) && !next.After(now) {
+		if k.streak < int32(s.opt.Affinity) && !next.After(now) && k.due() <= nanos(now) {
 			// Ready again at once: to the front, ahead of keys that have
 			// waited, for the rest of its run.
 			k.streak++
@@ -356,6 +404,23 @@ func (s *Schedule) sweep(now time.Time) {
 	}
 }
 
+// Head tells the Schedule when key's first queued item is due: the zero
+// time for at once (or for an empty queue). A Store calls it whenever that
+// may have changed (see Due times above); a key the Schedule does not know
+// is ignored, since Queue makes it known.
+func (s *Schedule) Head(key string, due time.Time) {
+	k := s.keys[key]
+	if k == nil {
+		return
+	}
+	d := nanos(due)
+	if d == k.due() {
+		return
+	}
+	k.mutPace().due = d
+	s.schedule(k)
+}
+
 // GiveUp marks key given up: Admit refuses its items from now on, and
 // those queued are handed out at once, to be reported.
 func (s *Schedule) GiveUp(key string) {
@@ -377,6 +442,9 @@ func (s *Schedule) Lost(key string) {
 	if k := s.keys[key]; k != nil {
 		s.queued -= int(k.queued)
 		k.queued = 0
+		if k.pace != nil {
+			k.pace.due = math.MinInt64
+		}
 		s.schedule(k)
 		s.maybeIdle(k)
 	}
@@ -469,7 +537,16 @@ func (k *keyState) mut() *ratelimit.HostState {
 // mutPace returns k's pace, allocating it the first time.
 func (k *keyState) mutPace() *pace {
 	if k.pace == nil {
-		k.pace = new(pace)
+		k.pace = &pace{due: math.MinInt64}
 	}
 	return k.pace
+}
+
+// due returns when k's first item is due, in Unix nanoseconds
+// (math.MinInt64: at once).
+func (k *keyState) due() int64 {
+	if k.pace == nil {
+		return math.MinInt64
+	}
+	return k.pace.due
 }

@@ -22,7 +22,8 @@ type DoneAdder interface {
 }
 
 // Store keeps a crawl's state: everything a crawl must not forget when its
-// process stops. It holds the seen-set, one FIFO queue per politeness key,
+// process stops. It holds the seen-set, one queue per politeness key
+// (ordered by Item.Due, then FIFO: see Claim),
 // the leases of items handed out, each key's pacing state (when it may next
 // be fetched, and what the pacing policy needs to decide how long it rests)
 // and counters. MemoryStore keeps it in memory; package pebblestore on disk,
@@ -44,15 +45,19 @@ type Store interface {
 	// their keys, in order: an item whose URL was seen before is refused
 	// with ErrSeen, and one that lim forbids with ErrGivenUp, ErrLimit,
 	// ErrHostLimit or ErrSitemapLimit; every other item's URL is marked
-	// seen and the item is appended to its key's queue and counted, in one
-	// step, so that no URL is ever marked seen without being queued.
+	// seen and the item is queued under its key (by its Due, after the
+	// items of its key due no later) and counted, in one step, so that no
+	// URL is ever marked seen without being queued. An item comes back
+	// from Claim with every field as it was added (Key, Due and Visit
+	// included), but for the roundings a Store documents.
 	// refused[i] is nil or the reason batch[i] was refused. A non-nil err
 	// means the Store failed and nothing of batch was applied.
 	Add(ctx context.Context, batch []Item, lim Limits) (refused []error, err error)
 
 	// Claim leases the next item to fetch at now: the first item of the
 	// key that has waited longest among those with queued items, fewer
-	// than opt.PerHost leases and a NextAllowed not after now — or, ahead
+	// than opt.PerHost leases, a NextAllowed not after now and a first
+	// item due (Item.Due not after now) — or, ahead
 	// of those, of a key that is closed (given up, or ratelimit.HostState.ClosedUntil
 	// after now; one whose ClosedUntil has passed is open again and waits
 	// for its NextAllowed), whose items are handed out to be reported. With
@@ -60,9 +65,17 @@ type Store interface {
 	// ratelimit.HostState.Delay, so that requests start at least that far apart
 	// (with one, the lease keeps them apart and Done sets the rest). When no
 	// key is ready, Claim returns a Claim with a nil Lease and Next set to
-	// the earliest NextAllowed of a key that could be claimed (zero if
-	// none), or Idle if no item is queued or leased anywhere: the crawl is
-	// over.
+	// the earliest time a key could be claimed — the least, over keys with
+	// a free slot, of the later of its NextAllowed and its first item's
+	// Due — (zero if none), or Idle if no item is queued or leased
+	// anywhere: the crawl is over. Items waiting for their Due are queued:
+	// a Store holding only revisits due later is not Idle.
+	//
+	// A key's items are handed out in the order of their Due and, among
+	// equal Dues, in the order they were queued (Add, a Done's Revisit):
+	// new URLs, stamped with their admission time, and revisits share one
+	// order, so that neither starves the other. A closed key's items are
+	// all handed out at once, whatever their Due.
 	Claim(ctx context.Context, now time.Time, opt ClaimOptions) (Claim, error)
 
 	// ClaimKey leases key itself, with no item, when it could be claimed
@@ -73,14 +86,20 @@ type Store interface {
 
 	// Done ends l: its item is done. The key takes o.Host and rests o.Rest
 	// from now (NextAllowed is at least now+o.Rest). o.Checkpoint, if not
-	// nil, is stored in the same atomic step (see Checkpoint). A lease
-	// that expired or was superseded is refused with ErrLeaseLost.
+	// nil, is stored in the same atomic step (see Checkpoint), and so is
+	// o.Revisit, if not nil: the item is queued again, as the Revisit says
+	// (its Due and Visit), its URL still seen and not counted again
+	// against Limits. A lease that expired or was superseded is refused
+	// with ErrLeaseLost, a Revisit that is not l's item with ErrRevisit;
+	// either way nothing of the Done is applied.
 	Done(ctx context.Context, l *Lease, now time.Time, o Outcome) error
 
 	// Requeue ends l without finishing its item: the item goes back to the
-	// front of its key's queue, with what it has been through (Retries,
-	// Redirects, ...), and the key takes o.Host and rests o.Rest, as for
-	// Done. Requeuing a lease of ClaimKey is Done.
+	// front of its key's queue — to its place by Due, which it had taken
+	// when claimed — with what it has been through (Retries, Redirects,
+	// ..., Visit and Due), and the key takes o.Host and rests o.Rest, as
+	// for Done. o.Revisit is ignored. Requeuing a lease of ClaimKey is
+	// Done.
 	Requeue(ctx context.Context, l *Lease, now time.Time, o Outcome) error
 
 	// GiveUp marks key given up, durably: Add refuses its URLs with
@@ -206,15 +225,23 @@ type Outcome struct {
 	// step: a caller's output offset, say, so that its output and the
 	// crawl's progress never disagree after a crash.
 	Checkpoint []byte
+	// Revisit, if not nil, queues the lease's item again on Done, in the
+	// same atomic step: the same URL and Key, with the Due and Visit the
+	// caller set (the Frontier stamps a zero Due with its clock). The URL
+	// stays seen — Add refuses it with ErrSeen — and is not counted again
+	// against Limits. Nil: the item is done for good. Requeue ignores it.
+	Revisit *Item
 }
 
 // Counts are a Store's counters.
 type Counts struct {
-	// Queued is the number of items waiting; Leased the number handed out.
+	// Queued is the number of items waiting, revisits due later
+	// included; Leased the number handed out.
 	Queued, Leased int
 	// Hosts is the number of keys with queued or leased items; Busy those
 	// with a lease; Ready those with queued items that could be claimed
-	// now; Resting those with queued items waiting for their NextAllowed.
+	// now; Resting those with queued items waiting for their NextAllowed
+	// or their first item's Due.
 	Hosts, Busy, Ready, Resting int
 	// Scheduled is the number of page items ever scheduled, the count
 	// Limits.MaxPages bounds.

@@ -19,6 +19,8 @@
 //   - Times are kept to the nanosecond, as an instant: they come back in
 //     UTC, without the monotonic clock reading.
 //   - Item.Meta comes back nil when it was empty, and Item.Redirects too.
+//   - Item.Visit comes back nil when it was nil, and as a Visit of zero
+//     fields when it was one.
 //
 // HostState.Interrupted, which frontier.Store says a Store need not keep, is
 // encoded like every other field, so that a Store keeps it as it keeps the
@@ -45,7 +47,8 @@
 //
 //   - Items: version 1 (ItemVersion), as redisstore wrote items before this
 //     package; flag 10, Item.BlockedSince of earlier releases, is read and
-//     dropped.
+//     dropped. Flags 11 and 12 (Item.Due, and Item.Visit with flags of its
+//     own) came later: items written before them decode with neither.
 //   - Host states: version 1, redisstore's fixed layout before this package
 //     (no NextAllowed, ClosedUntil or Interrupted), is read; version 2
 //     (HostVersion), with flags, is written.
@@ -210,6 +213,16 @@ func (d *decoder) uint32() uint32 {
 	}
 	v := binary.LittleEndian.Uint32(d.b)
 	d.b = d.b[4:]
+	return v
+}
+
+func (d *decoder) uint64() uint64 {
+	if len(d.b) < 8 {
+		d.fail("truncated")
+		return 0
+	}
+	v := binary.LittleEndian.Uint64(d.b)
+	d.b = d.b[8:]
 	return v
 }
 

