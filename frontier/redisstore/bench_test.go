@@ -88,3 +88,50 @@ func BenchmarkPageParallel(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkCrawl is a crawl in the shape of a real one, through a
+// Frontier on the Store: each page is a Next and a DoneAdding of ten
+// links spread over twenty hosts. It reports the Store's script calls and
+// round trips per page (a script call whose script Redis had not loaded
+// counts twice, as it costs two).
+func BenchmarkCrawl(b *testing.B) {
+	srv := redistest.Start(b)
+	c := srv.Client()
+	hook := new(countingHook)
+	c.AddHook(hook)
+	s, err := New(c, "bench", Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	f := frontier.New(frontier.Config{Store: s, Scope: frontier.ScopeAny, Poll: s.PollInterval()})
+	var seeds []string
+	for i := range 20 {
+		seeds = append(seeds, fmt.Sprintf("http://h%d.example/", i))
+	}
+	if _, err := f.AddSeeds(ctx, seeds); err != nil {
+		b.Fatal(err)
+	}
+	page := func(i int) {
+		l, err := f.Next(ctx)
+		if err != nil {
+			b.Fatalf("page %d: %v", i, err)
+		}
+		links := make([]frontier.Item, 10)
+		for j := range links {
+			links[j] = l.Child(fmt.Sprintf("http://h%d.example/p%d-%d", (i+j)%20, i, j))
+		}
+		if _, err := f.DoneAdding(ctx, l, frontier.Outcome{Pace: l.Pace}, links); err != nil {
+			b.Fatal(err)
+		}
+	}
+	page(-1) // loads the scripts
+	hook.n.Store(0)
+	hook.scripts.Store(0)
+	b.ResetTimer()
+	for i := range b.N {
+		page(i)
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(hook.scripts.Load())/float64(b.N), "scripts/page")
+	b.ReportMetric(float64(hook.n.Load())/float64(b.N), "trips/page")
+}

@@ -350,10 +350,10 @@ func TestStateLost(t *testing.T) {
 	}
 }
 
-// countingHook counts the round trips of a client: each command, or each
-// pipeline, is one.
+// countingHook counts the round trips of a client — each command, or each
+// pipeline, is one — and among them the script calls (EVALSHA and EVAL).
 type countingHook struct {
-	n atomic.Int64
+	n, scripts atomic.Int64
 }
 
 func (h *countingHook) DialHook(next redis.DialHook) redis.DialHook { return next }
@@ -361,6 +361,9 @@ func (h *countingHook) DialHook(next redis.DialHook) redis.DialHook { return nex
 func (h *countingHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		h.n.Add(1)
+		if strings.HasPrefix(cmd.Name(), "eval") {
+			h.scripts.Add(1)
+		}
 		return next(ctx, cmd)
 	}
 }

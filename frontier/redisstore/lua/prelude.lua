@@ -11,6 +11,9 @@
 local P = ARGV[1]
 local N = KEYS[1]
 local R, E, L, LI, T, S = P .. 'ready', P .. 'exp', P .. 'lease', P .. 'item', P .. 'token', P .. 'seen'
+-- LD: lease token → the Due (µs) of a leased item handed out before it,
+-- by a closed key, so that it goes back to its place by Due.
+local LD = P .. 'ldue'
 -- How long an idle key's pacing state outlives its rest (ms), and a memo.
 local IDLE_TTL, MEMO_TTL = 60000, 600000
 
@@ -81,33 +84,119 @@ local function rest(s, d)
   s.na, s.bset = bucketReady(s.b, clock), true
 end
 
--- key loads a politeness key's scheduling state: its bucket (bt, bl, br),
--- the bucket's ready time (na), its Delay, leases and closure.
-local function key(name)
-  local K = P .. 'k:' .. name
-  local v = redis.call('HMGET', K, 'na', 'delay', 'leased', 'gu', 'ep', 'cu', 'bt', 'bl', 'br')
-  local s = {K = K, Q = P .. 'q:' .. name, name = name, na = num(v[1]), delay = num(v[2]),
-    leased = num(v[3]), gu = v[4] == '1', cu = num(v[6]), b = bucketOf(v[7], v[8], v[9])}
-  if num(v[5]) < epoch then
-    rest(s, epochAt + s.delay - clock)
-  end
-  s.qlen = redis.call('LLEN', s.Q)
-  s.active, s.busy = s.qlen > 0 or s.leased > 0, s.leased > 0
-  return s
-end
-
 -- closed reports whether s's items are handed out to be reported, not
 -- fetched: it was given up, or its robots.txt is unreachable until s.cu.
 local function closed(s)
   return s.gu or s.cu > 0
 end
 
+-- key loads a politeness key's scheduling state: its bucket (bt, bl, br),
+-- the bucket's ready time (na), its Delay, leases and closure, and the
+-- lengths of its queue: Q, a list of the items due when they were queued,
+-- in order, and D, a sorted set of those due later, by Due (µs, the
+-- score), then by arrival (a sequence number, 8 bytes big-endian, ahead of
+-- the item in the member). Every item of D is due after every item of Q
+-- (see queue), so that the key's first item is Q's, or D's when Q is
+-- empty.
+local function key(name)
+  local K = P .. 'k:' .. name
+  local v = redis.call('HMGET', K, 'na', 'delay', 'leased', 'gu', 'ep', 'cu', 'bt', 'bl', 'br')
+  local s = {K = K, Q = P .. 'q:' .. name, D = P .. 'd:' .. name, name = name, na = num(v[1]), delay = num(v[2]),
+    leased = num(v[3]), gu = v[4] == '1', cu = num(v[6]), b = bucketOf(v[7], v[8], v[9])}
+  if num(v[5]) < epoch then
+    rest(s, epochAt + s.delay - clock)
+  end
+  s.llen, s.dlen = redis.call('LLEN', s.Q), redis.call('ZCARD', s.D)
+  s.qlen = s.llen + s.dlen
+  s.active, s.busy = s.qlen > 0 or s.leased > 0, s.leased > 0
+  return s
+end
+
+-- dueOf returns the µs on the clock of a Due argument: '' for none (due
+-- at once), µs since 1970 when the Store decides on its caller's clock,
+-- else µs from the caller's now, which Redis's now stands for.
+local function dueOf(v)
+  if v == '' then return nil end
+  if ARGV[6] == '1' then return tonumber(v) end
+  return clock + tonumber(v)
+end
+
+-- headDue returns when s's first item is due: nil for at once (Q has
+-- items, or the queue is empty).
+local function headDue(s)
+  if s.llen > 0 or s.dlen == 0 then return nil end
+  local h = redis.call('ZRANGE', s.D, 0, 0, 'WITHSCORES')
+  return tonumber(h[2])
+end
+
+-- toD adds item to D, due at µs, as the sequence number seq.
+local function toD(s, item, at, seq)
+  redis.call('ZADD', s.D, at, struct.pack('>I8', seq) .. item)
+  s.dlen, s.qlen, s.moved = s.dlen + 1, s.qlen + 1, true
+end
+
+-- queue appends item to s's queue, due at µs at (nil: at once). An item
+-- due by now goes to the end of Q, after the items of D that fell due
+-- meanwhile, which move there first: Q then holds every item due by the
+-- last time it was appended to, D only later ones. One due later goes to
+-- D, after the items due no later.
+local function queue(s, item, at)
+  if at and at > clock then
+    toD(s, item, at, redis.call('HINCRBY', s.K, 'dseq', 1))
+    return
+  end
+  if s.dlen > 0 then
+    local due = redis.call('ZRANGE', s.D, '-inf', clock, 'BYSCORE')
+    if #due > 0 then
+      for i = 1, #due do
+        redis.call('RPUSH', s.Q, string.sub(due[i], 9))
+      end
+      redis.call('ZREMRANGEBYRANK', s.D, 0, #due - 1)
+      s.llen, s.dlen = s.llen + #due, s.dlen - #due
+    end
+  end
+  redis.call('RPUSH', s.Q, item)
+  s.llen, s.qlen, s.moved = s.llen + 1, s.qlen + 1, true
+end
+
+-- front puts item back at the front of s's queue: it was the first, or
+-- was handed out by a closed key before its Due at (nil: due), where it
+-- goes back to, ahead of the items due at the same time.
+local function front(s, item, at)
+  if at and at > clock then
+    toD(s, item, at, 0)
+    return
+  end
+  redis.call('LPUSH', s.Q, item)
+  s.llen, s.qlen, s.moved = s.llen + 1, s.qlen + 1, true
+end
+
+-- take takes s's first item, and returns it and, if it is not due yet
+-- (a closed key hands out every item), its Due; nothing if the first item
+-- is not due and s is not closed.
+local function take(s)
+  if s.llen > 0 then
+    s.llen, s.qlen = s.llen - 1, s.qlen - 1
+    return redis.call('LPOP', s.Q)
+  end
+  local h = redis.call('ZRANGE', s.D, 0, 0, 'WITHSCORES')
+  local at = tonumber(h[2])
+  if at > clock and not closed(s) then return nil end
+  redis.call('ZREM', s.D, h[1])
+  s.dlen, s.qlen = s.dlen - 1, s.qlen - 1
+  if at > clock then return string.sub(h[1], 9), at end
+  return string.sub(h[1], 9)
+end
+
 -- save writes s back with the extra fields given (and its bucket, if it
 -- changed), keeps the host counters,
 -- puts the key in the ready set if it has queued items and a free lease
--- slot (a key already there keeps its place unless it must now wait
--- longer; a closed key goes ahead of every other, at 0), and lets an idle
--- key's state expire once its rest is over.
+-- slot, scored by when it may be claimed: the later of its bucket's ready
+-- time and its first item's Due, or since when it has waited for a key
+-- ready already (a key already there keeps its place unless it must now
+-- wait longer, or was waiting and an item queued may be due sooner; a
+-- closed key goes ahead of every other, at 0), and lets an idle key's
+-- state expire once its rest is over.
 local function save(s, ...)
   redis.call('HSET', s.K, 'na', s.na, 'leased', s.leased, 'ep', epoch, ...)
   if s.bset then
@@ -119,11 +208,14 @@ local function save(s, ...)
   if busy ~= s.busy then redis.call('HINCRBY', N, 'busy', busy and 1 or -1) end
   s.active, s.busy = active, busy
   if s.qlen > 0 and s.leased < perHost then
-    local cur = redis.call('ZSCORE', R, s.name)
-    local at
-    if closed(s) then at = 0
-    elseif cur then at = math.max(tonumber(cur), s.na)
-    else at = math.max(s.na, clock) end
+    local at = 0
+    if not closed(s) then
+      local cur, wait = tonumber(redis.call('ZSCORE', R, s.name)), s.na
+      local due = headDue(s)
+      if due and due > wait then wait = due end
+      if cur and (cur <= clock or not s.moved) then at = math.max(cur, wait)
+      else at = math.max(wait, clock) end
+    end
     redis.call('ZADD', R, at, s.name)
   else
     redis.call('ZREM', R, s.name)
@@ -135,22 +227,30 @@ local function save(s, ...)
   end
 end
 
--- expire ends lease token: its item, if any, goes back to the front of its
--- key's queue (dropped if the key was given up), and the key rests a full
--- Delay from restFrom, since a request may have been under way.
-local function expire(token, restFrom)
-  local name = redis.call('HGET', L, token)
-  local item = redis.call('HGET', LI, token)
+-- unlease removes lease token's records, and returns its item (false for
+-- a lease of a key alone) and the item's Due if it was handed out before
+-- it.
+local function unlease(token)
+  local item, due = redis.call('HGET', LI, token), redis.call('HGET', LD, token)
   redis.call('HDEL', L, token)
   redis.call('HDEL', LI, token)
+  if due then redis.call('HDEL', LD, token) end
   redis.call('ZREM', E, token)
+  return item, tonumber(due)
+end
+
+-- expire ends lease token: its item, if any, goes back to the front of its
+-- key's queue, and the key rests a full Delay from restFrom, since a
+-- request may have been under way.
+local function expire(token, restFrom)
+  local name = redis.call('HGET', L, token)
+  local item, due = unlease(token)
   if not name then return end
   redis.call('HINCRBY', N, 'leased', -1)
   local s = key(name)
   s.leased = math.max(s.leased - 1, 0)
   if item then
-    redis.call('LPUSH', s.Q, item)
-    s.qlen = s.qlen + 1
+    front(s, item, due)
     redis.call('HINCRBY', N, 'queued', 1)
   end
   rest(s, restFrom + s.delay - clock)
@@ -165,12 +265,14 @@ local function sweep()
   end
 end
 
--- grant records a lease of s (of item, or of the key alone when item is
--- false) expiring lease µs from now, and returns its token.
-local function grant(s, item, lease)
+-- grant records a lease of s (of item, due at due if it is handed out
+-- before, or of the key alone when item is false) expiring lease µs from
+-- now, and returns its token.
+local function grant(s, item, lease, due)
   local token = redis.call('INCR', T)
   redis.call('HSET', L, token, s.name)
   if item then redis.call('HSET', LI, token, item) end
+  if due then redis.call('HSET', LD, token, due) end
   redis.call('ZADD', E, clock + lease, token)
   redis.call('HINCRBY', N, 'leased', 1)
   s.leased = s.leased + 1
