@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -145,9 +146,21 @@ func checkInvariants(t *testing.T, step int, c *redis.Client, s *Store, now time
 			later[k] = first[0].Score
 		}
 	}
-	for token := range c.HGetAll(ctx, p+"ldue").Val() {
-		if _, ok := leases[token]; !ok {
-			t.Fatalf("step %d: the Due of lease %s outlives it", step, token)
+	for _, k := range c.Keys(ctx, p+"k:*").Val() {
+		name := strings.TrimPrefix(k, p+"k:")
+		for f, v := range c.HGetAll(ctx, k).Val() {
+			if token, ok := strings.CutPrefix(f, "ld"); ok && leases[token] != name {
+				t.Fatalf("step %d: key %s keeps the Due of lease %s, not one of its own", step, name, token)
+			}
+			if f == "dn" && v != fmt.Sprint(c.ZCard(ctx, p+"d:"+name).Val()) {
+				t.Fatalf("step %d: key %s counts %s items due later, holds %d", step, name, v, c.ZCard(ctx, p+"d:"+name).Val())
+			}
+		}
+	}
+	for k, due := range later {
+		kept := c.HMGet(ctx, p+"k:"+k, "dn", "dh").Val()
+		if n := c.ZCard(ctx, p+"d:"+k).Val(); fmt.Sprint(kept[0]) != fmt.Sprint(n) || fmt.Sprint(kept[1]) != strconv.FormatFloat(due, 'f', -1, 64) {
+			t.Fatalf("step %d: key %s keeps %v items due later, the first at %v; holds %d, the first at %.0f", step, k, kept[0], kept[1], n, due)
 		}
 	}
 	var want frontier.Counts

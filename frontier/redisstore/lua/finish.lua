@@ -16,13 +16,11 @@ local function finish()
     expire(token, tonumber(at))
     return 1
   end
-  local item, due = unlease(token)
-  redis.call('HINCRBY', N, 'leased', -1)
-  local s = key(name)
-  s.leased = math.max(s.leased - 1, 0)
+  local item = unlease(token)
+  local s = leaseOf(name, token)
   rest(s, tonumber(ARGV[14]))
   if item and ARGV[10] == '1' then
-    front(s, ARGV[11], due)
+    front(s, ARGV[11], s.ldue)
     redis.call('HINCRBY', N, 'queued', 1)
   elseif item and ARGV[19] ~= '' then
     queue(s, ARGV[19], dueOf(ARGV[20]))

@@ -11,9 +11,6 @@
 local P = ARGV[1]
 local N = KEYS[1]
 local R, E, L, LI, T, S = P .. 'ready', P .. 'exp', P .. 'lease', P .. 'item', P .. 'token', P .. 'seen'
--- LD: lease token → the Due (µs) of a leased item handed out before it,
--- by a closed key, so that it goes back to its place by Due.
-local LD = P .. 'ldue'
 -- How long an idle key's pacing state outlives its rest (ms), and a memo.
 local IDLE_TTL, MEMO_TTL = 60000, 600000
 
@@ -91,22 +88,30 @@ local function closed(s)
 end
 
 -- key loads a politeness key's scheduling state: its bucket (bt, bl, br),
--- the bucket's ready time (na), its Delay, leases and closure, and the
--- lengths of its queue: Q, a list of the items due when they were queued,
--- in order, and D, a sorted set of those due later, by Due (µs, the
--- score), then by arrival (a sequence number, 8 bytes big-endian, ahead of
--- the item in the member). Every item of D is due after every item of Q
--- (see queue), so that the key's first item is Q's, or D's when Q is
--- empty.
-local function key(name)
+-- the bucket's ready time (na), its Delay, leases and closure, and its
+-- queue: Q, a list of the items due when they were queued, in order, and
+-- D, a sorted set of those due later, by Due (µs, the score), then by
+-- arrival (a sequence number, 8 bytes big-endian, ahead of the item in the
+-- member). Every item of D is due after every item of Q (see queue), so
+-- that the key's first item is Q's, or D's when Q is empty. The key's hash
+-- keeps D's length (dn), first Due (dh) and last sequence number (ds), so
+-- that a key without items due later costs no command more than before D.
+-- With token, key loads the Due of lease token's item too if a closed key
+-- handed it out before it (field ld<token>).
+local function key(name, token)
   local K = P .. 'k:' .. name
-  local v = redis.call('HMGET', K, 'na', 'delay', 'leased', 'gu', 'ep', 'cu', 'bt', 'bl', 'br')
+  local v = redis.call('HMGET', K, 'na', 'delay', 'leased', 'gu', 'ep', 'cu', 'bt', 'bl', 'br',
+    'dn', 'dh', 'ds', 'ld' .. (token or ''))
   local s = {K = K, Q = P .. 'q:' .. name, D = P .. 'd:' .. name, name = name, na = num(v[1]), delay = num(v[2]),
-    leased = num(v[3]), gu = v[4] == '1', cu = num(v[6]), b = bucketOf(v[7], v[8], v[9])}
+    leased = num(v[3]), gu = v[4] == '1', cu = num(v[6]), b = bucketOf(v[7], v[8], v[9]),
+    dlen = num(v[10]), dhead = tonumber(v[11]), dseq = num(v[12]), ldue = token and tonumber(v[13])}
+  if s.dlen > 0 and not s.dhead then -- not kept: Redis lost a write
+    s.dhead = tonumber(redis.call('ZRANGE', s.D, 0, 0, 'WITHSCORES')[2]) or clock
+  end
   if num(v[5]) < epoch then
     rest(s, epochAt + s.delay - clock)
   end
-  s.llen, s.dlen = redis.call('LLEN', s.Q), redis.call('ZCARD', s.D)
+  s.llen = redis.call('LLEN', s.Q)
   s.qlen = s.llen + s.dlen
   s.active, s.busy = s.qlen > 0 or s.leased > 0, s.leased > 0
   return s
@@ -125,14 +130,29 @@ end
 -- items, or the queue is empty).
 local function headDue(s)
   if s.llen > 0 or s.dlen == 0 then return nil end
-  local h = redis.call('ZRANGE', s.D, 0, 0, 'WITHSCORES')
-  return tonumber(h[2])
+  return s.dhead
 end
 
--- toD adds item to D, due at µs, as the sequence number seq.
+-- dChanged notes that D lost n items from its front: s.dhead is its new
+-- first Due.
+local function dChanged(s, n)
+  s.dlen, s.dset = s.dlen - n, true
+  s.dhead = nil
+  if s.dlen > 0 then
+    s.dhead = tonumber(redis.call('ZRANGE', s.D, 0, 0, 'WITHSCORES')[2])
+  end
+end
+
+-- toD adds item to D, due at µs, as sequence number seq (the next if
+-- nil).
 local function toD(s, item, at, seq)
+  if not seq then
+    s.dseq = s.dseq + 1
+    seq = s.dseq
+  end
   redis.call('ZADD', s.D, at, struct.pack('>I8', seq) .. item)
-  s.dlen, s.qlen, s.moved = s.dlen + 1, s.qlen + 1, true
+  if s.dlen == 0 or at < s.dhead then s.dhead = at end
+  s.dlen, s.qlen, s.moved, s.dset = s.dlen + 1, s.qlen + 1, true, true
 end
 
 -- queue appends item to s's queue, due at µs at (nil: at once). An item
@@ -142,18 +162,19 @@ end
 -- D, after the items due no later.
 local function queue(s, item, at)
   if at and at > clock then
-    toD(s, item, at, redis.call('HINCRBY', s.K, 'dseq', 1))
+    toD(s, item, at)
     return
   end
-  if s.dlen > 0 then
+  if s.dlen > 0 and s.dhead <= clock then
     local due = redis.call('ZRANGE', s.D, '-inf', clock, 'BYSCORE')
     if #due > 0 then
       for i = 1, #due do
         redis.call('RPUSH', s.Q, string.sub(due[i], 9))
       end
       redis.call('ZREMRANGEBYRANK', s.D, 0, #due - 1)
-      s.llen, s.dlen = s.llen + #due, s.dlen - #due
+      s.llen = s.llen + #due
     end
+    dChanged(s, #due)
   end
   redis.call('RPUSH', s.Q, item)
   s.llen, s.qlen, s.moved = s.llen + 1, s.qlen + 1, true
@@ -179,11 +200,11 @@ local function take(s)
     s.llen, s.qlen = s.llen - 1, s.qlen - 1
     return redis.call('LPOP', s.Q)
   end
-  local h = redis.call('ZRANGE', s.D, 0, 0, 'WITHSCORES')
+  if s.dhead > clock and not closed(s) then return nil end
+  local h = redis.call('ZPOPMIN', s.D)
   local at = tonumber(h[2])
-  if at > clock and not closed(s) then return nil end
-  redis.call('ZREM', s.D, h[1])
-  s.dlen, s.qlen = s.dlen - 1, s.qlen - 1
+  s.qlen = s.qlen - 1
+  dChanged(s, 1)
   if at > clock then return string.sub(h[1], 9), at end
   return string.sub(h[1], 9)
 end
@@ -199,6 +220,10 @@ end
 -- state expire once its rest is over.
 local function save(s, ...)
   redis.call('HSET', s.K, 'na', s.na, 'leased', s.leased, 'ep', epoch, ...)
+  if s.dset then
+    redis.call('HSET', s.K, 'dn', s.dlen, 'dh', s.dhead or '', 'ds', s.dseq)
+    s.dset = false
+  end
   if s.bset then
     redis.call('HSET', s.K, 'bt', s.b.tokens, 'bl', s.b.last, 'br', s.b.limit)
     s.bset = false
@@ -228,15 +253,23 @@ local function save(s, ...)
 end
 
 -- unlease removes lease token's records, and returns its item (false for
--- a lease of a key alone) and the item's Due if it was handed out before
--- it.
+-- a lease of a key alone).
 local function unlease(token)
-  local item, due = redis.call('HGET', LI, token), redis.call('HGET', LD, token)
+  local item = redis.call('HGET', LI, token)
   redis.call('HDEL', L, token)
   redis.call('HDEL', LI, token)
-  if due then redis.call('HDEL', LD, token) end
   redis.call('ZREM', E, token)
-  return item, tonumber(due)
+  return item
+end
+
+-- leaseOf loads the key of a lease token that unlease ended, s, with one
+-- lease fewer, and returns it.
+local function leaseOf(name, token)
+  redis.call('HINCRBY', N, 'leased', -1)
+  local s = key(name, token)
+  s.leased = math.max(s.leased - 1, 0)
+  if s.ldue then redis.call('HDEL', s.K, 'ld' .. token) end
+  return s
 end
 
 -- expire ends lease token: its item, if any, goes back to the front of its
@@ -244,13 +277,11 @@ end
 -- request may have been under way.
 local function expire(token, restFrom)
   local name = redis.call('HGET', L, token)
-  local item, due = unlease(token)
+  local item = unlease(token)
   if not name then return end
-  redis.call('HINCRBY', N, 'leased', -1)
-  local s = key(name)
-  s.leased = math.max(s.leased - 1, 0)
+  local s = leaseOf(name, token)
   if item then
-    front(s, item, due)
+    front(s, item, s.ldue)
     redis.call('HINCRBY', N, 'queued', 1)
   end
   rest(s, restFrom + s.delay - clock)
@@ -272,7 +303,7 @@ local function grant(s, item, lease, due)
   local token = redis.call('INCR', T)
   redis.call('HSET', L, token, s.name)
   if item then redis.call('HSET', LI, token, item) end
-  if due then redis.call('HSET', LD, token, due) end
+  if due then redis.call('HSET', s.K, 'ld' .. token, due) end
   redis.call('ZADD', E, clock + lease, token)
   redis.call('HINCRBY', N, 'leased', 1)
   s.leased = s.leased + 1
