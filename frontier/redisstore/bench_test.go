@@ -11,7 +11,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/heedcrawl/heed/frontier"
-	"github.com/heedcrawl/heed/frontier/revisit"
 	"github.com/heedcrawl/heed/internal/redistest"
 )
 
@@ -112,45 +111,14 @@ func benchCrawl(b *testing.B, revisit bool) {
 	c := srv.Client()
 	hook := new(countingHook)
 	c.AddHook(hook)
-	s, err := New(c, "bench", Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	f := frontier.New(frontier.Config{Store: s, Scope: frontier.ScopeAny, Poll: s.PollInterval()})
-	var seeds []string
-	for i := range 20 {
-		seeds = append(seeds, fmt.Sprintf("http://h%d.example/", i))
-	}
-	if _, err := f.AddSeeds(ctx, seeds); err != nil {
-		b.Fatal(err)
-	}
-	page := func(i int) {
-		l, err := f.Next(ctx)
-		if err != nil {
-			b.Fatalf("page %d: %v", i, err)
-		}
-		links := make([]frontier.Item, 10)
-		for j := range links {
-			links[j] = l.Child(fmt.Sprintf("http://h%d.example/p%d-%d", (i+j)%20, i, j))
-		}
-		o := frontier.Outcome{Pace: l.Pace}
-		if revisit {
-			rv := l.Item
-			rv.Due = time.Now().Add(time.Hour)
-			rv.Visit = fullVisit(l.URL, time.Now())
-			o.Revisit = &rv
-		}
-		if _, err := f.DoneAdding(ctx, l, o, links); err != nil {
-			b.Fatal(err)
-		}
-	}
-	page(-1) // loads the scripts
+	cr := newCrawl(b, c, "bench")
+	cr.page(b, -1, revisit) // loads the scripts
 	us0, cmds0 := scriptStats(b, c)
 	hook.n.Store(0)
 	hook.scripts.Store(0)
 	b.ResetTimer()
 	for i := range b.N {
-		page(i)
+		cr.page(b, i, revisit)
 	}
 	b.StopTimer()
 	b.ReportMetric(float64(hook.scripts.Load())/float64(b.N), "scripts/page")
@@ -158,23 +126,6 @@ func benchCrawl(b *testing.B, revisit bool) {
 	us, cmds := scriptStats(b, c)
 	b.ReportMetric(float64(us-us0)/float64(b.N), "script-µs/page")
 	b.ReportMetric(float64(cmds-cmds0)/float64(b.N), "cmds/page")
-}
-
-// fullVisit returns a Visit of url fetched at now with every field set,
-// its ETag 20 bytes long.
-func fullVisit(url string, now time.Time) *frontier.Visit {
-	var p revisit.Page
-	_ = p.Observe(revisit.Obs{Interval: time.Hour, Changed: true})
-	_ = p.Observe(revisit.Obs{Interval: 2 * time.Hour})
-	return &frontier.Visit{
-		Fetched:      now,
-		Changed:      now.Add(-time.Hour),
-		ETag:         `"5f1e2d3c4b5a69788a"`,
-		LastModified: now.Add(-2 * time.Hour).Truncate(time.Second),
-		Digest:       0x0123_4567_89ab_cdef,
-		Status:       200,
-		Estimator:    p,
-	}
 }
 
 // scriptStats returns the µs Redis has spent running scripts (EVALSHA and
