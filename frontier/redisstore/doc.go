@@ -175,7 +175,9 @@
 // its lists hold items due at once, as this layout's lists do, in the
 // encoding package codec still decodes (TestOldValues, TestOldQueues), and
 // a key's hash without the fields of its sorted set has none. Nothing is
-// migrated or refused.
+// migrated or refused. The other way round does not hold: a process of an
+// earlier release does not know the sorted sets, and must not share a job
+// with processes of this one once revisits are queued.
 //
 // # Failures and persistence
 //

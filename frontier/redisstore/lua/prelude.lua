@@ -166,7 +166,7 @@ local function queue(s, item, at)
     return
   end
   if s.dlen > 0 and s.dhead <= clock then
-    local due = redis.call('ZRANGE', s.D, '-inf', clock, 'BYSCORE')
+    local due = redis.call('ZRANGEBYSCORE', s.D, '-inf', clock)
     if #due > 0 then
       for i = 1, #due do
         redis.call('RPUSH', s.Q, string.sub(due[i], 9))
