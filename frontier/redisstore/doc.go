@@ -165,7 +165,7 @@
 // overhead: a few bytes in a list, some 140 in a sorted set, whose members
 // are longer than a listpack takes (zset-max-listpack-value). An item of
 // a 55-byte URL with a referrer and a full Visit (a 20-byte ETag) encodes
-// in 189 bytes: queued due at once it costs 197 bytes of used_memory, as
+// in about 190 bytes: queued due at once it costs 197 bytes of used_memory, as
 // a revisit due later 328 (BenchmarkRevisitMemory, 100,000 items over
 // 1,000 keys).
 //
