@@ -29,8 +29,7 @@ func TestContractCluster(t *testing.T) {
 		return s
 	}
 	storetest.Run(t, storetest.Harness{
-		NoRevisits: true, // temporary: until this Store keeps revisits
-		Open:       func(t *testing.T) frontier.Store { return open(t, newJob(t)) },
+		Open: func(t *testing.T) frontier.Store { return open(t, newJob(t)) },
 		Reopen: func(t *testing.T, s frontier.Store) frontier.Store {
 			job := s.(*Store).Job()
 			if err := s.Close(); err != nil {

@@ -44,7 +44,9 @@ func TestHostCodec(t *testing.T) {
 }
 
 // TestOldValues: a job's items and host states written by this package
-// before package codec still decode.
+// before package codec still decode — items with no Due and no Visit, due
+// at once, as the lists of queues hold them still (TestOldQueues queues
+// this item).
 func TestOldValues(t *testing.T) {
 	item, _ := hex.DecodeString("01ff0f0a687474703a2f2f612f7809687474703a2f2f612f04010000003f80c783de0c0502016500016b017602010a687474703a2f2f612f3006ca88b0f70c00")
 	it, err := decodeItem(item, "a")

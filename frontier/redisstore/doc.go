@@ -17,16 +17,40 @@
 // (add-if-new for a batch, with the limits), Claim, ClaimKey, Done and
 // Requeue, DoneAdding (the links of a page, then its Done), GiveUp. A page
 // therefore costs two round trips: its Claim, and the DoneAdding that ends its
-// lease with its links (plus, once per script after Redis starts, one to
-// load the script). The scripts implement what the frontier's
-// Schedule does in one process: one FIFO queue per politeness key (a LIST;
-// Requeue puts an item back at the front), and a sorted set of the keys
-// that have queued items and a free lease slot, scored by when each may
-// next be fetched — or, for a key ready already, since when it has waited
-// — so that Claim takes the key ready longest: round-robin among ready
-// keys. Keys that became ready in the same microsecond are taken in the
-// order of their names. ClaimOptions.Affinity is ignored: a key that is
-// ready again at once waits its turn like the others (see Affinity).
+// lease with its links and, if the Outcome has one, queues its revisit
+// (plus, once per script after Redis starts, one to load the script). The
+// scripts implement what the frontier's Schedule does in one process: one
+// queue per politeness key, ordered by Item.Due and then by arrival, and a
+// sorted set of the keys that have queued items and a free lease slot,
+// scored by when each may next be claimed — the later of when its token
+// bucket is ready and when its first item is due — or, for a key ready
+// already, since when it has waited, so that Claim takes the key ready
+// longest: round-robin among ready keys. Keys that became ready in the same
+// microsecond are taken in the order of their names. When no key is ready,
+// Claim's Next is the least score (or the first lease expiry): a process
+// waiting for a revisit sleeps until it falls due. ClaimOptions.Affinity is
+// ignored: a key that is ready again at once waits its turn like the others
+// (see Affinity).
+//
+// A key's queue is two Redis values. Items due when they are queued — new
+// URLs, with no Due or one already past — are appended to a LIST, as
+// before revisits existed: a crawl without revisits costs the same
+// commands and memory as then. Items due later — revisits, and new URLs
+// with a Due ahead — go to a sorted set scored by Due (µs), each member
+// the item behind a sequence number of its key, 8 bytes big-endian, so
+// that items due at the same µs keep their arrival order: O(log n) to add
+// and to take. Before the list is appended to, the items of the sorted set
+// that fell due meanwhile move to its end, in order: the list then holds
+// items due no later than any in the sorted set, and a key's first item is
+// the list's, or the sorted set's when the list is empty. An item due when
+// queued is thus ordered as if due then (an Item.Due in the past counts as
+// its arrival). Requeue, and a lease that expires or that Close gives
+// back, put the item back at the front of the list; an item a closed key
+// handed out before its Due (a closed key hands out all its items at
+// once) goes back to the sorted set at its Due instead, ahead of the items
+// due at the same µs. Done with Outcome.Revisit queues the item again in
+// the script that ends the lease and stores the checkpoint: its URL stays
+// in the seen-set and is not counted again against the limits.
 //
 // When a key may next be fetched is its token bucket's to say, as in the
 // frontier's Schedule: the bucket of ratelimit.Bucket, a
@@ -78,7 +102,10 @@
 // Every decision — whether a key may be fetched, when a lease expires, when
 // a rest ends — is made on one clock, Redis's (the TIME command), whatever
 // the clocks of the processes say; an Outcome.Rest counts from the moment
-// Redis records the outcome. The times a Store returns to its caller
+// Redis records the outcome, and an Item.Due is as far ahead of Redis's now
+// as it was of the caller's (for Add, given no now, of the process's
+// clock), to the µs, rounded up; the item keeps the Due it was given, which
+// Claim hands back. The times a Store returns to its caller
 // (Claim.Next, Lease.Expires, the next time of ClaimKey) are translated to
 // the caller's clock: now plus how far ahead they are on Redis's, so that a
 // worker whose clock runs behind Redis's never starts a request on an
@@ -103,12 +130,16 @@
 //	                      scheduled), the job's settings (perhost, keep,
 //	                      seen) and restart detection (runid, epoch, epochat)
 //	heed:{job}:seen       set: the seen-set, 8-byte fingerprints or URLs
-//	heed:{job}:q:KEY      list: KEY's queue of encoded items
+//	heed:{job}:q:KEY      list: KEY's encoded items due when queued
+//	heed:{job}:d:KEY      sorted set: KEY's items due later, by Due (µs),
+//	                      each an 8-byte sequence number and the item
 //	heed:{job}:k:KEY      hash: KEY's pacing state (its token bucket: bt
 //	                      tokens, bl when counted, µs, br tokens a second;
 //	                      na: when the token is back, µs; delay, µs; st: the
 //	                      rest of its HostState), its leases, counters for
-//	                      the limits, given up
+//	                      the limits, given up; of d:KEY its length (dn),
+//	                      first Due (dh) and last sequence number (ds); the
+//	                      Due of a leased item it handed out early (ldTOKEN)
 //	heed:{job}:ready      sorted set: keys with queued items and a free slot
 //	heed:{job}:lease      hash: lease token → key
 //	heed:{job}:item       hash: lease token → the leased item
@@ -131,7 +162,22 @@
 // Options.ExactSeen it holds the URLs. Redis spends some 50–70 bytes per
 // set member beside it. A queued item costs its encoding (the URL, its
 // referrer, and only the other fields that are not zero) plus Redis's
-// list overhead.
+// overhead: a few bytes in a list, some 140 in a sorted set, whose members
+// are longer than a listpack takes (zset-max-listpack-value). An item of
+// a 55-byte URL with a referrer and a full Visit (a 20-byte ETag) encodes
+// in about 190 bytes: queued due at once it costs 197 bytes of used_memory, as
+// a revisit due later 328 (BenchmarkRevisitMemory, 100,000 items over
+// 1,000 keys).
+//
+// # Jobs of earlier releases
+//
+// A job whose items were queued before revisits existed is read as it is:
+// its lists hold items due at once, as this layout's lists do, in the
+// encoding package codec still decodes (TestOldValues, TestOldQueues), and
+// a key's hash without the fields of its sorted set has none. Nothing is
+// migrated or refused. The other way round does not hold: a process of an
+// earlier release does not know the sorted sets, and must not share a job
+// with processes of this one once revisits are queued.
 //
 // # Failures and persistence
 //

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,10 +16,11 @@ import (
 )
 
 // TestInvariants runs a random mix of every operation — adds with
-// duplicates and limits, claims, key claims, acks and releases with rests,
-// leases left to expire, give-ups, on two Stores — and after each checks
-// the counters and the ready set the scripts keep against what Redis
-// holds: the queues and the leases themselves.
+// duplicates and limits, some due later, claims, key claims, acks (some
+// queuing revisits) and releases with rests, leases left to expire,
+// closures, give-ups, on two Stores — and after each checks the counters
+// and the ready set the scripts keep against what Redis holds: the queues
+// and the leases themselves.
 func TestInvariants(t *testing.T) {
 	srv := redistest.Start(t)
 	c := srv.Client()
@@ -31,7 +33,7 @@ func TestInvariants(t *testing.T) {
 	claimOpt := frontier.ClaimOptions{PerHost: perHost, Lease: 10 * time.Second}
 	lim := frontier.Limits{MaxPagesPerHost: 40, MaxSitemapsPerHost: 3}
 	var leases []*frontier.Lease
-	var granted, ended, lost, expiries int
+	var granted, ended, lost, expiries, revisits int
 	for step := range 1000 {
 		s := stores[rng.IntN(2)]
 		op := rng.IntN(100)
@@ -42,6 +44,9 @@ func TestInvariants(t *testing.T) {
 				it := item(fmt.Sprintf("k%d", rng.IntN(10)), fmt.Sprintf("/%d", rng.IntN(60)))
 				if rng.IntN(10) == 0 {
 					it.Kind = frontier.KindSitemap
+				}
+				if rng.IntN(4) == 0 {
+					it.Due = now.Add(time.Duration(rng.IntN(20000)-5000) * time.Millisecond)
 				}
 				batch = append(batch, it)
 			}
@@ -72,12 +77,23 @@ func TestInvariants(t *testing.T) {
 			leases = append(leases[:i], leases[i+1:]...)
 			h := l.Pace
 			h.Delay = time.Duration(rng.IntN(3)) * time.Second
+			if rng.IntN(8) == 0 {
+				h.ClosedUntil = now.Add(time.Duration(rng.IntN(5000)) * time.Millisecond)
+			}
 			out := frontier.Outcome{Pace: h, Rest: time.Duration(rng.IntN(2000)) * time.Millisecond}
 			var err error
-			if rng.IntN(3) == 0 {
+			switch r := rng.IntN(6); {
+			case r < 2:
 				l.Retries++
 				err = s.Requeue(ctx, l, now, out)
-			} else {
+			case r < 4 && l.URL != "":
+				rv := l.Item
+				rv.Due = now.Add(time.Duration(rng.IntN(10000)-2000) * time.Millisecond)
+				rv.Visit = &frontier.Visit{Fetched: now, ETag: `"e"`, Status: 200}
+				out.Revisit = &rv
+				revisits++
+				err = s.Done(ctx, l, now, out)
+			default:
 				err = s.Done(ctx, l, now, out)
 			}
 			switch {
@@ -103,23 +119,49 @@ func TestInvariants(t *testing.T) {
 		}
 		checkInvariants(t, step, c, stores[0], now, perHost)
 	}
-	if granted < 100 || ended < 50 || lost == 0 || expiries == 0 {
-		t.Errorf("%d leases granted, %d ended, %d lost, %d expiries: the mix misses cases", granted, ended, lost, expiries)
+	if granted < 100 || ended < 50 || lost == 0 || expiries == 0 || revisits < 20 {
+		t.Errorf("%d leases granted, %d ended, %d lost, %d expiries, %d revisits: the mix misses cases", granted, ended, lost, expiries, revisits)
 	}
 }
 
 // checkInvariants compares the counters and the ready set with the queues
-// and leases in Redis.
+// (items due at once, and later) and leases in Redis.
 func checkInvariants(t *testing.T, step int, c *redis.Client, s *Store, now time.Time, perHost int) {
 	t.Helper()
 	p := s.prefix
+	leases := c.HGetAll(ctx, p+"lease").Val()
 	leased := map[string]int{}
-	for _, key := range c.HGetAll(ctx, p+"lease").Val() {
+	for _, key := range leases {
 		leased[key]++
 	}
 	queued := map[string]int{}
 	for _, q := range c.Keys(ctx, p+"q:*").Val() {
-		queued[strings.TrimPrefix(q, p+"q:")] = int(c.LLen(ctx, q).Val())
+		queued[strings.TrimPrefix(q, p+"q:")] += int(c.LLen(ctx, q).Val())
+	}
+	later := map[string]float64{} // key → its first item's Due, if in D
+	for _, d := range c.Keys(ctx, p+"d:*").Val() {
+		k := strings.TrimPrefix(d, p+"d:")
+		queued[k] += int(c.ZCard(ctx, d).Val())
+		if first := c.ZRangeWithScores(ctx, d, 0, 0).Val(); len(first) == 1 {
+			later[k] = first[0].Score
+		}
+	}
+	for _, k := range c.Keys(ctx, p+"k:*").Val() {
+		name := strings.TrimPrefix(k, p+"k:")
+		for f, v := range c.HGetAll(ctx, k).Val() {
+			if token, ok := strings.CutPrefix(f, "ld"); ok && leases[token] != name {
+				t.Fatalf("step %d: key %s keeps the Due of lease %s, not one of its own", step, name, token)
+			}
+			if f == "dn" && v != fmt.Sprint(c.ZCard(ctx, p+"d:"+name).Val()) {
+				t.Fatalf("step %d: key %s counts %s items due later, holds %d", step, name, v, c.ZCard(ctx, p+"d:"+name).Val())
+			}
+		}
+	}
+	for k, due := range later {
+		kept := c.HMGet(ctx, p+"k:"+k, "dn", "dh").Val()
+		if n := c.ZCard(ctx, p+"d:"+k).Val(); fmt.Sprint(kept[0]) != fmt.Sprint(n) || fmt.Sprint(kept[1]) != strconv.FormatFloat(due, 'f', -1, 64) {
+			t.Fatalf("step %d: key %s keeps %v items due later, the first at %v; holds %d, the first at %.0f", step, k, kept[0], kept[1], n, due)
+		}
 	}
 	var want frontier.Counts
 	keys := map[string]bool{}
@@ -146,18 +188,23 @@ func checkInvariants(t *testing.T, step int, c *redis.Client, s *Store, now time
 	if n := c.ZCard(ctx, p+"exp").Val(); int(n) != want.Leased {
 		t.Fatalf("step %d: %d lease expiries for %d leases", step, n, want.Leased)
 	}
-	ready := map[string]bool{}
-	for _, k := range c.ZRange(ctx, p+"ready", 0, -1).Val() {
-		ready[k] = true
+	ready := map[string]float64{}
+	for _, z := range c.ZRangeWithScores(ctx, p+"ready", 0, -1).Val() {
+		ready[z.Member.(string)] = z.Score
 	}
 	for k := range keys {
-		rec := c.HMGet(ctx, p+"k:"+k, "leased", "gu").Val()
+		rec := c.HMGet(ctx, p+"k:"+k, "leased", "gu", "cu").Val()
 		if fmt.Sprint(rec[0]) != fmt.Sprint(leased[k]) {
 			t.Fatalf("step %d: key %s counts %v leases, holds %d", step, k, rec[0], leased[k])
 		}
 		claimable := queued[k] > 0 && leased[k] < perHost // a given-up key's items are handed out to be reported
-		if claimable != ready[k] {
-			t.Fatalf("step %d: key %s (queued %d, leased %d, given up %v) in the ready set: %v", step, k, queued[k], leased[k], rec[1], ready[k])
+		score, inReady := ready[k]
+		if claimable != inReady {
+			t.Fatalf("step %d: key %s (queued %d, leased %d, given up %v) in the ready set: %v", step, k, queued[k], leased[k], rec[1], inReady)
+		}
+		open := rec[1] == nil && (rec[2] == nil || rec[2] == "0")
+		if due, ok := later[k]; ok && inReady && open && c.LLen(ctx, p+"q:"+k).Val() == 0 && score < due {
+			t.Fatalf("step %d: open key %s ready at %.0f, before its first item's Due %.0f", step, k, score, due)
 		}
 		delete(ready, k)
 	}

@@ -350,10 +350,10 @@ func TestStateLost(t *testing.T) {
 	}
 }
 
-// countingHook counts the round trips of a client: each command, or each
-// pipeline, is one.
+// countingHook counts the round trips of a client — each command, or each
+// pipeline, is one — and among them the script calls (EVALSHA and EVAL).
 type countingHook struct {
-	n atomic.Int64
+	n, scripts atomic.Int64
 }
 
 func (h *countingHook) DialHook(next redis.DialHook) redis.DialHook { return next }
@@ -361,6 +361,9 @@ func (h *countingHook) DialHook(next redis.DialHook) redis.DialHook { return nex
 func (h *countingHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		h.n.Add(1)
+		if strings.HasPrefix(cmd.Name(), "eval") {
+			h.scripts.Add(1)
+		}
 		return next(ctx, cmd)
 	}
 }
@@ -372,16 +375,18 @@ func (h *countingHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis
 	}
 }
 
-// TestRoundTripsPerPage: a Frontier on a Store costs two round trips per
-// page: its Claim, and the Done that adds its links (DoneAdding).
-func TestRoundTripsPerPage(t *testing.T) {
-	srv := redistest.Start(t)
-	c := srv.Client()
-	hook := new(countingHook)
-	c.AddHook(hook)
-	s, err := New(c, newJob(t), Options{})
+// crawl is a crawl in the shape of a real one, through a Frontier on a
+// Store: twenty hosts, each page a Next and a DoneAdding of ten links
+// spread over them.
+type crawl struct {
+	f *frontier.Frontier
+}
+
+func newCrawl(tb testing.TB, c *redis.Client, job string) *crawl {
+	tb.Helper()
+	s, err := New(c, job, Options{})
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	f := frontier.New(frontier.Config{Store: s, Scope: frontier.ScopeAny, Poll: s.PollInterval()})
 	var seeds []string
@@ -389,32 +394,56 @@ func TestRoundTripsPerPage(t *testing.T) {
 		seeds = append(seeds, fmt.Sprintf("http://h%d.example/", i))
 	}
 	if _, err := f.AddSeeds(ctx, seeds); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	page := func(i int) {
-		t.Helper()
-		l, err := f.Next(ctx)
-		if err != nil {
-			t.Fatalf("page %d: %v", i, err)
-		}
-		var links []frontier.Item
-		for j := range 10 {
-			links = append(links, l.Child(fmt.Sprintf("http://h%d.example/p%d-%d", (i+j)%20, i, j)))
-		}
-		if _, err := f.DoneAdding(ctx, l, frontier.Outcome{Pace: l.Pace}, links); err != nil {
-			t.Fatal(err)
-		}
+	return &crawl{f}
+}
+
+// page fetches page i: its lease ends with its links and, with revisit,
+// its revisit, due in an hour with a full Visit.
+func (c *crawl) page(tb testing.TB, i int, revisit bool) {
+	tb.Helper()
+	l, err := c.f.Next(ctx)
+	if err != nil {
+		tb.Fatalf("page %d: %v", i, err)
 	}
-	page(0) // loads the scripts into Redis
-	const pages = 50
-	hook.n.Store(0)
-	for i := 1; i <= pages; i++ {
-		page(i)
+	links := make([]frontier.Item, 10)
+	for j := range links {
+		links[j] = l.Child(fmt.Sprintf("http://h%d.example/p%d-%d", (i+j)%20, i, j))
 	}
-	got := hook.n.Load()
-	t.Logf("%d round trips for %d pages: %.2f per page", got, pages, float64(got)/pages)
-	if got > 2*pages {
-		t.Errorf("%d round trips for %d pages: %.2f per page, want at most 2 (Claim, and DoneAdding)", got, pages, float64(got)/pages)
+	o := frontier.Outcome{Pace: l.Pace}
+	if revisit {
+		rv := l.Item
+		rv.Due = time.Now().Add(time.Hour)
+		rv.Visit = fullVisit(l.URL, time.Now())
+		o.Revisit = &rv
+	}
+	if _, err := c.f.DoneAdding(ctx, l, o, links); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// TestRoundTripsPerPage: a Frontier on a Store costs two round trips per
+// page: its Claim, and the Done that adds its links (DoneAdding) and
+// queues its revisit.
+func TestRoundTripsPerPage(t *testing.T) {
+	srv := redistest.Start(t)
+	c := srv.Client()
+	hook := new(countingHook)
+	c.AddHook(hook)
+	for _, revisit := range []bool{false, true} {
+		cr := newCrawl(t, c, newJob(t))
+		cr.page(t, 0, revisit) // loads the scripts into Redis
+		const pages = 50
+		hook.n.Store(0)
+		for i := 1; i <= pages; i++ {
+			cr.page(t, i, revisit)
+		}
+		got := hook.n.Load()
+		t.Logf("revisits %v: %d round trips for %d pages: %.2f per page", revisit, got, pages, float64(got)/pages)
+		if got > 2*pages {
+			t.Errorf("revisits %v: %d round trips for %d pages: %.2f per page, want at most 2 (Claim, and DoneAdding)", revisit, got, pages, float64(got)/pages)
+		}
 	}
 }
 

@@ -360,7 +360,7 @@ func (s *Store) Add(ctx context.Context, batch []frontier.Item, lim frontier.Lim
 	if len(batch) == 0 {
 		return nil, ctx.Err()
 	}
-	r, err := s.call(ctx, addScript, "add", time.Time{}, s.addArgs(nil, batch, lim)...)
+	r, err := s.call(ctx, addScript, "add", time.Time{}, s.addArgs(nil, time.Now(), batch, lim)...)
 	if err != nil {
 		return nil, err
 	}
@@ -373,14 +373,14 @@ func (s *Store) DoneAdding(ctx context.Context, l *frontier.Lease, now time.Time
 	if len(batch) == 0 {
 		return []error{}, s.Done(ctx, l, now, o)
 	}
-	if l == nil {
-		refused, err := s.Add(ctx, batch, lim)
-		if err != nil {
-			return nil, err
+	if err := checkRevisit(l, o); err != nil {
+		refused, addErr := s.Add(ctx, batch, lim)
+		if addErr != nil {
+			return nil, addErr
 		}
-		return refused, frontier.ErrLeaseLost
+		return refused, err
 	}
-	args := s.addArgs(s.finishArgs(l, now, o, false), batch, lim)
+	args := s.addArgs(s.finishArgs(l, now, o, false), base(now), batch, lim)
 	r, err := s.call(ctx, doneAddingScript, "done adding", now, args...)
 	if err != nil {
 		return nil, err
@@ -396,9 +396,10 @@ func (s *Store) DoneAdding(ctx context.Context, l *frontier.Lease, now time.Time
 	return refused, finishAnswer("done adding", r[:1])
 }
 
-// addArgs appends add.lua's arguments for batch to args.
-func (s *Store) addArgs(args []any, batch []frontier.Item, lim frontier.Limits) []any {
-	args = slices.Grow(args, 5+4*len(batch))
+// addArgs appends add.lua's arguments for batch, added at the caller's
+// now, to args.
+func (s *Store) addArgs(args []any, now time.Time, batch []frontier.Item, lim frontier.Limits) []any {
+	args = slices.Grow(args, 5+5*len(batch))
 	args = append(args, lim.MaxPages, lim.MaxPagesPerHost, lim.MaxSitemapsPerHost, lim.MaxSitemapURLsPerHost, s.seen)
 	for i := range batch {
 		it := &batch[i]
@@ -409,9 +410,44 @@ func (s *Store) addArgs(args []any, batch []frontier.Item, lim frontier.Limits) 
 		case it.FromSitemap:
 			class = "2"
 		}
-		args = append(args, s.seenMember(it.URL), it.Key, class, encodeItem(nil, it))
+		args = append(args, s.seenMember(it.URL), it.Key, class, encodeItem(nil, it), s.dueArg(it.Due, now))
 	}
 	return args
+}
+
+// dueArg returns how the scripts are told an item's Due (lua/prelude.lua,
+// dueOf): "" for the zero time (due at once); with CallerClock, Unix µs;
+// else µs from the caller's now, so that an item due in an hour on the
+// caller's clock is due in an hour on Redis's. A Due between two
+// microseconds falls due at the later one: never before it.
+func (s *Store) dueArg(due, now time.Time) string {
+	if due.IsZero() {
+		return ""
+	}
+	if s.opt.CallerClock {
+		us := due.UnixMicro()
+		if due.Nanosecond()%1000 != 0 {
+			us++
+		}
+		return strconv.FormatInt(us, 10)
+	}
+	d := due.Sub(now)
+	if d <= 0 {
+		return strconv.FormatInt(d.Microseconds(), 10)
+	}
+	return strconv.FormatInt(ceilMicros(d), 10)
+}
+
+// checkRevisit returns frontier.ErrRevisit if o queues again an item that
+// is not l's, or frontier.ErrLeaseLost for no lease.
+func checkRevisit(l *frontier.Lease, o frontier.Outcome) error {
+	switch {
+	case l == nil:
+		return frontier.ErrLeaseLost
+	case o.Revisit != nil && (l.URL == "" || o.Revisit.URL != l.URL || o.Revisit.Key != l.Key):
+		return fmt.Errorf("redisstore: done: %w: %s for a lease of %q", frontier.ErrRevisit, o.Revisit.URL, l.URL)
+	}
+	return nil
 }
 
 // addAnswers reads add's codes in r, one per item of batch.
@@ -533,12 +569,13 @@ func (s *Store) Requeue(ctx context.Context, l *frontier.Lease, now time.Time, o
 }
 
 func (s *Store) end(ctx context.Context, l *frontier.Lease, now time.Time, o frontier.Outcome, requeue bool) error {
-	if l == nil {
-		return frontier.ErrLeaseLost
-	}
 	op := "done"
 	if requeue {
 		op = "requeue"
+		o.Revisit = nil
+	}
+	if err := checkRevisit(l, o); err != nil {
+		return err
 	}
 	r, err := s.call(ctx, finishScript, op, now, s.finishArgs(l, now, o, requeue)...)
 	if err != nil {
@@ -564,9 +601,14 @@ func (s *Store) finishArgs(l *frontier.Lease, now time.Time, o frontier.Outcome,
 	if !o.Pace.ClosedUntil.IsZero() {
 		closedFor = max(o.Pace.ClosedUntil.Sub(base(now)).Microseconds(), 0)
 	}
+	var revisit []byte
+	var due string
+	if !requeue && o.Revisit != nil {
+		revisit, due = encodeItem(nil, o.Revisit), s.dueArg(o.Revisit.Due, base(now))
+	}
 	return []any{strconv.FormatUint(l.Token, 10), l.Key, flag(requeue), item,
 		encodeHost(&o.Pace), ceilMicros(o.Pace.Delay), ceilMicros(o.Rest),
-		flag(o.Checkpoint != nil), cp, s.opt.Checkpoint, closedFor}
+		flag(o.Checkpoint != nil), cp, s.opt.Checkpoint, closedFor, revisit, due}
 }
 
 // finishAnswer reads finish's reply r.

@@ -42,8 +42,7 @@ func TestContract(t *testing.T) {
 	srv := redistest.Start(t)
 	o := Options{CallerClock: true}
 	storetest.Run(t, storetest.Harness{
-		NoRevisits: true, // temporary: until this Store keeps revisits
-		Open:       func(t *testing.T) frontier.Store { return mustNew(t, srv, newJob(t), o) },
+		Open: func(t *testing.T) frontier.Store { return mustNew(t, srv, newJob(t), o) },
 		Reopen: func(t *testing.T, s frontier.Store) frontier.Store {
 			job := s.(*Store).Job()
 			if err := s.Close(); err != nil {
@@ -64,8 +63,7 @@ func TestContractExactSeen(t *testing.T) {
 	srv := redistest.Start(t)
 	o := Options{CallerClock: true, ExactSeen: true}
 	storetest.Run(t, storetest.Harness{
-		NoRevisits: true, // temporary: until this Store keeps revisits
-		Open:       func(t *testing.T) frontier.Store { return mustNew(t, srv, newJob(t), o) },
+		Open: func(t *testing.T) frontier.Store { return mustNew(t, srv, newJob(t), o) },
 	})
 }
 

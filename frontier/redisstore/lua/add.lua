@@ -2,8 +2,9 @@
 -- arguments start at ARGV[a]: ARGV[a..a+3] are the limits (MaxPages,
 -- MaxPagesPerHost, MaxSitemapsPerHost, MaxSitemapURLsPerHost; 0 for
 -- none), ARGV[a+4] what the seen-set holds ('hash' or 'url'); from
--- ARGV[a+5], four per item: its seen-set member, key, class (0
--- page, 1 sitemap, 2 page from a sitemap) and encoded item. It returns one
+-- ARGV[a+5], five per item: its seen-set member, key, class (0
+-- page, 1 sitemap, 2 page from a sitemap), encoded item and Due (see
+-- dueOf; '' for at once). It returns one
 -- code per item: 0 queued, 1 seen, 2 given up, 3 page limit, 4 host limit,
 -- 5 sitemap limit.
 local function add(a)
@@ -21,7 +22,7 @@ local function add(a)
   end
   local scheduled = num(c[1])
   local keys, order, codes, added = {}, {}, {}, 0
-  for i = a + 5, #ARGV, 4 do
+  for i = a + 5, #ARGV, 5 do
     local name, class = ARGV[i + 1], ARGV[i + 2]
     local s = keys[name]
     if not s then
@@ -47,8 +48,7 @@ local function add(a)
       code = 1
     end
     if code == 0 then
-      redis.call('RPUSH', s.Q, ARGV[i + 3])
-      s.qlen = s.qlen + 1
+      queue(s, ARGV[i + 3], dueOf(ARGV[i + 4]))
       s.changed = true
       added = added + 1
       if class == '1' then

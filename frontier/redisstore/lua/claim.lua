@@ -1,7 +1,8 @@
 -- claim.lua: lease the first item of the key that has waited longest
 -- among those ready now. ARGV[8] PerHost, ARGV[9] the lease in µs.
 -- A closed key (given up, or closed until 'cu') is claimed whatever its
--- next allowed time; one whose 'cu' has passed opens again, to its place.
+-- next allowed time and its items' Due; one whose 'cu' has passed opens
+-- again, to its place.
 -- Reply: {1, token, key, item, host state, next allowed, lease left µs,
 -- given up, closed until}, or {0, has next, next - now µs, idle}.
 setPerHost(ARGV[8])
@@ -19,13 +20,16 @@ for _ = 1, 100 do
   elseif s.na > clock and not closed(s) then
     save(s) -- resting since a restart: to its place
   else
-    local item = redis.call('LPOP', s.Q)
-    s.qlen = s.qlen - 1
-    redis.call('HINCRBY', N, 'queued', -1)
-    local token = grant(s, item, lease)
-    save(s)
-    return reply({1, token, s.name, item, redis.call('HGET', s.K, 'st') or '', s.na, lease,
-      s.gu and 1 or 0, s.cu})
+    local item, due = take(s)
+    if not item then
+      save(s) -- its first item is not due: to its Due
+    else
+      redis.call('HINCRBY', N, 'queued', -1)
+      local token = grant(s, item, lease, due)
+      save(s)
+      return reply({1, token, s.name, item, redis.call('HGET', s.K, 'st') or '', s.na, lease,
+        s.gu and 1 or 0, s.cu})
+    end
   end
 end
 local nxt

@@ -3,7 +3,9 @@
 -- back at the front of the queue. The key takes host state ARGV[12] with
 -- Delay ARGV[13] µs and rests ARGV[14] µs from now; ARGV[15] '1' stores
 -- checkpoint ARGV[16] under name ARGV[17]; the key is closed for ARGV[18]
--- µs from now (0: open). It returns 0 done, 1 lease lost.
+-- µs from now (0: open). A Done queues ARGV[19], unless it is '', again:
+-- the revisit of the lease's item, due at ARGV[20] (see dueOf). It returns
+-- 0 done, 1 lease lost.
 local function finish()
   local token, name = ARGV[8], ARGV[9]
   if redis.call('HGET', L, token) ~= name then
@@ -14,17 +16,14 @@ local function finish()
     expire(token, tonumber(at))
     return 1
   end
-  local isItem = redis.call('HEXISTS', LI, token) == 1
-  redis.call('HDEL', L, token)
-  redis.call('HDEL', LI, token)
-  redis.call('ZREM', E, token)
-  redis.call('HINCRBY', N, 'leased', -1)
-  local s = key(name)
-  s.leased = math.max(s.leased - 1, 0)
+  local item = unlease(token)
+  local s = leaseOf(name, token)
   rest(s, tonumber(ARGV[14]))
-  if ARGV[10] == '1' and isItem then
-    redis.call('LPUSH', s.Q, ARGV[11])
-    s.qlen = s.qlen + 1
+  if item and ARGV[10] == '1' then
+    front(s, ARGV[11], s.ldue)
+    redis.call('HINCRBY', N, 'queued', 1)
+  elseif item and ARGV[19] ~= '' then
+    queue(s, ARGV[19], dueOf(ARGV[20]))
     redis.call('HINCRBY', N, 'queued', 1)
   end
   s.cu = 0

@@ -81,35 +81,149 @@ local function rest(s, d)
   s.na, s.bset = bucketReady(s.b, clock), true
 end
 
--- key loads a politeness key's scheduling state: its bucket (bt, bl, br),
--- the bucket's ready time (na), its Delay, leases and closure.
-local function key(name)
-  local K = P .. 'k:' .. name
-  local v = redis.call('HMGET', K, 'na', 'delay', 'leased', 'gu', 'ep', 'cu', 'bt', 'bl', 'br')
-  local s = {K = K, Q = P .. 'q:' .. name, name = name, na = num(v[1]), delay = num(v[2]),
-    leased = num(v[3]), gu = v[4] == '1', cu = num(v[6]), b = bucketOf(v[7], v[8], v[9])}
-  if num(v[5]) < epoch then
-    rest(s, epochAt + s.delay - clock)
-  end
-  s.qlen = redis.call('LLEN', s.Q)
-  s.active, s.busy = s.qlen > 0 or s.leased > 0, s.leased > 0
-  return s
-end
-
 -- closed reports whether s's items are handed out to be reported, not
 -- fetched: it was given up, or its robots.txt is unreachable until s.cu.
 local function closed(s)
   return s.gu or s.cu > 0
 end
 
+-- key loads a politeness key's scheduling state: its bucket (bt, bl, br),
+-- the bucket's ready time (na), its Delay, leases and closure, and its
+-- queue: Q, a list of the items due when they were queued, in order, and
+-- D, a sorted set of those due later, by Due (µs, the score), then by
+-- arrival (a sequence number, 8 bytes big-endian, ahead of the item in the
+-- member). Every item of D is due after every item of Q (see queue), so
+-- that the key's first item is Q's, or D's when Q is empty. The key's hash
+-- keeps D's length (dn), first Due (dh) and last sequence number (ds), so
+-- that a key without items due later costs no command more than before D.
+-- With token, key loads the Due of lease token's item too if a closed key
+-- handed it out before it (field ld<token>).
+local function key(name, token)
+  local K = P .. 'k:' .. name
+  local v = redis.call('HMGET', K, 'na', 'delay', 'leased', 'gu', 'ep', 'cu', 'bt', 'bl', 'br',
+    'dn', 'dh', 'ds', 'ld' .. (token or ''))
+  local s = {K = K, Q = P .. 'q:' .. name, D = P .. 'd:' .. name, name = name, na = num(v[1]), delay = num(v[2]),
+    leased = num(v[3]), gu = v[4] == '1', cu = num(v[6]), b = bucketOf(v[7], v[8], v[9]),
+    dlen = num(v[10]), dhead = tonumber(v[11]), dseq = num(v[12]), ldue = token and tonumber(v[13])}
+  if s.dlen > 0 and not s.dhead then -- not kept: Redis lost a write
+    s.dhead = tonumber(redis.call('ZRANGE', s.D, 0, 0, 'WITHSCORES')[2]) or clock
+  end
+  if num(v[5]) < epoch then
+    rest(s, epochAt + s.delay - clock)
+  end
+  s.llen = redis.call('LLEN', s.Q)
+  s.qlen = s.llen + s.dlen
+  s.active, s.busy = s.qlen > 0 or s.leased > 0, s.leased > 0
+  return s
+end
+
+-- dueOf returns the µs on the clock of a Due argument: '' for none (due
+-- at once), µs since 1970 when the Store decides on its caller's clock,
+-- else µs from the caller's now, which Redis's now stands for.
+local function dueOf(v)
+  if v == '' then return nil end
+  if ARGV[6] == '1' then return tonumber(v) end
+  return clock + tonumber(v)
+end
+
+-- headDue returns when s's first item is due: nil for at once (Q has
+-- items, or the queue is empty).
+local function headDue(s)
+  if s.llen > 0 or s.dlen == 0 then return nil end
+  return s.dhead
+end
+
+-- dChanged notes that D lost n items from its front: s.dhead is its new
+-- first Due.
+local function dChanged(s, n)
+  s.dlen, s.dset = s.dlen - n, true
+  s.dhead = nil
+  if s.dlen > 0 then
+    s.dhead = tonumber(redis.call('ZRANGE', s.D, 0, 0, 'WITHSCORES')[2])
+  end
+end
+
+-- toD adds item to D, due at µs, as sequence number seq (the next if
+-- nil).
+local function toD(s, item, at, seq)
+  if not seq then
+    s.dseq = s.dseq + 1
+    seq = s.dseq
+  end
+  redis.call('ZADD', s.D, at, struct.pack('>I8', seq) .. item)
+  if s.dlen == 0 or at < s.dhead then s.dhead = at end
+  s.dlen, s.qlen, s.moved, s.dset = s.dlen + 1, s.qlen + 1, true, true
+end
+
+-- queue appends item to s's queue, due at µs at (nil: at once). An item
+-- due by now goes to the end of Q, after the items of D that fell due
+-- meanwhile, which move there first: Q then holds every item due by the
+-- last time it was appended to, D only later ones. One due later goes to
+-- D, after the items due no later.
+local function queue(s, item, at)
+  if at and at > clock then
+    toD(s, item, at)
+    return
+  end
+  if s.dlen > 0 and s.dhead <= clock then
+    local due = redis.call('ZRANGEBYSCORE', s.D, '-inf', clock)
+    if #due > 0 then
+      for i = 1, #due do
+        redis.call('RPUSH', s.Q, string.sub(due[i], 9))
+      end
+      redis.call('ZREMRANGEBYRANK', s.D, 0, #due - 1)
+      s.llen = s.llen + #due
+    end
+    dChanged(s, #due)
+  end
+  redis.call('RPUSH', s.Q, item)
+  s.llen, s.qlen, s.moved = s.llen + 1, s.qlen + 1, true
+end
+
+-- front puts item back at the front of s's queue: it was the first, or
+-- was handed out by a closed key before its Due at (nil: due), where it
+-- goes back to, ahead of the items due at the same time.
+local function front(s, item, at)
+  if at and at > clock then
+    toD(s, item, at, 0)
+    return
+  end
+  redis.call('LPUSH', s.Q, item)
+  s.llen, s.qlen, s.moved = s.llen + 1, s.qlen + 1, true
+end
+
+-- take takes s's first item, and returns it and, if it is not due yet
+-- (a closed key hands out every item), its Due; nothing if the first item
+-- is not due and s is not closed.
+local function take(s)
+  if s.llen > 0 then
+    s.llen, s.qlen = s.llen - 1, s.qlen - 1
+    return redis.call('LPOP', s.Q)
+  end
+  if s.dhead > clock and not closed(s) then return nil end
+  local h = redis.call('ZPOPMIN', s.D)
+  local at = tonumber(h[2])
+  s.qlen = s.qlen - 1
+  dChanged(s, 1)
+  if at > clock then return string.sub(h[1], 9), at end
+  return string.sub(h[1], 9)
+end
+
 -- save writes s back with the extra fields given (and its bucket, if it
 -- changed), keeps the host counters,
 -- puts the key in the ready set if it has queued items and a free lease
--- slot (a key already there keeps its place unless it must now wait
--- longer; a closed key goes ahead of every other, at 0), and lets an idle
--- key's state expire once its rest is over.
+-- slot, scored by when it may be claimed: the later of its bucket's ready
+-- time and its first item's Due, or since when it has waited for a key
+-- ready already (a key already there keeps its place unless it must now
+-- wait longer, or was waiting and an item queued may be due sooner; a
+-- closed key goes ahead of every other, at 0), and lets an idle key's
+-- state expire once its rest is over.
 local function save(s, ...)
   redis.call('HSET', s.K, 'na', s.na, 'leased', s.leased, 'ep', epoch, ...)
+  if s.dset then
+    redis.call('HSET', s.K, 'dn', s.dlen, 'dh', s.dhead or '', 'ds', s.dseq)
+    s.dset = false
+  end
   if s.bset then
     redis.call('HSET', s.K, 'bt', s.b.tokens, 'bl', s.b.last, 'br', s.b.limit)
     s.bset = false
@@ -119,11 +233,14 @@ local function save(s, ...)
   if busy ~= s.busy then redis.call('HINCRBY', N, 'busy', busy and 1 or -1) end
   s.active, s.busy = active, busy
   if s.qlen > 0 and s.leased < perHost then
-    local cur = redis.call('ZSCORE', R, s.name)
-    local at
-    if closed(s) then at = 0
-    elseif cur then at = math.max(tonumber(cur), s.na)
-    else at = math.max(s.na, clock) end
+    local at = 0
+    if not closed(s) then
+      local cur, wait = tonumber(redis.call('ZSCORE', R, s.name)), s.na
+      local due = headDue(s)
+      if due and due > wait then wait = due end
+      if cur and (cur <= clock or not s.moved) then at = math.max(cur, wait)
+      else at = math.max(wait, clock) end
+    end
     redis.call('ZADD', R, at, s.name)
   else
     redis.call('ZREM', R, s.name)
@@ -135,22 +252,36 @@ local function save(s, ...)
   end
 end
 
--- expire ends lease token: its item, if any, goes back to the front of its
--- key's queue (dropped if the key was given up), and the key rests a full
--- Delay from restFrom, since a request may have been under way.
-local function expire(token, restFrom)
-  local name = redis.call('HGET', L, token)
+-- unlease removes lease token's records, and returns its item (false for
+-- a lease of a key alone).
+local function unlease(token)
   local item = redis.call('HGET', LI, token)
   redis.call('HDEL', L, token)
   redis.call('HDEL', LI, token)
   redis.call('ZREM', E, token)
-  if not name then return end
+  return item
+end
+
+-- leaseOf loads the key of a lease token that unlease ended, s, with one
+-- lease fewer, and returns it.
+local function leaseOf(name, token)
   redis.call('HINCRBY', N, 'leased', -1)
-  local s = key(name)
+  local s = key(name, token)
   s.leased = math.max(s.leased - 1, 0)
+  if s.ldue then redis.call('HDEL', s.K, 'ld' .. token) end
+  return s
+end
+
+-- expire ends lease token: its item, if any, goes back to the front of its
+-- key's queue, and the key rests a full Delay from restFrom, since a
+-- request may have been under way.
+local function expire(token, restFrom)
+  local name = redis.call('HGET', L, token)
+  local item = unlease(token)
+  if not name then return end
+  local s = leaseOf(name, token)
   if item then
-    redis.call('LPUSH', s.Q, item)
-    s.qlen = s.qlen + 1
+    front(s, item, s.ldue)
     redis.call('HINCRBY', N, 'queued', 1)
   end
   rest(s, restFrom + s.delay - clock)
@@ -165,12 +296,14 @@ local function sweep()
   end
 end
 
--- grant records a lease of s (of item, or of the key alone when item is
--- false) expiring lease µs from now, and returns its token.
-local function grant(s, item, lease)
+-- grant records a lease of s (of item, due at due if it is handed out
+-- before, or of the key alone when item is false) expiring lease µs from
+-- now, and returns its token.
+local function grant(s, item, lease, due)
   local token = redis.call('INCR', T)
   redis.call('HSET', L, token, s.name)
   if item then redis.call('HSET', LI, token, item) end
+  if due then redis.call('HSET', s.K, 'ld' .. token, due) end
   redis.call('ZADD', E, clock + lease, token)
   redis.call('HINCRBY', N, 'leased', 1)
   s.leased = s.leased + 1
