@@ -84,7 +84,7 @@ type Store interface {
 	// Lease means not now; next says when to ask again.
 	ClaimKey(ctx context.Context, key string, now time.Time, opt ClaimOptions) (l *Lease, next time.Time, err error)
 
-	// Done ends l: its item is done. The key takes o.Host and rests o.Rest
+	// Done ends l: its item is done. The key takes o.Pace and rests o.Rest
 	// from now (NextAllowed is at least now+o.Rest). o.Checkpoint, if not
 	// nil, is stored in the same atomic step (see Checkpoint), and so is
 	// o.Revisit, if not nil: the item is queued again, as the Revisit says
@@ -97,7 +97,7 @@ type Store interface {
 	// Requeue ends l without finishing its item: the item goes back to the
 	// front of its key's queue — to its place by Due, which it had taken
 	// when claimed — with what it has been through (Retries, Redirects,
-	// ..., Visit and Due), and the key takes o.Host and rests o.Rest, as
+	// ..., Visit and Due), and the key takes o.Pace and rests o.Rest, as
 	// for Done. o.Revisit is ignored. Requeuing a lease of ClaimKey is
 	// Done.
 	Requeue(ctx context.Context, l *Lease, now time.Time, o Outcome) error
