@@ -51,43 +51,7 @@ func AppendItem(dst []byte, it *frontier.Item) []byte {
 	if cap(dst)-len(dst) < 32+len(it.URL)+len(it.Referrer) {
 		dst = grow(dst, itemSize(it))
 	}
-	var flags uint64
-	if it.Referrer != "" {
-		flags |= itemReferrer
-	}
-	if it.Depth != 0 {
-		flags |= itemDepth
-	}
-	if it.Kind != 0 {
-		flags |= itemKind
-	}
-	if math.Float32bits(it.Priority) != 0 { // -0 too
-		flags |= itemPriority
-	}
-	if !it.Lastmod.IsZero() {
-		flags |= itemLastmod
-	}
-	if it.FromSitemap {
-		flags |= itemFromSitemap
-	}
-	if len(it.Meta) > 0 {
-		flags |= itemMeta
-	}
-	if it.Retries != 0 {
-		flags |= itemRetries
-	}
-	if len(it.Redirects) > 0 {
-		flags |= itemRedirects
-	}
-	if it.SitemapDepth != 0 {
-		flags |= itemSitemapDepth
-	}
-	if !it.Due.IsZero() {
-		flags |= itemDue
-	}
-	if it.Visit != nil {
-		flags |= itemVisit
-	}
+	flags := itemFlags(it)
 	dst = append(dst, ItemVersion)
 	dst = binary.AppendUvarint(dst, flags)
 	dst = appendString(dst, it.URL)
@@ -128,6 +92,49 @@ func AppendItem(dst []byte, it *frontier.Item) []byte {
 		dst = appendVisit(dst, it.Visit)
 	}
 	return dst
+}
+
+// itemFlags returns the flags of the fields of it that are encoded: those
+// that are not zero.
+func itemFlags(it *frontier.Item) uint64 {
+	var flags uint64
+	if it.Referrer != "" {
+		flags |= itemReferrer
+	}
+	if it.Depth != 0 {
+		flags |= itemDepth
+	}
+	if it.Kind != 0 {
+		flags |= itemKind
+	}
+	if math.Float32bits(it.Priority) != 0 { // -0 too
+		flags |= itemPriority
+	}
+	if !it.Lastmod.IsZero() {
+		flags |= itemLastmod
+	}
+	if it.FromSitemap {
+		flags |= itemFromSitemap
+	}
+	if len(it.Meta) > 0 {
+		flags |= itemMeta
+	}
+	if it.Retries != 0 {
+		flags |= itemRetries
+	}
+	if len(it.Redirects) > 0 {
+		flags |= itemRedirects
+	}
+	if it.SitemapDepth != 0 {
+		flags |= itemSitemapDepth
+	}
+	if !it.Due.IsZero() {
+		flags |= itemDue
+	}
+	if it.Visit != nil {
+		flags |= itemVisit
+	}
+	return flags
 }
 
 // appendVisit appends v, its flags first.
