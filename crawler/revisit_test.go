@@ -5,13 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/heedcrawl/heed/crawler"
+	"github.com/heedcrawl/heed/internal/fakeclock"
 	"github.com/heedcrawl/heed/internal/testweb"
+	"github.com/heedcrawl/heed/robots/gate"
 )
 
 // revisitTolerance absorbs the gap between an answer the crawler's delay
@@ -300,5 +304,45 @@ func TestRevisitChangingWeb(t *testing.T) {
 	}
 	if st.Revisits == 0 || st.RevisitChanges == 0 || st.BytesSaved == 0 {
 		t.Errorf("stats: %d revisits, %d changes, %d bytes saved; want some of each", st.Revisits, st.RevisitChanges, st.BytesSaved)
+	}
+}
+
+// A page the site's robots.txt disallows by the time it is revisited is
+// reported once, to OnDisallowed, and no longer revisited: with nothing
+// else to revisit, the crawl ends.
+func TestRevisitNowDisallowed(t *testing.T) {
+	clock := fakeclock.New(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC))
+	var mu sync.Mutex
+	robots := "User-agent: *\nAllow: /\n"
+	s := newSite(t, "", map[string]http.HandlerFunc{
+		"/robots.txt": func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			defer mu.Unlock()
+			fmt.Fprint(w, robots)
+		},
+		"/page": htmlPage("page"),
+	})
+	c := newCrawler(t, crawler.WithFollowLinks(false), crawler.WithClock(clock),
+		crawler.WithRevisit(crawler.Revisit{Min: time.Hour, Max: 2 * time.Hour}))
+	c.OnPage(func(ctx context.Context, p *crawler.Page) {
+		// Once the page is fetched, the site disallows it, and a day
+		// passes: its robots.txt is read again before its revisit.
+		mu.Lock()
+		robots = "User-agent: *\nDisallow: /page\n"
+		mu.Unlock()
+		clock.Advance(gate.DefaultTTL + 2*time.Hour)
+	})
+	var disallowed atomic.Int32
+	c.OnDisallowed(func(ctx context.Context, u *url.URL, why crawler.DisallowReason) { disallowed.Add(1) })
+	runRevisiting(t, context.Background(), c, s.URL+"/page")
+	if n := s.count("/page"); n != 1 {
+		t.Errorf("/page requested %d times, want once", n)
+	}
+	if n := s.count("/robots.txt"); n != 2 {
+		t.Errorf("robots.txt requested %d times, want twice", n)
+	}
+	st := statsOf(t, c)
+	if n := disallowed.Load(); n != 1 || st.Disallowed != 1 || st.RevisitsDropped != 1 {
+		t.Errorf("reported disallowed %d times, counted %d, dropped %d; want 1 each", n, st.Disallowed, st.RevisitsDropped)
 	}
 }
