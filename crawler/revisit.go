@@ -126,9 +126,9 @@ func conditional(it *frontier.Item) http.Header {
 	return fetch.Validators{ETag: it.Visit.ETag, LastModified: it.Visit.LastModified}.Header()
 }
 
-// classify says what p, the answer for it, found against the copy held.
-func classify(it *frontier.Item, p *fetch.Page) ChangeKind {
-	held := it.Visit
+// classify says what p, the answer for a page held as held (nil for
+// none), found against that copy; digest is p's content digest.
+func classify(held *frontier.Visit, p *fetch.Page, digest uint64) ChangeKind {
 	switch {
 	case p.Redirect != nil:
 		return ChangeMoved
@@ -140,7 +140,7 @@ func classify(it *frontier.Item, p *fetch.Page) ChangeKind {
 		return ChangeUnchanged
 	case p.Status < 200 || p.Status > 299:
 		return ""
-	case p.Digest() == held.Digest:
+	case digest == held.Digest:
 		return ChangeUnchanged
 	}
 	return ChangeChanged
@@ -158,12 +158,16 @@ type fetched struct {
 // new Visit, and when the policy says the page is next due.
 func (rv *revisits) after(j *lease, p *fetch.Page, delay time.Duration, at time.Time) fetched {
 	held := j.Visit
-	f := fetched{change: classify(&j.Item, p)}
+	var digest uint64 // the one pass over the body: HTML is tokenised for it
+	if !p.NotModified() && p.Redirect == nil {
+		digest = p.Digest()
+	}
+	f := fetched{change: classify(held, p, digest)}
 	if f.change == ChangeMoved {
 		f.drop = held != nil
 		return f
 	}
-	v := nextVisit(held, p, f.change, at)
+	v := nextVisit(held, p, f.change, digest, at)
 	if f.change == ChangeGone && v.Gone >= GoneLimit {
 		f.drop = true
 		return f
@@ -197,9 +201,9 @@ func (rv *revisits) after(j *lease, p *fetch.Page, delay time.Duration, at time.
 	return f
 }
 
-// nextVisit is the Visit after the answer p, found to be change, to a
-// page held as held (nil for none), at at.
-func nextVisit(held *frontier.Visit, p *fetch.Page, change ChangeKind, at time.Time) frontier.Visit {
+// nextVisit is the Visit after the answer p, of content digest digest and
+// found to be change, to a page held as held (nil for none), at at.
+func nextVisit(held *frontier.Visit, p *fetch.Page, change ChangeKind, digest uint64, at time.Time) frontier.Visit {
 	var v frontier.Visit
 	if held != nil {
 		v = *held
@@ -213,7 +217,7 @@ func nextVisit(held *frontier.Visit, p *fetch.Page, change ChangeKind, at time.T
 		v.Gone++
 	case ChangeNew, ChangeChanged:
 		v.Changed = at
-		v.Digest = p.Digest()
+		v.Digest = digest
 		v.ETag, v.LastModified = validators(p)
 	case ChangeUnchanged:
 		if p.NotModified() {

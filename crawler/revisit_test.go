@@ -346,3 +346,44 @@ func TestRevisitNowDisallowed(t *testing.T) {
 		t.Errorf("reported disallowed %d times, counted %d, dropped %d; want 1 each", n, st.Disallowed, st.RevisitsDropped)
 	}
 }
+
+// A revisit that fails (the body cut short) is reported, and the page
+// is revisited again rather than dropped.
+func TestRevisitFailureKeepsPage(t *testing.T) {
+	var mu sync.Mutex
+	served := 0
+	s := newSite(t, defaultRobots, map[string]http.HandlerFunc{
+		"/": func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			served++
+			n := served
+			mu.Unlock()
+			if n == 2 {
+				conn, _, err := http.NewResponseController(w).Hijack()
+				if err == nil {
+					// A body cut short: a failure the transport does not retry.
+					fmt.Fprint(conn, "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 100\r\n\r\nshort")
+					conn.Close()
+				}
+				return
+			}
+			htmlPage("home")(w, r)
+		},
+	})
+	c := newCrawler(t, crawler.WithFollowLinks(false), crawler.WithRetries(0),
+		crawler.WithRevisit(crawler.Revisit{Min: time.Millisecond, Max: 10 * time.Millisecond}))
+	errs := recordErrors(c)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	log := recordChanges(c, cancel, func(target string, n int) bool { return n == 2 })
+	runRevisiting(t, ctx, c, s.URL+"/")
+	if got, want := log.kinds("/"), []crawler.ChangeKind{"new", "unchanged"}; !slices.Equal(got, want) {
+		t.Errorf("changes %q, want %q", got, want)
+	}
+	if n := len(errs.find("/")); n != 1 {
+		t.Errorf("%d errors reported, want the one failed revisit", n)
+	}
+	if n := s.count("/"); n < 3 {
+		t.Errorf("/ requested %d times, want a revisit after the failed one", n)
+	}
+}
