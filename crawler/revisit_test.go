@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -144,6 +145,9 @@ func TestRevisitConditional304(t *testing.T) {
 	if st.Revisits < 3 || st.NotModified < 3 || st.RevisitChanges != 0 || st.BytesSaved <= 0 {
 		t.Errorf("stats: %d revisits, %d not modified, %d changes, %d bytes saved; want ≥3, ≥3, 0, >0",
 			st.Revisits, st.NotModified, st.RevisitChanges, st.BytesSaved)
+	}
+	if !strings.Contains(st.String(), "revisits: ") {
+		t.Errorf("Stats.String has no revisits line:\n%s", st)
 	}
 	at := s.requests("/")
 	at = append(at, s.requests("/robots.txt")...)
