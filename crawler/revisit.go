@@ -27,7 +27,8 @@ type RevisitPolicy interface {
 type Revisit struct {
 	// Min and Max bound every page's interval between fetches: at least
 	// Min, which must be positive, and at most Max, which must be at
-	// least Min. A page gone (404, 410) is asked again every Max.
+	// least Min. A page gone (404, 410), or answering an error (403,
+	// 5xx) or not at all, is asked again every Max.
 	Min, Max time.Duration
 	// Policy decides each page's next fetch within the bounds; nil is
 	// revisit.NewDefault with the bounds, which learns each page's change
@@ -178,7 +179,7 @@ func (rv *revisits) after(j *lease, p *fetch.Page, delay time.Duration, at time.
 	due := at.Add(rv.Max)
 	switch f.change {
 	case ChangeNew, ChangeChanged, ChangeUnchanged:
-		rf := revisit.Fetch{At: at, Changed: f.change == ChangeChanged, LastModified: v.LastModified, Delay: delay}
+		rf := revisit.Fetch{At: at, Changed: f.change == ChangeChanged, LastModified: p.Validators().LastModified, Delay: delay}
 		if held != nil {
 			rf.Prev, rf.Due = held.Fetched, j.Due
 		}
