@@ -30,6 +30,15 @@ type Page struct {
 	// Follow's and Enqueue's meta); nil when there is none. Handlers must
 	// not modify it.
 	Meta map[string]string
+	// Change says what the fetch found against the copy the crawl held
+	// (WithRevisit; empty without it). An unchanged page answered 304 Not
+	// Modified has no body: handlers must cope with an empty Body.
+	Change ChangeKind
+	// Previous is what the crawl held of the page before this fetch: when
+	// it was fetched and last changed, its validators and digest; nil for
+	// a page's first fetch and without WithRevisit. Handlers must not
+	// modify it.
+	Previous *frontier.Visit
 
 	run  *crawl
 	item *frontier.Item

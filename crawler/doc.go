@@ -69,6 +69,25 @@
 // (Page.Meta). WithExtractor and WithExtractors add or replace link
 // extractors per media type.
 //
+// # Revisiting
+//
+// With WithRevisit the crawl keeps its copy fresh: every page answered is
+// queued again, in the same Store operation that ends its lease, with what
+// the fetch found (frontier.Visit: validators, content digest, when it was
+// fetched and last changed, the revisit policy's estimate of how fast it
+// changes) and when the policy says it is next due. A revisit is paced
+// like any request of its host, sharing the host's one politeness budget
+// with new URLs, and is conditional (If-None-Match, If-Modified-Since)
+// where the server sent validators. A 304, or a 200 whose content digest
+// is the held copy's, is unchanged — validators that lie cannot make a
+// page changed. Handlers read the verdict in Page.Change and what was held
+// in Page.Previous. A page that redirects is not revisited (its target is
+// crawled as a new URL), one gone (404, 410) is asked again every Max
+// until GoneLimit answers in a row, and one robots.txt now disallows is
+// reported once and dropped. The policy's per-host state lives in the
+// running crawl and is relearned after a restart; each page's lives in
+// the Store.
+//
 // # State
 //
 // The crawl's state lives in a frontier.Store: in memory by default; with

@@ -20,8 +20,9 @@ import (
 // Store, the one owner of when a host may next be asked, keeps that.
 type lease struct {
 	*frontier.Lease
-	rest     time.Duration // how long the host rests after the last answer; zero before any request
-	answered time.Time     // when the last request under the lease ended
+	rest     time.Duration  // how long the host rests after the last answer; zero before any request
+	answered time.Time      // when the last request under the lease ended
+	revisit  *frontier.Item // with WithRevisit: the item queued again when the lease is done, nil for none
 }
 
 // answer is how a request ended — its response's status and header, or
@@ -64,12 +65,13 @@ func (r *crawl) restFromNow(j *lease) time.Duration {
 // caller how it ended, nil for none — runs first; found — what the item
 // led to (a page's links that the filters let through, a redirect's
 // target) — is scheduled in the same Store operation that ends j
-// (frontier.DoneAdding). With WithCheckpoint, report and the end happen
+// (frontier.DoneAdding), and so is j.revisit, the item queued again to be
+// revisited, if set. With WithCheckpoint, report and the end happen
 // under one lock with the caller's checkpoint taken between them, so that
 // what the handlers wrote and the acknowledgement that carries the
 // checkpoint stay in step.
 func (r *crawl) done(ctx context.Context, j *lease, report func(), found []frontier.Item) {
-	o := frontier.Outcome{Pace: j.Pace, Rest: r.restFromNow(j)}
+	o := frontier.Outcome{Pace: j.Pace, Rest: r.restFromNow(j), Revisit: j.revisit}
 	if r.cfg.checkpoint != nil {
 		r.commitMu.Lock()
 		defer r.commitMu.Unlock()

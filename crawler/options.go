@@ -161,6 +161,7 @@ type config struct {
 	recorder           fetch.Recorder
 	lease              time.Duration // 0 until WithLease or New's default
 	follow             bool
+	revisit            *Revisit                     // nil: each URL is fetched once
 	replacedExtractors map[string][]fetch.Extractor // media type → extractors that replace the defaults
 	addedExtractors    []addedExtractor             // added to the defaults, in order
 }

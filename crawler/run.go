@@ -158,6 +158,7 @@ type crawl struct {
 	reg     *fetch.Registry
 	stats   *stats
 	pool    workerPool
+	revisit *revisits // nil without WithRevisit
 
 	feed *seedFeed // nil unless RunFeed
 
@@ -229,7 +230,7 @@ func (r *crawl) now() time.Time {
 // robots gate and the stats.
 func (c *Crawler) newRun(store frontier.Store, addrs *fetch.AddressPolicy) (*crawl, error) {
 	cfg := &c.cfg
-	r := &crawl{c: c, cfg: cfg, log: cfg.logger, clock: cfg.clock}
+	r := &crawl{c: c, cfg: cfg, log: cfg.logger, clock: cfg.clock, revisit: newRevisits(cfg.revisit)}
 	var err error
 	if r.policy, r.keys, err = newPacing(cfg); err != nil {
 		return nil, err

@@ -58,6 +58,20 @@ type Stats struct {
 	CrawlDelayHosts int64
 	MaxCrawlDelay   time.Duration
 
+	// Revisiting (WithRevisit): Revisits counts the answers for pages
+	// fetched before, RevisitChanges those that found the page changed,
+	// NotModified the 304 answers among them. BytesSaved estimates the
+	// body bytes the 304s saved against unconditional fetches: each
+	// counts the mean body size (as transferred) of its host's 200
+	// answers so far in this run. RevisitsDropped counts pages no longer
+	// revisited: moved, gone GoneLimit times in a row, or now disallowed
+	// by robots.txt.
+	Revisits        int64
+	RevisitChanges  int64
+	NotModified     int64
+	BytesSaved      int64
+	RevisitsDropped int64
+
 	// Queued is the number of URLs waiting; InFlight the number being
 	// worked on; Hosts the hosts with queued or in-flight work, of which
 	// HostsActive are being worked on and HostsWaiting wait for their turn.
@@ -321,6 +335,10 @@ func (s Stats) String() string {
 	fmt.Fprintf(&b, "\nerrors: %d%s; retries %d", s.ErrorCount(), countsText(s.Errors, ""), s.Retries)
 	if len(s.Skipped) > 0 {
 		fmt.Fprintf(&b, "\nskipped:%s", countsText(s.Skipped, ""))
+	}
+	if s.Revisits > 0 || s.RevisitsDropped > 0 {
+		fmt.Fprintf(&b, "\nrevisits: %d, %d changed, %d not modified (%d bytes saved), %d dropped",
+			s.Revisits, s.RevisitChanges, s.NotModified, s.BytesSaved, s.RevisitsDropped)
 	}
 	if s.Sitemaps > 0 {
 		fmt.Fprintf(&b, "\nsitemaps: %d listing %d pages", s.Sitemaps, s.SitemapURLs)

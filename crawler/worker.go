@@ -295,7 +295,12 @@ func (p leasePacer) Acquire(ctx context.Context, key string) (gate.Release, erro
 }
 
 func (r *crawl) disallowed(ctx context.Context, j *lease, u *url.URL, why DisallowReason) {
-	r.stats.update(func(s *Stats) { s.Disallowed++ })
+	r.stats.update(func(s *Stats) {
+		s.Disallowed++
+		if j.Visit != nil {
+			s.RevisitsDropped++ // reported once, then no longer revisited
+		}
+	})
 	r.log.Debug("crawler: disallowed by robots.txt", "url", j.URL, "reason", string(why))
 	r.done(ctx, j, func() {
 		for _, f := range r.hooks().onDisallowed {
@@ -403,6 +408,9 @@ func (r *crawl) givenUp(ctx context.Context, url, key string) {
 
 func (r *crawl) fetchPage(ctx context.Context, j *lease, u *url.URL) {
 	req := fetch.Request{URL: j.URL, Depth: j.Depth, Referrer: j.Referrer, RedirectChain: j.Redirects}
+	if r.revisit != nil {
+		req.Header = conditional(&j.Item)
+	}
 	start := r.now()
 	p, err := r.fetcher.Fetch(ctx, req)
 	status := 0
@@ -422,6 +430,9 @@ func (r *crawl) fetchPage(ctx context.Context, j *lease, u *url.URL) {
 	r.stats.page(p.Status, p.TransferSize)
 
 	page := &Page{Page: p, Meta: j.Meta, run: r, item: &j.Item}
+	if r.revisit != nil {
+		r.revisited(j, page)
+	}
 	var follow []frontier.Item
 	if p.Redirect != nil {
 		follow = r.redirectTarget(ctx, j, p)
@@ -452,6 +463,7 @@ func (r *crawl) fetchFailed(ctx context.Context, j *lease, err error, f ratelimi
 		r.forbidden(ctx, j, err)
 	case retry && r.maybeRetry(ctx, j, f):
 	default:
+		r.keepRevisiting(j)
 		r.done(ctx, j, func() { r.failed(ctx, j.URL, failureKind(f), err) }, nil)
 	}
 }

@@ -339,6 +339,17 @@ func statMetrics() []statMetric {
 		gauge("crawl_delay_max_seconds", "The longest Crawl-delay applied to a host, after the crawler's cap.",
 			func(s *crawler.Stats) float64 { return s.MaxCrawlDelay.Seconds() }),
 
+		counter("revisits_total", "Answers for pages fetched before (WithRevisit).",
+			func(s *crawler.Stats) int64 { return s.Revisits }),
+		counter("revisit_changes_total", "Revisits that found the page changed.",
+			func(s *crawler.Stats) int64 { return s.RevisitChanges }),
+		counter("not_modified_total", "304 Not Modified answers to conditional revisits.",
+			func(s *crawler.Stats) int64 { return s.NotModified }),
+		counter("revisit_bytes_saved_total", "Body bytes 304 answers saved against unconditional fetches, estimated from their hosts' mean body size.",
+			func(s *crawler.Stats) int64 { return s.BytesSaved }),
+		counter("revisits_dropped_total", "Pages no longer revisited: moved, gone repeatedly, or now disallowed by robots.txt.",
+			func(s *crawler.Stats) int64 { return s.RevisitsDropped }),
+
 		storeGauge("queued_urls", "URLs waiting to be fetched.",
 			func(s *crawler.Stats) int { return s.Queued }),
 		storeGauge("urls_in_flight", "URLs being worked on: waiting for robots.txt, being fetched or handled.",

@@ -75,6 +75,11 @@ func TestStatsMapping(t *testing.T) {
 		SitemapURLs:     21,
 		CrawlDelayHosts: 22,
 		MaxCrawlDelay:   23 * time.Second,
+		Revisits:        31,
+		RevisitChanges:  32,
+		NotModified:     33,
+		BytesSaved:      34,
+		RevisitsDropped: 35,
 		Queued:          24,
 		InFlight:        25,
 		Hosts:           26,
@@ -114,6 +119,11 @@ func TestStatsMapping(t *testing.T) {
 		"heed_hosts_waiting":                               28,
 		"heed_hosts_ready":                                 29,
 		"heed_hosts_resting":                               30,
+		"heed_revisits_total":                              31,
+		"heed_revisit_changes_total":                       32,
+		"heed_not_modified_total":                          33,
+		"heed_revisit_bytes_saved_total":                   34,
+		"heed_revisits_dropped_total":                      35,
 	}
 	got := gather(t, fixed(t, s))
 	for k, v := range want {

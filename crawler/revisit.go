@@ -1,0 +1,281 @@
+package crawler
+
+// Revisiting: keeping a crawled copy fresh (WithRevisit).
+
+import (
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/heedcrawl/heed/fetch"
+	"github.com/heedcrawl/heed/frontier"
+	"github.com/heedcrawl/heed/frontier/revisit"
+)
+
+// RevisitPolicy decides when a page is fetched again. After each answer
+// for a page the crawl holds, Schedule records the fetch f in the page's
+// state p and its host's h, and returns when the page is next due. The
+// crawler keeps the answer within Revisit's Min and Max of the fetch.
+// *revisit.Default satisfies it; a custom policy keeps its state in the
+// same two values. Schedule may be called concurrently for pages of
+// different hosts, never for two pages of one host at once.
+type RevisitPolicy interface {
+	Schedule(h *revisit.Host, p *revisit.Page, f revisit.Fetch) time.Time
+}
+
+// Revisit configures revisiting (WithRevisit).
+type Revisit struct {
+	// Min and Max bound every page's interval between fetches: at least
+	// Min, which must be positive, and at most Max, which must be at
+	// least Min. A page gone (404, 410), or answering an error (403,
+	// 5xx) or not at all, is asked again every Max.
+	Min, Max time.Duration
+	// Policy decides each page's next fetch within the bounds; nil is
+	// revisit.NewDefault with the bounds, which learns each page's change
+	// rate and spends each host's politeness budget where it keeps the
+	// copy freshest (see package frontier/revisit).
+	Policy RevisitPolicy
+}
+
+// GoneLimit is how many consecutive 404 or 410 answers a page may give
+// before the crawl stops revisiting it (Stats.RevisitsDropped).
+const GoneLimit = 3
+
+// WithRevisit turns revisiting on: every page answered is queued again, to
+// be fetched when rv.Policy says, conditionally (If-None-Match,
+// If-Modified-Since) where the server sent validators. Revisits share each
+// host's politeness budget with new URLs. Run then never runs out of work:
+// it crawls until its context ends. Handlers learn what each fetch found
+// from Page.Change and Page.Previous; a page that moved (3xx), was gone
+// GoneLimit times in a row, or is now disallowed by robots.txt is no longer
+// revisited. Sitemaps are read once, as without revisiting.
+func WithRevisit(rv Revisit) Option {
+	return func(c *config) error {
+		switch {
+		case rv.Min <= 0:
+			return invalid("WithRevisit", "Min must be positive, got %v (revisit.DefaultMinInterval is %v)", rv.Min, revisit.DefaultMinInterval)
+		case rv.Max < rv.Min:
+			return invalid("WithRevisit", "Max %v is below Min %v", rv.Max, rv.Min)
+		}
+		if rv.Policy == nil {
+			d, err := revisit.NewDefault(revisit.Config{Bounds: revisit.Bounds{Min: rv.Min, Max: rv.Max}})
+			if err != nil {
+				return &OptionError{Option: "WithRevisit", Problem: err.Error(), Err: err}
+			}
+			rv.Policy = d
+		}
+		c.revisit = &rv
+		return nil
+	}
+}
+
+// ChangeKind says what a fetch found against the copy the crawl held
+// (Page.Change).
+type ChangeKind string
+
+// What a fetch finds. ChangeKind is empty without WithRevisit, and for an
+// answer that says nothing of the content (a 403 or a 5xx of a page held
+// before: the held copy stays).
+const (
+	ChangeNew       ChangeKind = "new"       // the URL's first answer
+	ChangeChanged   ChangeKind = "changed"   // content other than the held copy's (by content digest)
+	ChangeUnchanged ChangeKind = "unchanged" // a 304, or a 200 with the held copy's digest
+	ChangeGone      ChangeKind = "gone"      // 404 or 410
+	ChangeMoved     ChangeKind = "moved"     // a redirect: the target is crawled as a new URL
+)
+
+// revisits is a crawl's revisit component: the policy, and each politeness
+// key's revisit state. The state lives here, in this process, for now: a
+// restarted crawl relearns it (each page's own state, Visit, is in the
+// Store); it belongs in the Store beside the key's pacing state.
+type revisits struct {
+	Revisit
+	mu    sync.Mutex
+	hosts map[string]*revisitHost
+}
+
+// revisitHost is one key's revisit state: the policy's, and the body
+// bytes of its 200 answers, from which a 304's saving is estimated.
+type revisitHost struct {
+	revisit.Host
+	bodyBytes, bodies int64
+}
+
+func newRevisits(rv *Revisit) *revisits {
+	if rv == nil {
+		return nil
+	}
+	return &revisits{Revisit: *rv, hosts: map[string]*revisitHost{}}
+}
+
+// host returns key's state; the caller holds rv.mu.
+func (rv *revisits) host(key string) *revisitHost {
+	h := rv.hosts[key]
+	if h == nil {
+		h = new(revisitHost)
+		rv.hosts[key] = h
+	}
+	return h
+}
+
+// conditional returns the headers that make a revisit of it conditional on
+// the version held, nil if none.
+func conditional(it *frontier.Item) http.Header {
+	if it.Visit == nil {
+		return nil
+	}
+	return fetch.Validators{ETag: it.Visit.ETag, LastModified: it.Visit.LastModified}.Header()
+}
+
+// classify says what p, the answer for a page held as held (nil for
+// none), found against that copy; digest is p's content digest.
+func classify(held *frontier.Visit, p *fetch.Page, digest uint64) ChangeKind {
+	switch {
+	case p.Redirect != nil:
+		return ChangeMoved
+	case p.Status == http.StatusNotFound || p.Status == http.StatusGone:
+		return ChangeGone
+	case held == nil:
+		return ChangeNew
+	case p.NotModified():
+		return ChangeUnchanged
+	case p.Status < 200 || p.Status > 299:
+		return ""
+	case digest == held.Digest:
+		return ChangeUnchanged
+	}
+	return ChangeChanged
+}
+
+// fetched is what one answer for a page means for its revisits.
+type fetched struct {
+	change ChangeKind
+	next   *frontier.Item // the item queued again, nil if it is not revisited
+	saved  int64          // body bytes a 304 saved, estimated
+	drop   bool           // a page revisited so far is no longer
+}
+
+// after builds what follows the answer p to j's item, answered at: the
+// new Visit, and when the policy says the page is next due.
+func (rv *revisits) after(j *lease, p *fetch.Page, delay time.Duration, at time.Time) fetched {
+	held := j.Visit
+	var digest uint64 // the one pass over the body: HTML is tokenised for it
+	if !p.NotModified() && p.Redirect == nil {
+		digest = p.Digest()
+	}
+	f := fetched{change: classify(held, p, digest)}
+	if f.change == ChangeMoved {
+		f.drop = held != nil
+		return f
+	}
+	v := nextVisit(held, p, f.change, digest, at)
+	if f.change == ChangeGone && v.Gone >= GoneLimit {
+		f.drop = true
+		return f
+	}
+	rv.mu.Lock()
+	defer rv.mu.Unlock()
+	h := rv.host(j.Key)
+	due := at.Add(rv.Max)
+	switch f.change {
+	case ChangeNew, ChangeChanged, ChangeUnchanged:
+		rf := revisit.Fetch{At: at, Changed: f.change == ChangeChanged, LastModified: p.Validators().LastModified, Delay: delay}
+		if held != nil {
+			rf.Prev, rf.Due = held.Fetched, j.Due
+		}
+		due = rv.Policy.Schedule(&h.Host, &v.Estimator, rf)
+	}
+	if lo := at.Add(rv.Min); due.Before(lo) {
+		due = lo
+	} else if hi := at.Add(rv.Max); due.After(hi) {
+		due = hi
+	}
+	if p.Status == http.StatusOK {
+		h.bodyBytes += p.TransferSize
+		h.bodies++
+	} else if p.NotModified() && h.bodies > 0 {
+		f.saved = h.bodyBytes / h.bodies
+	}
+	next := j.Item
+	next.Retries, next.Due, next.Visit = 0, due, &v
+	f.next = &next
+	return f
+}
+
+// nextVisit is the Visit after the answer p, of content digest digest and
+// found to be change, to a page held as held (nil for none), at at.
+func nextVisit(held *frontier.Visit, p *fetch.Page, change ChangeKind, digest uint64, at time.Time) frontier.Visit {
+	var v frontier.Visit
+	if held != nil {
+		v = *held
+	}
+	v.Fetched, v.Status = at, p.Status
+	if change != ChangeGone {
+		v.Gone = 0
+	}
+	switch change {
+	case ChangeGone:
+		v.Gone++
+	case ChangeNew, ChangeChanged:
+		v.Changed = at
+		v.Digest = digest
+		v.ETag, v.LastModified = validators(p)
+	case ChangeUnchanged:
+		if p.NotModified() {
+			// A 304 may update the validators of the version held.
+			nv := p.Validators()
+			if nv.ETag != "" {
+				v.ETag = nv.ETag
+			}
+			if !nv.LastModified.IsZero() {
+				v.LastModified = nv.LastModified
+			}
+		} else {
+			v.ETag, v.LastModified = validators(p)
+		}
+	}
+	return v
+}
+
+// validators returns p's validators as a Visit keeps them.
+func validators(p *fetch.Page) (etag string, lastModified time.Time) {
+	v := p.Validators()
+	return v.ETag, v.LastModified
+}
+
+// revisited classifies the answer page to j's item, tells the handlers
+// through page what changed, counts it, and sets the item to queue again
+// when j is done.
+func (r *crawl) revisited(j *lease, page *Page) {
+	delay, _, _ := r.policy.Delay(j.Pace)
+	f := r.revisit.after(j, page.Page, delay, j.answered)
+	page.Change, page.Previous = f.change, j.Visit
+	j.revisit = f.next
+	r.stats.update(func(s *Stats) {
+		if j.Visit != nil {
+			s.Revisits++
+		}
+		if f.change == ChangeChanged {
+			s.RevisitChanges++
+		}
+		if page.NotModified() {
+			s.NotModified++
+		}
+		s.BytesSaved += f.saved
+		if f.drop {
+			s.RevisitsDropped++
+		}
+	})
+}
+
+// keepRevisiting queues j's item again, its Visit as it was, a Max later,
+// when a revisit of it failed: a page the crawl holds is not dropped for
+// one timeout or refused connection.
+func (r *crawl) keepRevisiting(j *lease) {
+	if r.revisit == nil || j.Visit == nil {
+		return
+	}
+	next := j.Item
+	next.Retries, next.Due = 0, r.now().Add(r.revisit.Max)
+	j.revisit = &next
+}
