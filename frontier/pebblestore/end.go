@@ -34,6 +34,11 @@ func (s *Store) end(ctx context.Context, l *frontier.Lease, now time.Time, o fro
 	if !ok || ls.key != l.Key {
 		return frontier.ErrLeaseLost
 	}
+	if requeue {
+		o.Revisit = nil // Requeue ignores it
+	} else if err := checkRevisit(l, ls, o); err != nil {
+		return err
+	}
 	b := s.db.NewBatch()
 	defer b.Close()
 	q, err := s.endTo(b, l, ls, now, o, requeue)
@@ -72,20 +77,43 @@ func (s *Store) lockToEnd(ctx context.Context, o frontier.Outcome) (unlock func(
 	return unlock, nil
 }
 
+// checkRevisit returns ErrRevisit if o.Revisit is not the item of l (held
+// as ls).
+func checkRevisit(l *frontier.Lease, ls lease, o frontier.Outcome) error {
+	if rv := o.Revisit; rv != nil && (!ls.item || rv.URL != l.URL || rv.Key != l.Key) {
+		return fmt.Errorf("%w: %s under %q, for a lease of %s under %q", frontier.ErrRevisit, rv.URL, rv.Key, l.URL, l.Key)
+	}
+	return nil
+}
+
 // endTo writes into b what ending lease l (held as ls) does, and changes
-// the Store's state in memory accordingly. It returns the key's queue, or
-// nil and an error if the Store failed. s.mu is
-// held.
+// the Store's state in memory accordingly: o.Revisit, checked, is queued.
+// It returns the key's queue, or nil and an error if the Store failed.
+// s.mu is held.
 func (s *Store) endTo(b *pebble.Batch, l *frontier.Lease, ls lease, now time.Time, o frontier.Outcome, requeue bool) (*queue, error) {
 	delete(s.leases, l.Token)
 	q := s.queues[l.Key]
-	if q == nil { // cannot be: a key with a lease keeps its state
+	if q == nil || ls.inDue && q.due == nil { // cannot be: a key with a lease keeps its state
 		return nil, s.fail(fmt.Errorf("lease of %q without its queue", l.Key))
 	}
 	requeue = requeue && ls.item
-	if !ls.item {
+	switch {
+	case !ls.item:
 		q.outState().keyLeases--
-	} else {
+	case ls.inDue:
+		d := q.due
+		d.unlease(ls.pos)
+		s.scratch = dueKey(s.scratch[:0], l.Key, ls.pos)
+		if requeue {
+			// In place: back to its position in the due part.
+			n := len(s.scratch)
+			s.scratch = appendItem(s.scratch, &l.Item)
+			b.Set(s.scratch[:n], s.scratch[n:], nil)
+			d.queue(ls.pos)
+		} else {
+			b.Delete(s.scratch, nil)
+		}
+	default:
 		q.unlease(ls.seq)
 		s.scratch = queueKey(s.scratch[:0], l.Key, ls.seq)
 		if requeue {
@@ -102,6 +130,10 @@ func (s *Store) endTo(b *pebble.Batch, l *frontier.Lease, ls lease, now time.Tim
 			b.Delete(s.scratch, nil)
 		}
 	}
+	if o.Revisit != nil {
+		s.queueItem(b, l.Key, q, o.Revisit, true)
+	}
+	s.reportHead(l.Key, q)
 	s.sched.End(l.Key, now, o, requeue)
 	s.setRecord(b, l.Key, q)
 	if o.Checkpoint != nil {
