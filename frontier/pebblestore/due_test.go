@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/heedcrawl/heed/frontier"
 	"github.com/heedcrawl/heed/internal/fakeclock"
@@ -133,6 +134,7 @@ func testDueOrderModel(t *testing.T, seed uint64) {
 			t.Errorf("left in %s: %+v", key, items)
 		}
 	}
+	checkNoEntries(t, s)
 }
 
 // checkNothingDue fails t unless no key of model has an item due at now,
@@ -179,5 +181,137 @@ func endModelLease(t *testing.T, s *Store, rng *rand.Rand, l *frontier.Lease, no
 	}
 	if err := s.Done(ctx, l, now, o); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestCrashKeepsRevisits crashes a Store anywhere among Dones that queue
+// revisits, or finish revisits for good, each with a checkpoint: after the
+// crash every Done up to the checkpoint's has happened whole — its item
+// gone, or queued again with its new Visit — and every later one not at
+// all — its item queued with the Visit it had — so that no URL is lost,
+// none comes back after a Done for good, and each comes back with the
+// Visit the checkpoint says.
+func TestCrashKeepsRevisits(t *testing.T) {
+	runs := 40
+	if testing.Short() {
+		runs = 5
+	}
+	for seed := range uint64(runs) {
+		testCrashKeepsRevisits(t, seed)
+	}
+}
+
+func testCrashKeepsRevisits(t *testing.T, seed uint64) {
+	s := openT(t, memDir, Options{FS: vfs.NewCrashableMem(), SyncInterval: time.Millisecond, Clock: fakeclock.New(t0)})
+	var urls []string
+	for k := range 5 {
+		for i := range 10 {
+			it := item(fmt.Sprintf("h%d", k), fmt.Sprintf("/%d", i))
+			it.Due = t0
+			mustAdd(t, s, it)
+			urls = append(urls, it.URL)
+		}
+	}
+	revisit := func(l *frontier.Lease, now time.Time, i int) *frontier.Item {
+		rv := l.Item
+		rv.Due = now.Add(time.Hour + time.Duration(i)*time.Second)
+		rv.Visit = &frontier.Visit{Fetched: now, ETag: fmt.Sprintf(`"%d"`, i), Status: 200}
+		return &rv
+	}
+	// Every URL fetched once, queued again due an hour later or so.
+	for i := range urls {
+		l := mustClaim(t, s, t0, opt)
+		if err := s.Done(ctx, l, t0, frontier.Outcome{Pace: l.Pace, Revisit: revisit(l, t0, -i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustSync(t, s)
+	// Revisited: each other one queued again, the rest done for good.
+	t1 := t0.Add(2 * time.Hour)
+	var dones []string
+	forGood := map[string]bool{}
+	for i := range 30 {
+		l := mustClaim(t, s, t1, opt)
+		o := frontier.Outcome{Pace: l.Pace, Checkpoint: []byte(l.URL)}
+		if i%2 == 0 {
+			forGood[l.URL] = true
+		} else {
+			o.Revisit = revisit(l, t1, i)
+		}
+		if err := s.Done(ctx, l, t1, o); err != nil {
+			t.Fatal(err)
+		}
+		dones = append(dones, l.URL)
+		if i == int(seed%31)-1 {
+			mustSync(t, s) // so that crashes fall after a varying share of the Dones
+		}
+	}
+	for range 3 {
+		mustClaim(t, s, t1, opt) // leased at the crash
+	}
+	s = crashT(t, s, seed)
+	defer s.Close()
+
+	cp, err := s.Checkpoint(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := slices.Index(dones, string(cp))
+	if cp != nil && last < 0 {
+		t.Fatalf("seed %d: Checkpoint %q, which no Done carried", seed, cp)
+	}
+	back := map[string]*frontier.Lease{}
+	now := t0.Add(10 * time.Hour)
+	for {
+		c, err := s.Claim(ctx, now, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Lease == nil {
+			break
+		}
+		if back[c.Lease.URL] != nil {
+			t.Errorf("seed %d: %s handed out twice after the crash", seed, c.Lease.URL)
+		}
+		back[c.Lease.URL] = c.Lease
+		if err := s.Done(ctx, c.Lease, now, frontier.Outcome{Pace: c.Lease.Pace}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkNoEntries(t, s)
+	for _, u := range urls {
+		i := slices.Index(dones, u)
+		applied := i >= 0 && i <= last
+		l := back[u]
+		switch {
+		case applied && forGood[u]:
+			if l != nil {
+				t.Errorf("seed %d: %s back after its Done for good (checkpoint %q)", seed, u, cp)
+			}
+		case l == nil:
+			t.Errorf("seed %d: %s lost (checkpoint %q)", seed, u, cp)
+		case l.Visit == nil:
+			t.Errorf("seed %d: %s back without its Visit", seed, u)
+		case applied != l.Visit.Fetched.Equal(t1):
+			t.Errorf("seed %d: %s back with the Visit of t0+%v, its Done %d and the checkpoint's %d", seed, u, l.Visit.Fetched.Sub(t0), i, last)
+		}
+	}
+}
+
+// checkNoEntries fails t if s, drained, holds an entry of a queue: one
+// that no count says is there.
+func checkNoEntries(t *testing.T, s *Store) {
+	t.Helper()
+	for _, prefix := range []byte{prefixDue, prefixQueue} {
+		it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{prefix}, UpperBound: []byte{prefix + 1}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for valid := it.First(); valid; valid = it.Next() {
+			t.Errorf("drained, the store holds %q", it.Key())
+		}
+		if err := it.Close(); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
