@@ -202,6 +202,13 @@ func benchWorkload(kind string, n, hosts int) (benchResult, error) {
 		}
 		return true, s.Done(ctx, c.Lease, now, o)
 	}
+	drain := func() error { // everything claimable now
+		for {
+			if ok, err := leaseAndAck(); err != nil || !ok {
+				return err
+			}
+		}
+	}
 	start := time.Now()
 	batch := make([]frontier.Item, 0, 100)
 	for i := 0; i < n; {
@@ -264,14 +271,8 @@ func benchWorkload(kind string, n, hosts int) (benchResult, error) {
 			f.Close()
 		}
 	}
-	for {
-		ok, err := leaseAndAck()
-		if err != nil {
-			return benchResult{}, err
-		}
-		if !ok {
-			break
-		}
+	if err := drain(); err != nil {
+		return benchResult{}, err
 	}
 	res.Drain = time.Since(start) - res.Add
 	if done != n {
@@ -296,14 +297,8 @@ func benchWorkload(kind string, n, hosts int) (benchResult, error) {
 		notes = append(notes, fmt.Sprintf("reopened on every URL queued as a revisit in %v", res.Reopen.Round(time.Millisecond)))
 		start = start.Add(time.Since(reopenStart))
 		now = now.Add(3 * time.Hour)
-		for {
-			ok, err := leaseAndAck()
-			if err != nil {
-				return benchResult{}, err
-			}
-			if !ok {
-				break
-			}
+		if err := drain(); err != nil {
+			return benchResult{}, err
 		}
 		res.Revisit = time.Since(start) - res.Add - res.Drain
 		if done != 2*n {

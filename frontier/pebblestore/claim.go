@@ -11,8 +11,9 @@ import (
 )
 
 // Claim implements frontier.Store. It writes nothing: the item keeps its
-// entry, before its queue's head, until the lease ends, and goes back to
-// the front of the queue if the process stops first.
+// entry — before its run's head, or at its position in the due part —
+// until the lease ends, and is queued at its place again if the process
+// stops first.
 func (s *Store) Claim(ctx context.Context, now time.Time, opt frontier.ClaimOptions) (frontier.Claim, error) {
 	if err := ctx.Err(); err != nil {
 		return frontier.Claim{}, err

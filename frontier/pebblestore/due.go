@@ -19,21 +19,27 @@ func (s *Store) queueItem(b *pebble.Batch, key string, q *queue, it *frontier.It
 	if !revisit && (due >= q.runDue || q.runEmpty()) {
 		q.runDue = due
 		s.scratch = queueKey(s.scratch[:0], key, q.tail)
-		n := len(s.scratch)
-		s.scratch = appendItem(s.scratch, it)
-		b.Set(s.scratch[:n], s.scratch[n:], nil)
+		v := s.setItem(b, it)
 		q.tail++
-		s.keepAhead(q, s.scratch[n:])
+		s.keepAhead(q, v)
 		return
 	}
 	d := q.dueState()
 	p := duePos{due: due, at: q.tail, n: d.next}
 	d.next++
 	s.scratch = dueKey(s.scratch[:0], key, p)
+	s.setItem(b, it)
+	d.queue(p)
+}
+
+// setItem writes the entry of it into b, under the key s.scratch holds,
+// and returns its value, which stays valid until s.scratch is written
+// again. s.mu is held.
+func (s *Store) setItem(b *pebble.Batch, it *frontier.Item) []byte {
 	n := len(s.scratch)
 	s.scratch = appendItem(s.scratch, it)
 	b.Set(s.scratch[:n], s.scratch[n:], nil)
-	d.queue(p)
+	return s.scratch[n:]
 }
 
 // reportHead tells the Schedule when key's first item is due, as

@@ -111,24 +111,12 @@ func testDueOrderModel(t *testing.T, seed uint64) {
 		}
 	}
 	// What is left drains in order, every item once due.
-	now = now.Add(time.Hour)
-	for {
-		c, err := s.Claim(ctx, now, opt)
-		if err != nil {
-			t.Fatal(err)
+	drainEach(t, s, now.Add(time.Hour), func(l *frontier.Lease) {
+		if want, _ := model.first(l.Key); l.URL != want.url {
+			t.Fatalf("draining: claimed %s, want %s", l.URL, want.url)
 		}
-		if c.Lease == nil {
-			break
-		}
-		want, _ := model.first(c.Lease.Key)
-		if c.Lease.URL != want.url {
-			t.Fatalf("draining: claimed %s, want %s", c.Lease.URL, want.url)
-		}
-		model.remove(c.Lease.Key, c.Lease.URL)
-		if err := s.Done(ctx, c.Lease, now, frontier.Outcome{Pace: c.Lease.Pace}); err != nil {
-			t.Fatal(err)
-		}
-	}
+		model.remove(l.Key, l.URL)
+	})
 	for key, items := range model {
 		if len(items) > 0 {
 			t.Errorf("left in %s: %+v", key, items)
@@ -261,23 +249,12 @@ func testCrashKeepsRevisits(t *testing.T, seed uint64) {
 		t.Fatalf("seed %d: Checkpoint %q, which no Done carried", seed, cp)
 	}
 	back := map[string]*frontier.Lease{}
-	now := t0.Add(10 * time.Hour)
-	for {
-		c, err := s.Claim(ctx, now, opt)
-		if err != nil {
-			t.Fatal(err)
+	drainEach(t, s, t0.Add(10*time.Hour), func(l *frontier.Lease) {
+		if back[l.URL] != nil {
+			t.Errorf("seed %d: %s handed out twice after the crash", seed, l.URL)
 		}
-		if c.Lease == nil {
-			break
-		}
-		if back[c.Lease.URL] != nil {
-			t.Errorf("seed %d: %s handed out twice after the crash", seed, c.Lease.URL)
-		}
-		back[c.Lease.URL] = c.Lease
-		if err := s.Done(ctx, c.Lease, now, frontier.Outcome{Pace: c.Lease.Pace}); err != nil {
-			t.Fatal(err)
-		}
-	}
+		back[l.URL] = l
+	})
 	checkNoEntries(t, s)
 	for _, u := range urls {
 		i := slices.Index(dones, u)
@@ -294,6 +271,25 @@ func testCrashKeepsRevisits(t *testing.T, seed uint64) {
 			t.Errorf("seed %d: %s back without its Visit", seed, u)
 		case applied != l.Visit.Fetched.Equal(t1):
 			t.Errorf("seed %d: %s back with the Visit of t0+%v, its Done %d and the checkpoint's %d", seed, u, l.Visit.Fetched.Sub(t0), i, last)
+		}
+	}
+}
+
+// drainEach claims every item s hands out at now, calls f with its lease,
+// and ends it with a Done.
+func drainEach(t *testing.T, s *Store, now time.Time, f func(*frontier.Lease)) {
+	t.Helper()
+	for {
+		c, err := s.Claim(ctx, now, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Lease == nil {
+			return
+		}
+		f(c.Lease)
+		if err := s.Done(ctx, c.Lease, now, frontier.Outcome{Pace: c.Lease.Pace}); err != nil {
+			t.Fatal(err)
 		}
 	}
 }

@@ -4,22 +4,22 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/heedcrawl/heed/frontier"
 )
 
-// Done implements frontier.Store: the item's entry goes, and the key's
-// record and the checkpoint change, in one batch.
+// Done implements frontier.Store: the item's entry goes, the entry of its
+// revisit (o.Revisit) comes into the key's due part, and the key's record
+// and the checkpoint change, in one batch.
 func (s *Store) Done(ctx context.Context, l *frontier.Lease, now time.Time, o frontier.Outcome) error {
 	return s.end(ctx, l, now, o, false)
 }
 
 // Requeue implements frontier.Store: the item's entry takes what it has
-// been through and joins the front of its queue, and the key's record
-// changes, in one batch.
+// been through and goes back to its place — the front of its run, or its
+// position in the due part — and the key's record changes, in one batch.
 func (s *Store) Requeue(ctx context.Context, l *frontier.Lease, now time.Time, o frontier.Outcome) error {
 	return s.end(ctx, l, now, o, true)
 }
@@ -97,35 +97,19 @@ func (s *Store) endTo(b *pebble.Batch, l *frontier.Lease, ls lease, now time.Tim
 		return nil, s.fail(fmt.Errorf("lease of %q without its queue", l.Key))
 	}
 	requeue = requeue && ls.item
-	switch {
-	case !ls.item:
+	if !ls.item {
 		q.outState().keyLeases--
-	case ls.inDue:
-		d := q.due
-		d.unlease(ls.pos)
-		s.scratch = dueKey(s.scratch[:0], l.Key, ls.pos)
-		if requeue {
-			// In place: back to its position in the due part.
-			n := len(s.scratch)
-			s.scratch = appendItem(s.scratch, &l.Item)
-			b.Set(s.scratch[:n], s.scratch[n:], nil)
-			d.queue(ls.pos)
+	} else {
+		if ls.inDue {
+			q.due.unlease(ls.pos)
+			s.scratch = dueKey(s.scratch[:0], l.Key, ls.pos)
 		} else {
-			b.Delete(s.scratch, nil)
+			q.unlease(ls.seq)
+			s.scratch = queueKey(s.scratch[:0], l.Key, ls.seq)
 		}
-	default:
-		q.unlease(ls.seq)
-		s.scratch = queueKey(s.scratch[:0], l.Key, ls.seq)
 		if requeue {
-			// In place, before head: the front holds the released items
-			// in the order of their entries, the order they would have
-			// after a crash.
-			n := len(s.scratch)
-			s.scratch = appendItem(s.scratch, &l.Item)
-			b.Set(s.scratch[:n], s.scratch[n:], nil)
-			o := q.outState()
-			i, _ := slices.BinarySearch(o.front, ls.seq)
-			o.front = slices.Insert(o.front, i, ls.seq)
+			s.setItem(b, &l.Item) // in place, with what it has been through
+			q.release(ls)
 		} else {
 			b.Delete(s.scratch, nil)
 		}

@@ -164,6 +164,20 @@ func (q *queue) tidy() {
 	}
 }
 
+// release queues the item of ls, leased, again at its place: its
+// position in the due part, or the front of the run, before head, which
+// holds the released items in the order of their entries, the order they
+// would have after a crash.
+func (q *queue) release(ls lease) {
+	if ls.inDue {
+		q.due.queue(ls.pos)
+		return
+	}
+	o := q.outState()
+	i, _ := slices.BinarySearch(o.front, ls.seq)
+	o.front = slices.Insert(o.front, i, ls.seq)
+}
+
 // low is the first entry that may hold an item: what a record tells
 // recovery to look from.
 func (q *queue) low() uint64 {
