@@ -54,7 +54,11 @@ func (s *Store) DoneAdding(ctx context.Context, l *frontier.Lease, now time.Time
 	b := s.db.NewBatch()
 	defer b.Close()
 	ls, held := s.leases[l.Token]
-	held = held && ls.key == l.Key
+	ackErr := frontier.ErrLeaseLost
+	if held = held && ls.key == l.Key; held {
+		ackErr = checkRevisit(l, ls, o)
+		held = ackErr == nil
+	}
 	skip := ""
 	if held {
 		skip = l.Key // endTo writes its record
@@ -63,14 +67,11 @@ func (s *Store) DoneAdding(ctx context.Context, l *frontier.Lease, now time.Time
 	if err != nil {
 		return nil, err
 	}
-	var ackErr error
 	var q *queue
 	if held {
 		if q, ackErr = s.endTo(b, l, ls, now, o, false); q == nil {
 			return nil, ackErr // the Store failed
 		}
-	} else {
-		ackErr = frontier.ErrLeaseLost
 	}
 	if err := s.apply(b); err != nil {
 		return nil, err
@@ -133,18 +134,15 @@ func (s *Store) addTo(b *pebble.Batch, batch []frontier.Item, lim frontier.Limit
 			return nil, err
 		}
 		b.Set(seenKey(s.scratch[:0], it.URL), nil, nil)
-		s.scratch = queueKey(s.scratch[:0], it.Key, q.tail)
-		n := len(s.scratch)
-		s.scratch = appendItem(s.scratch, it)
-		b.Set(s.scratch[:n], s.scratch[n:], nil)
-		q.tail++
-		s.keepAhead(q, s.scratch[n:])
+		s.queueItem(b, it.Key, q, it, false)
 		s.sched.Queue(it, lim)
 		touched = s.touch(touched, it.Key)
 	}
 	for _, key := range touched {
+		q := s.queues[key]
+		s.reportHead(key, q)
 		if key != skip {
-			s.setRecord(b, key, s.queues[key])
+			s.setRecord(b, key, q)
 		}
 	}
 	clear(touched)

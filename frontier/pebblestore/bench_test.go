@@ -20,6 +20,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/heedcrawl/heed/frontier"
+	"github.com/heedcrawl/heed/frontier/revisit"
 )
 
 // BenchmarkStore adds, leases and acks HEED_BENCH_URLS URLs (default
@@ -32,6 +33,15 @@ import (
 //
 //	HEED_BENCH_URLS=10000000 go test -run '^$' -bench BenchmarkStore -benchtime 1x -timeout 2h ./frontier/pebblestore
 //
+// pebble-revisit is a continuous crawl's use of a Store on disk: every URL
+// is added stamped with its admission time, as the Frontier does, fetched
+// once and queued again by its Done as a revisit with a full Visit (a
+// 20-byte ETag) due an hour or two later, in no order within a key, then
+// claimed again once due and done for good. It reports the revisits' rate
+// beside the rest, and its peak RSS is that of a Store whose every known
+// URL is under revisit: pebblestore's target for continuous crawling is
+// 250 MB at ten million URLs.
+//
 // For experiments, the child also reads HEED_BENCH_CACHE_MB and
 // HEED_BENCH_MEMTABLE_MB (Options), HEED_BENCH_TUNE (pebble settings, see
 // benchWorkload), HEED_BENCH_TRACE (memory every second on stderr),
@@ -40,7 +50,7 @@ import (
 func BenchmarkStore(b *testing.B) {
 	n := envInt(b, "HEED_BENCH_URLS", 200_000)
 	hosts := envInt(b, "HEED_BENCH_HOSTS", max(n/100, 1))
-	for _, kind := range []string{"memory", "pebble"} {
+	for _, kind := range []string{"memory", "pebble", "pebble-revisit"} {
 		b.Run(kind, func(b *testing.B) {
 			var res benchResult
 			for b.Loop() {
@@ -53,9 +63,12 @@ func BenchmarkStore(b *testing.B) {
 			if res.DiskBytes > 0 {
 				b.ReportMetric(float64(res.DiskBytes)/(1<<20), "disk-MB")
 			}
-			b.Logf("%s: %d URLs over %d hosts in %v (adding %v, leasing and acking the rest %v, closing %v); peak RSS %.0f MB; reopening %v; %s",
+			if res.Revisit > 0 {
+				b.ReportMetric(float64(n)/res.Revisit.Seconds(), "revisit-URLs/s")
+			}
+			b.Logf("%s: %d URLs over %d hosts in %v (adding %v, leasing and acking the rest %v, revisiting %v, closing %v); peak RSS %.0f MB; reopening %v; %s",
 				kind, n, hosts, res.Total.Round(time.Millisecond), res.Add.Round(time.Millisecond), res.Drain.Round(time.Millisecond),
-				res.Close.Round(time.Millisecond), float64(res.PeakRSS)/(1<<20), res.Reopen.Round(time.Millisecond), res.Notes)
+				res.Revisit.Round(time.Millisecond), res.Close.Round(time.Millisecond), float64(res.PeakRSS)/(1<<20), res.Reopen.Round(time.Millisecond), res.Notes)
 		})
 	}
 }
@@ -67,6 +80,7 @@ const benchChildEnv = "HEED_BENCH_CHILD"
 // benchResult is what a child reports.
 type benchResult struct {
 	Total, Add, Drain, Close time.Duration
+	Revisit                  time.Duration // pebble-revisit: claiming and doing every revisit
 	Reopen                   time.Duration // of the store left, by a new Open
 	PeakRSS                  int64         // VmHWM: this process's own peak
 	DiskBytes                int64
@@ -126,10 +140,11 @@ func benchWorkload(kind string, n, hosts int) (benchResult, error) {
 	ctx := context.Background()
 	var s frontier.Store
 	var dir string
+	revisits := kind == "pebble-revisit"
 	switch kind {
 	case "memory":
 		s = new(frontier.MemoryStore)
-	case "pebble":
+	case "pebble", "pebble-revisit":
 		var err error
 		dir, err = os.MkdirTemp("", "pebblestore-bench")
 		if err != nil {
@@ -173,6 +188,7 @@ func benchWorkload(kind string, n, hosts int) (benchResult, error) {
 	now := time.Now()
 	var cp [8]byte
 	done := 0
+	revisit := benchRevisit(now)
 	leaseAndAck := func() (bool, error) {
 		c, err := s.Claim(ctx, now, frontier.ClaimOptions{PerHost: 1})
 		if err != nil || c.Lease == nil {
@@ -180,7 +196,18 @@ func benchWorkload(kind string, n, hosts int) (benchResult, error) {
 		}
 		done++
 		binary.BigEndian.PutUint64(cp[:], uint64(done))
-		return true, s.Done(ctx, c.Lease, now, frontier.Outcome{Pace: c.Lease.Pace, Checkpoint: cp[:]})
+		o := frontier.Outcome{Pace: c.Lease.Pace, Checkpoint: cp[:]}
+		if revisits && c.Lease.Visit == nil {
+			o.Revisit = revisit(c.Lease.Item, done)
+		}
+		return true, s.Done(ctx, c.Lease, now, o)
+	}
+	drain := func() error { // everything claimable now
+		for {
+			if ok, err := leaseAndAck(); err != nil || !ok {
+				return err
+			}
+		}
 	}
 	start := time.Now()
 	batch := make([]frontier.Item, 0, 100)
@@ -194,6 +221,9 @@ func benchWorkload(kind string, n, hosts int) (benchResult, error) {
 				Referrer: fmt.Sprintf("https://%s/section/%d/", host, i/hosts%10),
 				Depth:    2,
 			})
+			if revisits {
+				batch[len(batch)-1].Due = now // as the Frontier stamps it
+			}
 		}
 		refused, err := s.Add(ctx, batch, frontier.Limits{})
 		if err != nil {
@@ -241,18 +271,39 @@ func benchWorkload(kind string, n, hosts int) (benchResult, error) {
 			f.Close()
 		}
 	}
-	for {
-		ok, err := leaseAndAck()
-		if err != nil {
-			return benchResult{}, err
-		}
-		if !ok {
-			break
-		}
+	if err := drain(); err != nil {
+		return benchResult{}, err
 	}
 	res.Drain = time.Since(start) - res.Add
 	if done != n {
 		return benchResult{}, fmt.Errorf("done %d of %d URLs", done, n)
+	}
+	if revisits {
+		// Every URL is queued again, due within the next two hours: the
+		// Store is reopened on them (not timed with the workload), then
+		// each is claimed and done again once due.
+		ps := s.(*Store)
+		reopenStart := time.Now()
+		if err := ps.Close(); err != nil {
+			return benchResult{}, err
+		}
+		openStart := time.Now()
+		reopened, err := Open(dir, ps.opts)
+		if err != nil {
+			return benchResult{}, err
+		}
+		s = reopened
+		res.Reopen = time.Since(openStart)
+		notes = append(notes, fmt.Sprintf("reopened on every URL queued as a revisit in %v", res.Reopen.Round(time.Millisecond)))
+		start = start.Add(time.Since(reopenStart))
+		now = now.Add(3 * time.Hour)
+		if err := drain(); err != nil {
+			return benchResult{}, err
+		}
+		res.Revisit = time.Since(start) - res.Add - res.Drain
+		if done != 2*n {
+			return benchResult{}, fmt.Errorf("done %d of %d URLs and their revisits", done, 2*n)
+		}
 	}
 	if ps, ok := s.(*Store); ok {
 		m := ps.db.Metrics()
@@ -273,7 +324,7 @@ func benchWorkload(kind string, n, hosts int) (benchResult, error) {
 	res.Close = time.Since(closeStart)
 	res.Total = time.Since(start)
 	res.PeakRSS = peakRSS() // of the workload, before reopening
-	if ps, ok := s.(*Store); ok {
+	if ps, ok := s.(*Store); ok && !revisits {
 		// Opening it again: the seen-set's filter is rebuilt, every key
 		// restored.
 		openStart := time.Now()
@@ -298,6 +349,31 @@ func benchWorkload(kind string, n, hosts int) (benchResult, error) {
 	}
 	res.Notes = strings.Join(notes, "; ")
 	return res, nil
+}
+
+// benchRevisit returns how pebble-revisit queues an item again after its
+// first fetch, the done-th, at now: with a full Visit, due an hour after
+// now and up to an hour more, in no order within a key.
+func benchRevisit(now time.Time) func(it frontier.Item, done int) *frontier.Item {
+	var est revisit.Page
+	for i := range 3 {
+		if err := est.Observe(revisit.Obs{Interval: time.Duration(i+1) * time.Hour, Changed: i != 1}); err != nil {
+			panic(err)
+		}
+	}
+	return func(it frontier.Item, done int) *frontier.Item {
+		it.Due = now.Add(time.Hour + time.Duration(uint64(done)*7919%3600)*time.Second)
+		it.Visit = &frontier.Visit{
+			Fetched:      now,
+			Changed:      now.Add(-24 * time.Hour),
+			ETag:         fmt.Sprintf(`"%018x"`, done), // 20 bytes
+			LastModified: now.Add(-48 * time.Hour).Truncate(time.Second),
+			Digest:       uint64(done) * 0x9e3779b97f4a7c15,
+			Status:       200,
+			Estimator:    est,
+		}
+		return &it
+	}
 }
 
 // peakRSS returns this process's peak resident set (VmHWM), or 0 where

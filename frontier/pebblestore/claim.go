@@ -11,8 +11,9 @@ import (
 )
 
 // Claim implements frontier.Store. It writes nothing: the item keeps its
-// entry, before its queue's head, until the lease ends, and goes back to
-// the front of the queue if the process stops first.
+// entry — before its run's head, or at its position in the due part —
+// until the lease ends, and is queued at its place again if the process
+// stops first.
 func (s *Store) Claim(ctx context.Context, now time.Time, opt frontier.ClaimOptions) (frontier.Claim, error) {
 	if err := ctx.Err(); err != nil {
 		return frontier.Claim{}, err
@@ -22,16 +23,22 @@ func (s *Store) Claim(ctx context.Context, now time.Time, opt frontier.ClaimOpti
 		s.mu.Unlock()
 		return frontier.Claim{}, err
 	}
+	due := func(key string) time.Time { return s.firstDue(key, now) }
 	var key string
 	var host ratelimit.HostState
 	var givenUp bool
 	var q *queue
-	var seq, readTo uint64
-	var held []byte // the item's entry, held ahead of its queue's head
+	var ls lease
+	var readTo uint64
+	var held []byte // the item's entry, held ahead of its queue's head or read already
 	for {
 		var next time.Time
 		var ok bool
-		key, host, next, ok = s.sched.Claim(now, opt)
+		key, host, next, ok = s.sched.ClaimDue(now, opt, due)
+		if err := s.failed(); err != nil { // a read of firstDue failed
+			s.mu.Unlock()
+			return frontier.Claim{}, err
+		}
 		if !ok {
 			idle := s.sched.Idle()
 			s.mu.Unlock()
@@ -47,28 +54,21 @@ func (s *Store) Claim(ctx context.Context, now time.Time, opt frontier.ClaimOpti
 			continue
 		}
 		givenUp = s.sched.GivenUp(key)
-		seq = q.head
-		o := q.outState()
-		if len(o.front) > 0 {
-			seq = o.front[0]
-			o.front = o.front[1:]
-		} else {
-			q.head++
-			if v, ok := s.takeAhead(q); ok {
-				held = v
-			} else {
-				readTo = s.planAhead(q, seq)
-			}
+		var err error
+		if ls, held, readTo, err = s.take(key, q); err != nil {
+			s.mu.Unlock()
+			return frontier.Claim{}, s.fail(fmt.Errorf("claim of %q: %w", key, err))
 		}
-		o.leased = append(o.leased, seq)
+		s.reportHead(key, q)
 		break
 	}
 	s.token++
 	token := s.token
-	s.leases[token] = lease{key: key, seq: seq, item: true}
+	s.leases[token] = ls
 	s.mu.Unlock()
 	// The entry is read outside the lock: it stays as it is until the
 	// lease ends, which only its holder can do.
+	seq := ls.seq
 	var item frontier.Item
 	var err error
 	switch {
@@ -89,6 +89,42 @@ func (s *Store) Claim(ctx context.Context, now time.Time, opt frontier.ClaimOpti
 		return frontier.Claim{}, s.fail(fmt.Errorf("queue of %q at %d: %w", key, seq, err))
 	}
 	return frontier.Claim{Lease: &frontier.Lease{Item: item, Pace: host, Token: token, GivenUp: givenUp}}, nil
+}
+
+// take leases key's first item, from the run or the due part, whichever
+// comes first: it returns the lease, and the item's entry if it has it —
+// the due part's, read under the lock, or the run's, held ahead or read to
+// compare — or how far to read the run from the lease's entry on (see
+// planAhead). s.mu is held.
+func (s *Store) take(key string, q *queue) (ls lease, held []byte, readTo uint64, err error) {
+	ls = lease{key: key, item: true}
+	fromDue, runHead, err := s.fromDue(key, q)
+	switch {
+	case err != nil:
+		return lease{}, nil, 0, err
+	case fromDue:
+		ls.inDue = true
+		ls.pos, held, err = s.takeDue(key, q)
+		return ls, held, 0, err
+	}
+	o := q.outState()
+	if len(o.front) > 0 {
+		ls.seq = o.front[0]
+		o.front = o.front[1:]
+		held = runHead
+	} else {
+		ls.seq = q.head
+		q.head++
+		if v, ok := s.takeAhead(q); ok {
+			held = v
+		} else if runHead != nil {
+			held = runHead
+		} else {
+			readTo = s.planAhead(q, ls.seq)
+		}
+	}
+	o.leased = append(o.leased, ls.seq)
+	return ls, held, readTo, nil
 }
 
 // read calls f with the value under k, outside s.mu: pebble's reads are

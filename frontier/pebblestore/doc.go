@@ -11,28 +11,71 @@
 // A store is a directory holding pebble's files and heed.lock. Its keys
 // fall in keyspaces by their first byte:
 //
-//	v             the store's format ("heed pebblestore 3"); Open refuses others
-//	c             the Checkpoint of the last Done
-//	k key         the key's record: the items scheduled, sitemaps and sitemap
-//	              URLs counted against its limits, whether it was given up,
-//	              where its queue lies, and its pacing state (ratelimit.HostState,
-//	              every field, in package frontier/codec's encoding)
-//	m name        a value of SetMeta
-//	n             how many URLs were seen, as of the last sync: sizes the
-//	              filter on Open
-//	q len key seq an item queued or leased (the frontier.Item, all its fields
-//	              but Key, in package frontier/codec's encoding)
-//	s URL         a URL seen (the canonical URL itself)
+//	v                the store's format ("heed pebblestore 4"); Open reads
+//	                 format 3 too (below), and refuses others
+//	c                the Checkpoint of the last Done
+//	d len key due at n
+//	                 an item of the key's due part, queued or leased (below)
+//	k key            the key's record: the items scheduled, sitemaps and
+//	                 sitemap URLs counted against its limits, whether it was
+//	                 given up, where its queue lies, and its pacing state
+//	                 (ratelimit.HostState, every field, in package
+//	                 frontier/codec's encoding)
+//	m name           a value of SetMeta
+//	n                how many URLs were seen, as of the last sync: sizes the
+//	                 filter on Open
+//	q len key seq    an item of the key's run, queued or leased
+//	s URL            a URL seen (the canonical URL itself)
 //
-// A queue entry's key is the politeness key, after its length, then the
-// item's big-endian sequence number: a key's queue lies in order in a
-// range of its own. A key's record holds the sequence numbers of its queue
-// (items added go at the tail, items claimed leave at the head), so an
-// entry is found without a scan, and a claim that reads its item from
-// pebble reads the next items of the queue too, in one seek, holding them
-// in memory for the claims that follow; an item added to a queue short
-// enough to be held whole is held as it is added. Only queued entries are
-// held, and a queued entry does not change until it is claimed.
+// Items (in d and q) are the frontier.Item, all its fields but Key, Due
+// and Visit included, in package frontier/codec's encoding.
+//
+// # Queues
+//
+// A key's items are handed out by Due, then in the order they came. They
+// lie in two parts, whose keys sort by (Due, arrival) each, merged as they
+// are claimed:
+//
+//   - The run holds the items that came in the order of their Due: new
+//     URLs, which the Frontier stamps with their admission time, and
+//     anything added while the run is empty. Its entries are keyed by the
+//     politeness key, after its length, then the item's big-endian
+//     sequence number, in the order they came: a key's run lies in order
+//     in a range of its own. A key's record holds the sequence numbers of
+//     its run (items added go at the tail, items claimed leave at the
+//     head), so an entry is found without a scan, and a claim that reads
+//     its item from pebble reads the next items of the run too, in one
+//     seek, holding them in memory for the claims that follow; an item
+//     added to a run short enough to be held whole is held as it is
+//     added. Only queued entries are held, and a queued entry does not
+//     change until it is claimed.
+//   - The due part holds the items that came out of that order: revisits,
+//     which a Done queues (Outcome.Revisit), and items added due earlier
+//     than the run's last. Its entries are keyed by the politeness key,
+//     then the item's position: its Due in Unix nanoseconds (the zero time
+//     and times before 1678 first, times after 2262 last, in their
+//     order), the run's tail when it came (which orders it among the run's
+//     items of the same Due), and its number among the key's due items.
+//     The Store keeps the position of the first in memory; a claim of it
+//     reads it, and finds the next, in one seek.
+//
+// Two parts, not one range keyed by Due, because a crawl's new URLs are
+// most of its claims and a claim of the run's next entry is a Get of a key
+// known in memory, which the tables' bloom filters answer mostly without a
+// read, while finding the next entry of a range keyed by Due takes a seek
+// through every level: in BenchmarkStore, ten million URLs leased and done
+// at about 15% fewer URLs/s with a seek for each claim.
+//
+// The Schedule learns when each key's first item is due (Schedule.Head):
+// at once while its run has items, which are due once admitted (a run
+// item due later is found so when the key is claimed, Schedule.ClaimDue),
+// else when the first of its due part is. A key given up, or whose
+// robots.txt is unreachable, hands out all its items at once, in order,
+// whatever their Due.
+//
+// Format 3, written before revisits, is format 4 without due entries, and
+// with records that do not describe a due part: Open reads it as it is,
+// and marks it format 4, which the builds that wrote format 3 refuse.
 //
 // Add looks a URL up in a bloom filter over the seen-set, in memory, first:
 // a URL never seen is found new there in the common case, without touching
@@ -51,14 +94,16 @@
 //
 // Each operation is one pebble batch, applied atomically: Add marks each
 // new URL seen and queues it, with its key's record; Done deletes the item's
-// entry and writes the key's record and the checkpoint; Requeue rewrites the
-// item's entry with what it has been through (Retries, Redirects, ...) and
-// puts it back at the front of its queue; GiveUp marks the key's record,
+// entry and writes the key's record and the checkpoint, and the entry of
+// its revisit (Outcome.Revisit) if it has one, whose URL stays seen;
+// Requeue rewrites the item's entry with what it has been through
+// (Retries, Redirects, ..., Visit and Due) and puts it back at its place,
+// the front of its run or its position in the due part; GiveUp marks the key's record,
 // and its queued items are then claimed and done one by one, to be
 // reported. Claim writes nothing: a leased item keeps its
-// entry, just before the queue's head, until its lease ends, and so it is
-// at the front of its queue, with the history it had when claimed, if the
-// process stops first. Leases themselves live in memory: they die with the
+// entry — just before its run's head, or at its position in the due part
+// — until its lease ends, and so it is at its place in its queue, with the
+// history it had when claimed, if the process stops first. Leases themselves live in memory: they die with the
 // process, as the Store's contract allows.
 //
 // # Durability
@@ -83,10 +128,11 @@
 // a crawl that writes its output before the Done carrying its offset is
 // safe from it.
 //
-// Open after a stop puts back the items leased at the stop at the front of
-// their queues, and restores every key into a frontier.Schedule, which makes
-// each wait a full Delay from the reopening, since a request to it may have
-// been under way.
+// Open after a stop puts back the items leased at the stop at their places
+// in their queues, and restores every key into a frontier.Schedule, with
+// when its first item is due (a seek for each key with a due part), which
+// makes each wait a full Delay from the reopening, since a request to it
+// may have been under way.
 //
 // # Failures
 //
@@ -117,8 +163,8 @@
 // Schedule, the filter over the seen-set, the cache of recent URLs (at
 // most Options.SeenCache, outside the Go heap, growing with the seen-set),
 // the items held ahead of their queues' heads (at most Options.ReadAhead),
-// and, for each key with queued or leased items, where its queue lies (32
-// bytes and a map entry). pebble
+// and, for each key with queued or leased items, where its queue lies (48
+// bytes and a map entry, and 80 more for a key with a due part). pebble
 // keeps its block cache (Options.CacheSize) and two memtables
 // (Options.MemTableSize) in memory of its own, outside the Go heap.
 //

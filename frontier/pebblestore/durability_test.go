@@ -335,19 +335,69 @@ func TestLock(t *testing.T) {
 
 // A store written in another format (format 2 kept items and pacing state
 // in encodings of this package's own, format 1 keyed queue entries by
-// sequence number first) is refused, naming both formats.
+// sequence number first; 5 is a later one) is refused, naming both
+// formats.
 func TestOpenRefusesAnotherFormat(t *testing.T) {
+	for _, format := range []string{"heed pebblestore 2", "heed pebblestore 5"} {
+		dir := t.TempDir()
+		s := openT(t, dir, Options{})
+		if err := s.db.Set(keyVersion, []byte(format), nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Open(dir, Options{})
+		if err == nil || !strings.Contains(err.Error(), `"`+format+`"`) || !strings.Contains(err.Error(), `"heed pebblestore 4"`) {
+			t.Errorf("Open of a store in format %q: %v", format, err)
+		}
+	}
+}
+
+// A store in format 3, which is format 4 without revisits, opens with its
+// items, leases and counters, and is format 4 from then on.
+func TestOpenReadsFormat3(t *testing.T) {
 	dir := t.TempDir()
 	s := openT(t, dir, Options{})
-	if err := s.db.Set(keyVersion, []byte("heed pebblestore 2"), nil); err != nil {
+	mustAdd(t, s, item("a", "/1"), item("a", "/2"), item("a", "/3"), item("b", "/1"))
+	l := mustClaim(t, s, t0, opt) // leased at the stop: back to the front
+	if err := s.Done(ctx, mustClaim(t, s, t0, opt), t0, frontier.Outcome{Checkpoint: []byte("cp")}); err != nil {
+		t.Fatal(err)
+	}
+	// What format 3 wrote: records without the run's Due or a due part
+	// (items without a Due), and its version.
+	it, err := s.db.NewIter(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for valid := it.First(); valid; valid = it.Next() {
+		if k := it.Key(); k[0] == prefixDue || k[0] == prefixKey && it.Value()[0]&^recGivenUp != 0 {
+			t.Fatalf("a store of items without a Due holds %q = %x, which format 3 did not write", k, it.Value())
+		}
+	}
+	if err := it.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.db.Set(keyVersion, []byte(formatVersion3), nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Open(dir, Options{})
-	if err == nil || !strings.Contains(err.Error(), `"heed pebblestore 2"`) || !strings.Contains(err.Error(), `"heed pebblestore 3"`) {
-		t.Errorf("Open of a store in format 2: %v", err)
+
+	s = openT(t, dir, Options{})
+	if v, err := s.get(keyVersion); err != nil || string(v) != formatVersion {
+		t.Errorf("version after opening format 3: %q, %v; want %q", v, err, formatVersion)
+	}
+	if cp, err := s.Checkpoint(ctx); err != nil || string(cp) != "cp" {
+		t.Errorf("Checkpoint = %q, %v; want cp", cp, err)
+	}
+	defer s.Close()
+	if c, err := s.Counts(ctx, t0); err != nil || c.Scheduled != 4 || c.Queued != 3 {
+		t.Errorf("Counts = %+v, %v; want 3 queued, 4 scheduled", c, err)
+	}
+	if got, want := drainURLs(t, s), []string{l.URL, "http://a/2", "http://a/3"}; !slices.Equal(got, want) {
+		t.Errorf("format 3's queue drained as %v, want %v", got, want)
 	}
 }
 

@@ -4,22 +4,22 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/heedcrawl/heed/frontier"
 )
 
-// Done implements frontier.Store: the item's entry goes, and the key's
-// record and the checkpoint change, in one batch.
+// Done implements frontier.Store: the item's entry goes, the entry of its
+// revisit (o.Revisit) comes into the key's due part, and the key's record
+// and the checkpoint change, in one batch.
 func (s *Store) Done(ctx context.Context, l *frontier.Lease, now time.Time, o frontier.Outcome) error {
 	return s.end(ctx, l, now, o, false)
 }
 
 // Requeue implements frontier.Store: the item's entry takes what it has
-// been through and joins the front of its queue, and the key's record
-// changes, in one batch.
+// been through and goes back to its place — the front of its run, or its
+// position in the due part — and the key's record changes, in one batch.
 func (s *Store) Requeue(ctx context.Context, l *frontier.Lease, now time.Time, o frontier.Outcome) error {
 	return s.end(ctx, l, now, o, true)
 }
@@ -33,6 +33,11 @@ func (s *Store) end(ctx context.Context, l *frontier.Lease, now time.Time, o fro
 	ls, ok := s.leases[l.Token]
 	if !ok || ls.key != l.Key {
 		return frontier.ErrLeaseLost
+	}
+	if requeue {
+		o.Revisit = nil // Requeue ignores it
+	} else if err := checkRevisit(l, ls, o); err != nil {
+		return err
 	}
 	b := s.db.NewBatch()
 	defer b.Close()
@@ -72,36 +77,47 @@ func (s *Store) lockToEnd(ctx context.Context, o frontier.Outcome) (unlock func(
 	return unlock, nil
 }
 
+// checkRevisit returns ErrRevisit if o.Revisit is not the item of l (held
+// as ls).
+func checkRevisit(l *frontier.Lease, ls lease, o frontier.Outcome) error {
+	if rv := o.Revisit; rv != nil && (!ls.item || rv.URL != l.URL || rv.Key != l.Key) {
+		return fmt.Errorf("%w: %s under %q, for a lease of %s under %q", frontier.ErrRevisit, rv.URL, rv.Key, l.URL, l.Key)
+	}
+	return nil
+}
+
 // endTo writes into b what ending lease l (held as ls) does, and changes
-// the Store's state in memory accordingly. It returns the key's queue, or
-// nil and an error if the Store failed. s.mu is
-// held.
+// the Store's state in memory accordingly: o.Revisit, checked, is queued.
+// It returns the key's queue, or nil and an error if the Store failed.
+// s.mu is held.
 func (s *Store) endTo(b *pebble.Batch, l *frontier.Lease, ls lease, now time.Time, o frontier.Outcome, requeue bool) (*queue, error) {
 	delete(s.leases, l.Token)
 	q := s.queues[l.Key]
-	if q == nil { // cannot be: a key with a lease keeps its state
+	if q == nil || ls.inDue && q.due == nil { // cannot be: a key with a lease keeps its state
 		return nil, s.fail(fmt.Errorf("lease of %q without its queue", l.Key))
 	}
 	requeue = requeue && ls.item
 	if !ls.item {
 		q.outState().keyLeases--
 	} else {
-		q.unlease(ls.seq)
-		s.scratch = queueKey(s.scratch[:0], l.Key, ls.seq)
+		if ls.inDue {
+			q.due.unlease(ls.pos)
+			s.scratch = dueKey(s.scratch[:0], l.Key, ls.pos)
+		} else {
+			q.unlease(ls.seq)
+			s.scratch = queueKey(s.scratch[:0], l.Key, ls.seq)
+		}
 		if requeue {
-			// In place, before head: the front holds the requeued items
-			// in the order of their entries, the order they would have
-			// after a crash.
-			n := len(s.scratch)
-			s.scratch = appendItem(s.scratch, &l.Item)
-			b.Set(s.scratch[:n], s.scratch[n:], nil)
-			o := q.outState()
-			i, _ := slices.BinarySearch(o.front, ls.seq)
-			o.front = slices.Insert(o.front, i, ls.seq)
+			s.setItem(b, &l.Item) // in place, with what it has been through
+			q.release(ls)
 		} else {
 			b.Delete(s.scratch, nil)
 		}
 	}
+	if o.Revisit != nil {
+		s.queueItem(b, l.Key, q, o.Revisit, true)
+	}
+	s.reportHead(l.Key, q)
 	s.sched.End(l.Key, now, o, requeue)
 	s.setRecord(b, l.Key, q)
 	if o.Checkpoint != nil {

@@ -207,7 +207,7 @@ func (s *Store) loadSeen() error {
 // restore adds key, found with record r on opening at now, to the Store
 // and its Schedule.
 func (s *Store) restore(b *pebble.Batch, key string, r record, now time.Time) error {
-	q := &queue{head: r.head, tail: r.tail}
+	q := &queue{head: r.head, tail: r.tail, runDue: r.runDue}
 	for seq := r.low; seq < r.head; seq++ {
 		ok, err := s.has(queueKey(nil, key, seq))
 		if err != nil {
@@ -217,14 +217,26 @@ func (s *Store) restore(b *pebble.Batch, key string, r record, now time.Time) er
 			q.outState().front = append(q.out.front, seq)
 		}
 	}
+	dueLow := r.dueLow
+	if r.dueCount > 0 {
+		// Its entries from dueLow on, leased ones included, are all queued
+		// now: the first is the first found.
+		first, err := s.firstDueEntry(key, r.dueLow)
+		if err != nil {
+			return err
+		}
+		q.due = &dueState{first: first, n: int32(r.dueCount), next: r.dueNext}
+		dueLow = first
+	}
 	if q.queued() > 0 {
 		s.queues[key] = q
 	}
-	if low := q.low(); low != r.low || r.head != q.head {
-		r.low, r.head = low, q.head
+	if low := q.low(); low != r.low || r.head != q.head || dueLow != r.dueLow {
+		r.low, r.head, r.dueLow = low, q.head, dueLow
 		b.Set(recordKey(nil, key), appendRecord(nil, &r), nil)
 	}
 	s.sched.Restore(key, r.KeyRecord, q.queued(), now)
+	s.reportHead(key, q)
 	return nil
 }
 
@@ -236,10 +248,15 @@ func (s *Store) checkVersion(b *pebble.Batch) error {
 		return err
 	}
 	if v != nil {
-		if string(v) != formatVersion {
-			return fmt.Errorf("pebblestore: the store is in format %q, not %q", v, formatVersion)
+		switch string(v) {
+		case formatVersion:
+			return nil
+		case formatVersion3:
+			// Format 4 without due entries: it is one now, which the
+			// builds that wrote format 3 refuse from here on.
+			return b.Set(keyVersion, []byte(formatVersion), nil)
 		}
-		return nil
+		return fmt.Errorf("pebblestore: the store is in format %q, not %q (nor %q, which this build reads)", v, formatVersion, formatVersion3)
 	}
 	it, err := s.db.NewIter(nil)
 	if err != nil {

@@ -2,20 +2,48 @@ package pebblestore
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
 )
 
 // queue is the Store's state of one key with queued items or leases. Its
-// queued items are the entries of out.front, then those from head to
-// tail-1; its leased items keep their entries, at the sequence numbers in
-// out.leased, until they are done or requeued. It is kept small: the
-// Store holds one for every key with work.
+// items lie in two parts, merged by (Due, arrival) as they are claimed:
+// the run, items queued in the order of their Due — new URLs, which Add
+// brings stamped with their admission time — under sequence numbers, and
+// the due part, items that came out of that order — revisits, and items
+// added due earlier than the run's last — under their position (duePos).
+// The run's queued items are the entries of out.front, then those from
+// head to tail-1; its leased items keep their entries, at the sequence
+// numbers in out.leased, until they are done or requeued. The due part's
+// are due's. It is kept small: the Store holds one for every key with
+// work.
 type queue struct {
 	head, tail uint64
-	out        *outState  // nil while nothing is out or requeued, and nothing carried
-	ahead      *readAhead // nil while no entry is held ahead of head
+	// runDue is the latest Due of the run's items (dueNanos): an item
+	// added due no earlier joins the run.
+	runDue int64
+	out    *outState  // nil while nothing is out or requeued, and nothing carried
+	ahead  *readAhead // nil while no entry is held ahead of head
+	due    *dueState  // nil while the due part is empty
+}
+
+// dueState is a key's due part: its entries are those in pebble from
+// first on, but for the leased ones, which keep their entries until they
+// are done or requeued; it finds each next first with a seek, under the
+// Store's lock.
+type dueState struct {
+	first  duePos   // of the first queued entry, when n > 0
+	n      int32    // entries queued
+	next   uint64   // duePos.n of the next entry queued
+	leased []duePos // the entries out
+
+	// headSeq and headDue are the sequence number and Due of the run's
+	// first item, read to compare it with first: headSeq is zero, or a
+	// sequence number whose entry does not change while queued.
+	headSeq uint64
+	headDue int64
 }
 
 // outState is what a key has out, and what its record carries: few keys
@@ -33,15 +61,82 @@ type outState struct {
 type counters struct{ scheduled, sitemaps, sitemapURLs int32 }
 
 // lease is what the Store remembers of a lease in memory: its key, and
-// the sequence number of its item's entry (ClaimKey's have none).
+// where its item's entry lies (ClaimKey's have none): at seq in the run,
+// or at pos in the due part.
 type lease struct {
-	key  string
-	seq  uint64
-	item bool
+	key   string
+	seq   uint64
+	pos   duePos
+	item  bool
+	inDue bool
 }
 
 // queued is the number of items queued.
-func (q *queue) queued() int { return len(q.front()) + int(q.tail-q.head) }
+func (q *queue) queued() int { return q.runQueued() + q.dueQueued() }
+
+// runQueued is the number of the run's items queued.
+func (q *queue) runQueued() int { return len(q.front()) + int(q.tail-q.head) }
+
+// dueQueued is the number of the due part's items queued.
+func (q *queue) dueQueued() int {
+	if q.due == nil {
+		return 0
+	}
+	return int(q.due.n)
+}
+
+// runEmpty reports whether the run has no entry, queued or leased: an
+// item may then start it whatever its Due.
+func (q *queue) runEmpty() bool {
+	return q.runQueued() == 0 && (q.out == nil || len(q.out.leased) == 0)
+}
+
+// runHead returns the sequence number of the run's first queued item;
+// the run has one.
+func (q *queue) runHead() uint64 {
+	if f := q.front(); len(f) > 0 {
+		return f[0]
+	}
+	return q.head
+}
+
+// dueState returns q.due, making it if needed.
+func (q *queue) dueState() *dueState {
+	if q.due == nil {
+		q.due = new(dueState)
+	}
+	return q.due
+}
+
+// queue queues the entry at p, a new one or one requeued.
+func (d *dueState) queue(p duePos) {
+	if d.n == 0 || p.before(d.first) {
+		d.first = p
+	}
+	d.n++
+}
+
+// low is the first position that may hold an entry: what a record tells
+// recovery to seek from.
+func (d *dueState) low() duePos {
+	low := duePos{due: math.MaxInt64, at: math.MaxUint64, n: math.MaxUint64}
+	if d.n > 0 {
+		low = d.first
+	}
+	for _, p := range d.leased {
+		if p.before(low) {
+			low = p
+		}
+	}
+	return low
+}
+
+// unlease forgets the lease of the entry at p.
+func (d *dueState) unlease(p duePos) {
+	if i := slices.Index(d.leased, p); i >= 0 {
+		d.leased = slices.Delete(d.leased, i, i+1)
+	}
+}
 
 // front returns the sequence numbers of the requeued items.
 func (q *queue) front() []uint64 {
@@ -59,11 +154,28 @@ func (q *queue) outState() *outState {
 	return q.out
 }
 
-// tidy drops q.out once it holds nothing.
+// tidy drops q.out and q.due once they hold nothing.
 func (q *queue) tidy() {
 	if o := q.out; o != nil && len(o.front) == 0 && len(o.leased) == 0 && o.keyLeases == 0 && o.carry == (counters{}) {
 		q.out = nil
 	}
+	if d := q.due; d != nil && d.n == 0 && len(d.leased) == 0 {
+		q.due = nil // numbering starts again: no entry is left to follow
+	}
+}
+
+// release queues the item of ls, leased, again at its place: its
+// position in the due part, or the front of the run, before head, which
+// holds the requeued items in the order of their entries, the order they
+// would have after a crash.
+func (q *queue) release(ls lease) {
+	if ls.inDue {
+		q.due.queue(ls.pos)
+		return
+	}
+	o := q.outState()
+	i, _ := slices.BinarySearch(o.front, ls.seq)
+	o.front = slices.Insert(o.front, i, ls.seq)
 }
 
 // low is the first entry that may hold an item: what a record tells
@@ -96,7 +208,7 @@ func (s *Store) queue(key string) (*queue, error) {
 	if q := s.queues[key]; q != nil {
 		return q, nil
 	}
-	q := &queue{head: seqStart, tail: seqStart}
+	q := &queue{head: seqStart, tail: seqStart, runDue: math.MinInt64}
 	v, err := s.get(recordKey(s.scratch[:0], key))
 	if err != nil {
 		return nil, s.fail(err)
@@ -124,7 +236,13 @@ func (s *Store) queue(key string) (*queue, error) {
 
 // setRecord writes key's record into b.
 func (s *Store) setRecord(b *pebble.Batch, key string, q *queue) {
-	r := record{KeyRecord: s.sched.Record(key), low: q.low(), head: q.head, tail: q.tail}
+	r := record{KeyRecord: s.sched.Record(key), low: q.low(), head: q.head, tail: q.tail, runDue: math.MinInt64}
+	if !q.runEmpty() {
+		r.runDue = q.runDue
+	}
+	if d := q.due; d != nil {
+		r.dueCount, r.dueNext, r.dueLow = uint64(int(d.n)+len(d.leased)), d.next, d.low()
+	}
 	if o := q.out; o != nil {
 		r.Scheduled += int(o.carry.scheduled)
 		r.Sitemaps += int(o.carry.sitemaps)
@@ -139,7 +257,7 @@ func (s *Store) setRecord(b *pebble.Batch, key string, q *queue) {
 // forgetIfIdle drops key's state once nothing is queued or leased: memory
 // follows the keys with work.
 func (s *Store) forgetIfIdle(key string, q *queue) {
-	if q.tidy(); q.queued() == 0 && q.out == nil {
+	if q.tidy(); q.queued() == 0 && q.out == nil && q.due == nil {
 		delete(s.queues, key)
 	}
 }

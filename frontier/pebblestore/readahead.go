@@ -55,6 +55,14 @@ func (s *Store) takeAhead(q *queue) ([]byte, bool) {
 	return v, true
 }
 
+// peek returns the value of the entry at the queue's head, held; ra holds
+// at least one.
+func (ra *readAhead) peek() []byte {
+	n, w := binary.Uvarint(ra.buf)
+	end := w + int(n)
+	return ra.buf[w:end:end]
+}
+
 // planAhead returns how far a claim of the entry at seq, just taken from
 // q's head, should read: past seq if it should read the entries after its
 // own too, which it is then alone to do. s.mu is held.

@@ -54,8 +54,7 @@ func crashT(t *testing.T, s *Store, seed uint64) *Store {
 
 func TestContractOnDisk(t *testing.T) {
 	storetest.Run(t, storetest.Harness{
-		NoRevisits: true, // temporary: until this Store keeps revisits
-		Open:       func(t *testing.T) frontier.Store { return openT(t, t.TempDir(), Options{}) },
+		Open: func(t *testing.T) frontier.Store { return openT(t, t.TempDir(), Options{}) },
 		Reopen: func(t *testing.T, s frontier.Store) frontier.Store {
 			return reopenT(t, s.(*Store))
 		},
@@ -66,7 +65,6 @@ func TestContractOnDisk(t *testing.T) {
 // pebble: the paths those skip keep the contract too.
 func TestContractNoCaches(t *testing.T) {
 	storetest.Run(t, storetest.Harness{
-		NoRevisits: true, // temporary: until this Store keeps revisits
 		Open: func(t *testing.T) frontier.Store {
 			return openT(t, t.TempDir(), Options{SeenCache: -1, ReadAhead: -1})
 		},
@@ -79,7 +77,6 @@ func TestContractNoCaches(t *testing.T) {
 func TestContractCrash(t *testing.T) {
 	var seed uint64
 	storetest.Run(t, storetest.Harness{
-		NoRevisits: true, // temporary: until this Store keeps revisits
 		// A short sync interval, so that syncs fall anywhere in the
 		// suite's operations, and a crash finds some of them durable.
 		Open: func(t *testing.T) frontier.Store {
