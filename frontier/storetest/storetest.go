@@ -36,11 +36,6 @@ type Harness struct {
 	// Reopen, if not nil, closes s cleanly and returns a Store reopened on
 	// its state.
 	Reopen func(t *testing.T, s frontier.Store) frontier.Store
-	// NoRevisits skips the cases of revisits (Item.Due, Item.Visit,
-	// Outcome.Revisit), and leaves Due and Visit out of Fields. It is
-	// temporary: for the Stores that do not keep revisits yet, so that
-	// their contract tests pass meanwhile. It goes once every Store does.
-	NoRevisits bool
 }
 
 // t0 is the tests' clock: stores take the time they are given (a Store
@@ -72,10 +67,8 @@ func Run(t *testing.T, h Harness) {
 	t.Run("ClosedKey", func(t *testing.T) { testClosedKey(t, h, open(t)) })
 	t.Run("CountsAndMeta", func(t *testing.T) { testCountsAndMeta(t, open(t)) })
 	t.Run("ContextCancelled", func(t *testing.T) { testContextCancelled(t, open(t)) })
-	t.Run("DoneAdding", func(t *testing.T) { testAckAdd(t, h, open(t)) })
-	if !h.NoRevisits {
-		runRevisits(t, h, open)
-	}
+	t.Run("DoneAdding", func(t *testing.T) { testDoneAdding(t, h, open(t)) })
+	runRevisits(t, h, open)
 	if h.Reopen != nil {
 		t.Run("Reopen", func(t *testing.T) { testReopen(t, h, open(t)) })
 		t.Run("ReopenNoBurst", func(t *testing.T) { testReopenNoBurst(t, h, open(t)) })
@@ -600,9 +593,6 @@ func testFields(t *testing.T, h Harness, s frontier.Store) {
 	Fill(t, &in, t0)
 	in.Key = "fields"
 	due := in.Due // hours after t0: claimed then, or when the key is closed
-	if h.NoRevisits {
-		in.Due, in.Visit, due = time.Time{}, nil, t0
-	}
 	first, second := in, in
 	first.URL, second.URL = "http://fields/1", "http://fields/2"
 	var host ratelimit.HostState
@@ -667,7 +657,7 @@ func testFields(t *testing.T, h Harness, s frontier.Store) {
 
 // testAckAdd: a Store that is a frontier.DoneAdder adds as Add does and acks
 // as Done does, in one call; a lost lease refuses the ack but not the links.
-func testAckAdd(t *testing.T, h Harness, s frontier.Store) {
+func testDoneAdding(t *testing.T, h Harness, s frontier.Store) {
 	aa, ok := s.(frontier.DoneAdder)
 	if !ok {
 		t.Skip("not a frontier.DoneAdder")
