@@ -164,7 +164,7 @@
 // most Options.SeenCache, outside the Go heap, growing with the seen-set),
 // the items held ahead of their queues' heads (at most Options.ReadAhead),
 // and, for each key with queued or leased items, where its queue lies (48
-// bytes and a map entry, and 80 more for a key with a due part). pebble
+// bytes and a map entry, and 64 more for a key with a due part). pebble
 // keeps its block cache (Options.CacheSize) and two memtables
 // (Options.MemTableSize) in memory of its own, outside the Go heap.
 //

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -148,32 +149,33 @@ func (s *Store) takeDue(key string, q *queue) (duePos, []byte, error) {
 	v := bytes.Clone(it.Value())
 	d.n--
 	if d.n > 0 {
-		next, err := s.nextDue(it, key, d)
+		next, err := s.nextDue(it, key, q)
 		if err != nil {
 			return duePos{}, nil, err
 		}
 		d.first = next
 	}
-	d.leased = append(d.leased, p)
+	o := q.outState()
+	o.dueLeased = append(o.dueLeased, p)
 	return p, v, nil
 }
 
 // nextDue moves it to the first entry after its own that is not leased,
 // and returns its position. s.mu is held.
-func (s *Store) nextDue(it *pebble.Iterator, key string, d *dueState) (duePos, error) {
+func (s *Store) nextDue(it *pebble.Iterator, key string, q *queue) (duePos, error) {
 	for it.Next() {
 		p, ok := parseDuePos(it.Key(), len(key))
 		if !ok {
 			return duePos{}, fmt.Errorf("%w: due entry key %x", errCorrupt, it.Key())
 		}
-		if !d.isLeased(p) {
+		if !slices.Contains(q.dueLeases(), p) {
 			return p, nil
 		}
 	}
 	if err := it.Error(); err != nil {
 		return duePos{}, err
 	}
-	return duePos{}, fmt.Errorf("%w: the due part of %q counts %d more entries than it holds", errCorrupt, key, d.n)
+	return duePos{}, fmt.Errorf("%w: the due part of %q counts %d more entries than it holds", errCorrupt, key, q.due.n)
 }
 
 // dueMissing is the error of a due entry not found where it should be.
@@ -182,16 +184,6 @@ func (s *Store) dueMissing(it *pebble.Iterator, key string, p duePos) error {
 		return err
 	}
 	return fmt.Errorf("%w: the due part of %q has no entry at %+v", errCorrupt, key, p)
-}
-
-// isLeased reports whether the entry at p is out.
-func (d *dueState) isLeased(p duePos) bool {
-	for _, l := range d.leased {
-		if l == p {
-			return true
-		}
-	}
-	return false
 }
 
 // firstDueEntry returns the position of the first entry of key's due part

@@ -101,7 +101,7 @@ func (s *Store) endTo(b *pebble.Batch, l *frontier.Lease, ls lease, now time.Tim
 		q.outState().keyLeases--
 	} else {
 		if ls.inDue {
-			q.due.unlease(ls.pos)
+			q.unleaseDue(ls.pos)
 			s.scratch = dueKey(s.scratch[:0], l.Key, ls.pos)
 		} else {
 			q.unlease(ls.seq)

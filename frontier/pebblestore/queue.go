@@ -16,7 +16,7 @@ import (
 // added due earlier than the run's last — under their position (duePos).
 // The run's queued items are the entries of out.front, then those from
 // head to tail-1; its leased items keep their entries, at the sequence
-// numbers in out.leased, until they are done or requeued. The due part's
+// numbers in out.leased, until they are done or released. The due part's
 // are due's. It is kept small: the Store holds one for every key with
 // work.
 type queue struct {
@@ -24,20 +24,19 @@ type queue struct {
 	// runDue is the latest Due of the run's items (dueNanos): an item
 	// added due no earlier joins the run.
 	runDue int64
-	out    *outState  // nil while nothing is out or requeued, and nothing carried
+	out    *outState  // nil while nothing is out or released, and nothing carried
 	ahead  *readAhead // nil while no entry is held ahead of head
 	due    *dueState  // nil while the due part is empty
 }
 
 // dueState is a key's due part: its entries are those in pebble from
-// first on, but for the leased ones, which keep their entries until they
-// are done or requeued; it finds each next first with a seek, under the
-// Store's lock.
+// first on, but for the leased ones (out.dueLeased), which keep their
+// entries until they are done or requeued; it finds each next first with
+// a seek, under the Store's lock.
 type dueState struct {
-	first  duePos   // of the first queued entry, when n > 0
-	n      int32    // entries queued
-	next   uint64   // duePos.n of the next entry queued
-	leased []duePos // the entries out
+	first duePos // of the first queued entry, when n > 0
+	n     int32  // entries queued
+	next  uint64 // duePos.n of the next entry queued
 
 	// headSeq and headDue are the sequence number and Due of the run's
 	// first item, read to compare it with first: headSeq is zero, or a
@@ -50,7 +49,8 @@ type dueState struct {
 // have any.
 type outState struct {
 	front     []uint64 // requeued items, in order, before head
-	leased    []uint64 // the items out
+	leased    []uint64 // the run's items out
+	dueLeased []duePos // the due part's items out
 	keyLeases int      // ClaimKey's leases out
 	// carry is what the key's record on disk counts beyond what the
 	// Schedule does: the Schedule forgets idle keys and their counters,
@@ -116,14 +116,22 @@ func (d *dueState) queue(p duePos) {
 	d.n++
 }
 
-// low is the first position that may hold an entry: what a record tells
-// recovery to seek from.
-func (d *dueState) low() duePos {
-	low := duePos{due: math.MaxInt64, at: math.MaxUint64, n: math.MaxUint64}
-	if d.n > 0 {
-		low = d.first
+// dueLeases returns the positions of the due part's items out.
+func (q *queue) dueLeases() []duePos {
+	if q.out == nil {
+		return nil
 	}
-	for _, p := range d.leased {
+	return q.out.dueLeased
+}
+
+// dueLow is the first position of the due part that may hold an entry:
+// what a record tells recovery to seek from.
+func (q *queue) dueLow() duePos {
+	low := duePos{due: math.MaxInt64, at: math.MaxUint64, n: math.MaxUint64}
+	if q.due != nil && q.due.n > 0 {
+		low = q.due.first
+	}
+	for _, p := range q.dueLeases() {
 		if p.before(low) {
 			low = p
 		}
@@ -131,14 +139,16 @@ func (d *dueState) low() duePos {
 	return low
 }
 
-// unlease forgets the lease of the entry at p.
-func (d *dueState) unlease(p duePos) {
-	if i := slices.Index(d.leased, p); i >= 0 {
-		d.leased = slices.Delete(d.leased, i, i+1)
+// unleaseDue forgets the lease of the due part's entry at p.
+func (q *queue) unleaseDue(p duePos) {
+	if o := q.out; o != nil {
+		if i := slices.Index(o.dueLeased, p); i >= 0 {
+			o.dueLeased = slices.Delete(o.dueLeased, i, i+1)
+		}
 	}
 }
 
-// front returns the sequence numbers of the requeued items.
+// front returns the sequence numbers of the released items.
 func (q *queue) front() []uint64 {
 	if q.out == nil {
 		return nil
@@ -156,11 +166,11 @@ func (q *queue) outState() *outState {
 
 // tidy drops q.out and q.due once they hold nothing.
 func (q *queue) tidy() {
-	if o := q.out; o != nil && len(o.front) == 0 && len(o.leased) == 0 && o.keyLeases == 0 && o.carry == (counters{}) {
-		q.out = nil
-	}
-	if d := q.due; d != nil && d.n == 0 && len(d.leased) == 0 {
+	if d := q.due; d != nil && d.n == 0 && len(q.dueLeases()) == 0 {
 		q.due = nil // numbering starts again: no entry is left to follow
+	}
+	if o := q.out; o != nil && len(o.front) == 0 && len(o.leased) == 0 && len(o.dueLeased) == 0 && o.keyLeases == 0 && o.carry == (counters{}) {
+		q.out = nil
 	}
 }
 
@@ -241,7 +251,7 @@ func (s *Store) setRecord(b *pebble.Batch, key string, q *queue) {
 		r.runDue = q.runDue
 	}
 	if d := q.due; d != nil {
-		r.dueCount, r.dueNext, r.dueLow = uint64(int(d.n)+len(d.leased)), d.next, d.low()
+		r.dueCount, r.dueNext, r.dueLow = uint64(int(d.n)+len(q.dueLeases())), d.next, q.dueLow()
 	}
 	if o := q.out; o != nil {
 		r.Scheduled += int(o.carry.scheduled)
