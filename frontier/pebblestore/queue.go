@@ -16,7 +16,7 @@ import (
 // added due earlier than the run's last — under their position (duePos).
 // The run's queued items are the entries of out.front, then those from
 // head to tail-1; its leased items keep their entries, at the sequence
-// numbers in out.leased, until they are done or released. The due part's
+// numbers in out.leased, until they are done or requeued. The due part's
 // are due's. It is kept small: the Store holds one for every key with
 // work.
 type queue struct {
@@ -24,7 +24,7 @@ type queue struct {
 	// runDue is the latest Due of the run's items (dueNanos): an item
 	// added due no earlier joins the run.
 	runDue int64
-	out    *outState  // nil while nothing is out or released, and nothing carried
+	out    *outState  // nil while nothing is out or requeued, and nothing carried
 	ahead  *readAhead // nil while no entry is held ahead of head
 	due    *dueState  // nil while the due part is empty
 }
@@ -148,7 +148,7 @@ func (q *queue) unleaseDue(p duePos) {
 	}
 }
 
-// front returns the sequence numbers of the released items.
+// front returns the sequence numbers of the requeued items.
 func (q *queue) front() []uint64 {
 	if q.out == nil {
 		return nil
