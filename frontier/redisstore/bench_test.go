@@ -111,7 +111,7 @@ func benchCrawl(b *testing.B, revisit bool) {
 	c := srv.Client()
 	hook := new(countingHook)
 	c.AddHook(hook)
-	cr := newCrawl(b, c, "bench")
+	cr := newCrawl(b, c, "bench", 0)
 	cr.page(b, -1, revisit) // loads the scripts
 	us0, cmds0 := scriptStats(b, c)
 	hook.n.Store(0)
@@ -198,9 +198,9 @@ func BenchmarkRevisitMemory(b *testing.B) {
 				}
 			}
 			after := usedMemory(b, c)
-			pattern := s.prefix + "q:*"
+			pattern := "heed:{" + s.Job() + "/*}:q:*"
 			if later {
-				pattern = s.prefix + "d:*"
+				pattern = "heed:{" + s.Job() + "/*}:d:*"
 			}
 			ks, err := c.Keys(ctx, pattern).Result()
 			if err != nil || len(ks) != keys {

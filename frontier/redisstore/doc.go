@@ -13,7 +13,7 @@
 //
 // # Scheduling
 //
-// Every operation is one Lua script, run atomically by Redis: Add
+// Every operation on a shard (see Shards) is one Lua script, run atomically by Redis: Add
 // (add-if-new for a batch, with the limits), Claim, ClaimKey, Done and
 // Requeue, DoneAdding (the links of a page, then its Done), GiveUp. A page
 // therefore costs two round trips: its Claim, and the DoneAdding that ends its
@@ -118,36 +118,98 @@
 // frontier/storetest asks for a key at "t0 + 3 s" right after it rested
 // 2 s.
 //
+// # Shards
+//
+// A job is split into shards (Options.Shards, DefaultShards 256, fixed when
+// the job starts and kept in its settings): a politeness key belongs to
+// shard FNV-1a(key) mod shards, whose keys share the hash tag {job/SHARD},
+// one slot of a Redis Cluster. A key's queue, due set, pacing state
+// (bucket), leases and the seen-set of its URLs are in its shard, and every
+// script touches one shard: a job spreads over a cluster's primaries, and a
+// single Redis holds every shard. 256 shards spread a job over some 30
+// primaries within ±35 % (256/N ± √(256/N) a primary); a shard costs
+// nothing until a key of it has work, and an idle shard is never polled.
+//
+// Claim asks the shard whose first ready key has waited longest, as far as
+// the Store knows: every script's reply ends with its shard's next event
+// (first ready key and its score, or first lease expiry), which the Store
+// keeps per shard. A shard whose next event comes earlier than it last
+// said (it woke: an Add to an empty shard, a closed key) publishes it in
+// the job's wake index (heed:{job}:wake), which each Store reads once a
+// Poll (one HGET of its version when nothing changed). A claim carries the
+// score and name of the first ready key of the other shards as a bound: a
+// shard whose head is later (another process took the key the Store knew)
+// hands out nothing and tells its real head, and the Store asks the next
+// (at most 8 bounded tries a Claim). Fairness bound: a claim never takes a
+// key that became ready after the first ready key of another shard, except
+// that a shard that woke is known to another process up to one Poll (and
+// a round trip) late, and cluster nodes' clocks may differ by their skew.
+// The Store reports Idle only after reading every shard's ready and lease
+// sets in one pipelined round (then the wake index) and finding them all
+// empty; it does so only when it knows of leases alone, at the end.
+//
+// An Add or DoneAdding splits its batch by shard: the links of other
+// shards than the page's go first, in one pipelined round (sequentially
+// with -max-pages, so that the limit is shared out in order), then one
+// script of the page's shard adds its links and ends its lease. A process
+// that dies in between has added some links and not ended the lease: the
+// lease expires, the page is fetched again, its links are refused as seen;
+// none is lost. A link added to a shard that woke but not yet published
+// (the process died in between) is found at the latest by the Idle check.
+//
+// Limits.MaxPages is exact: a batch reserves its pages of the job's count
+// (heed:{job}:n, field reserved) before adding, and gives back those it did
+// not add, two small commands in the job's slot, only when a limit is set.
+// While a reservation is out, another process's batch may be refused a page
+// the first gives back; a process that dies between reserving and giving
+// back leaves its reservation taken (at most one batch's pages). Lease
+// tokens carry their shard in their top 16 bits. Checkpoints are stored in
+// the shard of the Done, stamped (8 bytes, µs, increasing per Store), and
+// Checkpoint returns the latest stamp of the job's shards. Restart
+// detection (run_id) and the fencing counter are per shard, so a failover
+// of one primary rests only the keys of its shards.
+//
+// A job of an earlier release, which keeps its keys in one slot (its hash
+// heed:{job}:n without a "shards" field), is read as one shard, as before.
+//
 // # Keys
 //
-// A job's keys share the prefix heed:{job}:, whose hash tag puts them all in
-// one slot of a Redis Cluster, so that one script may touch them all (the
-// scripts declare the counters hash, which routes them to the slot, and
-// touch the job's other keys, all in that slot). A job is thus served by one
-// Redis primary, however large the cluster:
+// The job's own slot, heed:{job}:, holds what is global and small, off the
+// path of each page:
 //
-//	heed:{job}:n          hash: counters (queued, leased, hosts, busy,
-//	                      scheduled), the job's settings (perhost, keep,
-//	                      seen) and restart detection (runid, epoch, epochat)
-//	heed:{job}:seen       set: the seen-set, 8-byte fingerprints or URLs
-//	heed:{job}:q:KEY      list: KEY's encoded items due when queued
-//	heed:{job}:d:KEY      sorted set: KEY's items due later, by Due (µs),
+//	heed:{job}:n          hash: shards, seen kind, reserved pages
+//	heed:{job}:wake       hash: shard → "publication:score" of its last
+//	                      wake-up, and "#" its version
+//	heed:{job}:meta       hash: SetMeta's values
+//	heed:{job}:scope      set: the job's scope
+//
+// Each shard, heed:{job/SHARD}:, holds its keys' state:
+//
+//	heed:{job/S}:c        hash: the shard's counters (queued, leased, hosts,
+//	                      busy, scheduled), its settings (perhost, keep,
+//	                      seen), restart detection (runid, epoch, epochat)
+//	                      and its last publication (pub, pv)
+//	heed:{job/S}:seen     set: the seen-set, 8-byte fingerprints or URLs
+//	heed:{job/S}:q:KEY    list: KEY's encoded items due when queued
+//	heed:{job/S}:d:KEY    sorted set: KEY's items due later, by Due (µs),
 //	                      each an 8-byte sequence number and the item
-//	heed:{job}:k:KEY      hash: KEY's pacing state (its token bucket: bt
+//	heed:{job/S}:k:KEY    hash: KEY's pacing state (its token bucket: bt
 //	                      tokens, bl when counted, µs, br tokens a second;
 //	                      na: when the token is back, µs; delay, µs; st: the
 //	                      rest of its HostState), its leases, counters for
 //	                      the limits, given up; of d:KEY its length (dn),
 //	                      first Due (dh) and last sequence number (ds); the
 //	                      Due of a leased item it handed out early (ldTOKEN)
-//	heed:{job}:ready      sorted set: keys with queued items and a free slot
-//	heed:{job}:lease      hash: lease token → key
-//	heed:{job}:item       hash: lease token → the leased item
-//	heed:{job}:exp        sorted set: lease token → expiry, µs
-//	heed:{job}:token      string: the fencing token counter
-//	heed:{job}:meta       hash: SetMeta's values
-//	heed:{job}:cp:NAME    string: the checkpoint of Options.Checkpoint NAME
-//	heed:{job}:memo:ID    hash: replies of one Store's requests in flight
+//	heed:{job/S}:ready    sorted set: keys with queued items and a free slot
+//	heed:{job/S}:lease    hash: lease counter → key
+//	heed:{job/S}:item     hash: lease counter → the leased item
+//	heed:{job/S}:exp      sorted set: lease counter → expiry, µs
+//	heed:{job/S}:token    string: the shard's fencing counter
+//	heed:{job/S}:robots:A string: the robots.txt entry of authority A, in
+//	                      the shard of A (no script reads it)
+//	heed:{job/S}:cp:NAME  string: the stamped checkpoint NAME of the
+//	                      shard's last Done that carried one
+//	heed:{job/S}:memo:ID  hash: replies of one Store's requests in flight
 //
 // A key's state lasts while it has queued items or leases, and for a minute
 // after its rest ends (unless per-key limits are in force or it was given

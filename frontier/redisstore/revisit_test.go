@@ -187,10 +187,10 @@ func TestOldQueues(t *testing.T) {
 	// queued behind a/new as that layout queued it.
 	old, _ := hex.DecodeString("01ff0f0a687474703a2f2f612f7809687474703a2f2f612f04010000003f80c783de0c0502016500016b017602010a687474703a2f2f612f3006ca88b0f70c00")
 	c := srv.Client()
-	if err := c.RPush(ctx, s.prefix+"q:a", old).Err(); err != nil {
+	if err := c.RPush(ctx, s.keyPrefix(t, "a")+"q:a", old).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.HIncrBy(ctx, s.prefix+"n", "queued", 1).Err(); err != nil {
+	if err := c.HIncrBy(ctx, s.keyPrefix(t, "a")+"c", "queued", 1).Err(); err != nil {
 		t.Fatal(err)
 	}
 	if got := drainAt(t, s, t0); !slices.Equal(got, []string{"http://a/new", "http://a/x"}) {

@@ -29,7 +29,7 @@ func TestRobotsEntries(t *testing.T) {
 	if v, err := b.LoadEntry(ctx, "http://h.test"); err != nil || string(v) != `{"outcome":1}` {
 		t.Fatalf("another process reads %q, %v", v, err)
 	}
-	ttl, err := a.c.TTL(ctx, a.prefix+"robots:http://h.test").Result()
+	ttl, err := a.c.TTL(ctx, a.keyPrefix(t, "http://h.test")+"robots:http://h.test").Result()
 	if err != nil || ttl <= 24*time.Hour || ttl > robotsTTL {
 		t.Errorf("entry TTL %v, %v; want about %v", ttl, err, robotsTTL)
 	}

@@ -5,7 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	_ "embed"
-	"encoding/hex"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -82,6 +82,10 @@ type Options struct {
 	// Checkpoint names the checkpoint Done stores and Checkpoint returns:
 	// give each process that keeps its own output its own name.
 	Checkpoint string
+	// Shards is the number of shards of a job this Store starts (zero:
+	// DefaultShards, at most MaxShards); a job keeps the number it was
+	// started with.
+	Shards int
 }
 
 // Store is a frontier.Store in Redis, shared by every Store of the same job
@@ -91,16 +95,20 @@ type Store struct {
 	c       redis.UniversalClient
 	own     bool // Close closes c
 	job     string
-	prefix  string   // heed:{job}:
-	keys    []string // KEYS of every script: the counters hash
-	memo    string   // this Store's memo hash
+	prefix  string // heed:{job}:, the job's own slot
+	id      [8]byte
 	opt     Options
 	seen    string // what the seen-set holds: "hash" or "url"
-	joined  atomic.Bool
 	lastReq atomic.Uint64
+	lastNow atomic.Int64 // the latest caller's now, µs, for CallerClock
+	cpStamp atomic.Int64 // the stamp of the last checkpoint stored
+
+	setupMu  sync.Mutex
+	shards   []*shard // set once by setup
+	view     *view
+	reserved bool // the job's page reservations are counted
 
 	mu     sync.Mutex
-	forget []string            // ids of requests whose replies arrived
 	held   map[uint64]struct{} // tokens of the leases granted to this Store
 	closed bool
 }
@@ -117,8 +125,6 @@ func New(client redis.UniversalClient, job string, opts Options) (*Store, error)
 	if err := CheckJob(job); err != nil {
 		return nil, err
 	}
-	id := make([]byte, 8)
-	rand.Read(id)
 	s := &Store{
 		c:      client,
 		job:    job,
@@ -136,8 +142,7 @@ func New(client redis.UniversalClient, job string, opts Options) (*Store, error)
 	if s.opt.RetryFor == 0 {
 		s.opt.RetryFor = DefaultRetryFor
 	}
-	s.keys = []string{s.prefix + "n"}
-	s.memo = s.prefix + "memo:" + hex.EncodeToString(id)
+	rand.Read(s.id[:])
 	return s, nil
 }
 
@@ -220,67 +225,148 @@ func flag(b bool) string {
 	return "0"
 }
 
-// call runs the script sc, which changes the job's state, with the common
-// arguments and args, and returns its reply. A transient failure is
-// retried with the same request id, which the script answers from its memo
-// if it ran already, for Options.RetryFor.
-func (s *Store) call(ctx context.Context, sc *redis.Script, op string, now time.Time, args ...any) ([]any, error) {
+// request is a script call on a shard, with its request id.
+type request struct {
+	sh     *shard
+	sc     *redis.Script
+	op     string
+	argv   []any
+	id     string
+	forget string
+}
+
+// prepare makes the request to run the script sc, which changes the state
+// of shard sh, with the common arguments and args.
+func (s *Store) prepare(sh *shard, sc *redis.Script, op string, now time.Time, args ...any) *request {
+	if s.opt.CallerClock && !now.IsZero() {
+		for last := s.lastNow.Load(); micros(now) > last && !s.lastNow.CompareAndSwap(last, micros(now)); last = s.lastNow.Load() {
+		}
+	}
+	r := &request{sh: sh, sc: sc, op: op, id: strconv.FormatUint(s.lastReq.Add(1), 36), forget: sh.takeForget()}
+	r.argv = make([]any, 0, 7+len(args))
+	r.argv = append(r.argv, sh.prefix, sh.memo, r.id, r.forget, micros(now), flag(s.opt.CallerClock), flag(sh.joined.Load()))
+	r.argv = append(r.argv, args...)
+	return r
+}
+
+// call runs the script sc, which changes the state of shard sh, with the
+// common arguments and args, and returns its reply, without the shard's
+// tail, which it learns (and publishes if the shard woke). A transient
+// failure is retried with the same request id, which the script answers
+// from its memo if it ran already, for Options.RetryFor.
+func (s *Store) call(ctx context.Context, sh *shard, sc *redis.Script, op string, now time.Time, args ...any) ([]any, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	id := strconv.FormatUint(s.lastReq.Add(1), 36)
-	argv := make([]any, 0, 7+len(args))
-	argv = append(argv, s.prefix, s.memo, id, "", micros(now), flag(s.opt.CallerClock), "")
-	argv = append(argv, args...)
+	r := s.prepare(sh, sc, op, now, args...)
+	reply, err := s.send(ctx, r, nil)
+	if err != nil {
+		return nil, err
+	}
+	return s.received(ctx, r, reply)
+}
+
+// send runs r, or takes first's result if not nil (the reply of r in a
+// pipeline): a transient failure is retried for Options.RetryFor.
+func (s *Store) send(ctx context.Context, r *request, first *redis.Cmd) ([]any, error) {
 	var reply []any
-	err := s.retry(ctx, op, func() error {
-		forget := s.takeForget()
-		argv[3], argv[6] = forget, flag(s.joined.Load())
-		v, err := sc.Run(ctx, s.c, s.keys, argv...).Result()
+	err := s.retry(ctx, r.op, func() error {
+		var v any
+		var err error
+		if first != nil {
+			v, err = first.Result()
+			first = nil
+		} else {
+			v, err = r.sc.Run(ctx, s.c, r.sh.keys, r.argv...).Result()
+		}
 		if err != nil {
-			s.giveBackForget(forget)
 			return err
 		}
 		arr, ok := v.([]any)
-		if !ok {
-			return fmt.Errorf("%w: reply %T", errCorrupt, v)
+		if !ok || len(arr) < tailLen {
+			return fmt.Errorf("%w: reply %v", errCorrupt, v)
 		}
 		reply = arr
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		r.sh.giveBackForget(r.forget)
 	}
-	s.joined.Store(true)
-	s.mu.Lock()
-	s.forget = append(s.forget, id)
-	s.mu.Unlock()
-	return reply, nil
+	return reply, err
 }
+
+// received notes that r's reply arrived, learns its tail, publishes the
+// shard if it woke, and returns the rest of the reply.
+func (s *Store) received(ctx context.Context, r *request, reply []any) ([]any, error) {
+	r.sh.joined.Store(true)
+	r.sh.mu.Lock()
+	r.sh.forget = append(r.sh.forget, r.id)
+	r.sh.mu.Unlock()
+	t := reply[len(reply)-tailLen:]
+	s.view.learn(r.sh.i, t, s.opt.CallerClock)
+	if ver := intOf(t[3]); ver > 0 {
+		if err := s.publish(ctx, r.sh.i, ver, intOf(t[1])); err != nil {
+			return nil, err
+		}
+	}
+	return reply[:len(reply)-tailLen], nil
+}
+
+// callMany runs rs in one pipelined round (a round per node of a
+// cluster), and each that failed there, for want of its script or
+// otherwise, on its own, with retries; it returns their replies.
+func (s *Store) callMany(ctx context.Context, rs []*request) ([][]any, error) {
+	cmds := make([]*redis.Cmd, len(rs))
+	if len(rs) > 1 {
+		s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for i, r := range rs {
+				cmds[i] = r.sc.EvalSha(ctx, p, r.sh.keys, r.argv...)
+			}
+			return nil
+		})
+	}
+	out := make([][]any, len(rs))
+	var errs []error
+	for i, r := range rs {
+		first := cmds[i]
+		if first != nil && first.Err() != nil {
+			first = nil // NOSCRIPT, or a failure to retry
+		}
+		reply, err := s.send(ctx, r, first)
+		if err == nil {
+			out[i], err = s.received(ctx, r, reply)
+		}
+		errs = append(errs, err)
+	}
+	return out, errors.Join(errs...)
+}
+
+// tailLen is the length of the tail of a script's reply (prelude.lua).
+const tailLen = 5
 
 // takeForget returns, comma-separated, ids of requests whose replies
 // arrived, for the next script to forget their memos.
-func (s *Store) takeForget() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := min(len(s.forget), forgetBatch)
+func (sh *shard) takeForget() string {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	n := min(len(sh.forget), forgetBatch)
 	if n == 0 {
 		return ""
 	}
-	ids := strings.Join(s.forget[len(s.forget)-n:], ",")
-	s.forget = s.forget[:len(s.forget)-n]
+	ids := strings.Join(sh.forget[len(sh.forget)-n:], ",")
+	sh.forget = sh.forget[:len(sh.forget)-n]
 	return ids
 }
 
 // giveBackForget returns ids to forget later: the request that carried
 // them failed, perhaps before it ran.
-func (s *Store) giveBackForget(ids string) {
+func (sh *shard) giveBackForget(ids string) {
 	if ids == "" {
 		return
 	}
-	s.mu.Lock()
-	s.forget = append(s.forget, strings.Split(ids, ",")...)
-	s.mu.Unlock()
+	sh.mu.Lock()
+	sh.forget = append(sh.forget, strings.Split(ids, ",")...)
+	sh.mu.Unlock()
 }
 
 // retry runs f until it succeeds, fails for a reason that is not
@@ -355,20 +441,156 @@ func (s *Store) seenMember(url string) string {
 	return string(sum[:8])
 }
 
-// Add implements frontier.Store.
+// Add implements frontier.Store. The batch is added one shard at a time,
+// each shard's items in one script.
 func (s *Store) Add(ctx context.Context, batch []frontier.Item, lim frontier.Limits) ([]error, error) {
 	if len(batch) == 0 {
 		return nil, ctx.Err()
 	}
-	r, err := s.call(ctx, addScript, "add", time.Time{}, s.addArgs(nil, time.Now(), batch, lim)...)
+	if err := s.setup(ctx); err != nil {
+		return nil, err
+	}
+	refused := make([]error, len(batch))
+	now := s.addNow()
+	budget, err := s.reserve(ctx, batch, lim)
 	if err != nil {
 		return nil, err
 	}
-	return addAnswers("add", r, batch)
+	for _, g := range s.split(len(batch), func(i int) string { return batch[i].Key }, nil) {
+		if err := s.addGroup(ctx, g, addScript, "add", nil, now, batch, lim, &budget, refused); err != nil {
+			return nil, s.giveBack(ctx, lim, budget, err)
+		}
+	}
+	return refused, s.giveBack(ctx, lim, budget, nil)
 }
 
-// DoneAdding implements frontier.DoneAdder: one script adds batch and ends l
-// as Done does.
+// addNow is the now of an Add: with CallerClock, the latest now a caller
+// gave this Store (the shard takes its own latest if none).
+func (s *Store) addNow() time.Time {
+	if s.opt.CallerClock {
+		return timeOf(s.lastNow.Load())
+	}
+	return time.Time{}
+}
+
+// addGroup adds the items of g with script sc (add, or doneadding with
+// finish's arguments pre, whose answer goes to the last of refused), their
+// answers into refused, and takes the pages it added from *budget
+// (negative: no limit).
+func (s *Store) addGroup(ctx context.Context, g group, sc *redis.Script, op string, pre []any, now time.Time, batch []frontier.Item, lim frontier.Limits, budget *int, refused []error) error {
+	r, err := s.call(ctx, g.sh, sc, op, now, s.addArgs(pre, base(now), g.items(batch), lim, *budget)...)
+	if err != nil {
+		return err
+	}
+	return s.addAnswered(r, g, op, pre != nil, batch, budget, refused)
+}
+
+// addGroups adds the items of gs, one shard each, in one pipelined round;
+// the batch has no page limit.
+func (s *Store) addGroups(ctx context.Context, gs []group, now time.Time, batch []frontier.Item, lim frontier.Limits, refused []error) error {
+	rs := make([]*request, len(gs))
+	for i, g := range gs {
+		rs[i] = s.prepare(g.sh, addScript, "add", now, s.addArgs(nil, base(now), g.items(batch), lim, -1)...)
+	}
+	replies, err := s.callMany(ctx, rs)
+	if err != nil {
+		return err
+	}
+	budget := -1
+	for i, g := range gs {
+		if err := s.addAnswered(replies[i], g, "add", false, batch, &budget, refused); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// items returns g's items of batch.
+func (g group) items(batch []frontier.Item) []frontier.Item {
+	items := make([]frontier.Item, len(g.idx))
+	for j, i := range g.idx {
+		items[j] = batch[i]
+	}
+	return items
+}
+
+// addAnswered reads the reply r of an add of g (after finish's code, with
+// done), into refused, and takes the pages added from *budget.
+func (s *Store) addAnswered(r []any, g group, op string, done bool, batch []frontier.Item, budget *int, refused []error) error {
+	items := g.items(batch)
+	head := 0
+	if done {
+		head = 1
+		if len(r) < 1 {
+			return fmt.Errorf("redisstore: %s: %w: reply %v", op, errCorrupt, r)
+		}
+		refused[len(refused)-1] = finishAnswer(op, r[:1])
+	}
+	got, err := addAnswers(op, r[head:], items)
+	if err != nil {
+		return err
+	}
+	for j, i := range g.idx {
+		refused[i] = got[j]
+		if got[j] == nil && items[j].Kind != frontier.KindSitemap && *budget > 0 {
+			*budget--
+		}
+	}
+	return nil
+}
+
+// reserve returns how many pages batch may add under lim.MaxPages,
+// reserved of the job's count (in its own slot), or -1 for no limit.
+func (s *Store) reserve(ctx context.Context, batch []frontier.Item, lim frontier.Limits) (int, error) {
+	if lim.MaxPages <= 0 {
+		return -1, nil
+	}
+	pages := 0
+	for i := range batch {
+		if batch[i].Kind != frontier.KindSitemap {
+			pages++
+		}
+	}
+	if pages == 0 {
+		return 0, nil
+	}
+	start := 0
+	if !s.reserved {
+		// The job's first reservation starts from what its shards
+		// scheduled while no limit was asked for.
+		c, err := s.Counts(ctx, time.Time{})
+		if err != nil {
+			return 0, err
+		}
+		start = c.Scheduled
+	}
+	var grant int64
+	err := s.retry(ctx, "reserve pages", func() (err error) {
+		grant, err = reserveScript.Run(ctx, s.c, []string{s.prefix + "n"}, lim.MaxPages, pages, start).Int64()
+		return err
+	})
+	s.reserved = s.reserved || err == nil
+	return int(grant), err
+}
+
+// giveBack returns the pages reserved and not added to the job's count,
+// and err.
+func (s *Store) giveBack(ctx context.Context, lim frontier.Limits, budget int, err error) error {
+	if lim.MaxPages <= 0 || budget <= 0 {
+		return err
+	}
+	ctx = context.WithoutCancel(ctx)
+	back := s.retry(ctx, "give back pages", func() error {
+		return reserveScript.Run(ctx, s.c, []string{s.prefix + "n"}, lim.MaxPages, -budget, 0).Err()
+	})
+	return errors.Join(err, back)
+}
+
+// DoneAdding implements frontier.DoneAdder: the links of shards other than
+// l's are added first, a script a shard; then one script of l's shard
+// adds the links of that shard and ends l as Done does. A process that
+// dies in between leaves l's page to be fetched again once its lease
+// expires: the links added already are seen, none is lost.
 func (s *Store) DoneAdding(ctx context.Context, l *frontier.Lease, now time.Time, o frontier.Outcome, batch []frontier.Item, lim frontier.Limits) ([]error, error) {
 	if len(batch) == 0 {
 		return []error{}, s.Done(ctx, l, now, o)
@@ -380,27 +602,61 @@ func (s *Store) DoneAdding(ctx context.Context, l *frontier.Lease, now time.Time
 		}
 		return refused, err
 	}
-	args := s.addArgs(s.finishArgs(l, now, o, false), base(now), batch, lim)
-	r, err := s.call(ctx, doneAddingScript, "done adding", now, args...)
+	if err := s.setup(ctx); err != nil {
+		return nil, err
+	}
+	own := s.shardOf(l.Key)
+	if shardOfToken(l.Token) != own.i {
+		refused, err := s.Add(ctx, batch, lim)
+		if err != nil {
+			return nil, err
+		}
+		return refused, frontier.ErrLeaseLost
+	}
+	budget, err := s.reserve(ctx, batch, lim)
 	if err != nil {
 		return nil, err
+	}
+	refused := make([]error, len(batch)+1) // the last is the Done's
+	ownDone := false
+	gs := s.split(len(batch), func(i int) string { return batch[i].Key }, own)
+	if budget < 0 && len(gs) > 2 {
+		// No page limit to share out in order: the other shards' links
+		// go in one pipelined round.
+		n := len(gs) - 1
+		if gs[n].sh != own {
+			n++
+		}
+		if err := s.addGroups(ctx, gs[:n], now, batch, lim, refused); err != nil {
+			return nil, err
+		}
+		gs = gs[n:]
+	}
+	for _, g := range gs {
+		sc, op, pre := addScript, "add", []any(nil)
+		if g.sh == own {
+			sc, op, pre = doneAddingScript, "done adding", s.finishArgs(l, now, o, false)
+			ownDone = true
+		}
+		if err := s.addGroup(ctx, g, sc, op, pre, now, batch, lim, &budget, refused); err != nil {
+			return nil, s.giveBack(ctx, lim, budget, err)
+		}
+	}
+	if err := s.giveBack(ctx, lim, budget, nil); err != nil {
+		return nil, err
+	}
+	if !ownDone {
+		return refused[:len(batch)], s.Done(ctx, l, now, o)
 	}
 	s.unhold(l.Token)
-	if len(r) < 1 {
-		return nil, fmt.Errorf("redisstore: done adding: %w: reply %v", errCorrupt, r)
-	}
-	refused, err := addAnswers("done adding", r[1:], batch)
-	if err != nil {
-		return nil, err
-	}
-	return refused, finishAnswer("done adding", r[:1])
+	return refused[:len(batch)], refused[len(batch)]
 }
 
 // addArgs appends add.lua's arguments for batch, added at the caller's
 // now, to args.
-func (s *Store) addArgs(args []any, now time.Time, batch []frontier.Item, lim frontier.Limits) []any {
+func (s *Store) addArgs(args []any, now time.Time, batch []frontier.Item, lim frontier.Limits, budget int) []any {
 	args = slices.Grow(args, 5+5*len(batch))
-	args = append(args, lim.MaxPages, lim.MaxPagesPerHost, lim.MaxSitemapsPerHost, lim.MaxSitemapURLsPerHost, s.seen)
+	args = append(args, budget, lim.MaxPagesPerHost, lim.MaxSitemapsPerHost, lim.MaxSitemapURLsPerHost, s.seen)
 	for i := range batch {
 		it := &batch[i]
 		class := "0"
@@ -484,46 +740,84 @@ func leaseMicros(d time.Duration) int64 {
 	return ceilMicros(d)
 }
 
-// Claim implements frontier.Store.
+// Claim implements frontier.Store. It asks the shard whose ready key has
+// waited longest, as far as the Store knows (see the package
+// documentation, Shards), and with no shard ready, answers from what it
+// knows: Idle only once every shard was read empty.
 func (s *Store) Claim(ctx context.Context, now time.Time, opt frontier.ClaimOptions) (frontier.Claim, error) {
 	if err := s.open(); err != nil {
 		return frontier.Claim{}, err
 	}
-	r, err := s.call(ctx, claimScript, "claim", now, max(opt.PerHost, 1), leaseMicros(opt.Lease))
-	if err != nil {
+	if err := s.setup(ctx); err != nil {
 		return frontier.Claim{}, err
 	}
 	at := base(now)
-	if len(r) == 9 && intOf(r[0]) == 1 {
-		token := uint64(intOf(r[1]))
-		s.hold(token)
-		key := strOf(r[2])
-		it, err := decodeItem([]byte(strOf(r[3])), key)
-		if err != nil {
-			return frontier.Claim{}, fmt.Errorf("redisstore: claim: item of %s: %w", key, err)
+	for range 2 {
+		rnow := s.clockNow(now)
+		for probe := 0; probe < 4*maxProbes; probe++ {
+			if err := s.refresh(ctx, false); err != nil {
+				return frontier.Claim{}, err
+			}
+			i, rel, name, ok := s.view.pick(rnow, probe < maxProbes)
+			if !ok {
+				break
+			}
+			l, err := s.claimShard(ctx, s.shards[i], now, opt, rel, name)
+			s.view.release(i)
+			if err != nil || l != nil {
+				return frontier.Claim{Lease: l}, err
+			}
 		}
-		host, err := decodeHost([]byte(strOf(r[4])))
-		if err != nil {
-			return frontier.Claim{}, fmt.Errorf("redisstore: claim: host %s: %w", key, err)
+		if next, ok := s.view.next(); ok && s.view.knowsQueued() {
+			return frontier.Claim{Next: at.Add(time.Duration(max(next-rnow, 0)) * time.Microsecond)}, nil
 		}
-		host.NextAllowed = timeOf(intOf(r[5]))
-		host.ClosedUntil = timeOf(intOf(r[8]))
-		return frontier.Claim{Lease: &frontier.Lease{
-			Item:    it,
-			Pace:    host,
-			Token:   token,
-			Expires: at.Add(time.Duration(intOf(r[6])) * time.Microsecond),
-			GivenUp: intOf(r[7]) == 1,
-		}}, nil
+		// Leases alone, as far as the Store knows: the crawl may be
+		// over, which only reading every shard can tell.
+		idle, err := s.verify(ctx, now)
+		if err != nil || idle {
+			return frontier.Claim{Idle: idle}, err
+		}
+		if !s.view.knowsQueued() {
+			next, _ := s.view.next()
+			return frontier.Claim{Next: at.Add(time.Duration(max(next-s.clockNow(now), 0)) * time.Microsecond)}, nil
+		}
 	}
-	if len(r) != 4 || intOf(r[0]) != 0 {
-		return frontier.Claim{}, fmt.Errorf("redisstore: claim: %w: reply %v", errCorrupt, r)
+	return frontier.Claim{}, nil
+}
+
+// claimShard runs claim.lua on sh, bounded by the key rel µs from now named
+// name (none if rel is ""): a nil Lease if sh has no key to hand out.
+func (s *Store) claimShard(ctx context.Context, sh *shard, now time.Time, opt frontier.ClaimOptions, rel, name string) (*frontier.Lease, error) {
+	r, err := s.call(ctx, sh, claimScript, "claim", now, max(opt.PerHost, 1), leaseMicros(opt.Lease), rel, name)
+	if err != nil {
+		return nil, err
 	}
-	c := frontier.Claim{Idle: intOf(r[3]) == 1}
-	if intOf(r[1]) == 1 {
-		c.Next = at.Add(time.Duration(intOf(r[2])) * time.Microsecond)
+	if len(r) == 4 && intOf(r[0]) == 0 {
+		return nil, nil
 	}
-	return c, nil
+	if len(r) != 9 || intOf(r[0]) != 1 {
+		return nil, fmt.Errorf("redisstore: claim: %w: reply %v", errCorrupt, r)
+	}
+	tok := token(sh, intOf(r[1]))
+	s.hold(tok)
+	key := strOf(r[2])
+	it, err := decodeItem([]byte(strOf(r[3])), key)
+	if err != nil {
+		return nil, fmt.Errorf("redisstore: claim: item of %s: %w", key, err)
+	}
+	host, err := decodeHost([]byte(strOf(r[4])))
+	if err != nil {
+		return nil, fmt.Errorf("redisstore: claim: host %s: %w", key, err)
+	}
+	host.NextAllowed = timeOf(intOf(r[5]))
+	host.ClosedUntil = timeOf(intOf(r[8]))
+	return &frontier.Lease{
+		Item:    it,
+		Pace:    host,
+		Token:   tok,
+		Expires: base(now).Add(time.Duration(intOf(r[6])) * time.Microsecond),
+		GivenUp: intOf(r[7]) == 1,
+	}, nil
 }
 
 // ClaimKey implements frontier.Store.
@@ -531,15 +825,19 @@ func (s *Store) ClaimKey(ctx context.Context, key string, now time.Time, opt fro
 	if err := s.open(); err != nil {
 		return nil, time.Time{}, err
 	}
-	r, err := s.call(ctx, claimKeyScript, "claim key", now, max(opt.PerHost, 1), leaseMicros(opt.Lease), key, ceilMicros(fullRecheck))
+	if err := s.setup(ctx); err != nil {
+		return nil, time.Time{}, err
+	}
+	sh := s.shardOf(key)
+	r, err := s.call(ctx, sh, claimKeyScript, "claim key", now, max(opt.PerHost, 1), leaseMicros(opt.Lease), key, ceilMicros(fullRecheck))
 	if err != nil {
 		return nil, time.Time{}, err
 	}
 	at := base(now)
 	switch {
 	case len(r) == 6 && intOf(r[0]) == 1:
-		token := uint64(intOf(r[1]))
-		s.hold(token)
+		tok := token(sh, intOf(r[1]))
+		s.hold(tok)
 		host, err := decodeHost([]byte(strOf(r[2])))
 		if err != nil {
 			return nil, time.Time{}, fmt.Errorf("redisstore: claim key: host %s: %w", key, err)
@@ -549,7 +847,7 @@ func (s *Store) ClaimKey(ctx context.Context, key string, now time.Time, opt fro
 		return &frontier.Lease{
 			Item:    frontier.Item{Key: key},
 			Pace:    host,
-			Token:   token,
+			Token:   tok,
 			Expires: at.Add(time.Duration(intOf(r[4])) * time.Microsecond),
 		}, time.Time{}, nil
 	case len(r) == 2 && intOf(r[0]) == 0:
@@ -577,7 +875,14 @@ func (s *Store) end(ctx context.Context, l *frontier.Lease, now time.Time, o fro
 	if err := checkRevisit(l, o); err != nil {
 		return err
 	}
-	r, err := s.call(ctx, finishScript, op, now, s.finishArgs(l, now, o, requeue)...)
+	if err := s.setup(ctx); err != nil {
+		return err
+	}
+	sh := s.shardOf(l.Key)
+	if shardOfToken(l.Token) != sh.i {
+		return frontier.ErrLeaseLost // not a token of the key's shard
+	}
+	r, err := s.call(ctx, sh, finishScript, op, now, s.finishArgs(l, now, o, requeue)...)
 	if err != nil {
 		return err
 	}
@@ -594,6 +899,8 @@ func (s *Store) finishArgs(l *frontier.Lease, now time.Time, o frontier.Outcome,
 	cp := o.Checkpoint
 	if cp == nil {
 		cp = []byte{}
+	} else if !s.legacy() {
+		cp = s.stampCheckpoint(cp)
 	}
 	// ClosedUntil goes as a duration, like Rest: Redis decides on its
 	// own clock.
@@ -606,9 +913,24 @@ func (s *Store) finishArgs(l *frontier.Lease, now time.Time, o frontier.Outcome,
 	if !requeue && o.Revisit != nil {
 		revisit, due = encodeItem(nil, o.Revisit), s.dueArg(o.Revisit.Due, base(now))
 	}
-	return []any{strconv.FormatUint(l.Token, 10), l.Key, flag(requeue), item,
+	return []any{counterOf(l.Token), l.Key, flag(requeue), item,
 		encodeHost(&o.Pace), ceilMicros(o.Pace.Delay), ceilMicros(o.Rest),
 		flag(o.Checkpoint != nil), cp, s.opt.Checkpoint, closedFor, revisit, due}
+}
+
+// stampCheckpoint returns cp behind its stamp, 8 bytes big-endian: µs on
+// the Store's clock, and later than the stamp of every checkpoint the
+// Store stored before, so that Checkpoint finds the last of the shards'.
+func (s *Store) stampCheckpoint(cp []byte) []byte {
+	t := time.Now().UnixMicro()
+	for {
+		last := s.cpStamp.Load()
+		t = max(t, last+1)
+		if s.cpStamp.CompareAndSwap(last, t) {
+			break
+		}
+	}
+	return append(binary.BigEndian.AppendUint64(nil, uint64(t)), cp...)
 }
 
 // finishAnswer reads finish's reply r.
@@ -627,35 +949,47 @@ func finishAnswer(op string, r []any) error {
 
 // GiveUp implements frontier.Store.
 func (s *Store) GiveUp(ctx context.Context, key string) error {
-	_, err := s.call(ctx, giveUpScript, "give up", time.Time{}, key)
+	if err := s.setup(ctx); err != nil {
+		return err
+	}
+	_, err := s.call(ctx, s.shardOf(key), giveUpScript, "give up", s.addNow(), key)
 	return err
 }
 
-// read runs the read-only script for what ("counts" or "host").
-func (s *Store) read(ctx context.Context, op string, now time.Time, what, key string) ([]any, error) {
-	if err := ctx.Err(); err != nil {
+// legacy reports whether the job is of an earlier release: one shard, in
+// the job's own slot.
+func (s *Store) legacy() bool { return s.shards[0].prefix == s.prefix }
+
+// readArgs returns read.lua's keys and arguments on sh for what ("counts"
+// or "host").
+func (s *Store) readArgs(sh *shard, now time.Time, what, key string) ([]string, []any) {
+	return sh.keys, []any{sh.prefix, what, micros(now), flag(s.opt.CallerClock), key}
+}
+
+// reply returns v as a script's array reply.
+func reply(v any, err error) ([]any, error) {
+	if err != nil {
 		return nil, err
 	}
-	var reply []any
-	err := s.retry(ctx, op, func() error {
-		v, err := readScript.Run(ctx, s.c, s.keys, s.prefix, what, micros(now), flag(s.opt.CallerClock), key).Result()
-		if err != nil {
-			return err
-		}
-		arr, ok := v.([]any)
-		if !ok {
-			return fmt.Errorf("%w: reply %T", errCorrupt, v)
-		}
-		reply = arr
-		return nil
-	})
-	return reply, err
+	arr, ok := v.([]any)
+	if !ok {
+		return nil, fmt.Errorf("%w: reply %T", errCorrupt, v)
+	}
+	return arr, nil
 }
 
 // Host implements frontier.Store. A key that must rest after a Redis
 // restart shows the rest already.
 func (s *Store) Host(ctx context.Context, key string) (ratelimit.HostState, error) {
-	r, err := s.read(ctx, "host", time.Time{}, "host", key)
+	if ok, err := s.started(ctx); !ok {
+		return ratelimit.HostState{}, err
+	}
+	var r []any
+	err := s.retry(ctx, "host", func() (err error) {
+		keys, args := s.readArgs(s.shardOf(key), time.Time{}, "host", key)
+		r, err = reply(readScript.Run(ctx, s.c, keys, args...).Result())
+		return err
+	})
 	if err != nil {
 		return ratelimit.HostState{}, err
 	}
@@ -671,21 +1005,50 @@ func (s *Store) Host(ctx context.Context, key string) (ratelimit.HostState, erro
 	return h, nil
 }
 
-// Counts implements frontier.Store. Ready and Resting count the keys by
-// their place in the ready set: a key that must rest after a Redis restart
+// Counts implements frontier.Store: the sums of the shards' counters,
+// read in one pipelined round. Ready and Resting count the keys by their
+// place in the ready sets: a key that must rest after a Redis restart
 // counts as ready until a script touches it.
 func (s *Store) Counts(ctx context.Context, now time.Time) (frontier.Counts, error) {
-	r, err := s.read(ctx, "counts", now, "counts", "")
+	if ok, err := s.started(ctx); !ok {
+		return frontier.Counts{}, err
+	}
+	var sum [7]int
+	err := s.retry(ctx, "counts", func() error {
+		sum = [7]int{}
+		if err := readScript.Load(ctx, s.c).Err(); err != nil {
+			return err
+		}
+		cmds, err := s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for _, sh := range s.shards {
+				keys, args := s.readArgs(sh, now, "counts", "")
+				readScript.EvalSha(ctx, p, keys, args...)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, c := range cmds {
+			r, err := reply(c.(*redis.Cmd).Result())
+			if err != nil {
+				return err
+			}
+			if len(r) != 7 {
+				return fmt.Errorf("%w: reply %v", errCorrupt, r)
+			}
+			for i := range sum {
+				sum[i] += int(intOf(r[i]))
+			}
+		}
+		return nil
+	})
 	if err != nil {
 		return frontier.Counts{}, err
 	}
-	if len(r) != 7 {
-		return frontier.Counts{}, fmt.Errorf("redisstore: counts: %w: reply %v", errCorrupt, r)
-	}
-	n := func(i int) int { return int(intOf(r[i])) }
 	return frontier.Counts{
-		Queued: n(0), Leased: n(1), Hosts: n(2), Busy: n(3), Scheduled: n(4),
-		Ready: n(5), Resting: n(6),
+		Queued: sum[0], Leased: sum[1], Hosts: sum[2], Busy: sum[3], Scheduled: sum[4],
+		Ready: sum[5], Resting: sum[6],
 	}, nil
 }
 
@@ -746,13 +1109,26 @@ func (s *Store) Scope(ctx context.Context) ([]string, error) {
 // do not pile up in memory for ever.
 const robotsTTL = 31 * 24 * time.Hour
 
+// robotsKey returns the key of authority's robots.txt entry, in the shard
+// of the authority.
+func (s *Store) robotsKey(ctx context.Context, authority string) (string, error) {
+	if err := s.setup(ctx); err != nil {
+		return "", err
+	}
+	return s.shardOf(authority).prefix + "robots:" + authority, nil
+}
+
 // LoadEntry returns the robots.txt entry kept for authority, or nil: the
 // crawler's robots gate reads it (gate.EntryKeeper), so the processes of a
 // job fetch a site's robots.txt once between them.
 func (s *Store) LoadEntry(ctx context.Context, authority string) ([]byte, error) {
+	k, err := s.robotsKey(ctx, authority)
+	if err != nil {
+		return nil, err
+	}
 	var v []byte
-	err := s.retry(ctx, "load robots entry", func() error {
-		b, err := s.c.Get(ctx, s.prefix+"robots:"+authority).Bytes()
+	err = s.retry(ctx, "load robots entry", func() error {
+		b, err := s.c.Get(ctx, k).Bytes()
 		if errors.Is(err, redis.Nil) {
 			v = nil
 			return nil
@@ -765,23 +1141,51 @@ func (s *Store) LoadEntry(ctx context.Context, authority string) ([]byte, error)
 
 // SaveEntry keeps the robots.txt entry of authority for a month.
 func (s *Store) SaveEntry(ctx context.Context, authority string, data []byte) error {
+	k, err := s.robotsKey(ctx, authority)
+	if err != nil {
+		return err
+	}
 	return s.retry(ctx, "save robots entry", func() error {
-		return s.c.Set(ctx, s.prefix+"robots:"+authority, data, robotsTTL).Err()
+		return s.c.Set(ctx, k, data, robotsTTL).Err()
 	})
 }
 
 // Checkpoint implements frontier.Store: the checkpoint of the last Done of
-// any Store of the job with the same Options.Checkpoint.
+// any Store of the job with the same Options.Checkpoint — of the shards',
+// the one stamped last.
 func (s *Store) Checkpoint(ctx context.Context) ([]byte, error) {
+	if ok, err := s.started(ctx); !ok {
+		return nil, err
+	}
 	var v []byte
 	err := s.retry(ctx, "checkpoint", func() error {
-		b, err := s.c.Get(ctx, s.prefix+"cp:"+s.opt.Checkpoint).Bytes()
-		if errors.Is(err, redis.Nil) {
-			v = nil
+		v = nil
+		cmds, err := s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for _, sh := range s.shards {
+				p.Get(ctx, sh.prefix+"cp:"+s.opt.Checkpoint)
+			}
 			return nil
+		})
+		if err != nil && !errors.Is(err, redis.Nil) {
+			return err
 		}
-		v = b
-		return err
+		var last uint64
+		for _, c := range cmds {
+			b, err := c.(*redis.StringCmd).Bytes()
+			switch {
+			case errors.Is(err, redis.Nil):
+				continue
+			case err != nil:
+				return err
+			case s.legacy():
+				v = b
+			case len(b) < 8:
+				return fmt.Errorf("%w: checkpoint of %d bytes", errCorrupt, len(b))
+			case v == nil || binary.BigEndian.Uint64(b) > last:
+				last, v = binary.BigEndian.Uint64(b), b[8:]
+			}
+		}
+		return nil
 	})
 	return v, err
 }
@@ -798,16 +1202,20 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
-	tokens := make([]any, 0, len(s.held))
+	byShard := map[int][]any{}
 	for t := range s.held {
-		tokens = append(tokens, strconv.FormatUint(t, 10))
+		i := shardOfToken(t)
+		byShard[i] = append(byShard[i], counterOf(t))
 	}
 	clear(s.held)
 	s.mu.Unlock()
 	var err error
-	if len(tokens) > 0 {
+	if len(byShard) > 0 {
 		ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
-		_, err = s.call(ctx, dropScript, "close", time.Time{}, tokens...)
+		for i, counters := range byShard {
+			_, e := s.call(ctx, s.shards[i], dropScript, "close", time.Time{}, counters...)
+			err = errors.Join(err, e)
+		}
 		cancel()
 	}
 	if s.own {
@@ -874,6 +1282,12 @@ var (
 	dropSrc string
 	//go:embed lua/read.lua
 	readSrc string
+	//go:embed lua/peek.lua
+	peekSrc string
+	//go:embed lua/setup.lua
+	setupSrc string
+	//go:embed lua/reserve.lua
+	reserveSrc string
 
 	prelude = bucketSrc + preludeSrc
 
@@ -886,4 +1300,7 @@ var (
 	giveUpScript     = redis.NewScript(prelude + giveUpSrc)
 	dropScript       = redis.NewScript(prelude + dropSrc)
 	readScript       = redis.NewScript(readSrc)
+	peekScript       = redis.NewScript(prelude + peekSrc)
+	setupScript      = redis.NewScript(setupSrc)
+	reserveScript    = redis.NewScript(reserveSrc)
 )

@@ -1,14 +1,15 @@
 -- add.lua: add-if-new for a batch, as the function add(a), whose
--- arguments start at ARGV[a]: ARGV[a..a+3] are the limits (MaxPages,
--- MaxPagesPerHost, MaxSitemapsPerHost, MaxSitemapURLsPerHost; 0 for
--- none), ARGV[a+4] what the seen-set holds ('hash' or 'url'); from
+-- arguments start at ARGV[a]: ARGV[a..a+3] are the limits (how many
+-- pages the batch may add, -1 for no limit: the Store reserved them of
+-- the job's MaxPages; MaxPagesPerHost, MaxSitemapsPerHost,
+-- MaxSitemapURLsPerHost, 0 for none), ARGV[a+4] what the seen-set holds ('hash' or 'url'); from
 -- ARGV[a+5], five per item: its seen-set member, key, class (0
 -- page, 1 sitemap, 2 page from a sitemap), encoded item and Due (see
 -- dueOf; '' for at once). It returns one
 -- code per item: 0 queued, 1 seen, 2 given up, 3 page limit, 4 host limit,
 -- 5 sitemap limit.
 local function add(a)
-  local maxPages, maxHost, maxSM, maxSMU = tonumber(ARGV[a]), tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3])
+  local budget, maxHost, maxSM, maxSMU = tonumber(ARGV[a]), tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3])
   if (maxHost > 0 or maxSM > 0 or maxSMU > 0) and not keep then
     -- Per-key counters must outlive the keys' queues.
     keep = true
@@ -20,7 +21,7 @@ local function add(a)
   elseif not c[2] then
     redis.call('HSET', N, 'seen', ARGV[a + 4])
   end
-  local scheduled = num(c[1])
+  local scheduled, used = num(c[1]), 0
   local keys, order, codes, added = {}, {}, {}, 0
   for i = a + 5, #ARGV, 5 do
     local name, class = ARGV[i + 1], ARGV[i + 2]
@@ -37,7 +38,7 @@ local function add(a)
       code = 2
     elseif class == '1' then
       if maxSM > 0 and s.sm >= maxSM then code = 5 end
-    elseif maxPages > 0 and scheduled >= maxPages then
+    elseif budget >= 0 and used >= budget then
       code = 3
     elseif maxHost > 0 and s.sched >= maxHost then
       code = 4
@@ -55,7 +56,7 @@ local function add(a)
         s.sm = s.sm + 1
       else
         s.sched = s.sched + 1
-        scheduled = scheduled + 1
+        scheduled, used = scheduled + 1, used + 1
         if class == '2' then s.smu = s.smu + 1 end
       end
     end

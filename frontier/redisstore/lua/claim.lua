@@ -8,9 +8,12 @@
 setPerHost(ARGV[8])
 local lease = tonumber(ARGV[9])
 sweep()
+local bound = ARGV[10] ~= '' and clock + tonumber(ARGV[10])
 for _ = 1, 100 do
   local top = redis.call('ZRANGE', R, 0, 0, 'WITHSCORES')
   if #top == 0 or tonumber(top[2]) > clock then break end
+  local sc = tonumber(top[2])
+  if bound and sc > 0 and (sc > bound or sc == bound and top[1] > ARGV[11]) then break end
   local s = key(top[1])
   if s.qlen == 0 or s.leased >= perHost then
     redis.call('ZREM', R, s.name) -- not claimable: should not have been there

@@ -1,8 +1,10 @@
 -- prelude.lua: shared by every script that changes the job's state, after
 -- bucket.lua, the arithmetic of each key's token bucket.
 --
--- KEYS[1] is the job's counters hash (it names the job's slot). ARGV:
---   1 the job's key prefix, heed:{job}:
+-- KEYS[1] is the shard's counters hash (it names the shard's slot); every
+-- key a script touches is in that slot. ARGV:
+--   1 the shard's key prefix, heed:{job/SHARD}: (heed:{job}: for a job of
+--     an earlier release, one shard)
 --   2 the Store's memo hash ('' for none), 3 this request's id,
 --   4 ids, comma-separated, of requests whose replies arrived (forgotten),
 --   5 the caller's now in µs, 6 '1' to decide on it instead of TIME,
@@ -39,7 +41,38 @@ end
 -- A request retried after its reply was lost gets the reply it had: a
 -- script is applied once however often it is sent.
 local memo, reqID = ARGV[2], ARGV[3]
+
+-- tail returns what the Store keeps of the shard (shard.go): whether it
+-- has a next event, its score and the ready key's name (when the first
+-- ready key may be claimed, or since when it has waited, or the first
+-- lease expiry), the shard's publication number if the Store must tell
+-- the job's wake index, else 0, and the clock. The shard publishes when its
+-- next event comes earlier than it last published (pub) — it woke — and
+-- moves pub later, silently, when it is not ready now: a Store that
+-- cached a later time than the truth has always been told since.
+local function tail()
+  local top = redis.call('ZRANGE', R, 0, 0, 'WITHSCORES')
+  local nxt, name = tonumber(top[2]), top[1] or ''
+  local exp = redis.call('ZRANGE', E, 0, 0, 'WITHSCORES')
+  if #exp > 0 and (not nxt or tonumber(exp[2]) < nxt) then nxt, name = tonumber(exp[2]), '' end
+  local v = redis.call('HMGET', N, 'pub', 'pv')
+  local pub, ver = tonumber(v[1]), 0
+  if not nxt then
+    if pub then redis.call('HDEL', N, 'pub') end
+    return {0, 0, '', 0, clock}
+  end
+  if not pub or nxt < pub then
+    ver = num(v[2]) + 1
+    redis.call('HSET', N, 'pub', nxt, 'pv', ver)
+  elseif nxt > clock and nxt > pub then
+    redis.call('HSET', N, 'pub', nxt)
+  end
+  return {1, nxt, name, ver, clock}
+end
+
 local function reply(r)
+  local t = tail()
+  for i = 1, #t do r[#r + 1] = t[i] end
   if memo ~= '' then
     redis.call('HSET', memo, reqID, cmsgpack.pack(r))
     redis.call('PEXPIRE', memo, MEMO_TTL)

@@ -19,8 +19,13 @@ if ARGV[2] == 'counts' then
 end
 local v = redis.call('HMGET', P .. 'k:' .. ARGV[5], 'na', 'delay', 'ep', 'st', 'cu')
 local na = tonumber(v[1]) or 0
-local e = redis.call('HMGET', N, 'epoch', 'epochat')
-if (tonumber(v[3]) or 0) < (tonumber(e[1]) or 0) then
+local e = redis.call('HMGET', N, 'epoch', 'epochat', 'runid')
+local run = string.match(redis.call('INFO', 'server'), 'run_id:(%x+)') or '?'
+if e[3] and e[3] ~= run then
+  -- Restarted, and no script of the shard ran since: the key rests a
+  -- full Delay from now, as the next script will make it.
+  na = math.max(na, clock + (tonumber(v[2]) or 0))
+elseif (tonumber(v[3]) or 0) < (tonumber(e[1]) or 0) then
   na = math.max(na, (tonumber(e[2]) or 0) + (tonumber(v[2]) or 0))
 end
 return {na, v[4] or '', tonumber(v[5]) or 0}

@@ -1,0 +1,398 @@
+package redisstore
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// DefaultShards is the number of shards of a job started with
+// Options.Shards zero: enough to spread a job evenly over a cluster of
+// some 30 primaries (see the package documentation, Shards).
+const DefaultShards = 256
+
+// shardBits is how many high bits of a lease token name its shard; the
+// low 48 are the shard's fencing counter (which moves 2³² ahead at each
+// restart of its Redis: 65,536 restarts).
+const shardBits = 16
+
+// counterBits is how many low bits of a lease token are its counter.
+const counterBits = 64 - shardBits
+
+// MaxShards is the most shards a job may have.
+const MaxShards = 1 << shardBits
+
+// maxProbes bounds the claims one Claim sends with a fairness bound (see
+// view.pick) before it takes any ready key: each failed one corrects the
+// view of one shard.
+const maxProbes = 8
+
+// shard is one of a job's shards: a hash slot holding the queues, pacing
+// state, leases and seen-set of the keys that hash to it.
+type shard struct {
+	i      int
+	prefix string   // heed:{job/i}:, or heed:{job}: for a job of one shard of an earlier release
+	keys   []string // KEYS of every script: the shard's counters hash
+	memo   string   // the Store's memo hash in the shard's slot
+	joined atomic.Bool
+
+	mu     sync.Mutex
+	forget []string // ids of requests whose replies arrived
+}
+
+// setup reads the job's number of shards, or records it for a new job,
+// once: every operation that changes the job calls it first.
+func (s *Store) setup(ctx context.Context) error {
+	_, err := s.setupJob(ctx, true)
+	return err
+}
+
+// started sets the Store up if its job was started, and reports whether
+// it was: the operations that only read call it, and do not start a job.
+func (s *Store) started(ctx context.Context) (bool, error) {
+	return s.setupJob(ctx, false)
+}
+
+func (s *Store) setupJob(ctx context.Context, start bool) (bool, error) {
+	s.setupMu.Lock()
+	defer s.setupMu.Unlock()
+	if s.shards != nil {
+		return true, nil
+	}
+	n := s.opt.Shards
+	if n <= 0 {
+		n = DefaultShards
+	}
+	var got int64
+	err := s.retry(ctx, "setup", func() error {
+		var err error
+		got, err = setupScript.Run(ctx, s.c, []string{s.prefix + "n"}, min(n, MaxShards), flag(start)).Int64()
+		return err
+	})
+	if err != nil || got < 0 {
+		return false, err
+	}
+	id := make([]byte, 8)
+	copy(id, s.id[:])
+	shards := make([]*shard, max(got, 1))
+	for i := range shards {
+		p := s.prefix
+		counters := p + "n"
+		if got > 0 {
+			p = "heed:{" + s.job + "/" + strconv.Itoa(i) + "}:"
+			counters = p + "c"
+		}
+		shards[i] = &shard{i: i, prefix: p, keys: []string{counters}, memo: p + "memo:" + hex.EncodeToString(id)}
+	}
+	s.view = newView(len(shards))
+	s.shards = shards
+	return true, nil
+}
+
+// shardOf returns the shard of politeness key: FNV-1a of the key, modulo
+// the job's shards.
+func (s *Store) shardOf(key string) *shard {
+	h := fnv.New64a()
+	h.Write([]byte(key))
+	return s.shards[h.Sum64()%uint64(len(s.shards))]
+}
+
+// token returns the lease token of counter, a shard's fencing counter.
+func token(sh *shard, counter int64) uint64 {
+	return uint64(sh.i)<<counterBits | uint64(counter)&(1<<counterBits-1)
+}
+
+// counterOf returns the shard's counter of a lease token.
+func counterOf(t uint64) string { return strconv.FormatUint(t&(1<<counterBits-1), 10) }
+
+// shardOfToken returns the shard of a lease token.
+func shardOfToken(t uint64) int { return int(t >> counterBits) }
+
+// view is what a Store knows of each shard's next event — when its first
+// ready key may be claimed, or since when it has waited, or its first
+// lease expiry — learned from the tail of every script's reply (prelude.lua)
+// and from the job's wake index, where a shard that wakes earlier than it
+// last said is published.
+type view struct {
+	mu     sync.Mutex
+	has    []bool   // the shard has an event
+	at     []int64  // when, µs on the clock of the decisions
+	name   []string // the ready key, for ties
+	busy   []int    // claims in flight
+	pub    []string // the index's value last seen
+	ver    string   // the index's version last seen
+	polled time.Time
+	skew   int64 // Redis's clock minus this machine's, µs
+}
+
+func newView(n int) *view {
+	return &view{has: make([]bool, n), at: make([]int64, n), name: make([]string, n),
+		busy: make([]int, n), pub: make([]string, n)}
+}
+
+// learn records the tail of a reply of shard i, t = {has, score, name,
+// publication, clock}.
+func (v *view) learn(i int, t []any, callerClock bool) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if !callerClock {
+		v.skew = intOf(t[4]) - time.Now().UnixMicro()
+	}
+	v.has[i] = intOf(t[0]) == 1
+	v.at[i], v.name[i] = intOf(t[1]), strOf(t[2])
+}
+
+// clockNow returns now on the clock of the decisions: the caller's with
+// CallerClock, else Redis's as this machine's clock and the last reply
+// tell it.
+func (s *Store) clockNow(now time.Time) int64 {
+	if s.opt.CallerClock {
+		return micros(base(now))
+	}
+	s.view.mu.Lock()
+	defer s.view.mu.Unlock()
+	return time.Now().UnixMicro() + s.view.skew
+}
+
+// knowsQueued reports whether the view knows of a shard with a ready key
+// (or one it was told woke), rather than leases alone.
+func (v *view) knowsQueued() bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	for j := range v.has {
+		if v.has[j] && v.name[j] != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// before reports whether shard i's event comes before shard j's.
+func (v *view) before(i, j int) bool {
+	if v.at[i] != v.at[j] {
+		return v.at[i] < v.at[j]
+	}
+	return v.name[i] < v.name[j]
+}
+
+// pick returns the shard to claim from at now (µs): the one whose ready key
+// has waited longest, preferring shards with no claim in flight, and,
+// with bounded, the bound of the key it may hand out — the first ready key
+// of every other shard — as µs from now and a name ("" for none).
+func (v *view) pick(now int64, bounded bool) (i int, rel, name string, ok bool) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	ready := func(j int) bool { return v.has[j] && v.at[j] <= now }
+	ahead := func(j, k int) bool { // j is tried before k
+		if (v.busy[j] > 0) != (v.busy[k] > 0) {
+			return v.busy[j] == 0
+		}
+		return v.before(j, k)
+	}
+	best, second := -1, -1
+	for j := range v.has {
+		if ready(j) && (best < 0 || ahead(j, best)) {
+			best = j
+		}
+	}
+	for j := range v.has {
+		if j != best && ready(j) && (second < 0 || v.before(j, second)) {
+			second = j
+		}
+	}
+	if best < 0 {
+		return 0, "", "", false
+	}
+	v.busy[best]++
+	if bounded && second >= 0 {
+		rel, name = strconv.FormatInt(v.at[second]-now, 10), v.name[second]
+	}
+	return best, rel, name, true
+}
+
+func (v *view) release(i int) {
+	v.mu.Lock()
+	v.busy[i]--
+	v.mu.Unlock()
+}
+
+// next returns the earliest event of any shard, and whether there is one.
+func (v *view) next() (int64, bool) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	var at int64
+	found := false
+	for j := range v.has {
+		if v.has[j] && (!found || v.at[j] < at) {
+			at, found = v.at[j], true
+		}
+	}
+	return at, found
+}
+
+// wakeKey is the job's wake index: a hash, shard → "publication:score" of
+// the last time the shard woke earlier than it had said, and "#", its
+// version.
+func (s *Store) wakeKey() string { return s.prefix + "wake" }
+
+// publish tells the wake index that shard i's next event is at score
+// (Redis's µs), its publication ver.
+func (s *Store) publish(ctx context.Context, i int, ver, score int64) error {
+	val := strconv.FormatInt(ver, 10) + ":" + strconv.FormatInt(score, 10)
+	s.view.mu.Lock()
+	s.view.pub[i] = val
+	s.view.mu.Unlock()
+	return s.retry(ctx, "publish", func() error {
+		_, err := s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+			p.HSet(ctx, s.wakeKey(), strconv.Itoa(i), val)
+			p.HIncrBy(ctx, s.wakeKey(), "#", 1)
+			return nil
+		})
+		return err
+	})
+}
+
+// refresh reads the wake index, if it was not read for a Poll (or force),
+// and learns of the shards that woke since.
+func (s *Store) refresh(ctx context.Context, force bool) error {
+	v := s.view
+	v.mu.Lock()
+	due := force || time.Since(v.polled) >= s.opt.Poll
+	if due {
+		v.polled = time.Now()
+	}
+	v.mu.Unlock()
+	if !due {
+		return nil
+	}
+	var ver string
+	err := s.retry(ctx, "wake index", func() error {
+		var err error
+		ver, err = s.c.HGet(ctx, s.wakeKey(), "#").Result()
+		if errors.Is(err, redis.Nil) {
+			ver, err = "", nil
+		}
+		return err
+	})
+	if err != nil || ver == v.verOf() {
+		return err
+	}
+	var all map[string]string
+	if err := s.retry(ctx, "wake index", func() (err error) {
+		all, err = s.c.HGetAll(ctx, s.wakeKey()).Result()
+		return err
+	}); err != nil {
+		return err
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.ver = ver
+	for f, val := range all {
+		i, err := strconv.Atoi(f)
+		if err != nil || i < 0 || i >= len(v.has) || v.pub[i] == val {
+			continue
+		}
+		v.pub[i] = val
+		_, sc, _ := strings.Cut(val, ":")
+		score, err := strconv.ParseInt(sc, 10, 64)
+		if err != nil {
+			continue
+		}
+		if !v.has[i] || score < v.at[i] {
+			v.has[i], v.at[i], v.name[i] = true, score, "?"
+		}
+	}
+	return nil
+}
+
+func (v *view) verOf() string {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.ver
+}
+
+// verify reads every shard's first ready key and first lease, in one
+// pipelined round, and asks the shards that have either for their tail:
+// it reports whether the job is empty. A Store calls it when it knows of
+// no event in any shard: only then may it report Idle.
+func (s *Store) verify(ctx context.Context, now time.Time) (bool, error) {
+	var busy []*shard
+	err := s.retry(ctx, "idle check", func() error {
+		busy = busy[:0]
+		cmds, err := s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for _, sh := range s.shards {
+				p.ZCard(ctx, sh.prefix+"ready")
+				p.ZCard(ctx, sh.prefix+"exp")
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		s.view.mu.Lock()
+		defer s.view.mu.Unlock()
+		for i, sh := range s.shards {
+			if cmds[2*i].(*redis.IntCmd).Val()+cmds[2*i+1].(*redis.IntCmd).Val() > 0 {
+				busy = append(busy, sh)
+			} else {
+				s.view.has[i] = false // a shard that wakes meanwhile publishes it
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return false, err
+	}
+	for _, sh := range busy {
+		if _, err := s.call(ctx, sh, peekScript, "idle check", now); err != nil {
+			return false, err
+		}
+	}
+	if err := s.refresh(ctx, true); err != nil {
+		return false, err
+	}
+	_, any := s.view.next()
+	return !any, nil
+}
+
+// group is the part of a batch whose keys hash to one shard.
+type group struct {
+	sh  *shard
+	idx []int // indexes in the batch
+}
+
+// split groups batch by shard, in the order of each shard's first item,
+// except that the group of own, if any, comes last.
+func (s *Store) split(n int, keyOf func(int) string, own *shard) []group {
+	var gs []group
+	at := map[*shard]int{}
+	for i := range n {
+		sh := s.shardOf(keyOf(i))
+		j, ok := at[sh]
+		if !ok {
+			j = len(gs)
+			at[sh] = j
+			gs = append(gs, group{sh: sh})
+		}
+		gs[j].idx = append(gs[j].idx, i)
+	}
+	if j, ok := at[own]; ok && own != nil {
+		g := gs[j]
+		gs = append(append(gs[:j:j], gs[j+1:]...), g)
+	}
+	return gs
+}
+
+// errShards wraps the errors of a shard of a batch.
+func errShards(op string, sh *shard, err error) error {
+	return fmt.Errorf("redisstore: %s: shard %d: %w", op, sh.i, err)
+}
