@@ -23,6 +23,9 @@ type lease struct {
 	rest     time.Duration  // how long the host rests after the last answer; zero before any request
 	answered time.Time      // when the last request under the lease ended
 	revisit  *frontier.Item // with WithRevisit: the item queued again when the lease is done, nil for none
+	// revisited says the revisit policy updated the host's revisit state,
+	// Lease.Revisiting, which the lease's end then stores.
+	revisited bool
 }
 
 // answer is how a request ended — its response's status and header, or
@@ -72,6 +75,9 @@ func (r *crawl) restFromNow(j *lease) time.Duration {
 // checkpoint stay in step.
 func (r *crawl) done(ctx context.Context, j *lease, report func(), found []frontier.Item) {
 	o := frontier.Outcome{Pace: j.Pace, Rest: r.restFromNow(j), Revisit: j.revisit}
+	if j.revisited {
+		o.Revisiting = &j.Revisiting
+	}
 	if r.cfg.checkpoint != nil {
 		r.commitMu.Lock()
 		defer r.commitMu.Unlock()

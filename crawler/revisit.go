@@ -4,7 +4,6 @@ package crawler
 
 import (
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/heedcrawl/heed/fetch"
@@ -17,8 +16,13 @@ import (
 // state p and its host's h, and returns when the page is next due. The
 // crawler keeps the answer within Revisit's Min and Max of the fetch.
 // *revisit.Default satisfies it; a custom policy keeps its state in the
-// same two values. Schedule may be called concurrently for pages of
-// different hosts, never for two pages of one host at once.
+// same two values, which the Store keeps: p in the page's
+// frontier.Visit, h beside the host's pacing state
+// (frontier.Lease.Revisiting), so that a resumed crawl, and every process
+// of a shared one, goes on from them. Schedule may be called concurrently,
+// each call with its own copies: with WithPerHost above one, two calls
+// for one host may start from the same h, and the Store keeps the one
+// ended last.
 type RevisitPolicy interface {
 	Schedule(h *revisit.Host, p *revisit.Page, f revisit.Fetch) time.Time
 }
@@ -84,38 +88,17 @@ const (
 	ChangeMoved     ChangeKind = "moved"     // a redirect: the target is crawled as a new URL
 )
 
-// revisits is a crawl's revisit component: the policy, and each politeness
-// key's revisit state. The state lives here, in this process, for now: a
-// restarted crawl relearns it (each page's own state, Visit, is in the
-// Store); it belongs in the Store beside the key's pacing state.
+// revisits is a crawl's revisit component. It keeps no state: each page's
+// is its Visit, each host's its Lease.Revisiting, both in the Store.
 type revisits struct {
 	Revisit
-	mu    sync.Mutex
-	hosts map[string]*revisitHost
-}
-
-// revisitHost is one key's revisit state: the policy's, and the body
-// bytes of its 200 answers, from which a 304's saving is estimated.
-type revisitHost struct {
-	revisit.Host
-	bodyBytes, bodies int64
 }
 
 func newRevisits(rv *Revisit) *revisits {
 	if rv == nil {
 		return nil
 	}
-	return &revisits{Revisit: *rv, hosts: map[string]*revisitHost{}}
-}
-
-// host returns key's state; the caller holds rv.mu.
-func (rv *revisits) host(key string) *revisitHost {
-	h := rv.hosts[key]
-	if h == nil {
-		h = new(revisitHost)
-		rv.hosts[key] = h
-	}
-	return h
+	return &revisits{Revisit: *rv}
 }
 
 // conditional returns the headers that make a revisit of it conditional on
@@ -151,12 +134,14 @@ func classify(held *frontier.Visit, p *fetch.Page, digest uint64) ChangeKind {
 type fetched struct {
 	change ChangeKind
 	next   *frontier.Item // the item queued again, nil if it is not revisited
-	saved  int64          // body bytes a 304 saved, estimated
+	saved  int64          // body bytes a 304 saved: the held version's
 	drop   bool           // a page revisited so far is no longer
+	host   bool           // the host's revisit state (the lease's) changed
 }
 
 // after builds what follows the answer p to j's item, answered at: the
-// new Visit, and when the policy says the page is next due.
+// new Visit, and when the policy says the page is next due, which it
+// records in j.Revisiting.
 func (rv *revisits) after(j *lease, p *fetch.Page, delay time.Duration, at time.Time) fetched {
 	held := j.Visit
 	var digest uint64 // the one pass over the body: HTML is tokenised for it
@@ -173,9 +158,6 @@ func (rv *revisits) after(j *lease, p *fetch.Page, delay time.Duration, at time.
 		f.drop = true
 		return f
 	}
-	rv.mu.Lock()
-	defer rv.mu.Unlock()
-	h := rv.host(j.Key)
 	due := at.Add(rv.Max)
 	switch f.change {
 	case ChangeNew, ChangeChanged, ChangeUnchanged:
@@ -183,18 +165,16 @@ func (rv *revisits) after(j *lease, p *fetch.Page, delay time.Duration, at time.
 		if held != nil {
 			rf.Prev, rf.Due = held.Fetched, j.Due
 		}
-		due = rv.Policy.Schedule(&h.Host, &v.Estimator, rf)
+		due = rv.Policy.Schedule(&j.Revisiting, &v.Estimator, rf)
+		f.host = true
 	}
 	if lo := at.Add(rv.Min); due.Before(lo) {
 		due = lo
 	} else if hi := at.Add(rv.Max); due.After(hi) {
 		due = hi
 	}
-	if p.Status == http.StatusOK {
-		h.bodyBytes += p.TransferSize
-		h.bodies++
-	} else if p.NotModified() && h.bodies > 0 {
-		f.saved = h.bodyBytes / h.bodies
+	if p.NotModified() && held != nil {
+		f.saved = held.Size
 	}
 	next := j.Item
 	next.Retries, next.Due, next.Visit = 0, due, &v
@@ -218,7 +198,7 @@ func nextVisit(held *frontier.Visit, p *fetch.Page, change ChangeKind, digest ui
 		v.Gone++
 	case ChangeNew, ChangeChanged:
 		v.Changed = at
-		v.Digest = digest
+		v.Digest, v.Size = digest, p.TransferSize
 		v.ETag, v.LastModified = validators(p)
 	case ChangeUnchanged:
 		if p.NotModified() {
@@ -231,6 +211,7 @@ func nextVisit(held *frontier.Visit, p *fetch.Page, change ChangeKind, digest ui
 				v.LastModified = nv.LastModified
 			}
 		} else {
+			v.Size = p.TransferSize
 			v.ETag, v.LastModified = validators(p)
 		}
 	}
@@ -251,6 +232,7 @@ func (r *crawl) revisited(j *lease, page *Page) {
 	f := r.revisit.after(j, page.Page, delay, j.answered)
 	page.Change, page.Previous = f.change, j.Visit
 	j.revisit = f.next
+	j.revisited = f.host
 	r.stats.update(func(s *Stats) {
 		if j.Visit != nil {
 			s.Revisits++

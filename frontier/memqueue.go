@@ -145,24 +145,26 @@ func toRecord(it *Item) (record, error) {
 }
 
 // visitRecord is a Visit packed into 80 bytes: times to the nanosecond but
-// LastModified, an HTTP date, to the second (1970–2106), and Status and
-// Gone within 0–65,535.
+// LastModified, an HTTP date, to the second (1970–2106), Status within
+// 0–65,535, Gone within 0–255 and Size within 0–4 GiB.
 type visitRecord struct {
 	fetched, changed int64 // Unix nanoseconds; math.MinInt64 for the zero time
 	digest           uint64
 	etag             string
 	lastModified     uint32 // Unix seconds; 0 for the zero time
-	status, gone     uint16
-	estimator        revisit.Page
+	status           uint16
+	gone             uint8
 	ok               bool // a Visit is held: the item's Visit is not nil
+	estimator        revisit.Page
+	size             uint32
 }
 
 func toVisitRecord(v *Visit) (visitRecord, error) {
 	if v == nil {
 		return visitRecord{}, nil
 	}
-	if v.Status < 0 || v.Status > math.MaxUint16 || v.Gone < 0 || v.Gone > math.MaxUint16 {
-		return visitRecord{}, fmt.Errorf("frontier: memory store: Visit status %d, gone %d out of range", v.Status, v.Gone)
+	if v.Status < 0 || v.Status > math.MaxUint16 || v.Gone < 0 || v.Gone > math.MaxUint8 || v.Size < 0 || v.Size > math.MaxUint32 {
+		return visitRecord{}, fmt.Errorf("frontier: memory store: Visit status %d, gone %d, size %d out of range", v.Status, v.Gone, v.Size)
 	}
 	fetched, err := toNanos(v.Fetched, "Visit.Fetched")
 	if err != nil {
@@ -173,7 +175,7 @@ func toVisitRecord(v *Visit) (visitRecord, error) {
 		return visitRecord{}, err
 	}
 	r := visitRecord{fetched: fetched, changed: changed, digest: v.Digest, etag: v.ETag,
-		status: uint16(v.Status), gone: uint16(v.Gone), estimator: v.Estimator, ok: true}
+		status: uint16(v.Status), gone: uint8(v.Gone), estimator: v.Estimator, size: uint32(v.Size), ok: true}
 	if sec := v.LastModified.Unix(); !v.LastModified.IsZero() && sec > 0 && sec <= math.MaxUint32 {
 		r.lastModified = uint32(sec)
 	}
@@ -186,7 +188,7 @@ func (v *visitRecord) visit() *Visit {
 		return nil
 	}
 	out := &Visit{Fetched: fromNanos(v.fetched), Changed: fromNanos(v.changed), ETag: v.etag, Digest: v.digest,
-		Status: int(v.status), Gone: int(v.gone), Estimator: v.estimator}
+		Status: int(v.status), Gone: int(v.gone), Estimator: v.estimator, Size: int64(v.size)}
 	if v.lastModified != 0 {
 		out.LastModified = time.Unix(int64(v.lastModified), 0).UTC()
 	}

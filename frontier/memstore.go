@@ -266,7 +266,7 @@ func (s *MemoryStore) Claim(ctx context.Context, now time.Time, opt ClaimOptions
 		if lr.visit != nil {
 			it.Visit = lr.visit.visit()
 		}
-		return Claim{Lease: &Lease{Item: it, Pace: host, Token: s.token, GivenUp: s.sched.GivenUp(key)}}, nil
+		return Claim{Lease: &Lease{Item: it, Pace: host, Token: s.token, GivenUp: s.sched.GivenUp(key), Revisiting: s.sched.Revisiting(key)}}, nil
 	}
 }
 
@@ -312,7 +312,7 @@ func (s *MemoryStore) ClaimKey(ctx context.Context, key string, now time.Time, o
 	}
 	s.token++
 	s.leases[s.token] = leaseRecord{key: key}
-	return &Lease{Item: Item{Key: key}, Pace: host, Token: s.token}, time.Time{}, nil
+	return &Lease{Item: Item{Key: key}, Pace: host, Token: s.token, Revisiting: s.sched.Revisiting(key)}, time.Time{}, nil
 }
 
 // end ends lease l, requeueing its item at the front when requeue, and

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/heedcrawl/heed/frontier/revisit"
 	"github.com/heedcrawl/heed/ratelimit"
 )
 
@@ -91,7 +92,9 @@ type pace struct {
 	// keeps, because keys whose first item waits are (almost always) keys
 	// already fetched: keyState stays in its size class (64 bytes)
 	// without it, and pace in its own (160) with it.
-	due int64
+	due int64 // revisiting is the key's revisit state (Lease.Revisiting), nil while
+	// zero: only a crawl that revisits sets it.
+	revisiting *revisit.Host
 }
 
 type idleKey struct {
@@ -103,6 +106,7 @@ type idleKey struct {
 // queue: its pacing state and counters.
 type KeyRecord struct {
 	Host                             ratelimit.HostState
+	Revisiting                       revisit.Host
 	Scheduled, Sitemaps, SitemapURLs int
 	GivenUp                          bool
 }
@@ -341,6 +345,10 @@ func (s *Schedule) End(key string, now time.Time, o Outcome, requeue bool) {
 	h := k.mut()
 	*h = o.Pace
 	h.NextAllowed = ready // the bucket's, whatever the lease carried
+	if o.Revisiting != nil {
+		rv := *o.Revisiting
+		k.mutPace().revisiting = &rv
+	}
 	k.take(now, o.Rest)
 	next := h.NextAllowed
 	if requeue || o.Revisit != nil {
@@ -458,13 +466,21 @@ func (s *Schedule) Host(key string) ratelimit.HostState {
 	return ratelimit.HostState{}
 }
 
+// Revisiting returns key's revisit state (Lease.Revisiting).
+func (s *Schedule) Revisiting(key string) revisit.Host {
+	if k := s.keys[key]; k != nil && k.pace != nil && k.pace.revisiting != nil {
+		return *k.pace.revisiting
+	}
+	return revisit.Host{}
+}
+
 // Record returns what a persisting Store keeps of key.
 func (s *Schedule) Record(key string) KeyRecord {
 	k := s.keys[key]
 	if k == nil {
 		return KeyRecord{}
 	}
-	return KeyRecord{Host: *k.hs(), Scheduled: int(k.scheduled), Sitemaps: int(k.sitemaps), SitemapURLs: int(k.sitemapURLs), GivenUp: k.givenUp}
+	return KeyRecord{Host: *k.hs(), Revisiting: s.Revisiting(key), Scheduled: int(k.scheduled), Sitemaps: int(k.sitemaps), SitemapURLs: int(k.sitemapURLs), GivenUp: k.givenUp}
 }
 
 // Restore adds key as a Store that persists found it on opening at now,
@@ -485,6 +501,10 @@ func (s *Schedule) Restore(key string, rec KeyRecord, queued int, now time.Time)
 	}
 	k.take(now, max(rec.Host.NextAllowed.Sub(now), rec.Host.Delay))
 	h.Interrupted = now
+	if rec.Revisiting != (revisit.Host{}) {
+		rv := rec.Revisiting
+		p.revisiting = &rv
+	}
 	k.scheduled, k.sitemaps, k.sitemapURLs = int32(rec.Scheduled), int32(rec.Sitemaps), int32(rec.SitemapURLs)
 	k.givenUp = rec.GivenUp
 	s.scheduled += rec.Scheduled

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/heedcrawl/heed/frontier/revisit"
 	"github.com/heedcrawl/heed/ratelimit"
 )
 
@@ -204,6 +205,12 @@ type Lease struct {
 	// GivenUp reports that the key was given up (Store.GiveUp): the item
 	// is handed out to be reported, never fetched.
 	GivenUp bool
+	// Revisiting is the key's revisit state (package frontier/revisit) as
+	// the last Done or Requeue that set it left it: the zero revisit.Host
+	// for a key never revisited. It lives in the Store beside the key's
+	// pacing state, so that a resumed crawl, or every process of a shared
+	// one, schedules the key's revisits from one state.
+	Revisiting revisit.Host
 }
 
 // Closed reports whether l is handed out to be reported rather than
@@ -231,6 +238,13 @@ type Outcome struct {
 	// stays seen — Add refuses it with ErrSeen — and is not counted again
 	// against Limits. Nil: the item is done for good. Requeue ignores it.
 	Revisit *Item
+	// Revisiting, if not nil, is the key's new revisit state (see
+	// Lease.Revisiting), stored in the same atomic step, by Done and
+	// Requeue alike; nil leaves the key's as it is. With several leases
+	// of a key out at once the last one ended wins: each started from the
+	// state as claimed, and the state is made of averages that one lost
+	// update barely moves.
+	Revisiting *revisit.Host
 }
 
 // Counts are a Store's counters.

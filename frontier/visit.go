@@ -16,7 +16,8 @@ var ErrRevisit = errors.New("frontier: revisit is not the lease's item")
 // it was fetched and last found changed, the validators and digest of the
 // version held, and the revisit policy's state. It travels with the URL's
 // Item (Item.Visit) through the Store, which keeps it exactly (MemoryStore:
-// LastModified to the second, Status and Gone within 0–65,535), across a
+// LastModified to the second, Status within 0–65,535, Gone within
+// 0–255 and Size within 0–4 GiB), across a
 // reopen and a crash for the Stores that persist.
 type Visit struct {
 	// Fetched is when the URL was last answered.
@@ -42,6 +43,10 @@ type Visit struct {
 	// Gone counts the consecutive 404 and 410 answers up to the last one;
 	// zero after any other answer.
 	Gone int
+	// Size is the number of body bytes of the version held, as
+	// transferred: what a revisit answered 304 saves the site and the
+	// crawler.
+	Size int64
 	// Estimator is the revisit policy's summary of the page's changes,
 	// from which it estimates the page's change rate (package
 	// frontier/revisit).

@@ -40,6 +40,7 @@ const (
 	visitStatus    // varint
 	visitGone      // varint
 	visitEstimator // revisit.PageSize bytes, revisit.Page's encoding
+	visitSize      // varint
 	visitNext      // the flag a new field takes; flags from here on are unknown
 )
 
@@ -164,6 +165,9 @@ func appendVisit(dst []byte, v *frontier.Visit) []byte {
 	if v.Estimator != (revisit.Page{}) {
 		flags |= visitEstimator
 	}
+	if v.Size != 0 {
+		flags |= visitSize
+	}
 	dst = binary.AppendUvarint(dst, flags)
 	if flags&visitFetched != 0 {
 		dst = appendTime(dst, v.Fetched)
@@ -188,6 +192,9 @@ func appendVisit(dst []byte, v *frontier.Visit) []byte {
 	}
 	if flags&visitEstimator != 0 {
 		dst, _ = v.Estimator.AppendBinary(dst) // never fails
+	}
+	if flags&visitSize != 0 {
+		dst = binary.AppendVarint(dst, v.Size)
 	}
 	return dst
 }
@@ -341,6 +348,9 @@ func (d *decoder) visit() (*frontier.Visit, error) {
 		} else {
 			d.b = d.b[revisit.PageSize:]
 		}
+	}
+	if flags&visitSize != 0 {
+		v.Size = d.varint()
 	}
 	return v, nil
 }

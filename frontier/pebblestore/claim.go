@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/heedcrawl/heed/frontier"
+	"github.com/heedcrawl/heed/frontier/revisit"
 	"github.com/heedcrawl/heed/ratelimit"
 )
 
@@ -27,6 +28,7 @@ func (s *Store) Claim(ctx context.Context, now time.Time, opt frontier.ClaimOpti
 	var key string
 	var host ratelimit.HostState
 	var givenUp bool
+	var revisiting revisit.Host
 	var q *queue
 	var ls lease
 	var readTo uint64
@@ -53,7 +55,7 @@ func (s *Store) Claim(ctx context.Context, now time.Time, opt frontier.ClaimOpti
 			s.opts.Logger.Error("pebblestore: scheduled key has no queued item", "key", key)
 			continue
 		}
-		givenUp = s.sched.GivenUp(key)
+		givenUp, revisiting = s.sched.GivenUp(key), s.sched.Revisiting(key)
 		var err error
 		if ls, held, readTo, err = s.take(key, q); err != nil {
 			s.mu.Unlock()
@@ -88,7 +90,7 @@ func (s *Store) Claim(ctx context.Context, now time.Time, opt frontier.ClaimOpti
 		}
 		return frontier.Claim{}, s.fail(fmt.Errorf("queue of %q at %d: %w", key, seq, err))
 	}
-	return frontier.Claim{Lease: &frontier.Lease{Item: item, Pace: host, Token: token, GivenUp: givenUp}}, nil
+	return frontier.Claim{Lease: &frontier.Lease{Item: item, Pace: host, Token: token, GivenUp: givenUp, Revisiting: revisiting}}, nil
 }
 
 // take leases key's first item, from the run or the due part, whichever
@@ -166,5 +168,5 @@ func (s *Store) ClaimKey(ctx context.Context, key string, now time.Time, opt fro
 	q.outState().keyLeases++
 	s.token++
 	s.leases[s.token] = lease{key: key}
-	return &frontier.Lease{Item: frontier.Item{Key: key}, Pace: host, Token: s.token}, time.Time{}, nil
+	return &frontier.Lease{Item: frontier.Item{Key: key}, Pace: host, Token: s.token, Revisiting: s.sched.Revisiting(key)}, time.Time{}, nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/heedcrawl/heed/frontier"
 	"github.com/heedcrawl/heed/frontier/codec"
+	"github.com/heedcrawl/heed/frontier/revisit"
 )
 
 // The store's keyspaces, each under a one-byte prefix. Keys of one kind sort
@@ -192,9 +193,10 @@ type record struct {
 
 // Flags of an encoded record. Format 3's records have recGivenUp alone.
 const (
-	recGivenUp = 1 << iota
-	recRunDue  // runDue follows the counters
-	recDue     // the due part's count, next number and low follow
+	recGivenUp    = 1 << iota
+	recRunDue     // runDue follows the counters
+	recDue        // the due part's count, next number and low follow
+	recRevisiting // the key's revisit state follows the due part (revisit.HostSize bytes)
 )
 
 // appendRecord appends the encoding of r to dst: its flags, where its queue
@@ -210,6 +212,9 @@ func appendRecord(dst []byte, r *record) []byte {
 	}
 	if r.dueCount > 0 {
 		flags |= recDue
+	}
+	if r.Revisiting != (revisit.Host{}) {
+		flags |= recRevisiting
 	}
 	dst = append(dst, flags)
 	// Sequence numbers as distances from seqStart: a byte or two.
@@ -228,6 +233,9 @@ func appendRecord(dst []byte, r *record) []byte {
 		dst = binary.AppendVarint(dst, r.dueLow.due)
 		dst = binary.AppendVarint(dst, int64(r.dueLow.at-seqStart))
 		dst = binary.AppendUvarint(dst, r.dueLow.n)
+	}
+	if flags&recRevisiting != 0 {
+		dst, _ = r.Revisiting.AppendBinary(dst) // never fails
 	}
 	return codec.AppendHost(dst, &r.Host)
 }
@@ -257,7 +265,13 @@ func decodeRecord(b []byte) (record, error) {
 			d.err = true
 		}
 	}
-	if d.err || flags >= recDue<<1 {
+	if flags&recRevisiting != 0 {
+		if len(d.b) < revisit.HostSize || r.Revisiting.UnmarshalBinary(d.b[:revisit.HostSize]) != nil {
+			return record{}, errCorrupt
+		}
+		d.b = d.b[revisit.HostSize:]
+	}
+	if d.err || flags >= recRevisiting<<1 {
 		return record{}, errCorrupt
 	}
 	h, err := codec.DecodeHost(d.b)

@@ -18,7 +18,9 @@
 //	                 an item of the key's due part, queued or leased (below)
 //	k key            the key's record: the items scheduled, sitemaps and
 //	                 sitemap URLs counted against its limits, whether it was
-//	                 given up, where its queue lies, and its pacing state
+//	                 given up, where its queue lies, its revisit state
+//	                 (frontier.Lease.Revisiting, revisit.Host's encoding,
+//	                 when not zero) and its pacing state
 //	                 (ratelimit.HostState, every field, in package
 //	                 frontier/codec's encoding)
 //	m name           a value of SetMeta

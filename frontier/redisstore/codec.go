@@ -7,6 +7,7 @@ import (
 
 	"github.com/heedcrawl/heed/frontier"
 	"github.com/heedcrawl/heed/frontier/codec"
+	"github.com/heedcrawl/heed/frontier/revisit"
 	"github.com/heedcrawl/heed/ratelimit"
 )
 
@@ -49,6 +50,20 @@ func decodeHost(b []byte) (ratelimit.HostState, error) {
 	h, err := codec.DecodeHost(b)
 	if err != nil {
 		return ratelimit.HostState{}, fmt.Errorf("%w: %w", errCorrupt, err)
+	}
+	return h, nil
+}
+
+// decodeRevisiting decodes a key's revisit state as a script replies it:
+// revisit.Host's encoding, or empty for a key that has none.
+func decodeRevisiting(v any) (revisit.Host, error) {
+	var h revisit.Host
+	b := strOf(v)
+	if b == "" {
+		return h, nil
+	}
+	if err := h.UnmarshalBinary([]byte(b)); err != nil {
+		return revisit.Host{}, fmt.Errorf("%w: %w", errCorrupt, err)
 	}
 	return h, nil
 }

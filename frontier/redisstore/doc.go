@@ -196,7 +196,8 @@
 //	heed:{job/S}:k:KEY    hash: KEY's pacing state (its token bucket: bt
 //	                      tokens, bl when counted, µs, br tokens a second;
 //	                      na: when the token is back, µs; delay, µs; st: the
-//	                      rest of its HostState), its leases, counters for
+//	                      rest of its HostState; rv: its revisit state,
+//	                      frontier.Lease.Revisiting), its leases, counters for
 //	                      the limits, given up; of d:KEY its length (dn),
 //	                      first Due (dh) and last sequence number (ds); the
 //	                      Due of a leased item it handed out early (ldTOKEN)

@@ -795,7 +795,7 @@ func (s *Store) claimShard(ctx context.Context, sh *shard, now time.Time, opt fr
 	if len(r) == 4 && intOf(r[0]) == 0 {
 		return nil, nil
 	}
-	if len(r) != 9 || intOf(r[0]) != 1 {
+	if len(r) != 10 || intOf(r[0]) != 1 {
 		return nil, fmt.Errorf("redisstore: claim: %w: reply %v", errCorrupt, r)
 	}
 	tok := token(sh, intOf(r[1]))
@@ -811,12 +811,17 @@ func (s *Store) claimShard(ctx context.Context, sh *shard, now time.Time, opt fr
 	}
 	host.NextAllowed = timeOf(intOf(r[5]))
 	host.ClosedUntil = timeOf(intOf(r[8]))
+	rv, err := decodeRevisiting(r[9])
+	if err != nil {
+		return nil, fmt.Errorf("redisstore: claim: revisit state of %s: %w", key, err)
+	}
 	return &frontier.Lease{
-		Item:    it,
-		Pace:    host,
-		Token:   tok,
-		Expires: base(now).Add(time.Duration(intOf(r[6])) * time.Microsecond),
-		GivenUp: intOf(r[7]) == 1,
+		Item:       it,
+		Pace:       host,
+		Token:      tok,
+		Expires:    base(now).Add(time.Duration(intOf(r[6])) * time.Microsecond),
+		GivenUp:    intOf(r[7]) == 1,
+		Revisiting: rv,
 	}, nil
 }
 
@@ -835,7 +840,7 @@ func (s *Store) ClaimKey(ctx context.Context, key string, now time.Time, opt fro
 	}
 	at := base(now)
 	switch {
-	case len(r) == 6 && intOf(r[0]) == 1:
+	case len(r) == 7 && intOf(r[0]) == 1:
 		tok := token(sh, intOf(r[1]))
 		s.hold(tok)
 		host, err := decodeHost([]byte(strOf(r[2])))
@@ -844,11 +849,16 @@ func (s *Store) ClaimKey(ctx context.Context, key string, now time.Time, opt fro
 		}
 		host.NextAllowed = timeOf(intOf(r[3]))
 		host.ClosedUntil = timeOf(intOf(r[5]))
+		rv, err := decodeRevisiting(r[6])
+		if err != nil {
+			return nil, time.Time{}, fmt.Errorf("redisstore: claim key: revisit state of %s: %w", key, err)
+		}
 		return &frontier.Lease{
-			Item:    frontier.Item{Key: key},
-			Pace:    host,
-			Token:   tok,
-			Expires: at.Add(time.Duration(intOf(r[4])) * time.Microsecond),
+			Item:       frontier.Item{Key: key},
+			Pace:       host,
+			Token:      tok,
+			Expires:    at.Add(time.Duration(intOf(r[4])) * time.Microsecond),
+			Revisiting: rv,
 		}, time.Time{}, nil
 	case len(r) == 2 && intOf(r[0]) == 0:
 		return nil, at.Add(time.Duration(intOf(r[1])) * time.Microsecond), nil
@@ -913,9 +923,13 @@ func (s *Store) finishArgs(l *frontier.Lease, now time.Time, o frontier.Outcome,
 	if !requeue && o.Revisit != nil {
 		revisit, due = encodeItem(nil, o.Revisit), s.dueArg(o.Revisit.Due, base(now))
 	}
+	var revisiting []byte
+	if o.Revisiting != nil {
+		revisiting, _ = o.Revisiting.MarshalBinary() // never fails
+	}
 	return []any{counterOf(l.Token), l.Key, flag(requeue), item,
 		encodeHost(&o.Pace), ceilMicros(o.Pace.Delay), ceilMicros(o.Rest),
-		flag(o.Checkpoint != nil), cp, s.opt.Checkpoint, closedFor, revisit, due}
+		flag(o.Checkpoint != nil), cp, s.opt.Checkpoint, closedFor, revisit, due, revisiting}
 }
 
 // stampCheckpoint returns cp behind its stamp, 8 bytes big-endian: µs on

@@ -21,6 +21,7 @@ func runRevisits(t *testing.T, h Harness, open func(t *testing.T) frontier.Store
 	t.Run("RevisitAndNew", func(t *testing.T) { testRevisitAndNew(t, open(t)) })
 	t.Run("RevisitClosed", func(t *testing.T) { testRevisitClosed(t, open(t)) })
 	t.Run("RevisitRequeue", func(t *testing.T) { testRevisitRequeue(t, open(t)) })
+	t.Run("Revisiting", func(t *testing.T) { testRevisiting(t, h, open(t)) })
 	if h.Reopen != nil {
 		t.Run("RevisitReopen", func(t *testing.T) { testRevisitPersist(t, h.Reopen, open(t)) })
 	}

@@ -4,7 +4,8 @@
 -- next allowed time and its items' Due; one whose 'cu' has passed opens
 -- again, to its place.
 -- Reply: {1, token, key, item, host state, next allowed, lease left µs,
--- given up, closed until}, or {0, has next, next - now µs, idle}.
+-- given up, closed until, revisit state}, or {0, has next, next - now µs,
+-- idle}.
 setPerHost(ARGV[8])
 local lease = tonumber(ARGV[9])
 sweep()
@@ -30,8 +31,9 @@ for _ = 1, 100 do
       redis.call('HINCRBY', N, 'queued', -1)
       local token = grant(s, item, lease, due)
       save(s)
-      return reply({1, token, s.name, item, redis.call('HGET', s.K, 'st') or '', s.na, lease,
-        s.gu and 1 or 0, s.cu})
+      local st = redis.call('HMGET', s.K, 'st', 'rv')
+      return reply({1, token, s.name, item, st[1] or '', s.na, lease,
+        s.gu and 1 or 0, s.cu, st[2] or ''})
     end
   end
 end

@@ -1,7 +1,7 @@
 -- claimkey.lua: lease key ARGV[10] itself, if it could be claimed now.
 -- ARGV[8] PerHost, ARGV[9] the lease in µs, ARGV[11] how long to wait (µs)
 -- when every slot is taken. Reply: {1, token, host state, next allowed,
--- lease left µs, closed until} or {0, next - now µs}.
+-- lease left µs, closed until, revisit state} or {0, next - now µs}.
 setPerHost(ARGV[8])
 local lease = tonumber(ARGV[9])
 sweep()
@@ -15,4 +15,5 @@ if s.na > clock then
 end
 local token = grant(s, false, lease)
 save(s)
-return reply({1, token, redis.call('HGET', s.K, 'st') or '', s.na, lease, s.cu})
+local st = redis.call('HMGET', s.K, 'st', 'rv')
+return reply({1, token, st[1] or '', s.na, lease, s.cu, st[2] or ''})

@@ -4,8 +4,9 @@
 -- Delay ARGV[13] µs and rests ARGV[14] µs from now; ARGV[15] '1' stores
 -- checkpoint ARGV[16] under name ARGV[17]; the key is closed for ARGV[18]
 -- µs from now (0: open). A Done queues ARGV[19], unless it is '', again:
--- the revisit of the lease's item, due at ARGV[20] (see dueOf). It returns
--- 0 done, 1 lease lost.
+-- the revisit of the lease's item, due at ARGV[20] (see dueOf). The key
+-- takes revisit state ARGV[21] ('rv') unless it is ''. It returns 0 done,
+-- 1 lease lost.
 local function finish()
   local token, name = ARGV[8], ARGV[9]
   if redis.call('HGET', L, token) ~= name then
@@ -28,7 +29,11 @@ local function finish()
   end
   s.cu = 0
   if tonumber(ARGV[18]) > 0 then s.cu = clock + tonumber(ARGV[18]) end
-  save(s, 'st', ARGV[12], 'delay', ARGV[13], 'cu', s.cu)
+  if ARGV[21] ~= '' then
+    save(s, 'st', ARGV[12], 'delay', ARGV[13], 'cu', s.cu, 'rv', ARGV[21])
+  else
+    save(s, 'st', ARGV[12], 'delay', ARGV[13], 'cu', s.cu)
+  end
   if ARGV[15] == '1' then
     redis.call('SET', P .. 'cp:' .. ARGV[17], ARGV[16])
   end
