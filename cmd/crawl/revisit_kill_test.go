@@ -6,11 +6,13 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/heedcrawl/heed/internal/redistest"
 	"github.com/heedcrawl/heed/internal/testweb"
 )
 
@@ -201,4 +203,100 @@ func TestRevisitStateKill9(t *testing.T) {
 			t.Errorf("run %d revisited no page fetched before it: the schedule was not resumed", i+2)
 		}
 	}
+}
+
+// TestRevisitRedisTwoProcesses runs two revisiting processes of one
+// -redis job: they share one schedule — no page is fetched again within
+// -min-revisit of its last fetch, by either, and each page's records, in
+// the two outputs together, follow on from one another across the
+// processes — and the hosts see one polite crawler.
+func TestRevisitRedisTwoProcesses(t *testing.T) {
+	const (
+		hosts, pages = 3, 4
+		delay        = 100 * time.Millisecond
+		minRevisit   = 500 * time.Millisecond
+	)
+	srv := redistest.Start(t)
+	web := revisitWeb(t, hosts, pages)
+	bin := buildCrawl(t)
+	dir := t.TempDir()
+	base := []string{"-redis", srv.URL(), "-job", "fresh", "-revisit", "-min-revisit", minRevisit.String(), "-max-revisit", "1500ms",
+		"-delay", delay.String(), "-sitemaps=false", "-progress", "off"}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	outs := []string{filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl")}
+	ua := []string{"heed-revisit-redis/a", "heed-revisit-redis/b"}
+	a := startCrawl(t, ctx, bin, append(base, "-process", "a", "-ua", ua[0], "-o", outs[0], writeSeeds(t, homes(web)...))...)
+	// b joins the job a started: a has stored it once it sends a request.
+	untilTrue(t, "the first process's first request", []*crawlRun{a}, func() bool { return web.Log.Len() > 0 })
+	b := startCrawl(t, ctx, bin, append(base, "-process", "b", "-ua", ua[1], "-o", outs[1])...)
+	runs := []*crawlRun{a, b}
+	untilTrue(t, "revisits by both processes", runs, func() bool {
+		n := map[string]int{}
+		for _, e := range web.Log.Entries() {
+			if e.Conditional {
+				n[e.UserAgent]++
+			}
+		}
+		return n[ua[0]] >= 2*hosts && n[ua[1]] >= 2*hosts
+	})
+	for i, r := range runs {
+		r.signal(t, os.Interrupt)
+		if err := <-r.exited; exitCode(err) != 130 || !strings.Contains(r.stderr.String(), "crawl: revisits: ") {
+			t.Errorf("process %d: exit %v, want 130 and a revisit summary; stderr:\n%s", i+1, err, r.stderr)
+		}
+	}
+
+	entries := web.Log.Entries()
+	rep, err := web.Web.Judge(entries, testweb.FreshnessOptions{MinDelay: delay, Tolerance: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.PolitenessViolations) > 0 {
+		t.Errorf("%d politeness violations across the processes, e.g. %v", len(rep.PolitenessViolations), rep.PolitenessViolations[:min(3, len(rep.PolitenessViolations))])
+	}
+	last := map[string]testweb.Entry{}
+	for _, e := range entries {
+		if isRobots(e) {
+			continue
+		}
+		if p, ok := last[e.URL()]; ok && e.Start.Sub(p.Start) < minRevisit-20*time.Millisecond {
+			t.Errorf("%s fetched by %s %v after %s fetched it, within -min-revisit %v", e.URL(), e.UserAgent, e.Start.Sub(p.Start).Round(time.Millisecond), p.UserAgent, minRevisit)
+		}
+		last[e.URL()] = e
+	}
+
+	// Each page's records from both outputs, in the order fetched, are one
+	// chain; some follow on from the other process's fetch.
+	type fetchOf struct {
+		rec record
+		by  int
+	}
+	byURL := map[string][]fetchOf{}
+	for i, out := range outs {
+		for u, list := range recordsByURL(t, out) {
+			for _, rec := range list {
+				byURL[u] = append(byURL[u], fetchOf{rec, i})
+			}
+		}
+	}
+	if len(byURL) != hosts*(pages+1) {
+		t.Errorf("records of %d URLs, want %d", len(byURL), hosts*(pages+1))
+	}
+	across := 0
+	for u, list := range byURL {
+		slices.SortFunc(list, func(x, y fetchOf) int { return x.rec.FetchedAt.Compare(y.rec.FetchedAt) })
+		recs := make([]record, len(list))
+		for i, f := range list {
+			recs[i] = f.rec
+			if i > 0 && f.by != list[i-1].by {
+				across++
+			}
+		}
+		checkChain(t, u, recs, 100*time.Millisecond)
+	}
+	if across == 0 {
+		t.Error("no page revisited by one process after the other: they do not share one schedule")
+	}
+	t.Logf("%d requests; %d revisits following the other process's fetch", len(entries), across)
 }

@@ -283,4 +283,3 @@ func checkChain(t *testing.T, u string, recs []record, slack time.Duration) {
 		}
 	}
 }
-
