@@ -111,6 +111,9 @@ func (c *crawlCmd) parse(context.Context) refusal {
 	if r := checkModeFlags(c.fs, f, c.stderr); r != notRefused {
 		return r
 	}
+	if r := checkRevisitFlags(c.fs, f, c.stderr); r != notRefused {
+		return r
+	}
 	switch {
 	case f.redis != "" && c.fs.NArg() > 1:
 		fmt.Fprintln(c.stderr, "crawl: want at most one seeds file with -redis (without one, the process joins the job as it is); see crawl -h")
@@ -260,6 +263,7 @@ func (c *crawlCmd) begin(ctx context.Context) refusal {
 	// crash or kill loses at most a second of it.
 	c.rec = newRecorder(c.out, c.f.body, isTerminal(c.out))
 	c.rec.base, c.rec.syncOut = c.outBase, syncFunc(c.out)
+	c.rec.revisit = c.f.revisit
 	c.fails = newFailures()
 	c.crawler.OnPage(c.rec.page)
 	c.crawler.OnError(func(ctx context.Context, u *url.URL, err error) {
@@ -291,7 +295,9 @@ func (c *crawlCmd) crawl(ctx context.Context) outcome {
 	}
 	stopFlushing := c.rec.flushEvery(time.Second)
 	c.later(watchSignals(cancel, c.stderr, c.quit))
+	stopTimer := stopAfter(c.f.forDuration, cancel, c.stderr)
 	o := outcome{streamed: c.streaming, runErr: c.run(ctx, showProgress)}
+	stopTimer() // a crawl that ended by itself is not stopped by -for
 	o.outErr, o.cause = stopFlushing(), context.Cause(ctx)
 	// Before the output closes: a -state's last sync makes it durable
 	// first.

@@ -88,6 +88,9 @@ const (
 	endStoreFailed
 	// endSignalled: a signal stopped the crawl.
 	endSignalled
+	// endTimeUp: -for stopped the crawl, as a signal would; it ends
+	// well.
+	endTimeUp
 	// endCancelled: the crawl was cancelled, not by a signal.
 	endCancelled
 	// endRunFailed: the crawl failed otherwise.
@@ -110,7 +113,7 @@ const (
 // failed (no seed could be fetched, the output or the -state could not be
 // written, Redis could not be reached or lost the job); 2 for a command
 // given wrong (see badUsage), standard input without a seed included;
-// 128+n for a crawl stopped by signal n.
+// 128+n for a crawl stopped by signal n; 0 for one -for stopped.
 func exitStatus(o outcome) (int, ending) {
 	switch o.refused {
 	case helpShown:
@@ -124,6 +127,7 @@ func exitStatus(o outcome) (int, ending) {
 	// A rerun that found the crawl complete and did nothing.
 	idle := o.complete && o.runErr == nil && o.closeErr == nil && o.nothingNew
 	var sig signalled
+	var up timeUp
 	switch {
 	case o.streamed && noSeeds:
 		return 2, endNoSeeds
@@ -138,6 +142,8 @@ func exitStatus(o outcome) (int, ending) {
 		return 1, endStoreFailed
 	case errors.As(o.cause, &sig):
 		return signalStatus(sig.sig), endSignalled
+	case errors.As(o.cause, &up):
+		return 0, endTimeUp
 	case errors.Is(o.runErr, context.Canceled):
 		return signalStatus(os.Interrupt), endCancelled
 	case o.runErr != nil:

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/heedcrawl/heed/crawler"
 	"github.com/heedcrawl/heed/frontier"
@@ -81,6 +82,14 @@ func TestExitStatus(t *testing.T) {
 		{"the crawl ran to its end", outcome{mode: redisMode, started: true, complete: true, nothingNew: true}, 0, endComplete},
 		{"the crawl ran to its end", outcome{mode: redisMode, started: true, complete: true, runErr: noSeeds}, 0, endComplete},
 		{"the crawl ran to its end", outcome{mode: redisMode, started: true, complete: true}, 0, endDone},
+		// -for stopped it: as a signal, but it ends well; a failure
+		// before is still one.
+		{"`-for` stopped it", outcome{mode: plainMode, runErr: cancelled, cause: timeUp{time.Second}}, 0, endTimeUp},
+		{"`-for` stopped it", outcome{mode: stateMode, started: true, runErr: cancelled, cause: timeUp{time.Second}}, 0, endTimeUp},
+		{"`-for` stopped it", outcome{mode: redisMode, runErr: cancelled, cause: timeUp{time.Second}}, 0, endTimeUp},
+		{"`-for` stopped it", outcome{mode: plainMode, cause: timeUp{time.Second}}, 0, endTimeUp},
+		{"the output or the `-state` could not be written", outcome{mode: stateMode, runErr: storeErr, cause: timeUp{time.Second}}, 1, endStoreFailed},
+		{"the output or the `-state` could not be written", outcome{mode: plainMode, outErr: outErr, cause: timeUp{time.Second}}, 1, endOutputFailed},
 		// A job joined with nothing queued or held.
 		{"the crawl ran to its end", outcome{mode: redisMode, started: true, runErr: noSeeds}, 0, endNothingToDo},
 

@@ -15,6 +15,7 @@ import (
 	"github.com/heedcrawl/heed/crawler"
 	"github.com/heedcrawl/heed/frontier"
 	"github.com/heedcrawl/heed/frontier/redisstore"
+	"github.com/heedcrawl/heed/frontier/revisit"
 	"github.com/heedcrawl/heed/ratelimit"
 )
 
@@ -53,6 +54,9 @@ type flags struct {
 	stateOverride            bool
 	redis, job, process      string
 	lease, redisRetry        time.Duration
+	revisit                  bool
+	minRevisit, maxRevisit   time.Duration
+	forDuration              time.Duration
 }
 
 // flagGroups orders the -h output, and the README's flags table, by topic.
@@ -66,6 +70,7 @@ var flagGroups = []struct {
 	{"Throughput and timeouts", []string{"workers", "connect-timeout", "header-timeout", "timeout", "max-body", "grace"}},
 	{"Output", []string{"o", "body", "log", "progress", "v", "metrics", "warc", "warc-size", "warc-dedup", "cpuprofile", "memprofile"}},
 	{"State", []string{"state", "state-override"}},
+	{"Revisiting", []string{"revisit", "min-revisit", "max-revisit", "for"}},
 	{"Distributed", []string{"redis", "job", "process", "lease", "redis-retry"}},
 }
 
@@ -145,6 +150,10 @@ func newFlagSet(f *flags) *flag.FlagSet {
 	fs.StringVar(&f.process, "process", "", "this process's `NAME` in the -job, as crawl status lists it (default HOST-PID)")
 	duration(&f.lease, "lease", frontier.DefaultLease, "how long this process holds a URL it took from -redis: if it dies, the URL goes to another process that long after it was taken; at least twice -timeout")
 	duration(&f.redisRetry, "redis-retry", redisstore.DefaultRetryFor, "how long an operation on -redis that failed for a transient reason (Redis unreachable, restarting) is retried before the crawl stops with the error; 0s: only the client's own few retries")
+	boolean(&f.revisit, "revisit", false, "keep the copy fresh: crawl as without it, then keep revisiting every page found, conditionally (If-None-Match, If-Modified-Since), each as often as its changes call for within the hosts' politeness, until stopped (Ctrl-C, -for); records then say what each fetch found (change, etag, last_modified, digest, previous_fetch)")
+	duration(&f.minRevisit, "min-revisit", revisit.DefaultMinInterval, "with -revisit: the shortest interval between two fetches of a page, however often it changes")
+	duration(&f.maxRevisit, "max-revisit", revisit.DefaultMaxInterval, "with -revisit: the longest interval between two fetches of a page, however rarely it changes; gone (404, 410) and failing pages are asked again this often")
+	duration(&f.forDuration, "for", 0, "stop the crawl gracefully after this long, as an interrupt does, and exit 0 (with -state or -redis: resumable); 0s: no time limit")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the crawl to `FILE` (go tool pprof)")
 	fs.StringVar(&f.memProfile, "memprofile", "", "write a heap profile taken at the end of the crawl to `FILE`")
 	return fs
@@ -184,6 +193,11 @@ kill -9 or a power cut and the crawl goes on where it stopped, without
 fetching again what it wrote out; once it is complete, a rerun says so, and
 crawls only seeds new to it. Exactly-once records need -o FILE: it is cut
 back to the last record the state counts, then appended to.
+
+Revisiting: with -revisit, the crawl keeps revisiting what it found, each
+page as often as its changes call for, until stopped (Ctrl-C, -for); with
+-state or -redis the schedule survives restarts, without a burst of
+refetches.
 
 Distributed: with -redis URL -job NAME, every process started so, on any
 machine, crawls the same job: the seen URLs, the queues and each host's
@@ -380,6 +394,9 @@ func (f *flags) options(logger *slog.Logger) ([]crawler.Option, error) {
 	if f.ua != "" {
 		opts = append(opts, crawler.WithUserAgent(f.ua))
 	}
+	if f.revisit {
+		opts = append(opts, crawler.WithRevisit(crawler.Revisit{Min: f.minRevisit, Max: f.maxRevisit}))
+	}
 	switch f.scope {
 	case "seeds":
 		opts = append(opts, crawler.WithScope(frontier.ScopeSeedHosts))
@@ -424,7 +441,7 @@ var optionFlags = map[string]string{
 	"WithMaxLinks": "max-links", "WithMaxRedirects": "max-redirects", "WithMaxPathSegments": "max-path-segments",
 	"WithMaxSegmentRepeats": "max-segment-repeats", "WithConnectTimeout": "connect-timeout",
 	"WithHeaderTimeout": "header-timeout", "WithFetchTimeout": "timeout", "WithBodyLimit": "max-body",
-	"WithGracePeriod": "grace", "WithLease": "lease",
+	"WithGracePeriod": "grace", "WithLease": "lease", "WithRevisit": "revisit",
 }
 
 // optionErrorText says what is wrong with the flags in an error of

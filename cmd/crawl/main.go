@@ -19,9 +19,9 @@
 // process of the job, wherever they run (the README's "Distributed
 // crawls").
 //
-// Exit status: 0 when the crawl ran to its end, 1 when it failed (no seed
-// could be fetched, the output or the state could not be written, Redis
-// could not be reached or lost the job), 2 for bad flags, an unreadable
+// Exit status: 0 when the crawl ran to its end or -for stopped it, 1 when
+// it failed (no seed could be fetched, the output or the state could not
+// be written, Redis could not be reached or lost the job), 2 for bad flags, an unreadable
 // seeds file, an -o or -log that would overwrite the seeds file, a
 // -metrics address that cannot be listened on, a -state DIR in use or
 // started with other flags, a -redis job started with other flags, or a

@@ -94,8 +94,9 @@ type record struct {
 	Truncated   bool      `json:"truncated,omitempty"`
 	Noindex     bool      `json:"noindex"`
 	Nofollow    bool      `json:"nofollow"`
-	Error       string    `json:"error,omitempty"`
-	Body        *string   `json:"body,omitempty"`
+	revisitFields
+	Error string  `json:"error,omitempty"`
+	Body  *string `json:"body,omitempty"`
 }
 
 // recorder writes records; it is called from many workers at once. The
@@ -106,6 +107,7 @@ type recorder struct {
 	out     countingWriter // under w: what has left the buffer
 	enc     *json.Encoder
 	body    bool
+	revisit bool // -revisit: records say what each fetch found
 	each    bool // flush after every record
 	err     error
 	onFail  func(error)
@@ -282,7 +284,13 @@ func (r *recorder) page(_ context.Context, p *crawler.Page) {
 	// Read from the markup's tokens: no parse tree to build, and no
 	// nesting depth that makes the parser give up.
 	rec.Title = p.Title()
-	if r.body {
+	if r.revisit {
+		rec.revisitFields = revisitRecord(p)
+	}
+	if p.NotModified() {
+		rec.ContentType = "" // what it says of no body is a guess
+	}
+	if r.body && !p.NotModified() {
 		s := string(p.Body)
 		rec.Body = &s
 	}

@@ -42,8 +42,9 @@ const (
 // redisFlags are the flags every process of a -redis job shares: those a
 // -state crawl is bound to, and the pacing flags, since the processes
 // pace the same hosts together (and Redis applies the -per-host of the
-// last process that asked to all of them).
-var redisFlags = append(slices.Clone(stateFlags), "per-host", "delay", "max-delay")
+// last process that asked to all of them), and -revisit's bounds, since
+// they share one revisit schedule.
+var redisFlags = append(slices.Clone(stateFlags), "per-host", "delay", "max-delay", "min-revisit", "max-revisit")
 
 // metaKey is the Redis hash that holds a job's SetMeta values, as the
 // package documentation of redisstore lays out its keys. crawl reads and
@@ -471,10 +472,11 @@ func (rj *redisJob) close(ctx context.Context, o outcome) outcome {
 	o.mode, o.started, o.complete = redisMode, rj.startedBefore, rj.complete
 	how := "failed"
 	var sig signalled
+	var up timeUp
 	switch {
 	case o.ranToEnd(), errors.Is(o.runErr, crawler.ErrNoSeeds) && rj.startedBefore:
 		how = "done"
-	case errors.As(o.cause, &sig):
+	case errors.As(o.cause, &sig), errors.As(o.cause, &up):
 		how = "stopped"
 	}
 	o.closeErr = rj.leave(ctx, o.ranToEnd(), how)
@@ -522,7 +524,7 @@ func (rj *redisJob) report(w io.Writer, how ending, o outcome) {
 		fmt.Fprintf(w, "crawl: %s has nothing queued and nothing held: nothing to do\n", rj.where())
 	case endStoreFailed:
 		fmt.Fprintln(w, rj.redisFailureHint(o.runErr))
-	case endSignalled:
+	case endSignalled, endTimeUp:
 		fmt.Fprintf(w, "crawl: process %s left %s: its other processes go on, and the same command rejoins it\n", rj.process, rj.where())
 	case endCloseFailed:
 		fmt.Fprintf(w, "crawl: leaving %s: %v\n", rj.where(), o.closeErr)

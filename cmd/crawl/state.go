@@ -31,11 +31,14 @@ const (
 // stateFlags are the flags a -state crawl is bound to: they change which
 // URLs are crawled, how they are keyed, or what their records hold, so a
 // crawl resumed with other values would not be the crawl it continues.
-// Politeness, throughput and logging flags may change between runs.
+// Politeness, throughput and logging flags may change between runs, and
+// so may -revisit's bounds: a page's next fetch, already scheduled, is
+// kept, and later ones follow the new bounds.
 var stateFlags = []string{
 	"agent", "key", "scope", "allow-private", "max-depth", "max-pages", "max-pages-per-host",
 	"sitemaps", "max-sitemaps", "max-sitemap-urls", "nofollow", "follow", "max-links", "max-redirects",
 	"max-path-segments", "max-segment-repeats", "sort-query", "strip-tracking", "body",
+	"revisit",
 }
 
 // stateFS is the file system -state lives on; nil means the operating
@@ -413,7 +416,7 @@ func (st *crawlState) report(w io.Writer, how ending, o outcome) {
 		fmt.Fprintf(w, "crawl: the crawl in %s is complete: every seed was crawled before and nothing is left to crawl\n", st.dir)
 	case endOutputFailed, endStoreFailed:
 		fmt.Fprintln(w, storeFailureHint(st.dir))
-	case endSignalled:
+	case endSignalled, endTimeUp:
 		fmt.Fprintf(w, "crawl: state kept in %s: rerun the same command to resume\n", st.dir)
 	case endCloseFailed:
 		fmt.Fprintf(w, "crawl: -state %s: %v\n%s\n", st.dir, o.closeErr, storeFailureHint(st.dir))

@@ -208,6 +208,9 @@ func summary(w io.Writer, s crawler.Stats, fails *failures, f *flags) {
 	if s.CrawlDelayHosts > 0 {
 		fmt.Fprintf(w, "crawl: robots.txt Crawl-delay on %d hosts (longest applied %v)\n", s.CrawlDelayHosts, s.MaxCrawlDelay)
 	}
+	if f.revisit {
+		revisitSummary(w, s)
+	}
 	if s.Sitemaps > 0 {
 		fmt.Fprintf(w, "crawl: %d sitemaps listing %d pages\n", s.Sitemaps, s.SitemapURLs)
 	}
