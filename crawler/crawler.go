@@ -39,6 +39,12 @@ type Page struct {
 	// a page's first fetch and without WithRevisit. Handlers must not
 	// modify it.
 	Previous *frontier.Visit
+	// Held is what the crawl holds of the page after this fetch, as it
+	// will be revisited: the validators, content digest and size of the
+	// version held — for a 304, the version held before, with the
+	// validators the 304 may have updated. Nil without WithRevisit, and
+	// when Change is gone or moved or empty. Handlers must not modify it.
+	Held *frontier.Visit
 
 	run  *crawl
 	item *frontier.Item

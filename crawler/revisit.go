@@ -231,6 +231,10 @@ func (r *crawl) revisited(j *lease, page *Page) {
 	delay, _, _ := r.policy.Delay(j.Pace)
 	f := r.revisit.after(j, page.Page, delay, j.answered)
 	page.Change, page.Previous = f.change, j.Visit
+	switch f.change {
+	case ChangeNew, ChangeChanged, ChangeUnchanged:
+		page.Held = f.next.Visit
+	}
 	j.revisit = f.next
 	j.revisited = f.host
 	r.stats.update(func(s *Stats) {

@@ -131,6 +131,9 @@ func TestRevisitConditional304(t *testing.T) {
 		if p.Previous == nil || p.Previous.ETag != etag || !p.Previous.LastModified.Equal(lastMod) {
 			t.Errorf("revisit's Previous %+v, want the held validators", p.Previous)
 		}
+		if p.Held == nil || p.Held.ETag != etag || p.Held.Digest != pages[0].Held.Digest || p.Held.Digest == 0 {
+			t.Errorf("after a 304, Held %+v, want the version held since the first fetch (%+v)", p.Held, pages[0].Held)
+		}
 	}
 	mu.Lock()
 	for i, h := range conds[1:4] {

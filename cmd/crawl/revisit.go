@@ -78,39 +78,24 @@ type revisitFields struct {
 
 // revisitRecord fills in what p's record says with -revisit. The
 // validators and the digest are those of the version the crawl holds
-// after the fetch: for a 304 the version held before (its validators as
-// the 304 may have updated them), for a page gone, moved or failing none.
+// after the fetch (crawler.Page.Held): for a 304 the version held before,
+// its validators as the 304 may have updated them; for a page gone, moved
+// or failing none.
 func revisitRecord(p *crawler.Page) revisitFields {
 	rf := revisitFields{Change: string(p.Change)}
 	if p.Previous != nil {
 		t := p.Previous.Fetched.UTC()
 		rf.PreviousFetch = &t
 	}
-	var digest uint64
-	v := p.Validators()
-	switch p.Change {
-	case crawler.ChangeNew, crawler.ChangeChanged:
-		digest = p.Digest()
-	case crawler.ChangeUnchanged:
-		// Unchanged by the digest, or by a 304: the held version's.
-		digest = p.Previous.Digest
-		if p.NotModified() {
-			if v.ETag == "" {
-				v.ETag = p.Previous.ETag
-			}
-			if v.LastModified.IsZero() {
-				v.LastModified = p.Previous.LastModified
-			}
-		}
-	default:
+	if p.Held == nil {
 		return rf
 	}
-	rf.ETag = v.ETag
-	if !v.LastModified.IsZero() {
-		t := v.LastModified.UTC()
+	rf.ETag = p.Held.ETag
+	if !p.Held.LastModified.IsZero() {
+		t := p.Held.LastModified.UTC()
 		rf.LastModified = &t
 	}
-	rf.Digest = fmt.Sprintf("%016x", digest)
+	rf.Digest = fmt.Sprintf("%016x", p.Held.Digest)
 	return rf
 }
 
