@@ -80,13 +80,14 @@
 // with new URLs, and is conditional (If-None-Match, If-Modified-Since)
 // where the server sent validators. A 304, or a 200 whose content digest
 // is the held copy's, is unchanged — validators that lie cannot make a
-// page changed. Handlers read the verdict in Page.Change and what was held
-// in Page.Previous. A page that redirects is not revisited (its target is
-// crawled as a new URL), one gone (404, 410) is asked again every Max
-// until GoneLimit answers in a row, and one robots.txt now disallows is
-// reported once and dropped. The policy's per-host state lives in the
-// running crawl and is relearned after a restart; each page's lives in
-// the Store.
+// page changed. Handlers read the verdict in Page.Change, what was held
+// in Page.Previous and what is held now in Page.Held. A page that
+// redirects is not revisited (its target is crawled as a new URL), one
+// gone (404, 410) is asked again every Max until GoneLimit answers in a
+// row, and one robots.txt now disallows is reported once and dropped. The
+// policy's state lives in the Store, each page's in its Visit and each
+// host's beside its pacing state (frontier.Lease.Revisiting), so a resumed
+// crawl, and every process of a shared one, goes on from it.
 //
 // # State
 //
