@@ -52,7 +52,8 @@ const GoneLimit = 3
 // it crawls until its context ends. Handlers learn what each fetch found
 // from Page.Change and Page.Previous; a page that moved (3xx), was gone
 // GoneLimit times in a row, or is now disallowed by robots.txt is no longer
-// revisited. Sitemaps are read once, as without revisiting.
+// revisited. Sitemaps are read again every SitemapInterval, conditionally,
+// for the URLs a site adds.
 func WithRevisit(rv Revisit) Option {
 	return func(c *config) error {
 		switch {
@@ -139,15 +140,19 @@ type fetched struct {
 	host   bool           // the host's revisit state (the lease's) changed
 }
 
-// after builds what follows the answer p to j's item, answered at: the
-// new Visit, and when the policy says the page is next due, which it
-// records in j.Revisiting.
-func (rv *revisits) after(j *lease, p *fetch.Page, delay time.Duration, at time.Time) fetched {
+// SitemapInterval is how often a revisiting crawl reads each sitemap
+// again, within Revisit's Min and Max: daily, as robots.txt, which names
+// them. A sitemap is read for the URLs a site adds, not kept fresh: it
+// changes with every page it lists, and the policy would leave a page
+// that changes so often at Max.
+const SitemapInterval = 24 * time.Hour
+
+// after builds what follows the answer p, of content digest digest, to
+// j's item, answered at: the new Visit, and when the item is next due —
+// for a page, when the policy says, which records the fetch in
+// j.Revisiting; for a sitemap, SitemapInterval later.
+func (rv *revisits) after(j *lease, p *fetch.Page, digest uint64, delay time.Duration, at time.Time) fetched {
 	held := j.Visit
-	var digest uint64 // the one pass over the body: HTML is tokenised for it
-	if !p.NotModified() && p.Redirect == nil {
-		digest = p.Digest()
-	}
 	f := fetched{change: classify(held, p, digest)}
 	if f.change == ChangeMoved {
 		f.drop = held != nil
@@ -161,6 +166,10 @@ func (rv *revisits) after(j *lease, p *fetch.Page, delay time.Duration, at time.
 	due := at.Add(rv.Max)
 	switch f.change {
 	case ChangeNew, ChangeChanged, ChangeUnchanged:
+		if j.Kind == frontier.KindSitemap {
+			due = at.Add(SitemapInterval)
+			break
+		}
 		rf := revisit.Fetch{At: at, Changed: f.change == ChangeChanged, LastModified: p.Validators().LastModified, Delay: delay}
 		if held != nil {
 			rf.Prev, rf.Due = held.Fetched, j.Due
@@ -224,17 +233,28 @@ func validators(p *fetch.Page) (etag string, lastModified time.Time) {
 	return v.ETag, v.LastModified
 }
 
-// revisited classifies the answer page to j's item, tells the handlers
-// through page what changed, counts it, and sets the item to queue again
-// when j is done.
-func (r *crawl) revisited(j *lease, page *Page) {
-	delay, _, _ := r.policy.Delay(j.Pace)
-	f := r.revisit.after(j, page.Page, delay, j.answered)
+// revisitedPage classifies the answer page to j's item, tells the
+// handlers through page what changed, counts it, and sets the item to
+// queue again when j is done.
+func (r *crawl) revisitedPage(j *lease, page *Page) {
+	var digest uint64 // the one pass over the body: HTML is tokenised for it
+	if !page.NotModified() && page.Redirect == nil {
+		digest = page.Digest()
+	}
+	f := r.revisited(j, page.Page, digest)
 	page.Change, page.Previous = f.change, j.Visit
 	switch f.change {
 	case ChangeNew, ChangeChanged, ChangeUnchanged:
 		page.Held = f.next.Visit
 	}
+}
+
+// revisited classifies the answer p, of content digest digest, to j's
+// item (a page or a sitemap), counts it, and sets the item to queue again
+// when j is done.
+func (r *crawl) revisited(j *lease, p *fetch.Page, digest uint64) fetched {
+	delay, _, _ := r.policy.Delay(j.Pace)
+	f := r.revisit.after(j, p, digest, delay, j.answered)
 	j.revisit = f.next
 	j.revisited = f.host
 	r.stats.update(func(s *Stats) {
@@ -244,7 +264,7 @@ func (r *crawl) revisited(j *lease, page *Page) {
 		if f.change == ChangeChanged {
 			s.RevisitChanges++
 		}
-		if page.NotModified() {
+		if p.NotModified() {
 			s.NotModified++
 		}
 		s.BytesSaved += f.saved
@@ -252,6 +272,7 @@ func (r *crawl) revisited(j *lease, page *Page) {
 			s.RevisitsDropped++
 		}
 	})
+	return f
 }
 
 // keepRevisiting queues j's item again, its Visit as it was, a Max later,

@@ -424,3 +424,68 @@ func TestRevisitHostStateInStore(t *testing.T) {
 		t.Errorf("the Store holds the host's revisit state %+v, want what two revisits taught the policy", l.Revisiting)
 	}
 }
+
+// A revisiting crawl reads each sitemap again (every SitemapInterval,
+// within Max), conditionally: a page the site added to it since is
+// crawled, and an unchanged sitemap answered 304 costs no reading.
+func TestRevisitSitemapAgain(t *testing.T) {
+	var s *testSite
+	var mu sync.Mutex
+	served := 0
+	var ifNoneMatch []string
+	s = newSite(t, "", map[string]http.HandlerFunc{
+		"/robots.txt": func(w http.ResponseWriter, r *http.Request) {
+			fmt.Fprintf(w, "User-agent: *\nSitemap: %s/sitemap.xml\n", s.URL)
+		},
+		"/sitemap.xml": func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			defer mu.Unlock()
+			ifNoneMatch = append(ifNoneMatch, r.Header.Get("If-None-Match"))
+			served++
+			// The first read lists /a; from the second on the site has
+			// added /b.
+			version := min(served, 2)
+			etag := fmt.Sprintf(`"v%d"`, version)
+			w.Header().Set("ETag", etag)
+			if r.Header.Get("If-None-Match") == etag {
+				w.WriteHeader(http.StatusNotModified)
+				return
+			}
+			w.Header().Set("Content-Type", "application/xml")
+			fmt.Fprintf(w, `<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>%s/a</loc></url>`, s.URL)
+			if version == 2 {
+				fmt.Fprintf(w, `<url><loc>%s/b</loc></url>`, s.URL)
+			}
+			fmt.Fprint(w, `</urlset>`)
+		},
+		"/a": htmlPage("a"),
+		"/b": htmlPage("b"),
+	})
+	c := newCrawler(t, crawler.WithSitemaps(true),
+		crawler.WithRevisit(crawler.Revisit{Min: time.Millisecond, Max: 30 * time.Millisecond}))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c.OnPage(func(ctx context.Context, p *crawler.Page) {
+		mu.Lock()
+		defer mu.Unlock()
+		if served >= 3 && s.count("/b") > 0 {
+			cancel()
+		}
+	})
+	runRevisiting(t, ctx, c, s.URL+"/a")
+	if n := s.count("/b"); n == 0 {
+		t.Fatal("/b, added to the sitemap after its first read, was never crawled")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(ifNoneMatch) < 3 || ifNoneMatch[0] != "" || ifNoneMatch[1] != `"v1"` || ifNoneMatch[2] != `"v2"` {
+		t.Errorf("sitemap requests sent If-None-Match %q, want none, then each read's ETag", ifNoneMatch)
+	}
+	st := statsOf(t, c)
+	if st.NotModified == 0 {
+		t.Errorf("no 304 counted: %+v", st)
+	}
+	if n := len(st.Errors); n != 0 {
+		t.Errorf("errors %v, want none (a 304 sitemap is not a failure)", st.Errors)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"net/http"
 	"net/url"
@@ -16,10 +17,16 @@ import (
 // it lists: pages (Item.FromSitemap, counted against the host's sitemap
 // URL budget) and nested sitemaps (one level deeper in SitemapDepth, not
 // in Depth). The host rests from when the body has been read, not from
-// the headers: a sitemap of 50 MiB is one long request.
+// the headers: a sitemap of 50 MiB is one long request. A revisiting
+// crawl asks again every SitemapInterval, conditionally: the entries of a
+// sitemap that changed are scheduled again, and the Store refuses those it
+// has seen, so only the URLs the site added are new.
 func (r *crawl) fetchSitemap(ctx context.Context, j *lease, u *url.URL) {
 	start := r.now()
 	req := fetch.Request{URL: j.URL, Depth: j.Depth, Referrer: j.Referrer, MaxBodySize: fetch.MaxSitemapBytes, RedirectChain: j.Redirects}
+	if r.revisit != nil {
+		req.Header = conditional(&j.Item)
+	}
 	p, body, err := r.fetcher.Stream(ctx, req)
 	if err != nil {
 		a := answer(0, nil, r.now().Sub(start), err)
@@ -33,9 +40,10 @@ func (r *crawl) fetchSitemap(ctx context.Context, j *lease, u *url.URL) {
 		status, header = p.Status, p.Header
 	}
 	var readErr error
+	digest := fnv.New64a() // of the body as read, to tell a sitemap changed
 	if body != nil {
 		if status >= 200 && status <= 299 {
-			readErr = r.readSitemap(ctx, &j.Item, u, body)
+			readErr = r.readSitemap(ctx, &j.Item, u, io.TeeReader(body, digest))
 		}
 		io.Copy(io.Discard, io.LimitReader(body, 64<<10)) // let the connection be reused
 		if err := body.Close(); errors.Is(err, fetch.ErrRecord) {
@@ -43,10 +51,14 @@ func (r *crawl) fetchSitemap(ctx context.Context, j *lease, u *url.URL) {
 		}
 	}
 	r.observe(j, answer(status, header, r.now().Sub(start), nil))
+	if r.revisit != nil && readErr == nil {
+		r.revisited(j, p, digest.Sum64())
+	}
 	var target []frontier.Item
 	switch {
 	case p.Redirect != nil:
 		target = r.redirectTarget(ctx, j, p)
+	case p.NotModified():
 	case status < 200 || status > 299:
 		r.log.Info("crawler: sitemap skipped", "url", j.URL, "status", status)
 	}

@@ -431,7 +431,7 @@ func (r *crawl) fetchPage(ctx context.Context, j *lease, u *url.URL) {
 
 	page := &Page{Page: p, Meta: j.Meta, run: r, item: &j.Item}
 	if r.revisit != nil {
-		r.revisited(j, page)
+		r.revisitedPage(j, page)
 	}
 	var follow []frontier.Item
 	if p.Redirect != nil {
