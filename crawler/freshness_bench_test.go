@@ -72,7 +72,7 @@ type freshnessRun struct {
 	minIv, maxIv float64
 	// newPages is the mean time between a host's new pages, in uniform
 	// intervals; 0 keeps TypicalChangingConfig's ten minutes.
-	newPages float64
+	newPages  float64
 	bodyBytes int
 }
 
