@@ -619,7 +619,12 @@ func (a address) changes(from, to time.Duration) []time.Duration {
 	if lo >= to {
 		return nil
 	}
-	out := a.c.changesIn(lo, min(to, end))
+	var out []time.Duration
+	if hi := min(to, end); lo < hi {
+		// A URL gone or moved before the window has no content changes
+		// in it.
+		out = a.c.changesIn(lo, hi)
+	}
 	for len(out) > 0 && out[len(out)-1] >= end {
 		out = out[:len(out)-1] // a change at the fate's instant is never seen
 	}

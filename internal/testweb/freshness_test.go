@@ -330,3 +330,30 @@ func TestJudgeDiscovery(t *testing.T) {
 		t.Errorf("changes %+v, %d stable pages", r.Changes, r.Pages)
 	}
 }
+
+// A page that moved before the window has no changes in it, though its
+// content goes on changing at its new URL.
+func TestChangesAfterMove(t *testing.T) {
+	w, _ := newChanging(t, ChangingConfig{Hosts: 1, PagesPerHost: 20, Seed: 6, MovedShare: 0.5,
+		FateWithin: time.Hour, MinChangeInterval: time.Minute, MaxChangeInterval: time.Minute})
+	var moved ChangingPage
+	for _, p := range w.Pages(epoch) {
+		if p.Fate == FateMoved {
+			moved = p
+			break
+		}
+	}
+	if moved.URL == "" {
+		t.Fatal("no page moves")
+	}
+	from, to := moved.FateAt.Add(time.Hour), moved.FateAt.Add(2*time.Hour)
+	if n := len(w.Changes(moved.MovedTo, from, to)); n == 0 {
+		t.Fatalf("the moved page's new URL has no changes in an hour of one a minute")
+	}
+	if c := w.Changes(moved.URL, from, to); len(c) != 0 {
+		t.Errorf("the old URL has changes %v after its move", c)
+	}
+	if c := w.Changes(moved.URL, moved.FateAt.Add(-time.Second), to); len(c) != 1 || !c[0].Equal(moved.FateAt) {
+		t.Errorf("the old URL's changes over its move: %v, want the move at %v", c, moved.FateAt)
+	}
+}
