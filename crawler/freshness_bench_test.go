@@ -250,6 +250,9 @@ func BenchmarkFreshnessRealCrawl(b *testing.B) {
 		{res.noRevisits, "no-revisit"}, {float64(len(r.PolitenessViolations)), "violations"},
 		{r.ConditionalShare, "cond-share"}, {r.BytesRatio, "bytes-ratio"},
 		{float64(r.Fetches) / float64(max(r.Pages, 1)), "fetches/page"}, {res.fullBudget, "budget/full"},
+		// From a page's birth to its first fetch, on the crawl's clock:
+		// the bound on new URLs' wait behind revisits.
+		{r.LongestDiscoveryDelay.Seconds(), "new-wait-max-s"}, {r.MeanDiscoveryDelay.Seconds(), "new-wait-mean-s"},
 	} {
 		b.ReportMetric(m.v, m.unit)
 	}

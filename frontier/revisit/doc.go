@@ -108,13 +108,25 @@
 //
 // # New URLs and revisits
 //
-// New URLs and revisits share each host's one politeness budget, and
-// Default.Choose says which goes next whenever the host may be asked:
-// whichever waits if only one does; when both do, new URLs get NewShare of
-// the requests (¾ by default) and revisits the rest, interleaved by a
-// credit in Host. A new URL therefore waits at most about (its place in
-// the host's queue + 1) × delay / NewShare, and a site that keeps growing
-// still leaves its due revisits a quarter of its requests.
+// New URLs and revisits share each host's one politeness budget. heed's
+// crawler shares it by due time: a frontier.Store hands out each key's
+// items by Item.Due, new URLs due when they were found and revisits when
+// Schedule said, so a new URL waits only for what was due before it was
+// found and a due revisit only for what was found before it fell due.
+// Neither starves: the controller keeps the revisits that are due to a few
+// delays' worth (μ rises while they wait), so a new URL found at t is
+// fetched about (the host's backlog at t + its place among the new URLs
+// found with it) × delay later, and a site that keeps growing delays a
+// revisit only by the new URLs found before it fell due. The real-crawl
+// benchmark of package crawler measures the longest wait of a new page.
+//
+// A scheduler that keeps new URLs and revisits in separate queues can
+// share the budget with Default.Choose instead: whichever waits if only
+// one does; when both do, new URLs get NewShare of the requests (¾ by
+// default) and revisits the rest, interleaved by a credit in Host. A new
+// URL then waits at most about (its place in the host's queue + 1) × delay
+// / NewShare, and due revisits get at least 1 − NewShare of the requests
+// however fast the site grows. The package's simulations schedule so.
 //
 // # Sitemaps
 //
