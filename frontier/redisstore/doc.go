@@ -274,6 +274,60 @@
 // token counter ahead by 2³², so that a counter rolled back never grants a
 // token a worker still holds.
 //
+// # Failover
+//
+// On a Redis Cluster whose primaries have replicas, a primary that dies is
+// replaced by its replica after cluster-node-timeout and an election (some
+// 2–3 s with a timeout of 1 s). Meanwhile the operations on its shards
+// fail and are retried (Options.RetryFor); on each transient failure a
+// cluster client reloads its map of slots (go-redis would otherwise keep
+// sending the dead primary's slots to it until its periodic reload, a
+// minute), so the first retry after the promotion reaches the new primary.
+// The other primaries' shards are crawled on meanwhile.
+//
+// What a failover can lose: the writes the primary acknowledged that its
+// replica had not yet received. Replication is asynchronous, and
+// appendfsync always protects only against a crash and restart of the
+// primary itself, on its own file. The Store does not WAIT for replicas
+// (WAIT cannot run in a script: it would be a round trip more per
+// operation, and a replica that WAIT counted may still not be the one
+// promoted); the loss is bounded by the replication lag, milliseconds on a
+// healthy link, and every loss costs work again, not politeness:
+//
+//   - A lost Done or DoneAdding: the lease is back as it was and expires;
+//     its page is fetched again, its links refused as seen but those the
+//     lost script added, added again.
+//   - A lost Claim: the item is still queued; the worker that holds the
+//     lease finds it refused (frontier.ErrLeaseLost) at Done, and the
+//     page is fetched again.
+//   - A lost robots.txt entry (SaveEntry): that authority's robots.txt is
+//     fetched once more.
+//   - A lost Add: URLs added by the lost script are not seen; those
+//     rediscovered are added again. A lost creation of a shard (its
+//     counters hash) is ErrStateLost for the Stores that had used it, as a
+//     Redis restarted without persistence: the crawl stops rather than
+//     end without the shard's URLs.
+//   - In the job's slot: a lost reservation of -max-pages lets the job
+//     fetch up to that batch's pages more; a lost wake-up of a shard is
+//     found at the latest by the Idle check.
+//
+// How the job stays polite: the promoted replica has another run_id, so
+// the first script to run on each of its shards starts a new epoch there
+// (see above): every key of those shards rests a full Delay from then,
+// whatever its last rest was and whatever request was under way, and the
+// fencing counter jumps 2³², past any token the old primary handed out,
+// kept or lost. The keys of the other shards are not affected. A request
+// can only have started before the failover, on a lease the old primary
+// granted, so every key is at least a Delay from it. A lease granted
+// before the failover and kept ends as usual, if its Done comes before it
+// expires; one that expired while no primary served its shard is refused,
+// and its page fetched again (lease plus Delay after it was granted).
+// TestFailoverLosesWrites shows each loss on a Redis restarted on an
+// older copy of the job; the crawl command's TestClusterFailover kills a
+// process and a primary during a crawl of three processes and checks the
+// crawl is complete and polite, robots.txt fetched once per host, and each
+// page fetched again explained by a lease that expired or was lost.
+//
 // # Processes and checkpoints
 //
 // Counts are exact, but a key that must rest after a restart counts as

@@ -373,7 +373,20 @@ func (sh *shard) giveBackForget(ids string) {
 // transient, ctx ends or Options.RetryFor has passed since its first
 // failure, waiting between tries.
 func (s *Store) retry(ctx context.Context, op string, f func() error) error {
-	return retry(ctx, s.opt.RetryFor, op, f)
+	reload, cluster := s.c.(interface{ ReloadState(context.Context) })
+	if !cluster {
+		return retry(ctx, s.opt.RetryFor, op, f)
+	}
+	return retry(ctx, s.opt.RetryFor, op, func() error {
+		err := f()
+		if err != nil && transient(err) {
+			// A cluster client learns a failover only from a MOVED reply
+			// or its periodic reload (a minute by default): a slot whose
+			// primary died stays routed to it, refused, until then.
+			reload.ReloadState(ctx)
+		}
+		return err
+	})
 }
 
 // retry calls f until it succeeds, fails for a reason that is not

@@ -1,0 +1,325 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/heedcrawl/heed/internal/redistest"
+	"github.com/heedcrawl/heed/internal/testweb"
+	"github.com/redis/go-redis/v9"
+)
+
+// TestClusterFailover crawls a loopback web with three processes of the
+// built command sharing a job on a Redis Cluster of three primaries, each
+// with a replica (AOF, appendfsync always). One process is SIGKILLed while
+// it holds a page; later the primary of a shard with queued work is
+// SIGKILLed and its replica promoted. The survivors carry on and exit 0
+// when nothing is left, and the servers' log must show a complete, polite
+// crawl: robots.txt once per host, and no page fetched again but those a
+// death explains — the killed process's leases, once they had expired, and
+// on the failed-over primary's shards the leases whose end was lost with
+// it (acknowledged too late for its replica, or refused because the lease
+// expired while no primary served the shard).
+func TestClusterFailover(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no SIGKILL on Windows")
+	}
+	const (
+		job                 = "fo"
+		hosts, pagesPerHost = 12, 20
+		crawlDelay          = 200 * time.Millisecond
+		minDelay            = 50 * time.Millisecond
+		timeout             = 2 * time.Second
+		lease               = 2 * timeout
+		// slack covers what the server's log cannot see: a lease is
+		// granted before its request starts, the test notices a death a
+		// little late, and a replica receives its primary's writes a
+		// little after the primary acknowledged them.
+		slack = 500 * time.Millisecond
+	)
+	cluster := redistest.StartCluster(t, redistest.ClusterOptions{Primaries: 3, Replicas: 1})
+	web, truth := loopbackWeb(t, testweb.Config{Hosts: hosts, PagesPerHost: pagesPerHost, CrawlDelay: crawlDelay,
+		Latency: 10 * time.Millisecond, Seed: 21, NoBrokenHosts: true})
+	holding := newHoldingSite(t)
+	bin := buildCrawl(t)
+	dir := t.TempDir()
+	seeds := writeSeeds(t, append(web.Web.Seeds(), holding.URL+"/")...)
+	url := cluster.URL()
+
+	ua := func(n int) string { return fmt.Sprintf("heed-failover-test/%d", n) }
+	out := func(n int) string { return filepath.Join(dir, fmt.Sprintf("out%d.jsonl", n)) }
+	args := func(n int, withSeeds bool) []string {
+		a := []string{"-redis", url, "-job", job, "-process", "p" + strconv.Itoa(n), "-ua", ua(n), "-o", out(n),
+			"-scope", "any", "-delay", minDelay.String(), "-max-delay", "1s",
+			"-timeout", timeout.String(), "-lease", lease.String(), "-progress", "off"}
+		if withSeeds {
+			a = append(a, seeds)
+		}
+		return a
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	runs := []*crawlRun{startCrawl(t, ctx, bin, args(1, true)...), startCrawl(t, ctx, bin, args(2, true)...)}
+	untilTrue(t, "the first request", runs, func() bool { return web.Log.Len() > 0 })
+	runs = append(runs, startCrawl(t, ctx, bin, args(3, false)...))
+
+	// (a) Kill whichever process holds /a, at once: its worker is
+	// waiting for the answer, under a lease.
+	select {
+	case <-holding.entered:
+	case <-time.After(time.Minute):
+		t.Fatal("/a was not requested within a minute")
+	}
+	holding.mu.Lock()
+	victim, _ := strconv.Atoi(strings.TrimPrefix(holding.holder, "heed-failover-test/"))
+	holding.mu.Unlock()
+	if victim < 1 || victim > len(runs) {
+		t.Fatalf("/a requested by %q, no process of the test", holding.holder)
+	}
+	runs[victim-1].signal(t, syscall.SIGKILL)
+	if err := <-runs[victim-1].exited; exitCode(err) != -1 {
+		t.Fatalf("process %d ended by itself (%v) as it was being killed; stderr:\n%s", victim, err, runs[victim-1].stderr)
+	}
+	killedAt := time.Now()
+	var survivors []*crawlRun
+	for i, r := range runs {
+		if i+1 != victim {
+			survivors = append(survivors, r)
+		}
+	}
+
+	// (b) Then the primary of the shards with the most queued hosts dies
+	// and its replica takes over, while the survivors crawl on.
+	target := web.Log.Len() + 10
+	untilTrue(t, "10 more requests", survivors, func() bool { return web.Log.Len() >= target })
+	failed := queuedOnBusiestPrimary(t, cluster, job)
+	primaryDown := time.Now()
+	cluster.KillPrimary(failed.anyKey)
+	primaryUp := time.Now()
+	t.Logf("process %d killed %v into the crawl; primary of %d queued keys and %d robots.txt entries killed %v later, replica serving %v after",
+		victim, killedAt.Sub(holding.entries()[0].Start).Round(time.Millisecond), len(failed.keys), len(failed.robots),
+		primaryDown.Sub(killedAt).Round(time.Millisecond), primaryUp.Sub(primaryDown).Round(time.Millisecond))
+
+	for i, r := range runs {
+		if i+1 == victim {
+			continue
+		}
+		select {
+		case err := <-r.exited:
+			if code := exitCode(err); code != 0 {
+				t.Errorf("process %d: exit %v; stderr:\n%s", i+1, err, r.stderr)
+			}
+			noGoRedisLines(t, r.stderr.String())
+		case <-time.After(time.Minute):
+			t.Fatalf("process %d did not end within a minute of the failover; stderr:\n%s", i+1, r.stderr)
+		}
+	}
+
+	entries := web.Log.Entries()
+	processOf := func(e testweb.Entry) int {
+		n, err := strconv.Atoi(strings.TrimPrefix(e.UserAgent, "heed-failover-test/"))
+		if err != nil || n < 1 || n > 3 {
+			t.Fatalf("request with User-Agent %q, from no process of the test", e.UserAgent)
+		}
+		return n
+	}
+	byProcess := map[int]int{}
+	afterFailover := 0
+	for _, e := range entries {
+		p := processOf(e)
+		if p == victim && e.Start.After(killedAt) {
+			t.Errorf("process %d, killed, made a request after its death: %s", p, e.URL())
+		}
+		byProcess[p]++
+		if failed.keys[e.Host] && e.Start.After(primaryUp) {
+			afterFailover++
+		}
+	}
+	t.Logf("requests by process: %v; %d to the failed-over shards' hosts after the replica took over", byProcess, afterFailover)
+	if byProcess[victim] < 5 {
+		t.Errorf("process %d made %d requests before it was killed; the test wants a kill mid-crawl", victim, byProcess[victim])
+	}
+	if afterFailover == 0 {
+		t.Errorf("no request to the hosts of the failed-over shards after the failover: it came too late to test anything")
+	}
+
+	rep := truth.Analyze(entries, testweb.AnalyzeOptions{MinDelay: minDelay})
+	t.Logf("%s", rep)
+	if rep.Coverage != 1 {
+		t.Errorf("coverage %.3f; missing %v", rep.Coverage, rep.Missing)
+	}
+	for name, list := range map[string][]string{
+		"robots.txt violations":         rep.RobotsViolations,
+		"fetches past a 503 robots.txt": rep.UnavailableHostFetches,
+		"politeness violations":         politenessViolations(rep),
+		"nofollow-only pages fetched":   rep.NofollowOnlyFetched,
+		"URLs the web never linked":     rep.NotFound,
+	} {
+		if len(list) > 0 {
+			t.Errorf("%d %s, e.g. %v", len(list), name, list[:min(3, len(list))])
+		}
+	}
+	if rep.PeakInFlightPerHost > 1 {
+		t.Errorf("%d requests at once to one host: the processes overlapped", rep.PeakInFlightPerHost)
+	}
+
+	// Every request made again must be one a death explains.
+	holdingEntries := holding.entries()
+	all := append(slices.Clone(entries), holdingEntries...)
+	slices.SortStableFunc(all, func(a, b testweb.Entry) int { return a.Start.Compare(b.Start) })
+	lastByVictim := map[string]time.Time{}
+	for _, e := range all {
+		if processOf(e) == victim {
+			lastByVictim[e.Host] = e.Start
+		}
+	}
+	var byKill, byFailover []string
+	last := map[string]testweb.Entry{}
+	for _, e := range all {
+		c, err := testweb.Canonical(e.URL())
+		if err != nil {
+			t.Fatal(err)
+		}
+		prev, again := last[c]
+		last[c] = e
+		if !again {
+			continue
+		}
+		what := fmt.Sprintf("%s (process %d, then %d after %v)", e.URL(), processOf(prev), processOf(e), e.Start.Sub(prev.Start).Round(time.Millisecond))
+		switch {
+		case answerFailed(prev):
+			// A retry: a 503 robots.txt, or the request the killed
+			// process left hanging.
+		case processOf(prev) == victim && prev.Start.Equal(lastByVictim[prev.Host]) && prev.Start.After(killedAt.Add(-lease-slack)):
+			// The killed process's lease of the host, taken back once it
+			// expired.
+			byKill = append(byKill, what)
+			if e.Start.Before(prev.Start.Add(lease - slack)) {
+				t.Errorf("%s fetched again before the killed process's lease (%v) could have expired", what, lease)
+			}
+		case failed.owns(prev) && !prev.End.Before(primaryDown.Add(-slack)) && !prev.End.After(primaryUp.Add(slack)):
+			// Its end was lost with the primary (a write the replica had
+			// not received), or refused: the lease had expired before
+			// the replica took over.
+			byFailover = append(byFailover, what)
+		default:
+			t.Errorf("%s fetched again with no death to explain it", what)
+		}
+	}
+	robots := map[string]int{} // host and target (a redirected robots.txt is two) → answered requests
+	for _, e := range all {
+		if isRobots(e) && !answerFailed(e) {
+			robots[e.Host+e.Target]++
+		}
+	}
+	// robots.txt once per host for the job, but for an entry lost with a
+	// death (the switch above holds each second fetch to that): the
+	// process died between fetching it and storing it, or the failed
+	// primary acknowledged the entry and died before its replica had
+	// it. Each loses one fetch at most.
+	for h, n := range robots {
+		if n > 2 {
+			t.Errorf("%s fetched %d times", h, n)
+		} else if n == 2 {
+			t.Logf("%s fetched twice, its entry lost with a death", h)
+		}
+	}
+	t.Logf("fetched again: %d the killed process's, %d around the failover: %v", len(byKill), len(byFailover), append(byKill, byFailover...))
+
+	// The held page: fetched again, by a survivor, once the lease ran out.
+	var a []testweb.Entry
+	for _, e := range holdingEntries {
+		if e.Target == "/a" {
+			a = append(a, e)
+		}
+	}
+	if len(a) != 2 || processOf(a[0]) != victim || a[0].Status != 0 || processOf(a[1]) == victim || a[1].Start.Before(a[0].Start.Add(lease-slack)) {
+		t.Errorf("/a requests %+v; want the killed process's, unanswered, then a survivor's once its lease ran out", a)
+	}
+
+	// The outputs: every reachable page in one.
+	records := map[string]int{}
+	for n := 1; n <= 3; n++ {
+		for u, c := range readOutputKeys(t, out(n)).count {
+			records[u] += c
+		}
+	}
+	for _, u := range truth.Reachable {
+		if records[u] == 0 {
+			t.Errorf("no record of %s in any output", u)
+		}
+	}
+	code, stdout, stderr := runCmd(t, "", "status", "-redis", url, "-job", job)
+	if want := "job " + job + " on " + url + ": complete\n"; code != 0 || !strings.Contains(stdout, want) {
+		t.Errorf("crawl status: exit %d, stderr %q, stdout:\n%s\nwant %q", code, stderr, stdout, want)
+	}
+}
+
+// failedShards is what one primary held of a job before it was killed:
+// the politeness keys with queued items in its shards, and the
+// authorities of its robots.txt entries.
+type failedShards struct {
+	anyKey string // a key of the primary's, which names its slot
+	keys   map[string]bool
+	robots map[string]bool
+}
+
+// owns reports whether e's host had its queue or its robots.txt entry on
+// the failed primary.
+func (f failedShards) owns(e testweb.Entry) bool {
+	if isRobots(e) {
+		return f.robots[e.Host]
+	}
+	return f.keys[e.Host]
+}
+
+// queuedOnBusiestPrimary returns what the primary with the most queued
+// politeness keys of job holds of it.
+func queuedOnBusiestPrimary(t *testing.T, c *redistest.Cluster, job string) failedShards {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var (
+		mu   sync.Mutex
+		best failedShards
+	)
+	err := c.Client().ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error {
+		f := failedShards{keys: map[string]bool{}, robots: map[string]bool{}}
+		prefix := "heed:{" + job + "/"
+		iter := n.Scan(ctx, 0, prefix+"*", 1000).Iterator()
+		for iter.Next(ctx) {
+			k := iter.Val()
+			_, rest, ok := strings.Cut(k, "}:")
+			if !ok {
+				continue
+			}
+			if name, ok := strings.CutPrefix(rest, "q:"); ok {
+				f.keys[name], f.anyKey = true, k
+			} else if name, ok := strings.CutPrefix(rest, "robots:"); ok {
+				f.robots[name] = true
+			}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if len(f.keys) > len(best.keys) {
+			best = f
+		}
+		return iter.Err()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if best.anyKey == "" {
+		t.Fatal("no primary holds a queue of the job")
+	}
+	return best
+}
