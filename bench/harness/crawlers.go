@@ -124,6 +124,10 @@ func heedFlags(w Workload, env RunEnv) []string {
 	if w.Workers > 0 {
 		args = append(args, "-workers", strconv.Itoa(w.Workers))
 	}
+	if c := w.Continuous; c != nil {
+		args = append(args, "-revisit", "-for", c.For.String(),
+			"-min-revisit", c.MinRevisit.String(), "-max-revisit", c.MaxRevisit.String())
+	}
 	out := "pages.jsonl"
 	if env.Proc > 1 {
 		out = fmt.Sprintf("pages-%d.jsonl", env.Proc)

@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -27,6 +30,9 @@ func fakeCrawlerArgs(_ Workload, env RunEnv) []string {
 // those whose index is p-1 modulo fakeProcs — and, given a Redis, runs one
 // script there that increments the job's counter.
 func fakeCrawler(args []string) int {
+	if len(args) == 6 {
+		return fakeRevisitor(args)
+	}
 	if len(args) != 4 {
 		fmt.Fprintln(os.Stderr, "fake crawler: want seeds, proc, redis URL, job")
 		return 2
@@ -74,3 +80,90 @@ func fakeCrawler(args []string) int {
 
 // fakeProcs is how many processes share the seeds in fakeCrawler.
 const fakeProcs = 3
+
+// fakeRevisitorArgs calls the test binary as a fake revisiting crawler
+// (see fakeRevisitor) for the Continuous workload's For: polite at the
+// workload's delay, or rude.
+func fakeRevisitorArgs(polite bool) func(Workload, RunEnv) []string {
+	return func(w Workload, env RunEnv) []string {
+		delay := time.Duration(0)
+		if polite {
+			delay = w.Delay
+		}
+		return []string{fakeCrawlerArg, env.SeedsFile, strconv.Itoa(env.Proc), env.RedisURL, env.Job,
+			w.Continuous.For.String(), delay.String()}
+	}
+}
+
+// hrefPattern finds a home page's links, all of them in double quotes.
+var hrefPattern = regexp.MustCompile(`href="([^"]+)"`)
+
+// fakeRevisitor crawls each seed's host over and over until its time is
+// up, then exits 0 as crawl -for does: robots.txt, the home page, every
+// page the home page links to on the same host, in turn, one request at a
+// time per host. With a delay it waits that long after each answer and
+// sends If-None-Match with each page's last ETag; with none it does
+// neither.
+func fakeRevisitor(args []string) int {
+	seeds, err := os.ReadFile(args[0])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fake revisitor:", err)
+		return 1
+	}
+	length, err1 := time.ParseDuration(args[4])
+	delay, err2 := time.ParseDuration(args[5])
+	if err1 != nil || err2 != nil {
+		fmt.Fprintln(os.Stderr, "fake revisitor: want durations, got", args[4], args[5])
+		return 2
+	}
+	client := &http.Client{
+		Timeout:       time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	for _, seed := range strings.Fields(string(seeds)) {
+		go revisitHost(client, seed, delay)
+	}
+	time.Sleep(length) // the fake's -for: its time to crawl, not a synchronisation
+	return 0
+}
+
+// revisitHost is one host's loop of fakeRevisitor.
+func revisitHost(client *http.Client, seed string, delay time.Duration) {
+	base, err := url.Parse(seed)
+	if err != nil {
+		return
+	}
+	etags := make(map[string]string)  // target → its last ETag
+	bodies := make(map[string]string) // target → the body that ETag names
+	get := func(target string) string {
+		req, err := http.NewRequest(http.MethodGet, base.ResolveReference(&url.URL{Path: target}).String(), nil)
+		if err != nil {
+			return ""
+		}
+		if etag := etags[target]; etag != "" && delay > 0 {
+			req.Header.Set("If-None-Match", etag)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			time.Sleep(max(delay, 10*time.Millisecond)) // pacing a host that fails
+			return ""
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusNotModified {
+			body = []byte(bodies[target])
+		} else if etag := resp.Header.Get("ETag"); etag != "" {
+			etags[target], bodies[target] = etag, string(body)
+		}
+		time.Sleep(delay) // pacing the host, as a polite crawler must
+		return string(body)
+	}
+	for {
+		get("/robots.txt")
+		for _, m := range hrefPattern.FindAllStringSubmatch(get("/"), -1) {
+			if u, err := base.Parse(m[1]); err == nil && u.Host == base.Host && u.Path != "/" {
+				get(u.Path)
+			}
+		}
+	}
+}

@@ -57,10 +57,16 @@ type Workload struct {
 	// HeedOnly runs only heed's variants on the workload: colly and gocrawl
 	// would take very long on it, or have no setting that matches.
 	HeedOnly bool
+	// Continuous, when set, makes the workload a continuous crawl of a
+	// changing web, judged on its freshness (see Continuous); Config then
+	// describes the small static web served beside it for its broken
+	// hosts.
+	Continuous *Continuous
 }
 
 // Workloads are the workloads of the comparison: (a)–(d) compare heed with
-// colly and gocrawl; (e) and (f) compare heed's stores with each other. Each
+// colly and gocrawl; (e) and (f) compare heed's stores with each other; (g)
+// is heed's revisiting, judged on freshness (see ContinuousWorkload). Each
 // web also has, beyond the hosts its title counts, testweb's BrokenHosts
 // (Config.TotalHosts): a robots.txt answering 503 with an HTTP-date
 // Retry-After, one that never answers (a HeaderTimeout per crawl), a host
@@ -85,6 +91,7 @@ var Workloads = []Workload{
 		Config:   testweb.Config{Hosts: 100, PagesPerHost: 10, Latency: 200 * time.Millisecond, Seed: 6},
 		Workers:  4,
 		HeedOnly: true},
+	ContinuousWorkload(),
 }
 
 // DefaultWorkloads are the ones benchrun runs unless told otherwise.
@@ -149,6 +156,25 @@ type Measurement struct {
 	Exits []time.Duration
 	// Redis is what the run asked of Redis; nil without Redis.
 	Redis *RedisUse
+	// Freshness judges a run of a Continuous workload over the second
+	// half of its -for, and Requests counts every request the changing
+	// web answered in the run; Report is then the judgement of the static
+	// web beside it, with the broken hosts.
+	Freshness *testweb.FreshnessReport
+	Requests  int
+}
+
+// workDone is what a run's costs are shared over: on a Continuous
+// workload the requests the changing web answered, on others the distinct
+// reachable pages fetched.
+func (m Measurement) workDone() int {
+	if m.Freshness != nil {
+		return m.Requests
+	}
+	if m.Report == nil {
+		return 0
+	}
+	return m.Report.ReachableFetched
 }
 
 // PagesPerSecond is distinct reachable pages fetched per wall second.
@@ -199,6 +225,14 @@ func Run(ctx context.Context, p Plan) ([]Measurement, error) {
 	}
 	var out []Measurement
 	for _, w := range p.Workloads {
+		if w.Continuous != nil {
+			ms, err := runContinuous(ctx, p, w, log)
+			out = append(out, ms...)
+			if err != nil {
+				return out, err
+			}
+			continue
+		}
 		if err := raiseFileLimit(uint64(w.Config.TotalHosts())*4 + 4096); err != nil {
 			log.Warn("file descriptor limit", "err", err)
 		}
@@ -229,12 +263,7 @@ func runWorkload(ctx context.Context, p Plan, w Workload, web *testweb.Loopback,
 	}
 	log.Info("workload", "name", w.Name, "title", w.Title, "reachable", len(truth.Reachable),
 		"sitemap-only", len(truth.SitemapOnly), "ideal", truth.IdealMakespan(w.Delay))
-	var crawlers []Crawler
-	for _, c := range p.Crawlers {
-		if c.heedFamily() || !w.HeedOnly {
-			crawlers = append(crawlers, c)
-		}
-	}
+	crawlers := p.crawlersFor(w)
 	var out []Measurement
 	for run := range p.Runs {
 		for i := range crawlers {
@@ -266,6 +295,18 @@ func runWorkload(ctx context.Context, p Plan, w Workload, web *testweb.Loopback,
 	return out, nil
 }
 
+// crawlersFor returns the plan's crawlers that run on w: on a HeedOnly
+// workload heed's variants only.
+func (p Plan) crawlersFor(w Workload) []Crawler {
+	var crawlers []Crawler
+	for _, c := range p.Crawlers {
+		if c.heedFamily() || !w.HeedOnly {
+			crawlers = append(crawlers, c)
+		}
+	}
+	return crawlers
+}
+
 func measure(ctx context.Context, p Plan, c Crawler, w Workload, seedsFile string, run int) Measurement {
 	m := Measurement{Crawler: c.Name, Workload: w.Name, Procs: max(c.Procs, 1)}
 	scratch, err := os.MkdirTemp(p.Scratch, c.Name+"-")
@@ -292,6 +333,11 @@ func measure(ctx context.Context, p Plan, c Crawler, w Workload, seedsFile strin
 		env.RedisURL, env.Job = p.Redis.URL(), fmt.Sprintf("bench-%s-%d", w.Name, run)
 	}
 	req := spawnRequest{Timeout: p.Timeout}
+	if w.Continuous != nil && p.Timeout > 0 {
+		// The processes are meant to run for the whole of -for: Timeout
+		// counts from its end.
+		req.Timeout += w.Continuous.For
+	}
 	for i := range m.Procs {
 		env.Proc = i + 1
 		req.Procs = append(req.Procs, procSpec{Path: c.Path, Args: c.Args(w, env)})

@@ -46,6 +46,11 @@ type Summary struct {
 	RedisScriptsPerPage  float64 // script calls (EVALSHA, EVAL): round trips
 	RedisCommandsPerPage float64 // every command, those run inside scripts included
 	RedisCPU             time.Duration
+
+	// Fresh is the medians of the freshness judgements of a Continuous
+	// workload's runs; nil on other workloads. The Redis figures are
+	// then per request the changing web answered, not per page.
+	Fresh *FreshSummary
 }
 
 // Summarize computes the medians of each crawler's runs per workload.
@@ -73,8 +78,8 @@ func Summarize(ms []Measurement) []Summary {
 					exits[i] = append(exits[i], float64(e))
 				}
 			}
-			if m.Redis != nil && m.Report != nil && m.Report.ReachableFetched > 0 {
-				pages := float64(m.Report.ReachableFetched)
+			if done := m.workDone(); m.Redis != nil && done > 0 {
+				pages := float64(done)
 				rScripts = append(rScripts, float64(m.Redis.Scripts())/pages)
 				rCmds = append(rCmds, float64(m.Redis.Commands())/pages)
 				rCPU = append(rCPU, float64(m.Redis.CPU))
@@ -122,6 +127,7 @@ func Summarize(ms []Measurement) []Summary {
 			s.Redis = true
 			s.RedisScriptsPerPage, s.RedisCommandsPerPage, s.RedisCPU = median(rScripts), median(rCmds), time.Duration(median(rCPU))
 		}
+		s.Fresh = summarizeFreshness(g)
 		out = append(out, s)
 	}
 	return out
@@ -161,6 +167,10 @@ func Table(sums []Summary, workloads []Workload, skipped map[string]error) strin
 		if base != nil {
 			baseName = base.Crawler
 		}
+		if w.Continuous != nil {
+			b.WriteString(continuousTable(sums, w, skipped))
+			continue
+		}
 		fmt.Fprintf(&b, "**(%s) %s**\n\n", w.Name, w.Title)
 		b.WriteString("| crawler | runs | wall s | CPU s | peak RSS MB | reachable pages/s | pages/s ×" + baseName +
 			" | CPU ms/page | CPU/page ×" + baseName + " | coverage | sitemap-only | robots viol. | politeness viol. | duplicate fetches | fetches past unreachable robots.txt | nofollow-only | makespan / ideal |\n")
@@ -168,13 +178,7 @@ func Table(sums []Summary, workloads []Workload, skipped map[string]error) strin
 		var notes []string
 		for _, name := range rowOrder(sums, w, skipped) {
 			if err, ok := skipped[name]; ok {
-				msg, _, _ := strings.Cut(err.Error(), "\n")
-				for _, reason := range []error{ErrNoCrawlCommand, ErrCrawlDoesNotBuild, ErrNoRedisFlag, ErrNotRequested} {
-					if errors.Is(err, reason) {
-						msg = reason.Error()
-					}
-				}
-				fmt.Fprintf(&b, "| %s | %s |%s\n", name, msg, strings.Repeat(" |", 15))
+				fmt.Fprintf(&b, "| %s | %s |%s\n", name, skipReason(err), strings.Repeat(" |", 15))
 				continue
 			}
 			i := slices.IndexFunc(sums, func(s Summary) bool { return s.Workload == w.Name && s.Crawler == name })
@@ -218,6 +222,18 @@ func Table(sums []Summary, workloads []Workload, skipped map[string]error) strin
 	return b.String()
 }
 
+// skipReason is the first line of why a crawler did not run, or the
+// reason it wraps.
+func skipReason(err error) string {
+	msg, _, _ := strings.Cut(err.Error(), "\n")
+	for _, reason := range []error{ErrNoCrawlCommand, ErrCrawlDoesNotBuild, ErrNoRedisFlag, ErrNotRequested} {
+		if errors.Is(err, reason) {
+			msg = reason.Error()
+		}
+	}
+	return msg
+}
+
 // note says how a crawler's runs differ from one process in memory.
 func (s Summary) note() string {
 	var parts []string
@@ -226,12 +242,20 @@ func (s Summary) note() string {
 		for i, e := range s.Exits {
 			exits[i] = fmt.Sprintf("%.2f", e.Seconds())
 		}
-		parts = append(parts, fmt.Sprintf("%d processes at once: wall from the first start to the last exit, CPU summed, peak RSS of the largest; "+
-			"the processes exited after %s s, the server's last answer came %.2f s after its first request", s.Procs, strings.Join(exits, ", "), s.Makespan.Seconds()))
+		part := fmt.Sprintf("%d processes at once: wall from the first start to the last exit, CPU summed, peak RSS of the largest; "+
+			"the processes exited after %s s", s.Procs, strings.Join(exits, ", "))
+		if s.Fresh == nil {
+			part += fmt.Sprintf(", the server's last answer came %.2f s after its first request", s.Makespan.Seconds())
+		}
+		parts = append(parts, part)
 	}
 	if s.Redis {
-		parts = append(parts, fmt.Sprintf("Redis ran %.2f script calls (EVALSHA: round trips) and %.2f commands in all (those inside scripts included) per reachable page; redis-server's own CPU %.2f s, not in the CPU column",
-			s.RedisScriptsPerPage, s.RedisCommandsPerPage, s.RedisCPU.Seconds()))
+		per := "reachable page"
+		if s.Fresh != nil {
+			per = "request the web answered"
+		}
+		parts = append(parts, fmt.Sprintf("Redis ran %.2f script calls (EVALSHA: round trips) and %.2f commands in all (those inside scripts included) per %s; redis-server's own CPU %.2f s, not in the CPU column",
+			s.RedisScriptsPerPage, s.RedisCommandsPerPage, per, s.RedisCPU.Seconds()))
 	}
 	return strings.Join(parts, "; ")
 }

@@ -23,6 +23,14 @@
 //	go -C bench run ./cmd/benchrun -workloads a -crawlers heed,heed-redis -runs 3
 //	go -C bench run ./cmd/benchrun -workloads b -crawlers heed,heed-redis-3 -runs 3
 //
+// Workload g is heed's revisiting end to end: each run crawls a changing
+// web with -revisit for -for (3 minutes by default) and is judged on the
+// freshness of its copy over the second half of that time, against uniform
+// revisiting and the offline optimum, in a table of its own:
+//
+//	go -C bench run ./cmd/benchrun -workloads g -crawlers heed -runs 1
+//	go -C bench run ./cmd/benchrun -workloads g -crawlers heed,heed-redis-2 -runs 3 -for 5m
+//
 // Heed is skipped, with a note in the table, while ../cmd/crawl does not
 // exist or does not build; heed-redis while crawl has no -redis flag.
 package main
@@ -65,6 +73,7 @@ func run() int {
 	timeout := flag.Duration("timeout", 10*time.Minute, "stop a crawler run after this long")
 	repo := flag.String("repo", "..", "heed checkout (for cmd/crawl), relative to the bench module")
 	out := flag.String("out", "", "also write the markdown table to this file")
+	forDuration := flag.Duration("for", 0, "how long each run of a continuous workload (g) revisits (crawl -for); 0 keeps the workload's (3m)")
 	broken := flag.Bool("broken", true, "serve testweb's broken hosts with each workload; false: the healthy web alone, as before wave three")
 	flag.Parse()
 
@@ -80,6 +89,11 @@ func run() int {
 			return 2
 		}
 		w.Config.NoBrokenHosts = !*broken
+		if w.Continuous != nil && *forDuration > 0 {
+			c := *w.Continuous
+			c.For = *forDuration
+			w.Continuous = &c
+		}
 		plan.Workloads = append(plan.Workloads, w)
 	}
 	scratch, err := os.MkdirTemp("", "benchrun-")
