@@ -382,7 +382,7 @@ type crawl struct {
 	f *frontier.Frontier
 }
 
-func newCrawl(tb testing.TB, c *redis.Client, job string, shards int) *crawl {
+func newCrawl(tb testing.TB, c redis.UniversalClient, job string, shards int) *crawl {
 	tb.Helper()
 	s, err := New(c, job, Options{Shards: shards})
 	if err != nil {

@@ -233,6 +233,7 @@ type request struct {
 	argv   []any
 	id     string
 	forget string
+	sent   bool // it may have run: a retry asks the script's memo first
 }
 
 // prepare makes the request to run the script sc, which changes the state
@@ -277,6 +278,10 @@ func (s *Store) send(ctx context.Context, r *request, first *redis.Cmd) ([]any, 
 			v, err = first.Result()
 			first = nil
 		} else {
+			if r.sent {
+				r.argv[2] = "+" + r.id // see prelude.lua: the memo is read
+			}
+			r.sent = true
 			v, err = r.sc.Run(ctx, s.c, r.sh.keys, r.argv...).Result()
 		}
 		if err != nil {
@@ -329,6 +334,7 @@ func (s *Store) callMany(ctx context.Context, rs []*request) ([][]any, error) {
 	var errs []error
 	for i, r := range rs {
 		first := cmds[i]
+		r.sent = first != nil
 		if first != nil && first.Err() != nil {
 			first = nil // NOSCRIPT, or a failure to retry
 		}
@@ -688,8 +694,11 @@ func (s *Store) dueArg(due, now time.Time) string {
 		return strconv.FormatInt(us, 10)
 	}
 	d := due.Sub(now)
-	if d <= 0 {
-		return strconv.FormatInt(d.Microseconds(), 10)
+	if d <= 0 || !due.After(time.Now()) {
+		// Due already on this machine's clock, if not at the caller's now
+		// (a Frontier stamps its links' Due after the now of their
+		// DoneAdding): at once, to the key's list, not its sorted set.
+		return strconv.FormatInt(min(d.Microseconds(), 0), 10)
 	}
 	return strconv.FormatInt(ceilMicros(d), 10)
 }
