@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -153,6 +154,23 @@ func (u RedisUse) Commands() int64 {
 		n += c
 	}
 	return n
+}
+
+// PerPage lists the commands run per page of pages, most first: where a
+// page's Redis work goes.
+func (u RedisUse) PerPage(pages float64) string {
+	names := make([]string, 0, len(u.Calls))
+	for cmd := range u.Calls {
+		names = append(names, cmd)
+	}
+	sort.Slice(names, func(i, j int) bool { return u.Calls[names[i]] > u.Calls[names[j]] })
+	var b strings.Builder
+	for _, cmd := range names {
+		if n := float64(u.Calls[cmd]) / pages; n >= 0.05 {
+			fmt.Fprintf(&b, "%s %.2f ", cmd, n)
+		}
+	}
+	return strings.TrimSpace(b.String())
 }
 
 // Scripts is the script calls (EVALSHA, EVAL): one round trip each.

@@ -44,6 +44,7 @@ type shard struct {
 	keys   []string // KEYS of every script: the shard's counters hash
 	memo   string   // the Store's memo hash in the shard's slot
 	joined atomic.Bool
+	memoAt atomic.Int64 // when a reply last said the memo's expiry moved, ns
 
 	mu     sync.Mutex
 	forget []string // ids of requests whose replies arrived

@@ -42,8 +42,16 @@ const closeTimeout = 5 * time.Second
 // slot of a key is taken: the slot frees at a time no one knows yet.
 const fullRecheck = 100 * time.Millisecond
 
-// forgetBatch bounds how many memo entries one request clears.
-const forgetBatch = 256
+// forgetBatch bounds how many memo entries one request clears, and
+// forgetMin is how many a request waits for before it clears them: one
+// HDEL per forgetMin requests of a shard instead of one per request.
+const forgetBatch, forgetMin = 256, 16
+
+// memoRefresh is how often, at most, a request moves the expiry of the
+// Store's memo in its shard (MEMO_TTL, 10 minutes, in prelude.lua) later,
+// besides when it clears memos: only a Store that stopped leaves a memo
+// to expire.
+const memoRefresh = time.Minute
 
 var (
 	// ErrStateLost: a job the Store had used is gone from Redis — it
@@ -234,6 +242,8 @@ type request struct {
 	id     string
 	forget string
 	sent   bool // it may have run: a retry asks the script's memo first
+	// refresh: the script moves the memo's expiry later.
+	refresh bool
 }
 
 // prepare makes the request to run the script sc, which changes the state
@@ -244,8 +254,13 @@ func (s *Store) prepare(sh *shard, sc *redis.Script, op string, now time.Time, a
 		}
 	}
 	r := &request{sh: sh, sc: sc, op: op, id: strconv.FormatUint(s.lastReq.Add(1), 36), forget: sh.takeForget()}
+	forget := r.forget
+	if last := sh.memoAt.Load(); forget != "" || time.Since(time.Unix(0, last)) >= memoRefresh {
+		forget = "!" + forget // see prelude.lua: the memo's expiry moves
+		r.refresh = true
+	}
 	r.argv = make([]any, 0, 7+len(args))
-	r.argv = append(r.argv, sh.prefix, sh.memo, r.id, r.forget, micros(now), flag(s.opt.CallerClock), flag(sh.joined.Load()))
+	r.argv = append(r.argv, sh.prefix, sh.memo, r.id, forget, micros(now), flag(s.opt.CallerClock), flag(sh.joined.Load()))
 	r.argv = append(r.argv, args...)
 	return r
 }
@@ -304,6 +319,9 @@ func (s *Store) send(ctx context.Context, r *request, first *redis.Cmd) ([]any, 
 // shard if it woke, and returns the rest of the reply.
 func (s *Store) received(ctx context.Context, r *request, reply []any) ([]any, error) {
 	r.sh.joined.Store(true)
+	if r.refresh {
+		r.sh.memoAt.Store(time.Now().UnixNano())
+	}
 	r.sh.mu.Lock()
 	r.sh.forget = append(r.sh.forget, r.id)
 	r.sh.mu.Unlock()
@@ -356,7 +374,7 @@ func (sh *shard) takeForget() string {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	n := min(len(sh.forget), forgetBatch)
-	if n == 0 {
+	if n < forgetMin {
 		return ""
 	}
 	ids := strings.Join(sh.forget[len(sh.forget)-n:], ",")

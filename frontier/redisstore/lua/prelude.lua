@@ -8,6 +8,8 @@
 --   2 the Store's memo hash ('' for none), 3 this request's id, behind
 --     a '+' if it may have run already (a retry: its memo is looked up),
 --   4 ids, comma-separated, of requests whose replies arrived (forgotten),
+--     behind a '!' if the memo's expiry is to move later (the Store does
+--     not move it at every request),
 --   5 the caller's now in µs, 6 '1' to decide on it instead of TIME,
 --   7 '1' if the Store has used the job before (it must exist).
 -- Scripts' own arguments start at ARGV[8].
@@ -104,7 +106,7 @@ local function reply(r)
   for i = 1, #t do r[#r + 1] = t[i] end
   if memo ~= '' then
     redis.call('HSET', memo, reqID, cmsgpack.pack(r))
-    redis.call('PEXPIRE', memo, MEMO_TTL)
+    if string.sub(ARGV[4], 1, 1) == '!' then redis.call('PEXPIRE', memo, MEMO_TTL) end
   end
   return r
 end
@@ -398,7 +400,7 @@ end
 
 if memo ~= '' then
   local ids = {}
-  for id in string.gmatch(ARGV[4], '[^,]+') do ids[#ids + 1] = id end
+  for id in string.gmatch(ARGV[4], '[^,!]+') do ids[#ids + 1] = id end
   if #ids > 0 then redis.call('HDEL', memo, unpack(ids)) end
   if retried then
     local m = redis.call('HGET', memo, reqID)
