@@ -318,6 +318,15 @@ func (s *Store) send(ctx context.Context, r *request, first *redis.Cmd) ([]any, 
 // received notes that r's reply arrived, learns its tail, publishes the
 // shard if it woke, and returns the rest of the reply.
 func (s *Store) received(ctx context.Context, r *request, reply []any) ([]any, error) {
+	r.noted()
+	if err := s.learnTail(ctx, r.sh, reply[len(reply)-tailLen:]); err != nil {
+		return nil, err
+	}
+	return reply[:len(reply)-tailLen], nil
+}
+
+// noted notes that r's reply arrived: its memo may be forgotten.
+func (r *request) noted() {
 	r.sh.joined.Store(true)
 	if r.refresh {
 		r.sh.memoAt.Store(time.Now().UnixNano())
@@ -325,14 +334,6 @@ func (s *Store) received(ctx context.Context, r *request, reply []any) ([]any, e
 	r.sh.mu.Lock()
 	r.sh.forget = append(r.sh.forget, r.id)
 	r.sh.mu.Unlock()
-	t := reply[len(reply)-tailLen:]
-	s.view.learn(r.sh.i, t, s.opt.CallerClock)
-	if ver := intOf(t[3]); ver > 0 {
-		if err := s.publish(ctx, r.sh.i, ver, intOf(t[1])); err != nil {
-			return nil, err
-		}
-	}
-	return reply[:len(reply)-tailLen], nil
 }
 
 // callMany runs rs in one pipelined round (a round per node of a
@@ -644,6 +645,9 @@ func (s *Store) DoneAdding(ctx context.Context, l *frontier.Lease, now time.Time
 	refused := make([]error, len(batch)+1) // the last is the Done's
 	ownDone := false
 	gs := s.split(len(batch), func(i int) string { return batch[i].Key }, own)
+	if budget < 0 && (len(gs) > 1 || gs[0].sh != own) && s.oneServer() {
+		return s.doneAddingAll(ctx, l, own, gs, now, o, batch, lim)
+	}
 	if budget < 0 && len(gs) > 2 {
 		// No page limit to share out in order: the other shards' links
 		// go in one pipelined round.
@@ -1329,6 +1333,8 @@ var (
 	setupSrc string
 	//go:embed lua/reserve.lua
 	reserveSrc string
+	//go:embed lua/multi.lua
+	multiSrc string
 
 	prelude = bucketSrc + preludeSrc
 
@@ -1336,6 +1342,7 @@ var (
 	addScript        = redis.NewScript(prelude + addSrc + "return reply(add(8))\n")
 	finishScript     = redis.NewScript(prelude + finishSrc + "return reply({finish()})\n")
 	doneAddingScript = redis.NewScript(prelude + addSrc + finishSrc + doneAddingSrc)
+	multiScript      = redis.NewScript(prelude + addSrc + finishSrc + multiSrc)
 	claimScript      = redis.NewScript(prelude + claimSrc)
 	claimKeyScript   = redis.NewScript(prelude + claimKeySrc)
 	giveUpScript     = redis.NewScript(prelude + giveUpSrc)

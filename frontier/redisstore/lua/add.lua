@@ -1,5 +1,5 @@
--- add.lua: add-if-new for a batch, as the function add(a), whose
--- arguments start at ARGV[a]: ARGV[a..a+3] are the limits (how many
+-- add.lua: add-if-new for a batch, as the function add(a, z), whose
+-- arguments are ARGV[a..z] (z: #ARGV if nil): ARGV[a..a+3] are the limits (how many
 -- pages the batch may add, -1 for no limit: the Store reserved them of
 -- the job's MaxPages; MaxPagesPerHost, MaxSitemapsPerHost,
 -- MaxSitemapURLsPerHost, 0 for none), ARGV[a+4] what the seen-set holds ('hash' or 'url'); from
@@ -8,7 +8,7 @@
 -- dueOf; '' for at once). It returns one
 -- code per item: 0 queued, 1 seen, 2 given up, 3 page limit, 4 host limit,
 -- 5 sitemap limit.
-local function add(a)
+local function add(a, z)
   local budget, maxHost, maxSM, maxSMU = tonumber(ARGV[a]), tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3])
   if (maxHost > 0 or maxSM > 0 or maxSMU > 0) and not keep then
     -- Per-key counters must outlive the keys' queues.
@@ -23,7 +23,7 @@ local function add(a)
   end
   local used = 0
   local keys, order, codes, added = {}, {}, {}, 0
-  for i = a + 5, #ARGV, 5 do
+  for i = a + 5, z or #ARGV, 5 do
     local name, class = ARGV[i + 1], ARGV[i + 2]
     local s = keys[name]
     if not s then

@@ -12,10 +12,9 @@
 --     not move it at every request),
 --   5 the caller's now in µs, 6 '1' to decide on it instead of TIME,
 --   7 '1' if the Store has used the job before (it must exist).
--- Scripts' own arguments start at ARGV[8].
-local P = ARGV[1]
-local N = KEYS[1]
-local R, E, L, LI, T, S = P .. 'ready', P .. 'exp', P .. 'lease', P .. 'item', P .. 'token', P .. 'seen'
+-- Scripts' own arguments start at ARGV[8]. The functions work on the
+-- shard enter last entered: ARGV[1]'s, unless a script (multi.lua, on a
+-- single Redis) enters others.
 -- How long an idle key's pacing state outlives its rest (ms), and a memo.
 local IDLE_TTL, MEMO_TTL = 60000, 600000
 
@@ -24,33 +23,44 @@ local function num(v)
   return 0
 end
 
--- The shard's counters hash, read once: its counters are kept in cnt and
--- written back once, by reply (flush), with the fields of dirty.
-local NV = redis.call('HMGET', N, 'lastnow', 'runid', 'epoch', 'epochat', 'perhost', 'keep', 'pub', 'pv',
-  'queued', 'leased', 'hosts', 'busy', 'scheduled', 'seen')
-local cnt = {queued = num(NV[9]), leased = num(NV[10]), hosts = num(NV[11]), busy = num(NV[12]),
-  scheduled = num(NV[13])}
-local dirty = {}
+-- The shard's keys, its counters hash's values (NV, read once: its
+-- counters are kept in cnt and written back once, by flush, with the
+-- fields of dirty), the clock, and Redis's run_id and TIME, read once a
+-- script.
+local P, N, R, E, L, LI, T, S, NV, cnt, dirty, clock, runID, redisNow
 
 -- bump adds d to counter f.
 local function bump(f, d)
   cnt[f], dirty[f] = cnt[f] + d, true
 end
 
--- The one clock of every decision: Redis's, unless the Store decides on
--- its caller's; then an operation without a now (Add, GiveUp) takes the
--- latest now a caller gave.
-local clock
-if ARGV[6] ~= '1' then
-  local t = redis.call('TIME')
-  clock = tonumber(t[1]) * 1000000 + tonumber(t[2])
-else
-  local last = num(NV[1])
-  clock = num(ARGV[5])
-  if clock == 0 then
-    clock = last
-  elseif clock > last then
-    cnt.lastnow, dirty.lastnow = clock, true
+-- enter makes the functions work on the shard of key prefix p, whose
+-- counters hash is n.
+local function enter(p, n)
+  P, N = p, n
+  R, E, L, LI, T, S = P .. 'ready', P .. 'exp', P .. 'lease', P .. 'item', P .. 'token', P .. 'seen'
+  NV = redis.call('HMGET', N, 'lastnow', 'runid', 'epoch', 'epochat', 'perhost', 'keep', 'pub', 'pv',
+    'queued', 'leased', 'hosts', 'busy', 'scheduled', 'seen')
+  cnt = {queued = num(NV[9]), leased = num(NV[10]), hosts = num(NV[11]), busy = num(NV[12]),
+    scheduled = num(NV[13])}
+  dirty = {}
+  -- The one clock of every decision: Redis's, unless the Store decides on
+  -- its caller's; then an operation without a now (Add, GiveUp) takes the
+  -- latest now a caller gave.
+  if ARGV[6] ~= '1' then
+    if not redisNow then
+      local t = redis.call('TIME')
+      redisNow = tonumber(t[1]) * 1000000 + tonumber(t[2])
+    end
+    clock = redisNow
+  else
+    local last = num(NV[1])
+    clock = num(ARGV[5])
+    if clock == 0 then
+      clock = last
+    elseif clock > last then
+      cnt.lastnow, dirty.lastnow = clock, true
+    end
   end
 end
 
@@ -100,15 +110,25 @@ local function flush()
   dirty = {}
 end
 
-local function reply(r)
+-- leave appends the shard's tail to r and writes its counters back.
+local function leave(r)
   local t = tail()
   flush()
   for i = 1, #t do r[#r + 1] = t[i] end
+end
+
+-- remember keeps r, the script's reply, in the memo, and returns it.
+local function remember(r)
   if memo ~= '' then
     redis.call('HSET', memo, reqID, cmsgpack.pack(r))
     if string.sub(ARGV[4], 1, 1) == '!' then redis.call('PEXPIRE', memo, MEMO_TTL) end
   end
   return r
+end
+
+local function reply(r)
+  leave(r)
+  return remember(r)
 end
 
 local epoch, epochAt, perHost, keep = 0, 0, 1, false
@@ -118,14 +138,17 @@ local epoch, epochAt, perHost, keep = 0, 0, 1, false
 -- rolled back, and requests may have been under way. Every key then rests
 -- a full Delay from the restart (applied lazily, as keys are touched), and the
 -- fencing tokens jump past any a rolled-back counter could hand out again.
--- A job the Store used before that is gone altogether is an error: Redis
--- lost it.
-local function join()
+-- A job the Store used before (joined '1') that is gone altogether is an
+-- error: Redis lost it.
+local function join(joined)
   epoch, epochAt, perHost, keep = num(NV[3]), num(NV[4]), math.max(num(NV[5]), 1), NV[6] == '1'
-  local run = string.match(redis.call('INFO', 'server'), 'run_id:(%x+)') or '?'
+  if not runID then
+    runID = string.match(redis.call('INFO', 'server'), 'run_id:(%x+)') or '?'
+  end
+  local run = runID
   if NV[2] == run then return end
   if not NV[2] then
-    if ARGV[7] == '1' then
+    if joined == '1' then
       error({err = 'HEEDLOST the job\'s state is gone from Redis (restarted without persistence, or deleted)'})
     end
     redis.call('HSET', N, 'runid', run)
@@ -407,4 +430,5 @@ if memo ~= '' then
     if m then return cmsgpack.unpack(m) end
   end
 end
-join()
+enter(ARGV[1], KEYS[1])
+join(ARGV[7])
