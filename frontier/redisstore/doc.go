@@ -155,9 +155,14 @@
 // key that became ready after the first ready key of another shard, except
 // that a shard that woke is known to another process up to one Poll (and
 // a round trip) late, and cluster nodes' clocks may differ by their skew.
-// The Store reports Idle only after reading every shard's ready and lease
-// sets in one pipelined round (then the wake index) and finding them all
-// empty; it does so only when it knows of leases alone, at the end.
+// A Store sends a shard no more claims at once than the shard has ready
+// keys (its tail counts them, up to 8): a Claim that finds every ready
+// shard so busy waits for a claim to come back instead of sending one
+// that would hand out nothing. The Store reports Idle only after reading
+// every shard's first ready keys and first lease expiry in one pipelined
+// round (then the wake index) and finding them all empty; it does so only
+// when it knows of leases alone, and that round (no script) is what it
+// learns the shards from then.
 //
 // An Add or DoneAdding splits its batch by shard. On a single Redis,
 // which holds every shard, a DoneAdding without -max-pages is one script

@@ -367,7 +367,7 @@ func (s *Store) callMany(ctx context.Context, rs []*request) ([][]any, error) {
 }
 
 // tailLen is the length of the tail of a script's reply (prelude.lua).
-const tailLen = 5
+const tailLen = 6
 
 // takeForget returns, comma-separated, ids of requests whose replies
 // arrived, for the next script to forget their memos.
@@ -789,11 +789,22 @@ func (s *Store) Claim(ctx context.Context, now time.Time, opt frontier.ClaimOpti
 			if err := s.refresh(ctx, false); err != nil {
 				return frontier.Claim{}, err
 			}
-			i, rel, name, ok := s.view.pick(rnow, probe < maxProbes)
+			i, bound, name, ok, busy := s.view.pick(rnow, probe < maxProbes)
+			if !ok && busy != nil {
+				// Every ready shard has as many claims in flight as it
+				// has ready keys: wait for one to come back instead of
+				// sending a claim that would find nothing.
+				select {
+				case <-busy:
+					continue
+				case <-ctx.Done():
+					return frontier.Claim{}, ctx.Err()
+				}
+			}
 			if !ok {
 				break
 			}
-			l, err := s.claimShard(ctx, s.shards[i], now, opt, rel, name)
+			l, err := s.claimShard(ctx, s.shards[i], now, opt, bound, name)
 			s.view.release(i)
 			if err != nil || l != nil {
 				return frontier.Claim{Lease: l}, err
@@ -816,10 +827,11 @@ func (s *Store) Claim(ctx context.Context, now time.Time, opt frontier.ClaimOpti
 	return frontier.Claim{}, nil
 }
 
-// claimShard runs claim.lua on sh, bounded by the key rel µs from now named
-// name (none if rel is ""): a nil Lease if sh has no key to hand out.
-func (s *Store) claimShard(ctx context.Context, sh *shard, now time.Time, opt frontier.ClaimOptions, rel, name string) (*frontier.Lease, error) {
-	r, err := s.call(ctx, sh, claimScript, "claim", now, max(opt.PerHost, 1), leaseMicros(opt.Lease), rel, name)
+// claimShard runs claim.lua on sh, bounded by the key bound µs from now
+// named name (none if bound is ""): a nil Lease if sh has no key to hand
+// out.
+func (s *Store) claimShard(ctx context.Context, sh *shard, now time.Time, opt frontier.ClaimOptions, bound, name string) (*frontier.Lease, error) {
+	r, err := s.call(ctx, sh, claimScript, "claim", now, max(opt.PerHost, 1), leaseMicros(opt.Lease), bound, name)
 	if err != nil {
 		return nil, err
 	}
@@ -1327,8 +1339,6 @@ var (
 	dropSrc string
 	//go:embed lua/read.lua
 	readSrc string
-	//go:embed lua/peek.lua
-	peekSrc string
 	//go:embed lua/setup.lua
 	setupSrc string
 	//go:embed lua/reserve.lua
@@ -1348,7 +1358,6 @@ var (
 	giveUpScript     = redis.NewScript(prelude + giveUpSrc)
 	dropScript       = redis.NewScript(prelude + dropSrc)
 	readScript       = redis.NewScript(readSrc)
-	peekScript       = redis.NewScript(prelude + peekSrc)
 	setupScript      = redis.NewScript(setupSrc)
 	reserveScript    = redis.NewScript(reserveSrc)
 )

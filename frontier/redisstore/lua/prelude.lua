@@ -74,13 +74,19 @@ if retried then reqID = string.sub(reqID, 2) end
 -- has a next event, its score and the ready key's name (when the first
 -- ready key may be claimed, or since when it has waited, or the first
 -- lease expiry), the shard's publication number if the Store must tell
--- the job's wake index, else 0, and the clock. The shard publishes when its
+-- the job's wake index, else 0, the clock, and how many keys are ready
+-- now, up to 8 (a Store sends no more claims at once to a shard than it
+-- has ready keys: the others would find nothing). The shard publishes when its
 -- next event comes earlier than it last published (pub) — it woke — and
 -- moves pub later, silently, when it is not ready now: a Store that
 -- cached a later time than the truth has always been told since.
 local function tail()
-  local top = redis.call('ZRANGE', R, 0, 0, 'WITHSCORES')
+  local top = redis.call('ZRANGE', R, 0, 7, 'WITHSCORES')
   local nxt, name = tonumber(top[2]), top[1] or ''
+  local more = 0
+  for i = 2, #top, 2 do
+    if tonumber(top[i]) <= clock then more = more + 1 end
+  end
   if cnt.leased > 0 then -- the expiry set holds the shard's leases
     local exp = redis.call('ZRANGE', E, 0, 0, 'WITHSCORES')
     if #exp > 0 and (not nxt or tonumber(exp[2]) < nxt) then nxt, name = tonumber(exp[2]), '' end
@@ -88,7 +94,7 @@ local function tail()
   local pub, ver = tonumber(NV[7]), 0
   if not nxt then
     if pub then redis.call('HDEL', N, 'pub') end
-    return {0, 0, '', 0, clock}
+    return {0, 0, '', 0, clock, 0}
   end
   if not pub or nxt < pub then
     ver = num(NV[8]) + 1
@@ -96,7 +102,7 @@ local function tail()
   elseif nxt > clock and nxt > pub then
     cnt.pub, dirty.pub = nxt, true
   end
-  return {1, nxt, name, ver, clock}
+  return {1, nxt, name, ver, clock, more}
 end
 
 -- flush writes back the counters that changed, in one command.
