@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -29,24 +30,81 @@ type Redis struct {
 	cmd    *exec.Cmd
 	done   chan struct{}
 	client *redis.Client
+	nodes  []*Redis // a cluster's primaries; nil for a single server
 }
 
 // StartRedis starts a redis-server in dir and waits until it answers.
 func StartRedis(ctx context.Context, dir string) (*Redis, error) {
+	return startRedis(ctx, dir)
+}
+
+// StartRedisCluster starts a Redis Cluster of primaries nodes (at least
+// 3, no replicas, no persistence, as StartRedis's server), each in a
+// directory of its own under dir, and waits until it serves every slot.
+// Its URL is go-redis's cluster URL, which crawl -redis takes.
+func StartRedisCluster(ctx context.Context, dir string, primaries int) (*Redis, error) {
+	cli, err := exec.LookPath("redis-cli")
+	if err != nil {
+		return nil, fmt.Errorf("harness: %w", ErrNoRedisServer)
+	}
+	c := &Redis{}
+	args := []string{"--cluster", "create"}
+	for i := range max(primaries, 3) {
+		d := filepath.Join(dir, "node"+strconv.Itoa(i))
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			c.Close()
+			return nil, fmt.Errorf("harness: %w", err)
+		}
+		n, err := startRedis(ctx, d, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf")
+		if err != nil {
+			c.Close()
+			return nil, err
+		}
+		c.nodes = append(c.nodes, n)
+		args = append(args, n.Addr)
+	}
+	c.Addr = c.nodes[0].Addr
+	args = append(args, "--cluster-replicas", "0", "--cluster-yes")
+	if out, err := exec.CommandContext(ctx, cli, args...).CombinedOutput(); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("harness: redis-cli --cluster create: %w\n%s", err, out)
+	}
+	// The nodes agree on the slots by gossip: their state can only be
+	// polled.
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	for _, n := range c.nodes {
+		for {
+			info, err := n.client.ClusterInfo(ctx).Result()
+			if err == nil && strings.Contains(info, "cluster_state:ok") {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				c.Close()
+				return nil, fmt.Errorf("harness: cluster node %s not ok: %w", n.Addr, ctx.Err())
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}
+	return c, nil
+}
+
+// startRedis starts a redis-server in dir with more arguments and waits
+// until it answers.
+func startRedis(ctx context.Context, dir string, more ...string) (*Redis, error) {
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		return nil, fmt.Errorf("harness: %w", ErrNoRedisServer)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := freeRedisPort()
 	if err != nil {
-		return nil, fmt.Errorf("harness: a port for redis-server: %w", err)
+		return nil, err
 	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
 	r := &Redis{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), done: make(chan struct{})}
-	r.cmd = exec.Command(bin, "--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--dir", dir,
+	r.cmd = exec.Command(bin, append([]string{"--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--dir", dir,
 		"--save", "", "--appendonly", "no", "--protected-mode", "yes", "--daemonize", "no",
-		"--logfile", filepath.Join(dir, "redis.log"))
+		"--logfile", filepath.Join(dir, "redis.log")}, more...)...)
 	r.cmd.Dir = dir
 	dieWithParent(r.cmd)
 	if err := r.cmd.Start(); err != nil {
@@ -77,12 +135,54 @@ func StartRedis(ctx context.Context, dir string) (*Redis, error) {
 	}
 }
 
-// URL is the server's redis:// URL, as crawl -redis takes it.
-func (r *Redis) URL() string { return "redis://" + r.Addr }
+// freeRedisPort returns a free loopback port whose cluster bus port (the
+// port plus 10000) is free too.
+func freeRedisPort() (int, error) {
+	for range 100 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return 0, fmt.Errorf("harness: a port for redis-server: %w", err)
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		l.Close()
+		if port+10000 > 65535 {
+			continue
+		}
+		bus, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port+10000)))
+		if err != nil {
+			continue
+		}
+		bus.Close()
+		return port, nil
+	}
+	return 0, errors.New("harness: no free port for redis-server with a free cluster bus port")
+}
+
+// URL is the server's redis:// URL, as crawl -redis takes it: a cluster's
+// in go-redis's cluster form, redis://h1:p1?addr=h2:p2&addr=h3:p3.
+func (r *Redis) URL() string {
+	u := "redis://" + r.Addr
+	for i, n := range r.nodes[min(1, len(r.nodes)):] {
+		sep := "&"
+		if i == 0 {
+			sep = "?"
+		}
+		u += sep + "addr=" + n.Addr
+	}
+	return u
+}
 
 // Flush empties the server, so that a run starts on nothing a run before
 // left.
 func (r *Redis) Flush(ctx context.Context) error {
+	for _, n := range r.nodes {
+		if err := n.Flush(ctx); err != nil {
+			return err
+		}
+	}
+	if r.nodes != nil {
+		return nil
+	}
 	if err := r.client.FlushAll(ctx).Err(); err != nil {
 		return fmt.Errorf("harness: FLUSHALL: %w", err)
 	}
@@ -101,6 +201,20 @@ type RedisStats struct {
 // Stats reads the server's command and CPU counters (INFO commandstats,
 // INFO cpu).
 func (r *Redis) Stats(ctx context.Context) (RedisStats, error) {
+	if r.nodes != nil {
+		sum := RedisStats{Calls: make(map[string]int64)}
+		for _, n := range r.nodes {
+			st, err := n.Stats(ctx)
+			if err != nil {
+				return RedisStats{}, err
+			}
+			for cmd, k := range st.Calls {
+				sum.Calls[cmd] += k
+			}
+			sum.CPU += st.CPU
+		}
+		return sum, nil
+	}
 	info, err := r.client.Info(ctx, "commandstats", "cpu").Result()
 	if err != nil {
 		return RedisStats{}, fmt.Errorf("harness: INFO: %w", err)
@@ -155,6 +269,23 @@ func (u RedisUse) Commands() int64 {
 	return n
 }
 
+// PerPage lists the commands run per page of pages, most first: where a
+// page's Redis work goes.
+func (u RedisUse) PerPage(pages float64) string {
+	names := make([]string, 0, len(u.Calls))
+	for cmd := range u.Calls {
+		names = append(names, cmd)
+	}
+	sort.Slice(names, func(i, j int) bool { return u.Calls[names[i]] > u.Calls[names[j]] })
+	var b strings.Builder
+	for _, cmd := range names {
+		if n := float64(u.Calls[cmd]) / pages; n >= 0.05 {
+			fmt.Fprintf(&b, "%s %.2f ", cmd, n)
+		}
+	}
+	return strings.TrimSpace(b.String())
+}
+
 // Scripts is the script calls (EVALSHA, EVAL): one round trip each.
 func (u RedisUse) Scripts() int64 {
 	return u.Calls["evalsha"] + u.Calls["eval"] + u.Calls["evalsha_ro"] + u.Calls["eval_ro"]
@@ -177,8 +308,14 @@ func (after RedisStats) Sub(before RedisStats) RedisUse {
 	return u
 }
 
-// Close stops the server.
+// Close stops the server, or every node of a cluster.
 func (r *Redis) Close() error {
+	if r.cmd == nil {
+		for _, n := range r.nodes {
+			n.Close()
+		}
+		return nil
+	}
 	r.client.Close()
 	select {
 	case <-r.done:

@@ -16,10 +16,21 @@
 // Every operation on a shard (see Shards) is one Lua script, run atomically by Redis: Add
 // (add-if-new for a batch, with the limits), Claim, ClaimKey, Done and
 // Requeue, DoneAdding (the links of a page, then its Done), GiveUp. A page
-// therefore costs two round trips: its Claim, and the DoneAdding that ends its
-// lease with its links and, if the Outcome has one, queues its revisit
-// (plus, once per script after Redis starts, one to load the script). The
-// scripts implement what the frontier's Schedule does in one process: one
+// therefore costs two script calls and about two round trips: its Claim,
+// and the DoneAdding that ends its lease with its links and, if the
+// Outcome has one, queues its revisit — on a single Redis one script for
+// the links of every shard (lua/multi.lua), on a cluster one more
+// pipelined round for the links of other shards than the page's (see
+// Shards) — plus, once per script after Redis starts, one to load the
+// script, and one to publish a shard that woke. Measured
+// (BenchmarkCostPerPage; each page links to ten of twenty hosts, so ten
+// shards): on a single Redis 2.0 script calls, 2.6 round trips and some
+// 130 commands a page (1 shard: 2.0, 2.0, 103); on a cluster of three
+// primaries 10 script calls and 3.7 round trips. Each script reads its
+// shard's counters hash once and writes it once, and reads Redis's
+// run_id (INFO server) once: what a script costs Redis is mostly its call
+// (some 15 µs of server CPU a round trip on loopback) and one or two µs a
+// command. The scripts implement what the frontier's Schedule does in one process: one
 // queue per politeness key, ordered by Item.Due and then by arrival, and a
 // sorted set of the keys that have queued items and a free lease slot,
 // scored by when each may next be claimed — the later of when its token
@@ -85,8 +96,10 @@
 // memory with Affinity 0 opens the same 200 connections as with 64, at
 // 1.01× the CPU per page and 1.03× the pages/s (medians of 13 alternating
 // rounds; single rounds vary ±40 % on a shared 2-core machine). heed on
-// Redis runs at 0.37× heed in memory there: that is Redis's round trips,
-// not Affinity. With more hosts than that, a host's connection is dropped
+// Redis runs at 0.17× heed in memory there (one process, one Redis, on a
+// shared 2-core machine: the crawl is CPU-bound, and a page costs Redis
+// some 5 script calls and 600 µs of its CPU): that is Redis, not
+// Affinity. With more hosts than that, a host's connection is dropped
 // before its turn comes back: on workload (c), 2,000 hosts × 20 pages,
 // Affinity 0 opens a connection per request, 40,000 instead of 2,000, in
 // memory as on Redis, for 2.1× the CPU per page (crawler and loopback
@@ -144,11 +157,19 @@
 // key that became ready after the first ready key of another shard, except
 // that a shard that woke is known to another process up to one Poll (and
 // a round trip) late, and cluster nodes' clocks may differ by their skew.
-// The Store reports Idle only after reading every shard's ready and lease
-// sets in one pipelined round (then the wake index) and finding them all
-// empty; it does so only when it knows of leases alone, at the end.
+// A Store sends a shard no more claims at once than the shard has ready
+// keys (its tail counts them, up to 8): a Claim that finds every ready
+// shard so busy waits for a claim to come back instead of sending one
+// that would hand out nothing. The Store reports Idle only after reading
+// every shard's first ready keys and first lease expiry in one pipelined
+// round (then the wake index) and finding them all empty; it does so only
+// when it knows of leases alone, and that round (no script) is what it
+// learns the shards from then.
 //
-// An Add or DoneAdding splits its batch by shard: the links of other
+// An Add or DoneAdding splits its batch by shard. On a single Redis,
+// which holds every shard, a DoneAdding without -max-pages is one script
+// (lua/multi.lua) that adds the links of every shard and ends the lease.
+// Otherwise — on a cluster, or with a page limit — the links of other
 // shards than the page's go first, in one pipelined round (sequentially
 // with -max-pages, so that the limit is shared out in order), then one
 // script of the page's shard adds its links and ends its lease. A process
@@ -222,8 +243,12 @@
 // The seen-set holds, by default, the first 8 bytes of each URL's SHA-256
 // (two URLs collide with probability 2⁻⁶⁴ per pair: about 3e-8 over a
 // million URLs, 3e-4 over a billion — a collision skips one URL); with
-// Options.ExactSeen it holds the URLs. Redis spends some 50–70 bytes per
-// set member beside it. A queued item costs its encoding (the URL, its
+// Options.ExactSeen it holds the URLs. A URL in the seen-set costs 54
+// bytes of Redis memory, and some 66 once its item left the queue, its
+// key's state (some 150 bytes a key while it has work) shared with its
+// key's other URLs; queued, with a 60-byte URL and a referrer, 170
+// (BenchmarkCostPerURL: 200,000 URLs over 2,000 keys, single Redis or
+// cluster alike). A queued item costs its encoding (the URL, its
 // referrer, and only the other fields that are not zero) plus Redis's
 // overhead: a few bytes in a list, some 140 in a sorted set, whose members
 // are longer than a listpack takes (zset-max-listpack-value). An item of
@@ -246,8 +271,9 @@
 //
 // A reply lost to the network is not a reason to apply an operation twice:
 // each request carries an id, and a script that already ran answers a retry
-// with the reply it gave (kept in the Store's memo hash until the Store's
-// next request). Transient errors — a dropped or refused connection, a
+// with the reply it gave (kept in the Store's memo hash of the shard until
+// a later request of the Store clears it, 16 at a time, or ten minutes
+// after the Store's last request there). Transient errors — a dropped or refused connection, a
 // server loading its data set, a failover in progress — are retried with
 // back-off for Options.RetryFor (on top of the client's own retries, see
 // redis.Options.MaxRetries), then returned: the crawl stops with the

@@ -31,6 +31,10 @@ const counterBits = 64 - shardBits
 // MaxShards is the most shards a job may have.
 const MaxShards = 1 << shardBits
 
+// readyCap is the most ready keys of a shard a reply's tail counts: a
+// shard with as many may have any number of claims in flight.
+const readyCap = 8
+
 // maxProbes bounds the claims one Claim sends with a fairness bound (see
 // view.pick) before it takes any ready key: each failed one corrects the
 // view of one shard.
@@ -44,6 +48,7 @@ type shard struct {
 	keys   []string // KEYS of every script: the shard's counters hash
 	memo   string   // the Store's memo hash in the shard's slot
 	joined atomic.Bool
+	memoAt atomic.Int64 // when a reply last said the memo's expiry moved, ns
 
 	mu     sync.Mutex
 	forget []string // ids of requests whose replies arrived
@@ -123,24 +128,28 @@ func shardOfToken(t uint64) int { return int(t >> counterBits) }
 // and from the job's wake index, where a shard that wakes earlier than it
 // last said is published.
 type view struct {
-	mu     sync.Mutex
-	has    []bool   // the shard has an event
-	at     []int64  // when, µs on the clock of the decisions
-	name   []string // the ready key, for ties
-	busy   []int    // claims in flight
-	pub    []string // the index's value last seen
-	ver    string   // the index's version last seen
-	polled time.Time
-	skew   int64 // Redis's clock minus this machine's, µs
+	mu    sync.Mutex
+	has   []bool   // the shard has an event
+	at    []int64  // when, µs on the clock of the decisions
+	name  []string // the ready key, for ties
+	busy  []int    // claims in flight
+	ready []int    // how many keys are ready, up to readyCap
+	// changed is closed when a claim comes back or a tail is learned: a
+	// Claim that found every ready shard busy waits for it.
+	changed chan struct{}
+	pub     []string // the index's value last seen
+	ver     string   // the index's version last seen
+	polled  time.Time
+	skew    int64 // Redis's clock minus this machine's, µs
 }
 
 func newView(n int) *view {
 	return &view{has: make([]bool, n), at: make([]int64, n), name: make([]string, n),
-		busy: make([]int, n), pub: make([]string, n)}
+		busy: make([]int, n), ready: make([]int, n), pub: make([]string, n)}
 }
 
 // learn records the tail of a reply of shard i, t = {has, score, name,
-// publication, clock}.
+// publication, clock, more}.
 func (v *view) learn(i int, t []any, callerClock bool) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
@@ -148,7 +157,16 @@ func (v *view) learn(i int, t []any, callerClock bool) {
 		v.skew = intOf(t[4]) - time.Now().UnixMicro()
 	}
 	v.has[i] = intOf(t[0]) == 1
-	v.at[i], v.name[i] = intOf(t[1]), strOf(t[2])
+	v.at[i], v.name[i], v.ready[i] = intOf(t[1]), strOf(t[2]), int(intOf(t[5]))
+	v.notify()
+}
+
+// notify wakes the Claims waiting for a busy shard. v.mu is held.
+func (v *view) notify() {
+	if v.changed != nil {
+		close(v.changed)
+		v.changed = nil
+	}
 }
 
 // clockNow returns now on the clock of the decisions: the caller's with
@@ -187,11 +205,24 @@ func (v *view) before(i, j int) bool {
 // pick returns the shard to claim from at now (µs): the one whose ready key
 // has waited longest, preferring shards with no claim in flight, and,
 // with bounded, the bound of the key it may hand out — the first ready key
-// of every other shard — as µs from now and a name ("" for none).
-func (v *view) pick(now int64, bounded bool) (i int, rel, name string, ok bool) {
+// of every other shard — as µs from now and a name ("" for none). A shard
+// with one ready key as far as the view knows, and a claim in flight
+// already, is not picked: if every ready shard is such, pick returns a
+// channel closed when a claim comes back.
+func (v *view) pick(now int64, bounded bool) (i int, bound, name string, ok bool, busy <-chan struct{}) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	ready := func(j int) bool { return v.has[j] && v.at[j] <= now }
+	saturated := false
+	ready := func(j int) bool {
+		if !v.has[j] || v.at[j] > now {
+			return false
+		}
+		if v.busy[j] >= max(v.ready[j], 1) && v.ready[j] < readyCap {
+			saturated = true
+			return false
+		}
+		return true
+	}
 	ahead := func(j, k int) bool { // j is tried before k
 		if (v.busy[j] > 0) != (v.busy[k] > 0) {
 			return v.busy[j] == 0
@@ -210,18 +241,25 @@ func (v *view) pick(now int64, bounded bool) (i int, rel, name string, ok bool) 
 		}
 	}
 	if best < 0 {
-		return 0, "", "", false
+		if saturated {
+			if v.changed == nil {
+				v.changed = make(chan struct{})
+			}
+			return 0, "", "", false, v.changed
+		}
+		return 0, "", "", false, nil
 	}
 	v.busy[best]++
 	if bounded && second >= 0 {
-		rel, name = strconv.FormatInt(v.at[second]-now, 10), v.name[second]
+		bound, name = strconv.FormatInt(v.at[second]-now, 10), v.name[second]
 	}
-	return best, rel, name, true
+	return best, bound, name, true, nil
 }
 
 func (v *view) release(i int) {
 	v.mu.Lock()
 	v.busy[i]--
+	v.notify()
 	v.mu.Unlock()
 }
 
@@ -308,7 +346,7 @@ func (s *Store) refresh(ctx context.Context, force bool) error {
 			continue
 		}
 		if !v.has[i] || score < v.at[i] {
-			v.has[i], v.at[i], v.name[i] = true, score, "?"
+			v.has[i], v.at[i], v.name[i], v.ready[i] = true, score, "?", 0
 		}
 	}
 	return nil
@@ -320,18 +358,19 @@ func (v *view) verOf() string {
 	return v.ver
 }
 
-// verify reads every shard's first ready key and first lease, in one
-// pipelined round, and asks the shards that have either for their tail:
-// it reports whether the job is empty. A Store calls it when it knows of
-// no event in any shard: only then may it report Idle.
+// verify reads every shard's first ready keys and first lease expiry, in
+// one pipelined round, and learns them as it learns a reply's tail: it
+// reports whether the job is empty. A Store calls it when it knows of no
+// ready key in any shard: only then may it report Idle. It changes
+// nothing in Redis: a shard that woke without telling the wake index (a
+// process died in between) is found by each Store's own check.
 func (s *Store) verify(ctx context.Context, now time.Time) (bool, error) {
-	var busy []*shard
+	rnow := s.clockNow(now)
 	err := s.retry(ctx, "idle check", func() error {
-		busy = busy[:0]
 		cmds, err := s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
 			for _, sh := range s.shards {
-				p.ZCard(ctx, sh.prefix+"ready")
-				p.ZCard(ctx, sh.prefix+"exp")
+				p.ZRangeWithScores(ctx, sh.prefix+"ready", 0, readyCap-1)
+				p.ZRangeWithScores(ctx, sh.prefix+"exp", 0, 0)
 			}
 			return nil
 		})
@@ -340,28 +379,38 @@ func (s *Store) verify(ctx context.Context, now time.Time) (bool, error) {
 		}
 		s.view.mu.Lock()
 		defer s.view.mu.Unlock()
-		for i, sh := range s.shards {
-			if cmds[2*i].(*redis.IntCmd).Val()+cmds[2*i+1].(*redis.IntCmd).Val() > 0 {
-				busy = append(busy, sh)
-			} else {
-				s.view.has[i] = false // a shard that wakes meanwhile publishes it
-			}
+		for i := range s.shards {
+			s.view.head(i, cmds[2*i].(*redis.ZSliceCmd).Val(), cmds[2*i+1].(*redis.ZSliceCmd).Val(), rnow)
 		}
+		s.view.notify()
 		return nil
 	})
 	if err != nil {
 		return false, err
-	}
-	for _, sh := range busy {
-		if _, err := s.call(ctx, sh, peekScript, "idle check", now); err != nil {
-			return false, err
-		}
 	}
 	if err := s.refresh(ctx, true); err != nil {
 		return false, err
 	}
 	_, any := s.view.next()
 	return !any, nil
+}
+
+// head records shard i's next event from its first ready keys and first
+// lease expiry, read at now (µs), as tail (prelude.lua) tells it. v.mu is
+// held.
+func (v *view) head(i int, ready, exp []redis.Z, now int64) {
+	v.has[i], v.at[i], v.name[i], v.ready[i] = false, 0, "", 0
+	if len(ready) > 0 {
+		v.has[i], v.at[i], v.name[i] = true, int64(ready[0].Score), fmt.Sprint(ready[0].Member)
+		for _, z := range ready {
+			if int64(z.Score) <= now {
+				v.ready[i]++
+			}
+		}
+	}
+	if len(exp) > 0 && (!v.has[i] || int64(exp[0].Score) < v.at[i]) {
+		v.has[i], v.at[i], v.name[i] = true, int64(exp[0].Score), ""
+	}
 }
 
 // group is the part of a batch whose keys hash to one shard.

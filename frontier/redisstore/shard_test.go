@@ -60,3 +60,35 @@ func TestFairAcrossShards(t *testing.T) {
 		t.Errorf("MaxPages 22 after 20 pages: %d of 4 added (%v), want 2", n, refused)
 	}
 }
+
+// TestPickBusyShard: a shard with one ready key and a claim in flight is
+// not sent a second claim, which would find nothing: pick hands back a
+// channel that closes when the claim comes back. A shard with more ready
+// keys takes as many claims at once.
+func TestPickBusyShard(t *testing.T) {
+	v := newView(2)
+	v.learn(0, []any{int64(1), int64(100), "a", int64(0), int64(0), int64(1)}, true)
+	i, _, _, ok, _ := v.pick(200, false)
+	if !ok || i != 0 {
+		t.Fatalf("pick = %d, %v; want shard 0", i, ok)
+	}
+	if _, _, _, ok, busy := v.pick(200, false); ok || busy == nil {
+		t.Fatalf("second pick of a shard with one ready key: ok %v, channel %v; want a wait", ok, busy)
+	} else {
+		v.release(0)
+		select {
+		case <-busy:
+		default:
+			t.Fatal("the claim came back: the channel is open")
+		}
+	}
+	v.learn(1, []any{int64(1), int64(50), "b", int64(0), int64(0), int64(2)}, true)
+	for n, want := range []int{1, 0, 1} { // the free shard first, then the one with two keys
+		if i, _, _, ok, _ := v.pick(200, false); !ok || i != want {
+			t.Fatalf("claim %d: pick = %d, %v; want shard %d", n+1, i, ok, want)
+		}
+	}
+	if _, _, _, ok, busy := v.pick(200, false); ok || busy == nil {
+		t.Errorf("a claim in flight for every ready key: ok %v, channel %v; want a wait", ok, busy)
+	}
+}

@@ -42,8 +42,16 @@ const closeTimeout = 5 * time.Second
 // slot of a key is taken: the slot frees at a time no one knows yet.
 const fullRecheck = 100 * time.Millisecond
 
-// forgetBatch bounds how many memo entries one request clears.
-const forgetBatch = 256
+// forgetBatch bounds how many memo entries one request clears, and
+// forgetMin is how many a request waits for before it clears them: one
+// HDEL per forgetMin requests of a shard instead of one per request.
+const forgetBatch, forgetMin = 256, 16
+
+// memoRefresh is how often, at most, a request moves the expiry of the
+// Store's memo in its shard (MEMO_TTL, 10 minutes, in prelude.lua) later,
+// besides when it clears memos: only a Store that stopped leaves a memo
+// to expire.
+const memoRefresh = time.Minute
 
 var (
 	// ErrStateLost: a job the Store had used is gone from Redis — it
@@ -233,6 +241,9 @@ type request struct {
 	argv   []any
 	id     string
 	forget string
+	sent   bool // it may have run: a retry asks the script's memo first
+	// refresh: the script moves the memo's expiry later.
+	refresh bool
 }
 
 // prepare makes the request to run the script sc, which changes the state
@@ -243,8 +254,13 @@ func (s *Store) prepare(sh *shard, sc *redis.Script, op string, now time.Time, a
 		}
 	}
 	r := &request{sh: sh, sc: sc, op: op, id: strconv.FormatUint(s.lastReq.Add(1), 36), forget: sh.takeForget()}
+	forget := r.forget
+	if last := sh.memoAt.Load(); forget != "" || time.Since(time.Unix(0, last)) >= memoRefresh {
+		forget = "!" + forget // see prelude.lua: the memo's expiry moves
+		r.refresh = true
+	}
 	r.argv = make([]any, 0, 7+len(args))
-	r.argv = append(r.argv, sh.prefix, sh.memo, r.id, r.forget, micros(now), flag(s.opt.CallerClock), flag(sh.joined.Load()))
+	r.argv = append(r.argv, sh.prefix, sh.memo, r.id, forget, micros(now), flag(s.opt.CallerClock), flag(sh.joined.Load()))
 	r.argv = append(r.argv, args...)
 	return r
 }
@@ -277,6 +293,10 @@ func (s *Store) send(ctx context.Context, r *request, first *redis.Cmd) ([]any, 
 			v, err = first.Result()
 			first = nil
 		} else {
+			if r.sent {
+				r.argv[2] = "+" + r.id // see prelude.lua: the memo is read
+			}
+			r.sent = true
 			v, err = r.sc.Run(ctx, s.c, r.sh.keys, r.argv...).Result()
 		}
 		if err != nil {
@@ -298,18 +318,22 @@ func (s *Store) send(ctx context.Context, r *request, first *redis.Cmd) ([]any, 
 // received notes that r's reply arrived, learns its tail, publishes the
 // shard if it woke, and returns the rest of the reply.
 func (s *Store) received(ctx context.Context, r *request, reply []any) ([]any, error) {
+	r.noted()
+	if err := s.learnTail(ctx, r.sh, reply[len(reply)-tailLen:]); err != nil {
+		return nil, err
+	}
+	return reply[:len(reply)-tailLen], nil
+}
+
+// noted notes that r's reply arrived: its memo may be forgotten.
+func (r *request) noted() {
 	r.sh.joined.Store(true)
+	if r.refresh {
+		r.sh.memoAt.Store(time.Now().UnixNano())
+	}
 	r.sh.mu.Lock()
 	r.sh.forget = append(r.sh.forget, r.id)
 	r.sh.mu.Unlock()
-	t := reply[len(reply)-tailLen:]
-	s.view.learn(r.sh.i, t, s.opt.CallerClock)
-	if ver := intOf(t[3]); ver > 0 {
-		if err := s.publish(ctx, r.sh.i, ver, intOf(t[1])); err != nil {
-			return nil, err
-		}
-	}
-	return reply[:len(reply)-tailLen], nil
 }
 
 // callMany runs rs in one pipelined round (a round per node of a
@@ -329,6 +353,7 @@ func (s *Store) callMany(ctx context.Context, rs []*request) ([][]any, error) {
 	var errs []error
 	for i, r := range rs {
 		first := cmds[i]
+		r.sent = first != nil
 		if first != nil && first.Err() != nil {
 			first = nil // NOSCRIPT, or a failure to retry
 		}
@@ -342,7 +367,7 @@ func (s *Store) callMany(ctx context.Context, rs []*request) ([][]any, error) {
 }
 
 // tailLen is the length of the tail of a script's reply (prelude.lua).
-const tailLen = 5
+const tailLen = 6
 
 // takeForget returns, comma-separated, ids of requests whose replies
 // arrived, for the next script to forget their memos.
@@ -350,7 +375,7 @@ func (sh *shard) takeForget() string {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	n := min(len(sh.forget), forgetBatch)
-	if n == 0 {
+	if n < forgetMin {
 		return ""
 	}
 	ids := strings.Join(sh.forget[len(sh.forget)-n:], ",")
@@ -633,6 +658,9 @@ func (s *Store) DoneAdding(ctx context.Context, l *frontier.Lease, now time.Time
 	refused := make([]error, len(batch)+1) // the last is the Done's
 	ownDone := false
 	gs := s.split(len(batch), func(i int) string { return batch[i].Key }, own)
+	if budget < 0 && (len(gs) > 1 || gs[0].sh != own) && s.oneServer() {
+		return s.doneAddingAll(ctx, l, own, gs, now, o, batch, lim)
+	}
 	if budget < 0 && len(gs) > 2 {
 		// No page limit to share out in order: the other shards' links
 		// go in one pipelined round.
@@ -701,8 +729,11 @@ func (s *Store) dueArg(due, now time.Time) string {
 		return strconv.FormatInt(us, 10)
 	}
 	d := due.Sub(now)
-	if d <= 0 {
-		return strconv.FormatInt(d.Microseconds(), 10)
+	if d <= 0 || !due.After(time.Now()) {
+		// Due already on this machine's clock, if not at the caller's now
+		// (a Frontier stamps its links' Due after the now of their
+		// DoneAdding): at once, to the key's list, not its sorted set.
+		return strconv.FormatInt(min(d.Microseconds(), 0), 10)
 	}
 	return strconv.FormatInt(ceilMicros(d), 10)
 }
@@ -771,11 +802,22 @@ func (s *Store) Claim(ctx context.Context, now time.Time, opt frontier.ClaimOpti
 			if err := s.refresh(ctx, false); err != nil {
 				return frontier.Claim{}, err
 			}
-			i, rel, name, ok := s.view.pick(rnow, probe < maxProbes)
+			i, bound, name, ok, busy := s.view.pick(rnow, probe < maxProbes)
+			if !ok && busy != nil {
+				// Every ready shard has as many claims in flight as it
+				// has ready keys: wait for one to come back instead of
+				// sending a claim that would find nothing.
+				select {
+				case <-busy:
+					continue
+				case <-ctx.Done():
+					return frontier.Claim{}, ctx.Err()
+				}
+			}
 			if !ok {
 				break
 			}
-			l, err := s.claimShard(ctx, s.shards[i], now, opt, rel, name)
+			l, err := s.claimShard(ctx, s.shards[i], now, opt, bound, name)
 			s.view.release(i)
 			if err != nil || l != nil {
 				return frontier.Claim{Lease: l}, err
@@ -798,10 +840,11 @@ func (s *Store) Claim(ctx context.Context, now time.Time, opt frontier.ClaimOpti
 	return frontier.Claim{}, nil
 }
 
-// claimShard runs claim.lua on sh, bounded by the key rel µs from now named
-// name (none if rel is ""): a nil Lease if sh has no key to hand out.
-func (s *Store) claimShard(ctx context.Context, sh *shard, now time.Time, opt frontier.ClaimOptions, rel, name string) (*frontier.Lease, error) {
-	r, err := s.call(ctx, sh, claimScript, "claim", now, max(opt.PerHost, 1), leaseMicros(opt.Lease), rel, name)
+// claimShard runs claim.lua on sh, bounded by the key bound µs from now
+// named name (none if bound is ""): a nil Lease if sh has no key to hand
+// out.
+func (s *Store) claimShard(ctx context.Context, sh *shard, now time.Time, opt frontier.ClaimOptions, bound, name string) (*frontier.Lease, error) {
+	r, err := s.call(ctx, sh, claimScript, "claim", now, max(opt.PerHost, 1), leaseMicros(opt.Lease), bound, name)
 	if err != nil {
 		return nil, err
 	}
@@ -1309,12 +1352,12 @@ var (
 	dropSrc string
 	//go:embed lua/read.lua
 	readSrc string
-	//go:embed lua/peek.lua
-	peekSrc string
 	//go:embed lua/setup.lua
 	setupSrc string
 	//go:embed lua/reserve.lua
 	reserveSrc string
+	//go:embed lua/multi.lua
+	multiSrc string
 
 	prelude = bucketSrc + preludeSrc
 
@@ -1322,12 +1365,12 @@ var (
 	addScript        = redis.NewScript(prelude + addSrc + "return reply(add(8))\n")
 	finishScript     = redis.NewScript(prelude + finishSrc + "return reply({finish()})\n")
 	doneAddingScript = redis.NewScript(prelude + addSrc + finishSrc + doneAddingSrc)
+	multiScript      = redis.NewScript(prelude + addSrc + finishSrc + multiSrc)
 	claimScript      = redis.NewScript(prelude + claimSrc)
 	claimKeyScript   = redis.NewScript(prelude + claimKeySrc)
 	giveUpScript     = redis.NewScript(prelude + giveUpSrc)
 	dropScript       = redis.NewScript(prelude + dropSrc)
 	readScript       = redis.NewScript(readSrc)
-	peekScript       = redis.NewScript(prelude + peekSrc)
 	setupScript      = redis.NewScript(setupSrc)
 	reserveScript    = redis.NewScript(reserveSrc)
 )

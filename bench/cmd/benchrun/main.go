@@ -31,6 +31,10 @@
 //	go -C bench run ./cmd/benchrun -workloads g -crawlers heed -runs 1
 //	go -C bench run ./cmd/benchrun -workloads g -crawlers heed,heed-redis-2 -runs 3 -for 5m
 //
+// With -redis-cluster N, heed-redis runs on a Redis Cluster of N primaries:
+//
+//	go -C bench run ./cmd/benchrun -workloads f -crawlers heed,heed-redis,heed-redis-4 -redis-cluster 3 -runs 1
+//
 // Heed is skipped, with a note in the table, while ../cmd/crawl does not
 // exist or does not build; heed-redis while crawl has no -redis flag.
 package main
@@ -74,6 +78,7 @@ func run() int {
 	repo := flag.String("repo", "..", "heed checkout (for cmd/crawl), relative to the bench module")
 	out := flag.String("out", "", "also write the markdown table to this file")
 	forDuration := flag.Duration("for", 0, "how long each run of a continuous workload (g) revisits (crawl -for); 0 keeps the workload's (3m)")
+	cluster := flag.Int("redis-cluster", 0, "run heed-redis on a Redis Cluster of this many primaries (at least 3) instead of one redis-server")
 	broken := flag.Bool("broken", true, "serve testweb's broken hosts with each workload; false: the healthy web alone, as before wave three")
 	flag.Parse()
 
@@ -116,12 +121,17 @@ func run() int {
 	plan.Spawner = spawner
 	for _, c := range built {
 		if c.Redis && plan.Redis == nil {
-			if plan.Redis, err = harness.StartRedis(ctx, scratch); err != nil {
+			if *cluster > 0 {
+				plan.Redis, err = harness.StartRedisCluster(ctx, scratch, *cluster)
+			} else {
+				plan.Redis, err = harness.StartRedis(ctx, scratch)
+			}
+			if err != nil {
 				fmt.Fprintln(os.Stderr, "benchrun:", err)
 				return 1
 			}
 			defer plan.Redis.Close()
-			log.Info("redis-server", "addr", plan.Redis.Addr)
+			log.Info("redis-server", "url", plan.Redis.URL())
 		}
 	}
 

@@ -1,5 +1,5 @@
--- add.lua: add-if-new for a batch, as the function add(a), whose
--- arguments start at ARGV[a]: ARGV[a..a+3] are the limits (how many
+-- add.lua: add-if-new for a batch, as the function add(a, z), whose
+-- arguments are ARGV[a..z] (z: #ARGV if nil): ARGV[a..a+3] are the limits (how many
 -- pages the batch may add, -1 for no limit: the Store reserved them of
 -- the job's MaxPages; MaxPagesPerHost, MaxSitemapsPerHost,
 -- MaxSitemapURLsPerHost, 0 for none), ARGV[a+4] what the seen-set holds ('hash' or 'url'); from
@@ -8,28 +8,26 @@
 -- dueOf; '' for at once). It returns one
 -- code per item: 0 queued, 1 seen, 2 given up, 3 page limit, 4 host limit,
 -- 5 sitemap limit.
-local function add(a)
+local function add(a, z)
   local budget, maxHost, maxSM, maxSMU = tonumber(ARGV[a]), tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3])
   if (maxHost > 0 or maxSM > 0 or maxSMU > 0) and not keep then
     -- Per-key counters must outlive the keys' queues.
     keep = true
     redis.call('HSET', N, 'keep', 1)
   end
-  local c = redis.call('HMGET', N, 'scheduled', 'seen')
-  if c[2] and c[2] ~= ARGV[a + 4] then
-    error({err = 'HEEDSEEN the job\'s seen-set holds ' .. c[2] .. ', not ' .. ARGV[a + 4] .. ' (Options.ExactSeen differs)'})
-  elseif not c[2] then
+  local seenKind = NV[14]
+  if seenKind and seenKind ~= ARGV[a + 4] then
+    error({err = 'HEEDSEEN the job\'s seen-set holds ' .. seenKind .. ', not ' .. ARGV[a + 4] .. ' (Options.ExactSeen differs)'})
+  elseif not seenKind then
     redis.call('HSET', N, 'seen', ARGV[a + 4])
   end
-  local scheduled, used = num(c[1]), 0
+  local used = 0
   local keys, order, codes, added = {}, {}, {}, 0
-  for i = a + 5, #ARGV, 5 do
+  for i = a + 5, z or #ARGV, 5 do
     local name, class = ARGV[i + 1], ARGV[i + 2]
     local s = keys[name]
     if not s then
       s = key(name)
-      local c = redis.call('HMGET', s.K, 'sched', 'sm', 'smu')
-      s.sched, s.sm, s.smu = num(c[1]), num(c[2]), num(c[3])
       keys[name] = s
       order[#order + 1] = s
     end
@@ -56,7 +54,7 @@ local function add(a)
         s.sm = s.sm + 1
       else
         s.sched = s.sched + 1
-        scheduled, used = scheduled + 1, used + 1
+        used = used + 1
         if class == '2' then s.smu = s.smu + 1 end
       end
     end
@@ -66,8 +64,8 @@ local function add(a)
     if s.changed then save(s, 'sched', s.sched, 'sm', s.sm, 'smu', s.smu) end
   end
   if added > 0 then
-    redis.call('HINCRBY', N, 'queued', added)
-    redis.call('HSET', N, 'scheduled', scheduled)
+    bump('queued', added)
+    bump('scheduled', used)
   end
   return codes
 end

@@ -28,7 +28,7 @@ for _ = 1, 100 do
     if not item then
       save(s) -- its first item is not due: to its Due
     else
-      redis.call('HINCRBY', N, 'queued', -1)
+      bump('queued', -1)
       local token = grant(s, item, lease, due)
       save(s)
       local st = redis.call('HMGET', s.K, 'st', 'rv')
@@ -40,10 +40,11 @@ end
 local nxt
 local top = redis.call('ZRANGE', R, 0, 0, 'WITHSCORES')
 if #top > 0 then nxt = tonumber(top[2]) end
-local exp = redis.call('ZRANGE', E, 0, 0, 'WITHSCORES')
-if #exp > 0 and (not nxt or tonumber(exp[2]) < nxt) then nxt = tonumber(exp[2]) end
-local c = redis.call('HMGET', N, 'queued', 'leased')
-local idle = (num(c[1]) <= 0 and num(c[2]) <= 0) and 1 or 0
+if cnt.leased > 0 then
+  local exp = redis.call('ZRANGE', E, 0, 0, 'WITHSCORES')
+  if #exp > 0 and (not nxt or tonumber(exp[2]) < nxt) then nxt = tonumber(exp[2]) end
+end
+local idle = (cnt.queued <= 0 and cnt.leased <= 0) and 1 or 0
 if nxt then
   return reply({0, 1, math.max(nxt - clock, 0), idle})
 end

@@ -22,10 +22,10 @@ local function finish()
   rest(s, tonumber(ARGV[14]))
   if item and ARGV[10] == '1' then
     front(s, ARGV[11], s.ldue)
-    redis.call('HINCRBY', N, 'queued', 1)
+    bump('queued', 1)
   elseif item and ARGV[19] ~= '' then
     queue(s, ARGV[19], dueOf(ARGV[20]))
-    redis.call('HINCRBY', N, 'queued', 1)
+    bump('queued', 1)
   end
   s.cu = 0
   if tonumber(ARGV[18]) > 0 then s.cu = clock + tonumber(ARGV[18]) end

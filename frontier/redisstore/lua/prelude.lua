@@ -5,14 +5,16 @@
 -- key a script touches is in that slot. ARGV:
 --   1 the shard's key prefix, heed:{job/SHARD}: (heed:{job}: for a job of
 --     an earlier release, one shard)
---   2 the Store's memo hash ('' for none), 3 this request's id,
+--   2 the Store's memo hash ('' for none), 3 this request's id, behind
+--     a '+' if it may have run already (a retry: its memo is looked up),
 --   4 ids, comma-separated, of requests whose replies arrived (forgotten),
+--     behind a '!' if the memo's expiry is to move later (the Store does
+--     not move it at every request),
 --   5 the caller's now in µs, 6 '1' to decide on it instead of TIME,
 --   7 '1' if the Store has used the job before (it must exist).
--- Scripts' own arguments start at ARGV[8].
-local P = ARGV[1]
-local N = KEYS[1]
-local R, E, L, LI, T, S = P .. 'ready', P .. 'exp', P .. 'lease', P .. 'item', P .. 'token', P .. 'seen'
+-- Scripts' own arguments start at ARGV[8]. The functions work on the
+-- shard enter last entered: ARGV[1]'s, unless a script (multi.lua, on a
+-- single Redis) enters others.
 -- How long an idle key's pacing state outlives its rest (ms), and a memo.
 local IDLE_TTL, MEMO_TTL = 60000, 600000
 
@@ -21,63 +23,118 @@ local function num(v)
   return 0
 end
 
--- The one clock of every decision: Redis's, unless the Store decides on
--- its caller's; then an operation without a now (Add, GiveUp) takes the
--- latest now a caller gave.
-local clock
-if ARGV[6] ~= '1' then
-  local t = redis.call('TIME')
-  clock = tonumber(t[1]) * 1000000 + tonumber(t[2])
-else
-  local last = num(redis.call('HGET', N, 'lastnow'))
-  clock = num(ARGV[5])
-  if clock == 0 then
-    clock = last
-  elseif clock > last then
-    redis.call('HSET', N, 'lastnow', clock)
+-- The shard's keys, its counters hash's values (NV, read once: its
+-- counters are kept in cnt and written back once, by flush, with the
+-- fields of dirty), the clock, and Redis's run_id and TIME, read once a
+-- script.
+local P, N, R, E, L, LI, T, S, NV, cnt, dirty, clock, runID, redisNow
+
+-- bump adds d to counter f.
+local function bump(f, d)
+  cnt[f], dirty[f] = cnt[f] + d, true
+end
+
+-- enter makes the functions work on the shard of key prefix p, whose
+-- counters hash is n.
+local function enter(p, n)
+  P, N = p, n
+  R, E, L, LI, T, S = P .. 'ready', P .. 'exp', P .. 'lease', P .. 'item', P .. 'token', P .. 'seen'
+  NV = redis.call('HMGET', N, 'lastnow', 'runid', 'epoch', 'epochat', 'perhost', 'keep', 'pub', 'pv',
+    'queued', 'leased', 'hosts', 'busy', 'scheduled', 'seen')
+  cnt = {queued = num(NV[9]), leased = num(NV[10]), hosts = num(NV[11]), busy = num(NV[12]),
+    scheduled = num(NV[13])}
+  dirty = {}
+  -- The one clock of every decision: Redis's, unless the Store decides on
+  -- its caller's; then an operation without a now (Add, GiveUp) takes the
+  -- latest now a caller gave.
+  if ARGV[6] ~= '1' then
+    if not redisNow then
+      local t = redis.call('TIME')
+      redisNow = tonumber(t[1]) * 1000000 + tonumber(t[2])
+    end
+    clock = redisNow
+  else
+    local last = num(NV[1])
+    clock = num(ARGV[5])
+    if clock == 0 then
+      clock = last
+    elseif clock > last then
+      cnt.lastnow, dirty.lastnow = clock, true
+    end
   end
 end
 
 -- A request retried after its reply was lost gets the reply it had: a
 -- script is applied once however often it is sent.
 local memo, reqID = ARGV[2], ARGV[3]
+local retried = string.sub(reqID, 1, 1) == '+'
+if retried then reqID = string.sub(reqID, 2) end
 
 -- tail returns what the Store keeps of the shard (shard.go): whether it
 -- has a next event, its score and the ready key's name (when the first
 -- ready key may be claimed, or since when it has waited, or the first
 -- lease expiry), the shard's publication number if the Store must tell
--- the job's wake index, else 0, and the clock. The shard publishes when its
+-- the job's wake index, else 0, the clock, and how many keys are ready
+-- now, up to 8 (a Store sends no more claims at once to a shard than it
+-- has ready keys: the others would find nothing). The shard publishes when its
 -- next event comes earlier than it last published (pub) — it woke — and
 -- moves pub later, silently, when it is not ready now: a Store that
 -- cached a later time than the truth has always been told since.
 local function tail()
-  local top = redis.call('ZRANGE', R, 0, 0, 'WITHSCORES')
+  local top = redis.call('ZRANGE', R, 0, 7, 'WITHSCORES')
   local nxt, name = tonumber(top[2]), top[1] or ''
-  local exp = redis.call('ZRANGE', E, 0, 0, 'WITHSCORES')
-  if #exp > 0 and (not nxt or tonumber(exp[2]) < nxt) then nxt, name = tonumber(exp[2]), '' end
-  local v = redis.call('HMGET', N, 'pub', 'pv')
-  local pub, ver = tonumber(v[1]), 0
+  local more = 0
+  for i = 2, #top, 2 do
+    if tonumber(top[i]) <= clock then more = more + 1 end
+  end
+  if cnt.leased > 0 then -- the expiry set holds the shard's leases
+    local exp = redis.call('ZRANGE', E, 0, 0, 'WITHSCORES')
+    if #exp > 0 and (not nxt or tonumber(exp[2]) < nxt) then nxt, name = tonumber(exp[2]), '' end
+  end
+  local pub, ver = tonumber(NV[7]), 0
   if not nxt then
     if pub then redis.call('HDEL', N, 'pub') end
-    return {0, 0, '', 0, clock}
+    return {0, 0, '', 0, clock, 0}
   end
   if not pub or nxt < pub then
-    ver = num(v[2]) + 1
-    redis.call('HSET', N, 'pub', nxt, 'pv', ver)
+    ver = num(NV[8]) + 1
+    cnt.pub, cnt.pv, dirty.pub, dirty.pv = nxt, ver, true, true
   elseif nxt > clock and nxt > pub then
-    redis.call('HSET', N, 'pub', nxt)
+    cnt.pub, dirty.pub = nxt, true
   end
-  return {1, nxt, name, ver, clock}
+  return {1, nxt, name, ver, clock, more}
+end
+
+-- flush writes back the counters that changed, in one command.
+local function flush()
+  local args = {}
+  for f in pairs(dirty) do
+    args[#args + 1] = f
+    args[#args + 1] = cnt[f]
+  end
+  if #args > 0 then redis.call('HSET', N, unpack(args)) end
+  dirty = {}
+end
+
+-- leave appends the shard's tail to r and writes its counters back.
+local function leave(r)
+  local t = tail()
+  flush()
+  for i = 1, #t do r[#r + 1] = t[i] end
+end
+
+-- remember keeps r, the script's reply, in the memo, and returns it.
+local function remember(r)
+  if memo ~= '' then
+    redis.call('HSET', memo, reqID, cmsgpack.pack(r))
+    if string.sub(ARGV[4], 1, 1) == '!' then redis.call('PEXPIRE', memo, MEMO_TTL) end
+  end
+  return r
 end
 
 local function reply(r)
-  local t = tail()
-  for i = 1, #t do r[#r + 1] = t[i] end
-  if memo ~= '' then
-    redis.call('HSET', memo, reqID, cmsgpack.pack(r))
-    redis.call('PEXPIRE', memo, MEMO_TTL)
-  end
-  return r
+  leave(r)
+  return remember(r)
 end
 
 local epoch, epochAt, perHost, keep = 0, 0, 1, false
@@ -87,15 +144,17 @@ local epoch, epochAt, perHost, keep = 0, 0, 1, false
 -- rolled back, and requests may have been under way. Every key then rests
 -- a full Delay from the restart (applied lazily, as keys are touched), and the
 -- fencing tokens jump past any a rolled-back counter could hand out again.
--- A job the Store used before that is gone altogether is an error: Redis
--- lost it.
-local function join()
-  local v = redis.call('HMGET', N, 'runid', 'epoch', 'epochat', 'perhost', 'keep')
-  epoch, epochAt, perHost, keep = num(v[2]), num(v[3]), math.max(num(v[4]), 1), v[5] == '1'
-  local run = string.match(redis.call('INFO', 'server'), 'run_id:(%x+)') or '?'
-  if v[1] == run then return end
-  if not v[1] then
-    if ARGV[7] == '1' then
+-- A job the Store used before (joined '1') that is gone altogether is an
+-- error: Redis lost it.
+local function join(joined)
+  epoch, epochAt, perHost, keep = num(NV[3]), num(NV[4]), math.max(num(NV[5]), 1), NV[6] == '1'
+  if not runID then
+    runID = string.match(redis.call('INFO', 'server'), 'run_id:(%x+)') or '?'
+  end
+  local run = runID
+  if NV[2] == run then return end
+  if not NV[2] then
+    if joined == '1' then
       error({err = 'HEEDLOST the job\'s state is gone from Redis (restarted without persistence, or deleted)'})
     end
     redis.call('HSET', N, 'runid', run)
@@ -134,10 +193,11 @@ end
 local function key(name, token)
   local K = P .. 'k:' .. name
   local v = redis.call('HMGET', K, 'na', 'delay', 'leased', 'gu', 'ep', 'cu', 'bt', 'bl', 'br',
-    'dn', 'dh', 'ds', 'ld' .. (token or ''))
+    'dn', 'dh', 'ds', 'ld' .. (token or ''), 'sched', 'sm', 'smu', 'p')
   local s = {K = K, Q = P .. 'q:' .. name, D = P .. 'd:' .. name, name = name, na = num(v[1]), delay = num(v[2]),
     leased = num(v[3]), gu = v[4] == '1', cu = num(v[6]), b = bucketOf(v[7], v[8], v[9]),
-    dlen = num(v[10]), dhead = tonumber(v[11]), dseq = num(v[12]), ldue = token and tonumber(v[13])}
+    dlen = num(v[10]), dhead = tonumber(v[11]), dseq = num(v[12]), ldue = token and tonumber(v[13]),
+    sched = num(v[14]), sm = num(v[15]), smu = num(v[16]), persisted = v[17] == '1'}
   if s.dlen > 0 and not s.dhead then -- not kept: Redis lost a write
     s.dhead = tonumber(redis.call('ZRANGE', s.D, 0, 0, 'WITHSCORES')[2]) or clock
   end
@@ -252,18 +312,26 @@ end
 -- closed key goes ahead of every other, at 0), and lets an idle key's
 -- state expire once its rest is over.
 local function save(s, ...)
-  redis.call('HSET', s.K, 'na', s.na, 'leased', s.leased, 'ep', epoch, ...)
+  local args = {...}
+  local function set(...)
+    for _, v in ipairs({...}) do args[#args + 1] = v end
+  end
+  set('na', s.na, 'leased', s.leased, 'ep', epoch)
   if s.dset then
-    redis.call('HSET', s.K, 'dn', s.dlen, 'dh', s.dhead or '', 'ds', s.dseq)
+    set('dn', s.dlen, 'dh', s.dhead or '', 'ds', s.dseq)
     s.dset = false
   end
   if s.bset then
-    redis.call('HSET', s.K, 'bt', s.b.tokens, 'bl', s.b.last, 'br', s.b.limit)
+    set('bt', s.b.tokens, 'bl', s.b.last, 'br', s.b.limit)
     s.bset = false
   end
   local active, busy = s.qlen > 0 or s.leased > 0, s.leased > 0
-  if active ~= s.active then redis.call('HINCRBY', N, 'hosts', active and 1 or -1) end
-  if busy ~= s.busy then redis.call('HINCRBY', N, 'busy', busy and 1 or -1) end
+  -- The hash's field p says it has no expiry: PERSIST only when it may.
+  local stays = active or s.gu or keep
+  set('p', stays and 1 or 0)
+  redis.call('HSET', s.K, unpack(args))
+  if active ~= s.active then bump('hosts', active and 1 or -1) end
+  if busy ~= s.busy then bump('busy', busy and 1 or -1) end
   s.active, s.busy = active, busy
   if s.qlen > 0 and s.leased < perHost then
     local at = 0
@@ -278,11 +346,12 @@ local function save(s, ...)
   else
     redis.call('ZREM', R, s.name)
   end
-  if active or s.gu or keep then
-    redis.call('PERSIST', s.K)
+  if stays then
+    if not s.persisted then redis.call('PERSIST', s.K) end
   else
     redis.call('PEXPIRE', s.K, math.floor(math.max(s.na - clock, 0) / 1000) + IDLE_TTL)
   end
+  s.persisted = stays
 end
 
 -- unlease removes lease token's records, and returns its item (false for
@@ -298,7 +367,7 @@ end
 -- leaseOf loads the key of a lease token that unlease ended, s, with one
 -- lease fewer, and returns it.
 local function leaseOf(name, token)
-  redis.call('HINCRBY', N, 'leased', -1)
+  bump('leased', -1)
   local s = key(name, token)
   s.leased = math.max(s.leased - 1, 0)
   if s.ldue then redis.call('HDEL', s.K, 'ld' .. token) end
@@ -315,7 +384,7 @@ local function expire(token, restFrom)
   local s = leaseOf(name, token)
   if item then
     front(s, item, s.ldue)
-    redis.call('HINCRBY', N, 'queued', 1)
+    bump('queued', 1)
   end
   rest(s, restFrom + s.delay - clock)
   save(s)
@@ -323,6 +392,7 @@ end
 
 -- sweep takes back a bounded number of expired leases.
 local function sweep()
+  if cnt.leased <= 0 then return end -- no lease to expire
   local due = redis.call('ZRANGEBYSCORE', E, '-inf', clock, 'WITHSCORES', 'LIMIT', 0, 32)
   for i = 1, #due, 2 do
     expire(due[i], tonumber(due[i + 1]))
@@ -338,7 +408,7 @@ local function grant(s, item, lease, due)
   if item then redis.call('HSET', LI, token, item) end
   if due then redis.call('HSET', s.K, 'ld' .. token, due) end
   redis.call('ZADD', E, clock + lease, token)
-  redis.call('HINCRBY', N, 'leased', 1)
+  bump('leased', 1)
   s.leased = s.leased + 1
   if perHost > 1 and not closed(s) then
     -- More than one lease at once: the claim takes the token, so that
@@ -358,10 +428,13 @@ local function setPerHost(v)
 end
 
 if memo ~= '' then
-  for id in string.gmatch(ARGV[4], '[^,]+') do
-    redis.call('HDEL', memo, id)
+  local ids = {}
+  for id in string.gmatch(ARGV[4], '[^,!]+') do ids[#ids + 1] = id end
+  if #ids > 0 then redis.call('HDEL', memo, unpack(ids)) end
+  if retried then
+    local m = redis.call('HGET', memo, reqID)
+    if m then return cmsgpack.unpack(m) end
   end
-  local m = redis.call('HGET', memo, reqID)
-  if m then return cmsgpack.unpack(m) end
 end
-join()
+enter(ARGV[1], KEYS[1])
+join(ARGV[7])

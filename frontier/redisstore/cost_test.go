@@ -1,0 +1,234 @@
+package redisstore
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/heedcrawl/heed/frontier"
+	"github.com/heedcrawl/heed/internal/redistest"
+)
+
+// BenchmarkCostPerPage measures what a page costs Redis, on one server
+// (without persistence, as bench's heed-redis runs it; with the AOF
+// fsynced on every write; with the job in one shard) and on a cluster of
+// three primaries (AOF fsynced on every write, as redistest starts it): a
+// crawl through a Frontier whose pages each link to ten of twenty hosts
+// (see crawl). It reports per page the client's round trips (a pipeline,
+// even across a cluster's nodes, counts once), the script calls and
+// commands the servers ran (INFO commandstats, summed over the nodes),
+// and the servers' CPU time (used_cpu_user + used_cpu_sys, summed).
+func BenchmarkCostPerPage(b *testing.B) {
+	b.Run("single", func(b *testing.B) {
+		srv := redistest.StartWith(b, redistest.Options{NoPersistence: true})
+		benchCost(b, srv.Client(), []*redistest.Server{srv}, DefaultShards)
+	})
+	b.Run("single-1shard", func(b *testing.B) {
+		srv := redistest.StartWith(b, redistest.Options{NoPersistence: true})
+		benchCost(b, srv.Client(), []*redistest.Server{srv}, 1)
+	})
+	b.Run("single-aof", func(b *testing.B) {
+		srv := redistest.Start(b)
+		benchCost(b, srv.Client(), []*redistest.Server{srv}, DefaultShards)
+	})
+	b.Run("cluster", func(b *testing.B) {
+		cl := redistest.StartCluster(b, redistest.ClusterOptions{Primaries: 3})
+		benchCost(b, cl.Client(), cl.Nodes, DefaultShards)
+	})
+}
+
+func benchCost(b *testing.B, c redis.UniversalClient, nodes []*redistest.Server, shards int) {
+	hook := new(countingHook)
+	c.AddHook(hook)
+	cr := newCrawl(b, c, fmt.Sprintf("cost%d", jobs.Add(1)), shards)
+	for i := range 100 { // loads the scripts into every node
+		cr.page(b, -1-i, false)
+	}
+	before := nodeStats(b, nodes)
+	hook.n.Store(0)
+	b.ResetTimer()
+	for i := range b.N {
+		cr.page(b, i, false)
+	}
+	b.StopTimer()
+	after := nodeStats(b, nodes)
+	n := float64(b.N)
+	b.ReportMetric(float64(hook.n.Load())/n, "rt/page")
+	b.ReportMetric(float64(after.scripts-before.scripts)/n, "scripts/page")
+	b.ReportMetric(float64(after.cmds-before.cmds)/n, "cmds/page")
+	b.ReportMetric(float64(after.cpu-before.cpu)/n, "cpu-µs/page")
+	var top []string
+	for cmd, k := range after.calls {
+		if d := float64(k-before.calls[cmd]) / n; d >= 0.05 {
+			top = append(top, fmt.Sprintf("%s %.2f", cmd, d))
+		}
+	}
+	slices.Sort(top)
+	b.Logf("commands per page: %s", strings.Join(top, ", "))
+}
+
+// serverStats are counters of a set of Redis nodes, summed.
+type serverStats struct {
+	scripts, cmds int64 // script calls; commands, scripts' own included
+	cpu           int64 // used_cpu_user + used_cpu_sys, µs
+	calls         map[string]int64
+}
+
+// nodeStats reads INFO commandstats and cpu of every node.
+func nodeStats(b *testing.B, nodes []*redistest.Server) serverStats {
+	st := serverStats{calls: map[string]int64{}}
+	for _, n := range nodes {
+		info, err := n.Client().Info(ctx, "commandstats", "cpu").Result()
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, line := range strings.Split(info, "\r\n") {
+			name, val, ok := strings.Cut(line, ":")
+			if !ok {
+				continue
+			}
+			if name == "used_cpu_user" || name == "used_cpu_sys" {
+				f, err := strconv.ParseFloat(val, 64)
+				if err != nil {
+					b.Fatalf("INFO cpu: %s: %v", line, err)
+				}
+				st.cpu += int64(f * 1e6)
+			}
+			cmd, ok := strings.CutPrefix(name, "cmdstat_")
+			if !ok {
+				continue
+			}
+			calls, _, _ := strings.Cut(val, ",")
+			k, err := strconv.ParseInt(strings.TrimPrefix(calls, "calls="), 10, 64)
+			if err != nil {
+				b.Fatalf("INFO commandstats: %s: %v", line, err)
+			}
+			st.calls[cmd] += k
+			switch cmd {
+			case "evalsha", "eval":
+				st.scripts += k
+			case "info", "cluster|nodes", "cluster|slots", "cluster|shards", "ping":
+			default:
+				st.cmds += k
+			}
+		}
+	}
+	return st
+}
+
+// BenchmarkCostPerURL measures the Redis memory of the URLs a job knows:
+// 200,000 URLs of some 60 bytes, with a referrer, over 2,000 hosts, added
+// as a crawl's links are, on one server (the default 256 shards, and one)
+// and on a cluster of three primaries. It reports used_memory's growth per
+// URL queued (seen-set, queues, keys' state, ready sets), what is left of
+// it per URL once the queues are gone (what a URL costs once fetched:
+// its seen-set member, and its share of its key's state while that
+// lasts), the seen-set's own MEMORY USAGE per URL, and per key its state
+// (its hash).
+func BenchmarkCostPerURL(b *testing.B) {
+	b.Run("single", func(b *testing.B) {
+		srv := redistest.StartWith(b, redistest.Options{NoPersistence: true})
+		benchURLCost(b, srv.Client(), []*redistest.Server{srv}, DefaultShards)
+	})
+	b.Run("single-1shard", func(b *testing.B) {
+		srv := redistest.StartWith(b, redistest.Options{NoPersistence: true})
+		benchURLCost(b, srv.Client(), []*redistest.Server{srv}, 1)
+	})
+	b.Run("cluster", func(b *testing.B) {
+		cl := redistest.StartCluster(b, redistest.ClusterOptions{Primaries: 3})
+		benchURLCost(b, cl.Client(), cl.Nodes, DefaultShards)
+	})
+}
+
+func benchURLCost(b *testing.B, c redis.UniversalClient, nodes []*redistest.Server, shards int) {
+	const keys, perKey = 2000, 100
+	for range b.N {
+		s, err := New(c, fmt.Sprintf("url%d", jobs.Add(1)), Options{Shards: shards})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := s.Add(ctx, []frontier.Item{item("warm", "/")}, frontier.Limits{}); err != nil {
+			b.Fatal(err)
+		}
+		before := memoryOf(b, nodes)
+		// A page's links: ten hosts, ten URLs each, as the crawl adds them.
+		for p := range keys * perKey / 100 {
+			batch := make([]frontier.Item, 0, 100)
+			for h := range 10 {
+				k := fmt.Sprintf("host-%04d.example.com", (p*10+h)%keys)
+				for j := range 10 {
+					batch = append(batch, frontier.Item{Key: k, Depth: 3,
+						URL:      fmt.Sprintf("https://%s/section/page-%06d.html", k, p*10+j),
+						Referrer: fmt.Sprintf("https://%s/section/", k)})
+				}
+			}
+			if _, err := s.Add(ctx, batch, frontier.Limits{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		queued := memoryOf(b, nodes)
+		var seen, keyState int64
+		var qs []string
+		for _, n := range nodes {
+			nc := n.Client()
+			for _, pat := range []string{"heed:{" + s.Job() + "*:seen", "heed:{" + s.Job() + "*:k:*", "heed:{" + s.Job() + "*:q:*"} {
+				ks, err := nc.Keys(ctx, pat).Result()
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, k := range ks {
+					if strings.Contains(k, ":q:") {
+						qs = append(qs, k)
+						continue
+					}
+					u, err := nc.MemoryUsage(ctx, k, 0).Result()
+					if err != nil {
+						b.Fatal(err)
+					}
+					if strings.HasSuffix(k, ":seen") {
+						seen += u
+					} else {
+						keyState += u
+					}
+				}
+			}
+		}
+		for _, k := range qs {
+			if err := c.Del(ctx, k).Err(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		left := memoryOf(b, nodes)
+		urls := float64(keys * perKey)
+		b.ReportMetric(float64(queued-before)/urls, "B/url-queued")
+		b.ReportMetric(float64(left-before)/urls, "B/url-after-queue")
+		b.ReportMetric(float64(seen)/urls, "B/url-seen")
+		b.ReportMetric(float64(keyState)/keys, "B/key")
+	}
+}
+
+// memoryOf returns the nodes' used_memory, summed.
+func memoryOf(b *testing.B, nodes []*redistest.Server) int64 {
+	var sum int64
+	for _, n := range nodes {
+		info, err := n.Client().Info(ctx, "memory").Result()
+		if err != nil {
+			b.Fatal(err)
+		}
+		v, ok := strings.CutPrefix(info[strings.Index(info, "used_memory:"):], "used_memory:")
+		if !ok {
+			b.Fatal("INFO memory: no used_memory")
+		}
+		v, _, _ = strings.Cut(v, "\r\n")
+		k, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			b.Fatal(err)
+		}
+		sum += k
+	}
+	return sum
+}
