@@ -87,19 +87,9 @@ func run() int {
 	defer stop()
 
 	var plan harness.Plan
-	for _, name := range strings.Split(*workloads, ",") {
-		w, ok := harness.WorkloadByName(strings.TrimSpace(name))
-		if !ok {
-			fmt.Fprintf(os.Stderr, "benchrun: unknown workload %q (known: %s)\n", name, workloadList())
-			return 2
-		}
-		w.Config.NoBrokenHosts = !*broken
-		if w.Continuous != nil && *forDuration > 0 {
-			c := *w.Continuous
-			c.For = *forDuration
-			w.Continuous = &c
-		}
-		plan.Workloads = append(plan.Workloads, w)
+	var ok bool
+	if plan.Workloads, ok = chosenWorkloads(*workloads, *broken, *forDuration); !ok {
+		return 2
 	}
 	scratch, err := os.MkdirTemp("", "benchrun-")
 	if err != nil {
@@ -142,6 +132,28 @@ func run() int {
 		return 1
 	}
 	return 0
+}
+
+// chosenWorkloads returns the workloads named in the comma-separated
+// list, with or without the broken hosts, continuous ones revisiting for
+// forDuration unless it is 0; ok is false, said on stderr, for a name it
+// does not know.
+func chosenWorkloads(list string, broken bool, forDuration time.Duration) (ws []harness.Workload, ok bool) {
+	for _, name := range strings.Split(list, ",") {
+		w, ok := harness.WorkloadByName(strings.TrimSpace(name))
+		if !ok {
+			fmt.Fprintf(os.Stderr, "benchrun: unknown workload %q (known: %s)\n", name, workloadList())
+			return nil, false
+		}
+		w.Config.NoBrokenHosts = !broken
+		if w.Continuous != nil && forDuration > 0 {
+			c := *w.Continuous
+			c.For = forDuration
+			w.Continuous = &c
+		}
+		ws = append(ws, w)
+	}
+	return ws, true
 }
 
 // report prints the table of the measurements ms, and writes it to the

@@ -1,0 +1,254 @@
+package redisstore
+
+// Calling the shards' scripts: requests, their memos, retries.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// request is a script call on a shard, with its request id.
+type request struct {
+	sh     *shard
+	sc     *redis.Script
+	op     string
+	argv   []any
+	id     string
+	forget string
+	sent   bool // it may have run: a retry asks the script's memo first
+	// refresh: the script moves the memo's expiry later.
+	refresh bool
+}
+
+// prepare makes the request to run the script sc, which changes the state
+// of shard sh, with the common arguments and args.
+func (s *Store) prepare(sh *shard, sc *redis.Script, op string, now time.Time, args ...any) *request {
+	if s.opt.CallerClock && !now.IsZero() {
+		for last := s.lastNow.Load(); micros(now) > last && !s.lastNow.CompareAndSwap(last, micros(now)); last = s.lastNow.Load() {
+		}
+	}
+	r := &request{sh: sh, sc: sc, op: op, id: strconv.FormatUint(s.lastReq.Add(1), 36), forget: sh.takeForget()}
+	forget := r.forget
+	if last := sh.memoAt.Load(); forget != "" || time.Since(time.Unix(0, last)) >= memoRefresh {
+		forget = "!" + forget // see prelude.lua: the memo's expiry moves
+		r.refresh = true
+	}
+	r.argv = make([]any, 0, 7+len(args))
+	r.argv = append(r.argv, sh.prefix, sh.memo, r.id, forget, micros(now), flag(s.opt.CallerClock), flag(sh.joined.Load()))
+	r.argv = append(r.argv, args...)
+	return r
+}
+
+// call runs the script sc, which changes the state of shard sh, with the
+// common arguments and args, and returns its reply, without the shard's
+// tail, which it learns (and publishes if the shard woke). A transient
+// failure is retried with the same request id, which the script answers
+// from its memo if it ran already, for Options.RetryFor.
+func (s *Store) call(ctx context.Context, sh *shard, sc *redis.Script, op string, now time.Time, args ...any) ([]any, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	r := s.prepare(sh, sc, op, now, args...)
+	reply, err := s.send(ctx, r, nil)
+	if err != nil {
+		return nil, err
+	}
+	return s.received(ctx, r, reply)
+}
+
+// send runs r, or takes first's result if not nil (the reply of r in a
+// pipeline): a transient failure is retried for Options.RetryFor.
+func (s *Store) send(ctx context.Context, r *request, first *redis.Cmd) ([]any, error) {
+	var reply []any
+	err := s.retry(ctx, r.op, func() error {
+		var v any
+		var err error
+		if first != nil {
+			v, err = first.Result()
+			first = nil
+		} else {
+			if r.sent {
+				r.argv[2] = "+" + r.id // see prelude.lua: the memo is read
+			}
+			r.sent = true
+			v, err = r.sc.Run(ctx, s.c, r.sh.keys, r.argv...).Result()
+		}
+		if err != nil {
+			return err
+		}
+		arr, ok := v.([]any)
+		if !ok || len(arr) < tailLen {
+			return fmt.Errorf("%w: reply %v", errCorrupt, v)
+		}
+		reply = arr
+		return nil
+	})
+	if err != nil {
+		r.sh.giveBackForget(r.forget)
+	}
+	return reply, err
+}
+
+// received notes that r's reply arrived, learns its tail, publishes the
+// shard if it woke, and returns the rest of the reply.
+func (s *Store) received(ctx context.Context, r *request, reply []any) ([]any, error) {
+	r.noted()
+	if err := s.learnTail(ctx, r.sh, reply[len(reply)-tailLen:]); err != nil {
+		return nil, err
+	}
+	return reply[:len(reply)-tailLen], nil
+}
+
+// noted notes that r's reply arrived: its memo may be forgotten.
+func (r *request) noted() {
+	r.sh.joined.Store(true)
+	if r.refresh {
+		r.sh.memoAt.Store(time.Now().UnixNano())
+	}
+	r.sh.mu.Lock()
+	r.sh.forget = append(r.sh.forget, r.id)
+	r.sh.mu.Unlock()
+}
+
+// callMany runs rs in one pipelined round (a round per node of a
+// cluster), and each that failed there, for want of its script or
+// otherwise, on its own, with retries; it returns their replies.
+func (s *Store) callMany(ctx context.Context, rs []*request) ([][]any, error) {
+	cmds := make([]*redis.Cmd, len(rs))
+	if len(rs) > 1 {
+		s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for i, r := range rs {
+				cmds[i] = r.sc.EvalSha(ctx, p, r.sh.keys, r.argv...)
+			}
+			return nil
+		})
+	}
+	out := make([][]any, len(rs))
+	var errs []error
+	for i, r := range rs {
+		first := cmds[i]
+		r.sent = first != nil
+		if first != nil && first.Err() != nil {
+			first = nil // NOSCRIPT, or a failure to retry
+		}
+		reply, err := s.send(ctx, r, first)
+		if err == nil {
+			out[i], err = s.received(ctx, r, reply)
+		}
+		errs = append(errs, err)
+	}
+	return out, errors.Join(errs...)
+}
+
+// tailLen is the length of the tail of a script's reply (prelude.lua).
+const tailLen = 6
+
+// takeForget returns, comma-separated, ids of requests whose replies
+// arrived, for the next script to forget their memos.
+func (sh *shard) takeForget() string {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	n := min(len(sh.forget), forgetBatch)
+	if n < forgetMin {
+		return ""
+	}
+	ids := strings.Join(sh.forget[len(sh.forget)-n:], ",")
+	sh.forget = sh.forget[:len(sh.forget)-n]
+	return ids
+}
+
+// giveBackForget returns ids to forget later: the request that carried
+// them failed, perhaps before it ran.
+func (sh *shard) giveBackForget(ids string) {
+	if ids == "" {
+		return
+	}
+	sh.mu.Lock()
+	sh.forget = append(sh.forget, strings.Split(ids, ",")...)
+	sh.mu.Unlock()
+}
+
+// retry runs f until it succeeds, fails for a reason that is not
+// transient, ctx ends or Options.RetryFor has passed since its first
+// failure, waiting between tries.
+func (s *Store) retry(ctx context.Context, op string, f func() error) error {
+	reload, cluster := s.c.(interface{ ReloadState(context.Context) })
+	if !cluster {
+		return retry(ctx, s.opt.RetryFor, op, f)
+	}
+	return retry(ctx, s.opt.RetryFor, op, func() error {
+		err := f()
+		if err != nil && transient(err) {
+			// A cluster client learns a failover only from a MOVED reply
+			// or its periodic reload (a minute by default): a slot whose
+			// primary died stays routed to it, refused, until then.
+			reload.ReloadState(ctx)
+		}
+		return err
+	})
+}
+
+// retry calls f until it succeeds, fails for a reason that is not
+// transient, ctx ends or retryFor (negative: no retries) has passed since
+// its first failure.
+func retry(ctx context.Context, retryFor time.Duration, op string, f func() error) error {
+	var deadline time.Time
+	wait := 20 * time.Millisecond
+	for {
+		err := f()
+		if err == nil {
+			return nil
+		}
+		switch {
+		case redis.HasErrorPrefix(err, "HEEDLOST"):
+			return fmt.Errorf("redisstore: %s: job: %w", op, ErrStateLost)
+		case ctx.Err() != nil:
+			return fmt.Errorf("redisstore: %s: %w", op, ctx.Err())
+		case !transient(err) || retryFor < 0:
+			return fmt.Errorf("redisstore: %s: %w", op, err)
+		}
+		if deadline.IsZero() {
+			deadline = time.Now().Add(retryFor)
+		}
+		if !time.Now().Before(deadline) {
+			return fmt.Errorf("redisstore: %s: still failing after %v: %w", op, retryFor, err)
+		}
+		t := time.NewTimer(min(wait, time.Until(deadline)))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("redisstore: %s: %w (after %w)", op, ctx.Err(), err)
+		case <-t.C:
+		}
+		wait = min(2*wait, time.Second)
+	}
+}
+
+// transient reports whether err may go away if the request is tried again:
+// the connection failed, or Redis is starting, failing over or full of
+// clients.
+func transient(err error) bool {
+	switch {
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded),
+		errors.Is(err, redis.ErrClosed):
+		return false
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
+		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET),
+		errors.Is(err, syscall.EPIPE), errors.Is(err, redis.ErrPoolTimeout):
+		return true
+	case redis.IsLoadingError(err), redis.IsReadOnlyError(err), redis.IsClusterDownError(err),
+		redis.IsTryAgainError(err), redis.IsMasterDownError(err), redis.IsMaxClientsError(err):
+		return true
+	}
+	var ne net.Error
+	return errors.As(err, &ne)
+}

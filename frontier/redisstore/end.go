@@ -1,0 +1,116 @@
+package redisstore
+
+// Ending leases: Done, Requeue, their checkpoints, and giving keys up.
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"time"
+
+	"github.com/heedcrawl/heed/frontier"
+)
+
+// Done implements frontier.Store.
+func (s *Store) Done(ctx context.Context, l *frontier.Lease, now time.Time, o frontier.Outcome) error {
+	return s.end(ctx, l, now, o, false)
+}
+
+// Requeue implements frontier.Store.
+func (s *Store) Requeue(ctx context.Context, l *frontier.Lease, now time.Time, o frontier.Outcome) error {
+	return s.end(ctx, l, now, o, true)
+}
+
+func (s *Store) end(ctx context.Context, l *frontier.Lease, now time.Time, o frontier.Outcome, requeue bool) error {
+	op := "done"
+	if requeue {
+		op = "requeue"
+		o.Revisit = nil
+	}
+	if err := checkRevisit(l, o); err != nil {
+		return err
+	}
+	if err := s.setup(ctx); err != nil {
+		return err
+	}
+	sh := s.shardOf(l.Key)
+	if shardOfToken(l.Token) != sh.i {
+		return frontier.ErrLeaseLost // not a token of the key's shard
+	}
+	r, err := s.call(ctx, sh, finishScript, op, now, s.finishArgs(l, now, o, requeue)...)
+	if err != nil {
+		return err
+	}
+	s.unhold(l.Token)
+	return finishAnswer(op, r)
+}
+
+// finishArgs returns finish.lua's arguments for ending l with o.
+func (s *Store) finishArgs(l *frontier.Lease, now time.Time, o frontier.Outcome, requeue bool) []any {
+	var item []byte
+	if requeue && l.URL != "" {
+		item = encodeItem(nil, &l.Item) // with what it has been through since
+	}
+	cp := o.Checkpoint
+	if cp == nil {
+		cp = []byte{}
+	} else if !s.legacy() {
+		cp = s.stampCheckpoint(cp)
+	}
+	// ClosedUntil goes as a duration, like Rest: Redis decides on its
+	// own clock.
+	closedFor := int64(0)
+	if !o.Pace.ClosedUntil.IsZero() {
+		closedFor = max(o.Pace.ClosedUntil.Sub(base(now)).Microseconds(), 0)
+	}
+	var revisit []byte
+	var due string
+	if !requeue && o.Revisit != nil {
+		revisit, due = encodeItem(nil, o.Revisit), s.dueArg(o.Revisit.Due, base(now))
+	}
+	var revisiting []byte
+	if o.Revisiting != nil {
+		revisiting, _ = o.Revisiting.MarshalBinary() // never fails
+	}
+	return []any{counterOf(l.Token), l.Key, flag(requeue), item,
+		encodeHost(&o.Pace), ceilMicros(o.Pace.Delay), ceilMicros(o.Rest),
+		flag(o.Checkpoint != nil), cp, s.opt.Checkpoint, closedFor, revisit, due, revisiting}
+}
+
+// stampCheckpoint returns cp behind its stamp, 8 bytes big-endian: µs on
+// the Store's clock, and later than the stamp of every checkpoint the
+// Store stored before, so that Checkpoint finds the last of the shards'.
+func (s *Store) stampCheckpoint(cp []byte) []byte {
+	t := time.Now().UnixMicro()
+	for {
+		last := s.cpStamp.Load()
+		t = max(t, last+1)
+		if s.cpStamp.CompareAndSwap(last, t) {
+			break
+		}
+	}
+	return append(binary.BigEndian.AppendUint64(nil, uint64(t)), cp...)
+}
+
+// finishAnswer reads finish's reply r.
+func finishAnswer(op string, r []any) error {
+	if len(r) != 1 {
+		return fmt.Errorf("redisstore: %s: %w: reply %v", op, errCorrupt, r)
+	}
+	switch intOf(r[0]) {
+	case 0:
+		return nil
+	case 1:
+		return frontier.ErrLeaseLost
+	}
+	return fmt.Errorf("redisstore: %s: %w: reply %v", op, errCorrupt, r)
+}
+
+// GiveUp implements frontier.Store.
+func (s *Store) GiveUp(ctx context.Context, key string) error {
+	if err := s.setup(ctx); err != nil {
+		return err
+	}
+	_, err := s.call(ctx, s.shardOf(key), giveUpScript, "give up", s.addNow(), key)
+	return err
+}

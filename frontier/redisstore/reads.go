@@ -1,0 +1,205 @@
+package redisstore
+
+// Reading the job: a key's pacing state, the counters, settings, the
+// scope and the last checkpoint.
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/heedcrawl/heed/frontier"
+	"github.com/heedcrawl/heed/ratelimit"
+)
+
+// legacy reports whether the job is of an earlier release: one shard, in
+// the job's own slot.
+func (s *Store) legacy() bool { return s.shards[0].prefix == s.prefix }
+
+// readArgs returns read.lua's keys and arguments on sh for what ("counts"
+// or "host").
+func (s *Store) readArgs(sh *shard, now time.Time, what, key string) ([]string, []any) {
+	return sh.keys, []any{sh.prefix, what, micros(now), flag(s.opt.CallerClock), key}
+}
+
+// reply returns v as a script's array reply.
+func reply(v any, err error) ([]any, error) {
+	if err != nil {
+		return nil, err
+	}
+	arr, ok := v.([]any)
+	if !ok {
+		return nil, fmt.Errorf("%w: reply %T", errCorrupt, v)
+	}
+	return arr, nil
+}
+
+// Host implements frontier.Store. A key that must rest after a Redis
+// restart shows the rest already.
+func (s *Store) Host(ctx context.Context, key string) (ratelimit.HostState, error) {
+	if ok, err := s.started(ctx); !ok {
+		return ratelimit.HostState{}, err
+	}
+	var r []any
+	err := s.retry(ctx, "host", func() (err error) {
+		keys, args := s.readArgs(s.shardOf(key), time.Time{}, "host", key)
+		r, err = reply(readScript.Run(ctx, s.c, keys, args...).Result())
+		return err
+	})
+	if err != nil {
+		return ratelimit.HostState{}, err
+	}
+	if len(r) != 3 {
+		return ratelimit.HostState{}, fmt.Errorf("redisstore: host: %w: reply %v", errCorrupt, r)
+	}
+	h, err := decodeHost([]byte(strOf(r[1])))
+	if err != nil {
+		return ratelimit.HostState{}, fmt.Errorf("redisstore: host %s: %w", key, err)
+	}
+	h.NextAllowed = timeOf(intOf(r[0]))
+	h.ClosedUntil = timeOf(intOf(r[2]))
+	return h, nil
+}
+
+// Counts implements frontier.Store: the sums of the shards' counters,
+// read in one pipelined round. Ready and Resting count the keys by their
+// place in the ready sets: a key that must rest after a Redis restart
+// counts as ready until a script touches it.
+func (s *Store) Counts(ctx context.Context, now time.Time) (frontier.Counts, error) {
+	if ok, err := s.started(ctx); !ok {
+		return frontier.Counts{}, err
+	}
+	var sum [7]int
+	err := s.retry(ctx, "counts", func() error {
+		sum = [7]int{}
+		if err := readScript.Load(ctx, s.c).Err(); err != nil {
+			return err
+		}
+		cmds, err := s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for _, sh := range s.shards {
+				keys, args := s.readArgs(sh, now, "counts", "")
+				readScript.EvalSha(ctx, p, keys, args...)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, c := range cmds {
+			r, err := reply(c.(*redis.Cmd).Result())
+			if err != nil {
+				return err
+			}
+			if len(r) != 7 {
+				return fmt.Errorf("%w: reply %v", errCorrupt, r)
+			}
+			for i := range sum {
+				sum[i] += int(intOf(r[i]))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return frontier.Counts{}, err
+	}
+	return frontier.Counts{
+		Queued: sum[0], Leased: sum[1], Hosts: sum[2], Busy: sum[3], Scheduled: sum[4],
+		Ready: sum[5], Resting: sum[6],
+	}, nil
+}
+
+// Meta implements frontier.Store.
+func (s *Store) Meta(ctx context.Context, name string) ([]byte, error) {
+	var v []byte
+	err := s.retry(ctx, "meta", func() error {
+		b, err := s.c.HGet(ctx, s.prefix+"meta", name).Bytes()
+		if errors.Is(err, redis.Nil) {
+			v = nil
+			return nil
+		}
+		v = b
+		return err
+	})
+	return v, err
+}
+
+// SetMeta implements frontier.Store. It is as durable as Redis's
+// persistence makes it.
+func (s *Store) SetMeta(ctx context.Context, name string, value []byte) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return s.retry(ctx, "set meta", func() error {
+		return s.c.HSet(ctx, s.prefix+"meta", name, value).Err()
+	})
+}
+
+// AddScope adds names to the job's scope, a set every process adds its
+// seeds' hosts (or domains) to (frontier.ScopeStore).
+func (s *Store) AddScope(ctx context.Context, names []string) error {
+	if len(names) == 0 {
+		return nil
+	}
+	args := make([]any, len(names))
+	for i, n := range names {
+		args[i] = n
+	}
+	return s.retry(ctx, "add scope", func() error {
+		return s.c.SAdd(ctx, s.prefix+"scope", args...).Err()
+	})
+}
+
+// Scope returns the job's scope (frontier.ScopeStore).
+func (s *Store) Scope(ctx context.Context) ([]string, error) {
+	var names []string
+	err := s.retry(ctx, "scope", func() error {
+		var err error
+		names, err = s.c.SMembers(ctx, s.prefix+"scope").Result()
+		return err
+	})
+	return names, err
+}
+
+// Checkpoint implements frontier.Store: the checkpoint of the last Done of
+// any Store of the job with the same Options.Checkpoint — of the shards',
+// the one stamped last.
+func (s *Store) Checkpoint(ctx context.Context) ([]byte, error) {
+	if ok, err := s.started(ctx); !ok {
+		return nil, err
+	}
+	var v []byte
+	err := s.retry(ctx, "checkpoint", func() error {
+		v = nil
+		cmds, err := s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for _, sh := range s.shards {
+				p.Get(ctx, sh.prefix+"cp:"+s.opt.Checkpoint)
+			}
+			return nil
+		})
+		if err != nil && !errors.Is(err, redis.Nil) {
+			return err
+		}
+		var last uint64
+		for _, c := range cmds {
+			b, err := c.(*redis.StringCmd).Bytes()
+			switch {
+			case errors.Is(err, redis.Nil):
+				continue
+			case err != nil:
+				return err
+			case s.legacy():
+				v = b
+			case len(b) < 8:
+				return fmt.Errorf("%w: checkpoint of %d bytes", errCorrupt, len(b))
+			case v == nil || binary.BigEndian.Uint64(b) > last:
+				last, v = binary.BigEndian.Uint64(b), b[8:]
+			}
+		}
+		return nil
+	})
+	return v, err
+}

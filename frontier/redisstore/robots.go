@@ -1,0 +1,57 @@
+package redisstore
+
+// The job's robots.txt entries, shared by its processes.
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// robotsTTL is how long Redis keeps a robots.txt entry: longer than any
+// entry lives (its own Expires governs), short enough that a job's hosts
+// do not pile up in memory for ever.
+const robotsTTL = 31 * 24 * time.Hour
+
+// robotsKey returns the key of authority's robots.txt entry, in the shard
+// of the authority.
+func (s *Store) robotsKey(ctx context.Context, authority string) (string, error) {
+	if err := s.setup(ctx); err != nil {
+		return "", err
+	}
+	return s.shardOf(authority).prefix + "robots:" + authority, nil
+}
+
+// LoadEntry returns the robots.txt entry kept for authority, or nil: the
+// crawler's robots gate reads it (gate.EntryKeeper), so the processes of a
+// job fetch a site's robots.txt once between them.
+func (s *Store) LoadEntry(ctx context.Context, authority string) ([]byte, error) {
+	k, err := s.robotsKey(ctx, authority)
+	if err != nil {
+		return nil, err
+	}
+	var v []byte
+	err = s.retry(ctx, "load robots entry", func() error {
+		b, err := s.c.Get(ctx, k).Bytes()
+		if errors.Is(err, redis.Nil) {
+			v = nil
+			return nil
+		}
+		v = b
+		return err
+	})
+	return v, err
+}
+
+// SaveEntry keeps the robots.txt entry of authority for a month.
+func (s *Store) SaveEntry(ctx context.Context, authority string, data []byte) error {
+	k, err := s.robotsKey(ctx, authority)
+	if err != nil {
+		return err
+	}
+	return s.retry(ctx, "save robots entry", func() error {
+		return s.c.Set(ctx, k, data, robotsTTL).Err()
+	})
+}
