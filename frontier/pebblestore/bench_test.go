@@ -15,6 +15,7 @@ import (
 	"runtime/pprof"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -46,7 +47,9 @@ import (
 // HEED_BENCH_MEMTABLE_MB (Options), HEED_BENCH_TUNE (pebble settings, see
 // benchWorkload), HEED_BENCH_TRACE (memory every second on stderr),
 // HEED_BENCH_METRICS (pebble's metrics at the end), HEED_BENCH_CPUPROFILE
-// and HEED_BENCH_MEMPROFILE (a heap profile once everything is added).
+// and HEED_BENCH_MEMPROFILE (heap profiles once everything is added, in
+// that file, then once the first fetches are done and, under revisit, once
+// the revisits are, in that file with .drained and .revisited added).
 func BenchmarkStore(b *testing.B) {
 	n := envInt(b, "HEED_BENCH_URLS", 200_000)
 	hosts := envInt(b, "HEED_BENCH_HOSTS", max(n/100, 1))
@@ -180,10 +183,15 @@ func benchWorkload(kind string, n, hosts int) (benchResult, error) {
 	default:
 		return benchResult{}, fmt.Errorf("no store %q", kind)
 	}
+	// traced is the Store the trace reads: the one reopened once that is
+	// open, so that the trace holds no closed Store's memory.
+	var traced atomic.Pointer[frontier.Store]
+	first := s
+	traced.Store(&first)
 	if os.Getenv("HEED_BENCH_TRACE") != "" {
 		stop := make(chan struct{})
 		defer close(stop)
-		go traceMemory(s, stop)
+		go traceMemory(&traced, stop)
 	}
 	now := time.Now()
 	var cp [8]byte
@@ -265,15 +273,11 @@ func benchWorkload(kind string, n, hosts int) (benchResult, error) {
 			probes, took/probes, passed, ps.seen.bytes()>>20, after.BlockCache.Misses-before.BlockCache.Misses, after.BlockCache.Hits-before.BlockCache.Hits))
 		start = start.Add(took) // not part of the workload
 	}
-	if path := os.Getenv("HEED_BENCH_MEMPROFILE"); path != "" {
-		if f, err := os.Create(path); err == nil {
-			pprof.WriteHeapProfile(f)
-			f.Close()
-		}
-	}
+	writeHeapProfile("")
 	if err := drain(); err != nil {
 		return benchResult{}, err
 	}
+	writeHeapProfile(".drained")
 	res.Drain = time.Since(start) - res.Add
 	if done != n {
 		return benchResult{}, fmt.Errorf("done %d of %d URLs", done, n)
@@ -293,6 +297,8 @@ func benchWorkload(kind string, n, hosts int) (benchResult, error) {
 			return benchResult{}, err
 		}
 		s = reopened
+		var rs frontier.Store = reopened
+		traced.Store(&rs)
 		res.Reopen = time.Since(openStart)
 		notes = append(notes, fmt.Sprintf("reopened on every URL queued as a revisit in %v", res.Reopen.Round(time.Millisecond)))
 		start = start.Add(time.Since(reopenStart))
@@ -304,6 +310,7 @@ func benchWorkload(kind string, n, hosts int) (benchResult, error) {
 		if done != 2*n {
 			return benchResult{}, fmt.Errorf("done %d of %d URLs and their revisits", done, 2*n)
 		}
+		writeHeapProfile(".revisited")
 	}
 	if ps, ok := s.(*Store); ok {
 		m := ps.db.Metrics()
@@ -349,6 +356,19 @@ func benchWorkload(kind string, n, hosts int) (benchResult, error) {
 	}
 	res.Notes = strings.Join(notes, "; ")
 	return res, nil
+}
+
+// writeHeapProfile writes a heap profile to the file HEED_BENCH_MEMPROFILE
+// names, with suffix added, if it names one.
+func writeHeapProfile(suffix string) {
+	path := os.Getenv("HEED_BENCH_MEMPROFILE")
+	if path == "" {
+		return
+	}
+	if f, err := os.Create(path + suffix); err == nil {
+		pprof.WriteHeapProfile(f)
+		f.Close()
+	}
 }
 
 // benchRevisit returns how pebble-revisit queues an item again after its
@@ -412,7 +432,7 @@ func envIntOS(name string) int {
 }
 
 // traceMemory writes to stderr, every second, where the memory is.
-func traceMemory(s frontier.Store, stop chan struct{}) {
+func traceMemory(traced *atomic.Pointer[frontier.Store], stop chan struct{}) {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for {
@@ -424,7 +444,7 @@ func traceMemory(s frontier.Store, stop chan struct{}) {
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
 		line := fmt.Sprintf("%s, Go heap %d MB in use, %d MB held, %d MB in all", rssDetail(), ms.HeapInuse>>20, (ms.HeapSys-ms.HeapReleased)>>20, (ms.Sys-ms.HeapReleased)>>20)
-		if ps, ok := s.(*Store); ok {
+		if ps, ok := (*traced.Load()).(*Store); ok {
 			m := ps.db.Metrics()
 			line += fmt.Sprintf(", pebble block cache %d MB, memtables %d MB (%d), L0 %d files", m.BlockCache.Size>>20, m.MemTable.Size>>20, m.MemTable.Count, m.Levels[0].TablesCount)
 		}

@@ -46,17 +46,21 @@ func (s *Store) Claim(ctx context.Context, now time.Time, opt frontier.ClaimOpti
 			s.mu.Unlock()
 			return frontier.Claim{Next: next, Idle: idle}, nil
 		}
-		q = s.queues[key]
-		if q == nil || q.queued() == 0 {
+		var err error
+		if q, err = s.queue(key); err != nil {
+			s.mu.Unlock()
+			return frontier.Claim{}, err
+		}
+		if q.queued() == 0 {
 			// The Schedule counts items the Store does not have: a bug,
 			// which must not spin Claim.
+			s.forgetIfIdle(key, q)
 			s.sched.End(key, now, frontier.Outcome{Pace: host}, false)
 			s.sched.Lost(key)
 			s.opts.Logger.Error("pebblestore: scheduled key has no queued item", "key", key)
 			continue
 		}
 		givenUp, revisiting = s.sched.GivenUp(key), s.sched.Revisiting(key)
-		var err error
 		if ls, held, readTo, err = s.take(key, q); err != nil {
 			s.mu.Unlock()
 			return frontier.Claim{}, s.fail(fmt.Errorf("claim of %q: %w", key, err))

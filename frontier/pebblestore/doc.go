@@ -164,11 +164,15 @@
 // The items and the seen-set live on disk. In memory the Store keeps its
 // Schedule, the filter over the seen-set, the cache of recent URLs (at
 // most Options.SeenCache, outside the Go heap, growing with the seen-set),
-// the items held ahead of their queues' heads (at most Options.ReadAhead),
-// and, for each key with queued or leased items, where its queue lies (48
-// bytes and a map entry, and 64 more for a key with a due part). pebble
-// keeps its block cache (Options.CacheSize) and two memtables
-// (Options.MemTableSize) in memory of its own, outside the Go heap.
+// the items held ahead of their queues' heads (at most Options.ReadAhead,
+// counted by the arrays that hold them), and, for each key with items in
+// its run or out, where its queue lies (48 bytes and a map entry, and 64
+// more for a key with a due part). A key whose items all wait in its due
+// part, as a continuous crawl's keys do between visits, costs nothing
+// beside its Schedule's state: its queue is read back from its record
+// when it is claimed or changed. pebble keeps its block cache
+// (Options.CacheSize) and two memtables (Options.MemTableSize) in memory
+// of its own, outside the Go heap.
 //
 // BenchmarkStore measures a crawl's use of a Store, ten million URLs over
 // 100,000 hosts added, leased and done, on two cores: with the default

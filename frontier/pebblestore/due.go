@@ -61,10 +61,11 @@ func (s *Store) reportHead(key string, q *queue) {
 // read (every item of the run is). A read that fails fails the Store, and
 // Claim reports it. s.mu is held.
 func (s *Store) firstDue(key string, now time.Time) time.Time {
-	q := s.queues[key]
-	if q == nil {
-		return time.Time{}
+	q, err := s.queue(key)
+	if err != nil {
+		return time.Time{} // the Store failed
 	}
+	defer s.forgetIfIdle(key, q) // if read back, until it is claimed
 	first := int64(math.MaxInt64)
 	if d := q.due; d != nil && d.n > 0 {
 		first = d.first.due

@@ -311,3 +311,68 @@ func checkNoEntries(t *testing.T, s *Store) {
 		}
 	}
 }
+
+// A key whose items all wait in its due part has no queue in memory: it
+// is read back from the key's record when the key is claimed, and a key
+// with an item in its run keeps its queue. After a reopen too.
+func TestDueOnlyKeysForgotten(t *testing.T) {
+	s := openT(t, t.TempDir(), Options{Clock: fakeclock.New(t0)})
+	defer func() { s.Close() }()
+	add := func(key, path string) {
+		x := item(key, path)
+		x.Due = t0
+		mustAdd(t, s, x)
+	}
+	add("a", "/1")
+	add("a", "/2")
+	add("b", "/1")
+	for range 2 { // a/1 and b/1, each queued again an hour on
+		c, err := s.Claim(ctx, t0, frontier.ClaimOptions{PerHost: 1})
+		if err != nil || c.Lease == nil {
+			t.Fatalf("Claim: %+v, %v", c, err)
+		}
+		rv := c.Lease.Item
+		rv.Due = t0.Add(time.Hour)
+		if err := s.Done(ctx, c.Lease, t0, frontier.Outcome{Pace: c.Lease.Pace, Revisit: &rv}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	inMemory := func(when string, want ...string) {
+		t.Helper()
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		var got []string
+		for key := range s.queues {
+			got = append(got, key)
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: queues in memory %v, want %v", when, got, want)
+		}
+	}
+	inMemory("after the first visits", "a")
+	s = reopenT(t, s)
+	inMemory("reopened", "a")
+	// Every key rests a full Delay from the reopening (t0 on the fake
+	// clock); two hours on, a/2 is due, then the revisits by Due.
+	at := t0.Add(2 * time.Hour)
+	var got []string
+	for {
+		c, err := s.Claim(ctx, at, frontier.ClaimOptions{PerHost: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Lease == nil {
+			break
+		}
+		got = append(got, c.Lease.URL)
+		if err := s.Done(ctx, c.Lease, at, frontier.Outcome{Pace: c.Lease.Pace}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	slices.Sort(got)
+	if want := []string{"http://a/1", "http://a/2", "http://b/1"}; !slices.Equal(got, want) {
+		t.Errorf("claimed %v, want %v", got, want)
+	}
+	inMemory("with nothing queued")
+}

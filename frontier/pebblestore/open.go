@@ -228,8 +228,8 @@ func (s *Store) restore(b *pebble.Batch, key string, r record, now time.Time) er
 		q.due = &dueState{first: first, n: int32(r.dueCount), next: r.dueNext}
 		dueLow = first
 	}
-	if q.queued() > 0 {
-		s.queues[key] = q
+	if q.runQueued() > 0 || q.out != nil {
+		s.queues[key] = q // the others are read back from their records
 	}
 	if low := q.low(); low != r.low || r.head != q.head || dueLow != r.dueLow {
 		r.low, r.head, r.dueLow = low, q.head, dueLow

@@ -18,7 +18,7 @@ import (
 // head to tail-1; its leased items keep their entries, at the sequence
 // numbers in out.leased, until they are done or requeued. The due part's
 // are due's. It is kept small: the Store holds one for every key with
-// work.
+// items in its run or out, and forgets the others (forgetIfIdle).
 type queue struct {
 	head, tail uint64
 	// runDue is the latest Due of the run's items (dueNanos): an item
@@ -212,8 +212,8 @@ func (q *queue) unlease(seq uint64) {
 	}
 }
 
-// queue returns the state of key's queue, reading what the key's record
-// counts if the Store has none in memory.
+// queue returns the state of key's queue, reading it from the key's
+// record if the Store has none in memory.
 func (s *Store) queue(key string) (*queue, error) {
 	if q := s.queues[key]; q != nil {
 		return q, nil
@@ -228,9 +228,13 @@ func (s *Store) queue(key string) (*queue, error) {
 		if err != nil {
 			return nil, s.fail(fmt.Errorf("record of %q: %w", key, err))
 		}
-		// The queue is empty (the Store forgets only empty queues); it
-		// goes on from where it ended.
+		// The run is empty and nothing is out (the Store forgets no
+		// other queue): the run goes on from where it ended, and the due
+		// part is as the record says, its first entry at dueLow.
 		q.head, q.tail = r.tail, r.tail
+		if r.dueCount > 0 {
+			q.due = &dueState{first: r.dueLow, n: int32(r.dueCount), next: r.dueNext}
+		}
 		now := s.sched.Record(key)
 		if c := (counters{
 			scheduled:   int32(max(r.Scheduled-now.Scheduled, 0)),
@@ -264,10 +268,14 @@ func (s *Store) setRecord(b *pebble.Batch, key string, q *queue) {
 	b.Set(s.scratch[:n], s.scratch[n:], nil)
 }
 
-// forgetIfIdle drops key's state once nothing is queued or leased: memory
-// follows the keys with work.
+// forgetIfIdle drops key's state once its record, written, holds all of
+// it: its run is empty and nothing is out, requeued, held ahead or
+// carried. A key whose items all wait in its due part — every key of a
+// continuous crawl between its visits — then costs no memory here; the
+// queue is read back from its record (queue) when the key is claimed or
+// its items change. s.mu is held.
 func (s *Store) forgetIfIdle(key string, q *queue) {
-	if q.tidy(); q.queued() == 0 && q.out == nil && q.due == nil {
+	if q.tidy(); q.runQueued() == 0 && q.out == nil && q.ahead == nil {
 		delete(s.queues, key)
 	}
 }

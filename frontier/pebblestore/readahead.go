@@ -1,6 +1,7 @@
 package pebblestore
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 
@@ -27,6 +28,11 @@ type readAhead struct {
 	// dropped, never written over.
 	buf []byte
 	n   int
+	// size is the capacity of the array buf lies in, which the Store
+	// counts in aheadBytes until the array is dropped: a value taken
+	// leaves its bytes in the array, and counting only those held let
+	// the arrays of a crawl over 10,000 hosts take 15 MB for 4 counted.
+	size int
 	// reading is set while a claim reads the entries after its own; no
 	// other claim or add then reads or holds entries of the queue ahead.
 	reading bool
@@ -48,11 +54,17 @@ func (s *Store) takeAhead(q *queue) ([]byte, bool) {
 	end := w + int(n)
 	v := ra.buf[w:end:end]
 	ra.buf, ra.n = ra.buf[end:], ra.n-1
-	s.aheadBytes -= end
 	if ra.n == 0 && !ra.reading {
-		q.ahead = nil
+		s.dropAhead(q)
 	}
 	return v, true
+}
+
+// dropAhead drops q's read-ahead and stops counting its array. s.mu is
+// held.
+func (s *Store) dropAhead(q *queue) {
+	s.aheadBytes -= q.ahead.size
+	q.ahead = nil
 }
 
 // peek returns the value of the entry at the queue's head, held; ra holds
@@ -96,11 +108,14 @@ func (s *Store) keepAhead(q *queue, v []byte) {
 	if ra.reading || ra.n >= aheadItems || q.head+uint64(ra.n) != q.tail-1 {
 		return
 	}
-	before := len(ra.buf)
+	before := cap(ra.buf)
 	ra.buf = binary.AppendUvarint(ra.buf, uint64(len(v)))
 	ra.buf = append(ra.buf, v...)
 	ra.n++
-	s.aheadBytes += len(ra.buf) - before
+	if cap(ra.buf) != before { // a new array, the old one dropped
+		s.aheadBytes += cap(ra.buf) - ra.size
+		ra.size = cap(ra.buf)
+	}
 }
 
 // claimRead reads the item at seq of key's queue q, claimed, outside s.mu,
@@ -144,11 +159,12 @@ func (s *Store) claimRead(key string, q *queue, seq, to uint64) (frontier.Item, 
 			buf = buf[w+int(l):]
 			n--
 		}
-		ra.buf, ra.n = buf, n
-		s.aheadBytes += len(buf)
+		ra.buf, ra.n = bytes.Clone(buf), n // in an array of its size
+		s.aheadBytes += cap(ra.buf) - ra.size
+		ra.size = cap(ra.buf)
 	}
 	if ra.n == 0 && q.ahead == ra {
-		q.ahead = nil
+		s.dropAhead(q)
 	}
 	return item, err
 }

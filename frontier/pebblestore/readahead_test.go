@@ -175,3 +175,63 @@ func TestReadAheadConcurrentClaims(t *testing.T) {
 		}
 	}
 }
+
+// The read-ahead counts the arrays it holds against Options.ReadAhead,
+// whole: a value taken leaves its bytes in its array until the array is
+// dropped, and those count too, so that what is held stays near the
+// limit however the claims go round the keys.
+func TestReadAheadCountsArrays(t *testing.T) {
+	const limit = 4 << 10
+	s := openT(t, t.TempDir(), Options{ReadAhead: limit})
+	defer func() { s.Close() }()
+	check := func(when string) {
+		t.Helper()
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		sum, largest := 0, 0
+		for key, q := range s.queues {
+			if ra := q.ahead; ra != nil {
+				if ra.size < cap(ra.buf) {
+					t.Fatalf("%s: %q's array counted %d bytes, %d left in it", when, key, ra.size, cap(ra.buf))
+				}
+				sum += ra.size
+				largest = max(largest, ra.size)
+			}
+		}
+		if s.aheadBytes != sum {
+			t.Fatalf("%s: %d bytes counted, %d in the arrays held", when, s.aheadBytes, sum)
+		}
+		if sum > limit+largest {
+			t.Fatalf("%s: %d bytes held, limit %d", when, sum, limit)
+		}
+	}
+	const keys, perKey = 40, 30
+	for i := range perKey {
+		for k := range keys {
+			x := item(fmt.Sprintf("k%d", k), fmt.Sprintf("/%d", i))
+			x.Referrer = x.URL + "?from"
+			mustAdd(t, s, x)
+		}
+		check(fmt.Sprintf("after adding round %d", i))
+	}
+	for n := 0; ; n++ {
+		c, err := s.Claim(ctx, time.Now(), frontier.ClaimOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Lease == nil {
+			if n != keys*perKey {
+				t.Fatalf("%d items claimed, want %d", n, keys*perKey)
+			}
+			break
+		}
+		if err := s.Done(ctx, c.Lease, time.Now(), frontier.Outcome{Pace: c.Lease.Pace}); err != nil {
+			t.Fatal(err)
+		}
+		check(fmt.Sprintf("after claim %d", n))
+	}
+	check("at the end")
+	if s.aheadBytes != 0 {
+		t.Errorf("%d bytes held with every queue empty", s.aheadBytes)
+	}
+}
