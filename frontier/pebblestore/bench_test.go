@@ -22,6 +22,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/heedcrawl/heed/frontier"
 	"github.com/heedcrawl/heed/frontier/revisit"
+	frontierrevisit "github.com/heedcrawl/heed/frontier/revisit"
 )
 
 // BenchmarkStore adds, leases and acks HEED_BENCH_URLS URLs (default
@@ -197,6 +198,7 @@ func benchWorkload(kind string, n, hosts int) (benchResult, error) {
 	var cp [8]byte
 	done := 0
 	revisit := benchRevisit(now)
+	keyRevisiting := frontierrevisit.Host{Mu: 3600, Span: 86400, LastRevisit: now, Modified: frontierrevisit.Trust{Agree: 3}}
 	leaseAndAck := func() (bool, error) {
 		c, err := s.Claim(ctx, now, frontier.ClaimOptions{PerHost: 1})
 		if err != nil || c.Lease == nil {
@@ -205,8 +207,13 @@ func benchWorkload(kind string, n, hosts int) (benchResult, error) {
 		done++
 		binary.BigEndian.PutUint64(cp[:], uint64(done))
 		o := frontier.Outcome{Pace: c.Lease.Pace, Checkpoint: cp[:]}
-		if revisits && c.Lease.Visit == nil {
-			o.Revisit = revisit(c.Lease.Item, done)
+		if revisits {
+			// As the crawler does after every answer: the key's revisit
+			// state, which the Store keeps beside its pacing state.
+			o.Revisiting = &keyRevisiting
+			if c.Lease.Visit == nil {
+				o.Revisit = revisit(c.Lease.Item, done)
+			}
 		}
 		return true, s.Done(ctx, c.Lease, now, o)
 	}
