@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -68,34 +67,8 @@ func TestClusterFailover(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	runs := []*crawlRun{startCrawl(t, ctx, bin, args(1, true)...), startCrawl(t, ctx, bin, args(2, true)...)}
-	untilTrue(t, "the first request", runs, func() bool { return web.Log.Len() > 0 })
-	runs = append(runs, startCrawl(t, ctx, bin, args(3, false)...))
-
-	// (a) Kill whichever process holds /a, at once: its worker is
-	// waiting for the answer, under a lease.
-	select {
-	case <-holding.entered:
-	case <-time.After(time.Minute):
-		t.Fatal("/a was not requested within a minute")
-	}
-	holding.mu.Lock()
-	victim, _ := strconv.Atoi(strings.TrimPrefix(holding.holder, "heed-failover-test/"))
-	holding.mu.Unlock()
-	if victim < 1 || victim > len(runs) {
-		t.Fatalf("/a requested by %q, no process of the test", holding.holder)
-	}
-	runs[victim-1].signal(t, syscall.SIGKILL)
-	if err := <-runs[victim-1].exited; exitCode(err) != -1 {
-		t.Fatalf("process %d ended by itself (%v) as it was being killed; stderr:\n%s", victim, err, runs[victim-1].stderr)
-	}
-	killedAt := time.Now()
-	var survivors []*crawlRun
-	for i, r := range runs {
-		if i+1 != victim {
-			survivors = append(survivors, r)
-		}
-	}
+	// (a) Kill whichever process holds /a, at once.
+	runs, survivors, victim, killedAt := crashHolder(t, ctx, bin, web, holding, "heed-failover-test/", args)
 
 	// (b) Then the primary of the shards with the most queued hosts dies
 	// and its replica takes over, while the survivors crawl on.

@@ -132,35 +132,7 @@ func TestRedisThreeProcesses(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	runs := []*crawlRun{startCrawl(t, ctx, bin, args(1, true)...), startCrawl(t, ctx, bin, args(2, true)...)}
-	// The third joins without seeds once the job has begun.
-	untilTrue(t, "the first request", runs, func() bool { return web.Log.Len() > 0 })
-	runs = append(runs, startCrawl(t, ctx, bin, args(3, false)...))
-
-	// Kill whichever process holds /a, at once: its worker is waiting
-	// for the answer, under a lease.
-	select {
-	case <-holding.entered:
-	case <-time.After(time.Minute):
-		t.Fatal("/a was not requested within a minute")
-	}
-	holding.mu.Lock()
-	victim, _ := strconv.Atoi(strings.TrimPrefix(holding.holder, "heed-redis-test/"))
-	holding.mu.Unlock()
-	if victim < 1 || victim > len(runs) {
-		t.Fatalf("/a requested by %q, no process of the test", holding.holder)
-	}
-	runs[victim-1].signal(t, syscall.SIGKILL)
-	if err := <-runs[victim-1].exited; exitCode(err) != -1 {
-		t.Fatalf("process %d ended by itself (%v) as it was being killed; stderr:\n%s", victim, err, runs[victim-1].stderr)
-	}
-	killedAt := time.Now()
-	var survivors []*crawlRun
-	for i, r := range runs {
-		if i+1 != victim {
-			survivors = append(survivors, r)
-		}
-	}
+	runs, survivors, victim, killedAt := crashHolder(t, ctx, bin, web, holding, "heed-redis-test/", args)
 
 	// Redis dies and comes back while the survivors crawl on.
 	target := web.Log.Len() + 20
@@ -381,4 +353,40 @@ func TestRedisThreeProcesses(t *testing.T) {
 	if code != 0 || stderr != "" {
 		t.Errorf("crawl status: exit %d, stderr %q", code, stderr)
 	}
+}
+
+// crashHolder starts three crawl processes of one job with args —
+// processes 1 and 2 with seeds, 3 without once the job has begun — and
+// kills with SIGKILL, at once, whichever of them holds the holding site's
+// /a: its worker is waiting for the answer, under a lease. Processes tell
+// themselves apart by their user agent, uaPrefix and their number. It
+// returns the three processes, the two survivors, the victim's number
+// and when it died.
+func crashHolder(t *testing.T, ctx context.Context, bin string, web *testweb.Loopback, holding *holdingSite, uaPrefix string, args func(n int, withSeeds bool) []string) (runs, survivors []*crawlRun, victim int, killedAt time.Time) {
+	t.Helper()
+	runs = []*crawlRun{startCrawl(t, ctx, bin, args(1, true)...), startCrawl(t, ctx, bin, args(2, true)...)}
+	untilTrue(t, "the first request", runs, func() bool { return web.Log.Len() > 0 })
+	runs = append(runs, startCrawl(t, ctx, bin, args(3, false)...))
+	select {
+	case <-holding.entered:
+	case <-time.After(time.Minute):
+		t.Fatal("/a was not requested within a minute")
+	}
+	holding.mu.Lock()
+	victim, _ = strconv.Atoi(strings.TrimPrefix(holding.holder, uaPrefix))
+	holding.mu.Unlock()
+	if victim < 1 || victim > len(runs) {
+		t.Fatalf("/a requested by %q, no process of the test", holding.holder)
+	}
+	runs[victim-1].signal(t, syscall.SIGKILL)
+	if err := <-runs[victim-1].exited; exitCode(err) != -1 {
+		t.Fatalf("process %d ended by itself (%v) as it was being killed; stderr:\n%s", victim, err, runs[victim-1].stderr)
+	}
+	killedAt = time.Now()
+	for i, r := range runs {
+		if i+1 != victim {
+			survivors = append(survivors, r)
+		}
+	}
+	return runs, survivors, victim, killedAt
 }
