@@ -125,25 +125,7 @@ func TestClusterFailover(t *testing.T) {
 		t.Errorf("no request to the hosts of the failed-over shards after the failover: it came too late to test anything")
 	}
 
-	rep := truth.Analyze(entries, testweb.AnalyzeOptions{MinDelay: minDelay})
-	t.Logf("%s", rep)
-	if rep.Coverage != 1 {
-		t.Errorf("coverage %.3f; missing %v", rep.Coverage, rep.Missing)
-	}
-	for name, list := range map[string][]string{
-		"robots.txt violations":         rep.RobotsViolations,
-		"fetches past a 503 robots.txt": rep.UnavailableHostFetches,
-		"politeness violations":         politenessViolations(rep),
-		"nofollow-only pages fetched":   rep.NofollowOnlyFetched,
-		"URLs the web never linked":     rep.NotFound,
-	} {
-		if len(list) > 0 {
-			t.Errorf("%d %s, e.g. %v", len(list), name, list[:min(3, len(list))])
-		}
-	}
-	if rep.PeakInFlightPerHost > 1 {
-		t.Errorf("%d requests at once to one host: the processes overlapped", rep.PeakInFlightPerHost)
-	}
+	checkSharedCrawl(t, truth.Analyze(entries, testweb.AnalyzeOptions{MinDelay: minDelay}))
 
 	// Every request made again must be one a death explains.
 	holdingEntries := holding.entries()

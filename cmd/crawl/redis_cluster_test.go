@@ -191,25 +191,7 @@ func TestRedisThreeProcesses(t *testing.T) {
 		t.Errorf("no request after Redis came back: the kill came too late to test anything")
 	}
 
-	rep := truth.Analyze(entries, testweb.AnalyzeOptions{MinDelay: minDelay})
-	t.Logf("%s", rep)
-	if rep.Coverage != 1 {
-		t.Errorf("coverage %.3f; missing %v", rep.Coverage, rep.Missing)
-	}
-	for name, list := range map[string][]string{
-		"robots.txt violations":         rep.RobotsViolations,
-		"fetches past a 503 robots.txt": rep.UnavailableHostFetches,
-		"politeness violations":         politenessViolations(rep),
-		"nofollow-only pages fetched":   rep.NofollowOnlyFetched,
-		"URLs the web never linked":     rep.NotFound,
-	} {
-		if len(list) > 0 {
-			t.Errorf("%d %s, e.g. %v", len(list), name, list[:min(3, len(list))])
-		}
-	}
-	if rep.PeakInFlightPerHost > 1 {
-		t.Errorf("%d requests at once to one host: the processes overlapped", rep.PeakInFlightPerHost)
-	}
+	checkSharedCrawl(t, truth.Analyze(entries, testweb.AnalyzeOptions{MinDelay: minDelay}))
 
 	// Every request made again must be one a death explains: the killed
 	// process's page, whose lease was never ended (then not before the
@@ -389,4 +371,30 @@ func crashHolder(t *testing.T, ctx context.Context, bin string, web *testweb.Loo
 		}
 	}
 	return runs, survivors, victim, killedAt
+}
+
+// checkSharedCrawl fails t unless rep, the judgement of a crawl several
+// processes shared, is complete and clean: every reachable page, no robots
+// or politeness violation, nothing past a 503 robots.txt, no nofollow-only
+// or unknown URL, and never two requests at once to one host.
+func checkSharedCrawl(t *testing.T, rep *testweb.Report) {
+	t.Helper()
+	t.Logf("%s", rep)
+	if rep.Coverage != 1 {
+		t.Errorf("coverage %.3f; missing %v", rep.Coverage, rep.Missing)
+	}
+	for name, list := range map[string][]string{
+		"robots.txt violations":         rep.RobotsViolations,
+		"fetches past a 503 robots.txt": rep.UnavailableHostFetches,
+		"politeness violations":         politenessViolations(rep),
+		"nofollow-only pages fetched":   rep.NofollowOnlyFetched,
+		"URLs the web never linked":     rep.NotFound,
+	} {
+		if len(list) > 0 {
+			t.Errorf("%d %s, e.g. %v", len(list), name, list[:min(3, len(list))])
+		}
+	}
+	if rep.PeakInFlightPerHost > 1 {
+		t.Errorf("%d requests at once to one host: the processes overlapped", rep.PeakInFlightPerHost)
+	}
 }

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/heedcrawl/heed/frontier"
-	"github.com/heedcrawl/heed/frontier/revisit"
 	"github.com/heedcrawl/heed/ratelimit"
 )
 
@@ -27,8 +26,6 @@ func (s *Store) Claim(ctx context.Context, now time.Time, opt frontier.ClaimOpti
 	due := func(key string) time.Time { return s.firstDue(key, now) }
 	var key string
 	var host ratelimit.HostState
-	var givenUp bool
-	var revisiting revisit.Host
 	var q *queue
 	var ls lease
 	var readTo uint64
@@ -60,7 +57,6 @@ func (s *Store) Claim(ctx context.Context, now time.Time, opt frontier.ClaimOpti
 			s.opts.Logger.Error("pebblestore: scheduled key has no queued item", "key", key)
 			continue
 		}
-		givenUp, revisiting = s.sched.GivenUp(key), s.sched.Revisiting(key)
 		if ls, held, readTo, err = s.take(key, q); err != nil {
 			s.mu.Unlock()
 			return frontier.Claim{}, s.fail(fmt.Errorf("claim of %q: %w", key, err))
@@ -68,6 +64,7 @@ func (s *Store) Claim(ctx context.Context, now time.Time, opt frontier.ClaimOpti
 		s.reportHead(key, q)
 		break
 	}
+	givenUp, revisiting := s.sched.GivenUp(key), s.sched.Revisiting(key)
 	s.token++
 	token := s.token
 	s.leases[token] = ls
