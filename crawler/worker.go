@@ -353,7 +353,8 @@ func (r *crawl) scheduleSitemaps(ctx context.Context, u *url.URL, e *gate.Entry)
 		return
 	}
 	// A robots.txt fetched again after its TTL names the same sitemaps:
-	// the frontier's seen-set refuses them, so they are read once.
+	// the frontier's seen-set refuses them, so they are scheduled once
+	// (a revisiting crawl reads each again every SitemapInterval).
 	base := &url.URL{Scheme: u.Scheme, Host: u.Host, Path: "/"}
 	robotsURL := base.JoinPath("robots.txt").String()
 	named := e.Sitemaps
