@@ -92,3 +92,60 @@ func TestPickBusyShard(t *testing.T) {
 		t.Errorf("a claim in flight for every ready key: ok %v, channel %v; want a wait", ok, busy)
 	}
 }
+
+// TestMaxPagesConcurrent: Stores of one job adding at once, over many
+// shards, never schedule more pages than MaxPages between them, and fall
+// short of it by less than the batches in flight at the end could
+// reserve (the reservations of batches refused at the limit are given
+// back).
+func TestMaxPagesConcurrent(t *testing.T) {
+	srv := redistest.Start(t)
+	job := newJob(t)
+	o := Options{Shards: 64}
+	stores := []*Store{mustNew(t, srv, job, o), mustNew(t, srv, job, o), mustNew(t, srv, job, o)}
+	const limit, batches, batch = 150, 12, 10
+	lim := frontier.Limits{MaxPages: limit}
+	added := make([]int, len(stores))
+	errs := make(chan error, len(stores))
+	for si, s := range stores {
+		go func() {
+			for b := range batches {
+				items := make([]frontier.Item, batch)
+				for i := range items {
+					items[i] = item(fmt.Sprintf("h%d", (si*batches+b)*batch+i), "/p")
+				}
+				refused, err := s.Add(ctx, items, lim)
+				if err != nil {
+					errs <- err
+					return
+				}
+				for _, r := range refused {
+					if r == nil {
+						added[si]++
+					}
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range stores {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	total := 0
+	for _, n := range added {
+		total += n
+	}
+	c, err := stores[0].Counts(ctx, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("added by each Store %v: %d of %d offered, Counts.Scheduled %d", added, total, len(stores)*batches*batch, c.Scheduled)
+	if total > limit || c.Scheduled != total {
+		t.Errorf("%d pages added, %d counted scheduled; want the same number, at most %d", total, c.Scheduled, limit)
+	}
+	if total < limit-(len(stores)-1)*batch {
+		t.Errorf("%d pages added under MaxPages %d with %d offered: short by more than the other Stores' batches in flight", total, limit, len(stores)*batches*batch)
+	}
+}
