@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -274,14 +273,9 @@ func continuousTable(sums []Summary, w Workload, skipped map[string]error) strin
 			fmt.Fprintf(&b, "| %s | %s |%s\n", name, skipReason(err), strings.Repeat(" |", 17))
 			continue
 		}
-		i := slices.IndexFunc(sums, func(s Summary) bool { return s.Workload == w.Name && s.Crawler == name })
-		if i < 0 {
+		s, runs, ok := rowSummary(sums, w, name)
+		if !ok {
 			continue
-		}
-		s := sums[i]
-		runs := fmt.Sprint(s.Runs)
-		if s.Failed > 0 {
-			runs += fmt.Sprintf(" (%d failed)", s.Failed)
 		}
 		f := s.Fresh
 		if f == nil {

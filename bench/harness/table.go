@@ -181,14 +181,9 @@ func Table(sums []Summary, workloads []Workload, skipped map[string]error) strin
 				fmt.Fprintf(&b, "| %s | %s |%s\n", name, skipReason(err), strings.Repeat(" |", 15))
 				continue
 			}
-			i := slices.IndexFunc(sums, func(s Summary) bool { return s.Workload == w.Name && s.Crawler == name })
-			if i < 0 {
+			s, runs, ok := rowSummary(sums, w, name)
+			if !ok {
 				continue
-			}
-			s := sums[i]
-			runs := fmt.Sprint(s.Runs)
-			if s.Failed > 0 {
-				runs += fmt.Sprintf(" (%d failed)", s.Failed)
 			}
 			ratio := func(x, y float64) string {
 				if base == nil || y == 0 {
@@ -307,4 +302,19 @@ func variantCompare(a, b string) int {
 		return len(a) - len(b)
 	}
 	return strings.Compare(a, b)
+}
+
+// rowSummary returns the summary of name's runs on w, and its table cell
+// of runs ("3", or "3 (1 failed)"); ok is false if name has none.
+func rowSummary(sums []Summary, w Workload, name string) (s Summary, runs string, ok bool) {
+	i := slices.IndexFunc(sums, func(s Summary) bool { return s.Workload == w.Name && s.Crawler == name })
+	if i < 0 {
+		return Summary{}, "", false
+	}
+	s = sums[i]
+	runs = fmt.Sprint(s.Runs)
+	if s.Failed > 0 {
+		runs += fmt.Sprintf(" (%d failed)", s.Failed)
+	}
+	return s, runs, true
 }
