@@ -127,3 +127,22 @@ func (f *Frontier) GiveUp(ctx context.Context, key string) error {
 	}
 	return nil
 }
+
+// EditQueued lets edit change the items queued under key that hold a Visit,
+// as QueueEditor.EditQueued says, and wakes a waiting Next, since an item
+// may now be due sooner. It returns how many items were changed, or an
+// error wrapping errors.ErrUnsupported if the Store is not a QueueEditor.
+func (f *Frontier) EditQueued(ctx context.Context, key string, edit func(*Item) bool) (int, error) {
+	qe, ok := f.store.(QueueEditor)
+	if !ok {
+		return 0, fmt.Errorf("frontier: %T cannot edit queued items: %w", f.store, errors.ErrUnsupported)
+	}
+	n, err := qe.EditQueued(ctx, key, edit)
+	if n > 0 {
+		f.nudgeOne()
+	}
+	if err != nil {
+		return n, fmt.Errorf("%w: %w", ErrStore, err)
+	}
+	return n, nil
+}

@@ -144,7 +144,7 @@ func toRecord(it *Item) (record, error) {
 	return r, nil
 }
 
-// visitRecord is a Visit packed into 80 bytes: times to the nanosecond but
+// visitRecord is a Visit packed into 88 bytes: times to the nanosecond but
 // LastModified, an HTTP date, to the second (1970–2106), Status within
 // 0–65,535, Gone within 0–255 and Size within 0–4 GiB.
 type visitRecord struct {
@@ -157,6 +157,7 @@ type visitRecord struct {
 	ok               bool // a Visit is held: the item's Visit is not nil
 	estimator        revisit.Page
 	size             uint32
+	lastmodRead      int64 // Unix nanoseconds; math.MinInt64 for the zero time
 }
 
 func toVisitRecord(v *Visit) (visitRecord, error) {
@@ -174,8 +175,13 @@ func toVisitRecord(v *Visit) (visitRecord, error) {
 	if err != nil {
 		return visitRecord{}, err
 	}
+	lastmodRead, err := toNanos(v.LastmodRead, "Visit.LastmodRead")
+	if err != nil {
+		return visitRecord{}, err
+	}
 	r := visitRecord{fetched: fetched, changed: changed, digest: v.Digest, etag: v.ETag,
-		status: uint16(v.Status), gone: uint8(v.Gone), estimator: v.Estimator, size: uint32(v.Size), ok: true}
+		status: uint16(v.Status), gone: uint8(v.Gone), estimator: v.Estimator, size: uint32(v.Size), ok: true,
+		lastmodRead: lastmodRead}
 	if sec := v.LastModified.Unix(); !v.LastModified.IsZero() && sec > 0 && sec <= math.MaxUint32 {
 		r.lastModified = uint32(sec)
 	}
@@ -188,7 +194,8 @@ func (v *visitRecord) visit() *Visit {
 		return nil
 	}
 	out := &Visit{Fetched: fromNanos(v.fetched), Changed: fromNanos(v.changed), ETag: v.etag, Digest: v.digest,
-		Status: int(v.status), Gone: int(v.gone), Estimator: v.estimator, Size: int64(v.size)}
+		Status: int(v.status), Gone: int(v.gone), Estimator: v.estimator, Size: int64(v.size),
+		LastmodRead: fromNanos(v.lastmodRead)}
 	if v.lastModified != 0 {
 		out.LastModified = time.Unix(int64(v.lastModified), 0).UTC()
 	}
@@ -254,7 +261,7 @@ func (q *ring) popFront() record {
 }
 
 // laterEntry is an item of a key's later heap: a revisit, or any item that
-// could not join its key's ring in order. 136 bytes.
+// could not join its key's ring in order. 144 bytes.
 type laterEntry struct {
 	rec   record
 	visit visitRecord
@@ -369,23 +376,44 @@ func (l *later) pop() laterEntry {
 	h[0] = h[n]
 	h[n] = laterEntry{} // let the strings go
 	h = h[:n]
-	for i := 0; ; {
-		c := 2*i + 1
-		if c >= n {
-			break
-		}
-		if r := c + 1; r < n && h[r].less(&h[c]) {
-			c = r
-		}
-		if !h[c].less(&h[i]) {
-			break
-		}
-		h[i], h[c] = h[c], h[i]
-		i = c
-	}
+	down(h, 0)
 	l.heap = h
 	if cap(h) > 64 && len(h) < cap(h)/4 {
 		l.heap = append(make([]laterEntry, 0, 2*len(h)), h...)
 	}
 	return e
+}
+
+// down moves h[i] down the heap h to its place.
+func down(h []laterEntry, i int) {
+	n := len(h)
+	for {
+		c := 2*i + 1
+		if c >= n {
+			return
+		}
+		if r := c + 1; r < n && h[r].less(&h[c]) {
+			c = r
+		}
+		if !h[c].less(&h[i]) {
+			return
+		}
+		h[i], h[c] = h[c], h[i]
+		i = c
+	}
+}
+
+// edit lets f change each entry in place, and puts the heap back in order
+// after: f returns whether it moved the entry's Due, which then takes its
+// place after the entries of its new Due, as pushed now.
+func (l *later) edit(f func(e *laterEntry) (moved bool)) {
+	for i := range l.heap {
+		if f(&l.heap[i]) {
+			l.seq++
+			l.heap[i].pos, l.heap[i].seq = l.pushed, l.seq
+		}
+	}
+	for i := len(l.heap)/2 - 1; i >= 0; i-- {
+		down(l.heap, i)
+	}
 }

@@ -415,6 +415,61 @@ func (s *MemoryStore) Requeue(ctx context.Context, l *Lease, now time.Time, o Ou
 	return s.end(ctx, l, now, o, true)
 }
 
+// EditQueued implements QueueEditor, in one step under the store's lock:
+// an edit the store cannot hold (a time out of its range, a URL or Key
+// changed) fails the call, and none of its edits is stored.
+func (s *MemoryStore) EditQueued(ctx context.Context, key string, edit func(*Item) bool) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	l := s.later[key] // a key's items with a Visit are all in its heap
+	if l == nil {
+		return 0, nil
+	}
+	type edited struct {
+		at int
+		e  laterEntry
+	}
+	var done []edited
+	for i := range l.heap {
+		e := &l.heap[i]
+		if !e.visit.ok {
+			continue
+		}
+		it := e.rec.item(key)
+		it.Visit = e.visit.visit()
+		if !edit(&it) {
+			continue
+		}
+		if it.URL != e.rec.urlString() || it.Key != key {
+			return 0, fmt.Errorf("frontier: memory store: an edit changed %s under %q to %s under %q", e.rec.urlString(), key, it.URL, it.Key)
+		}
+		r, err := toRecord(&it)
+		if err != nil {
+			return 0, err
+		}
+		v, err := toVisitRecord(it.Visit)
+		if err != nil {
+			return 0, err
+		}
+		done = append(done, edited{at: i, e: laterEntry{rec: r, visit: v, pos: e.pos, seq: e.seq}})
+	}
+	next := 0
+	l.edit(func(e *laterEntry) bool {
+		if next == len(done) || e != &l.heap[done[next].at] {
+			return false
+		}
+		moved := e.rec.due != done[next].e.rec.due
+		*e = done[next].e
+		next++
+		return moved
+	})
+	s.reportFirst(key, s.queues[key], l)
+	return len(done), nil
+}
+
 // GiveUp implements Store.
 func (s *MemoryStore) GiveUp(ctx context.Context, key string) error {
 	if err := ctx.Err(); err != nil {

@@ -22,6 +22,27 @@ type DoneAdder interface {
 	DoneAdding(ctx context.Context, l *Lease, now time.Time, o Outcome, batch []Item, lim Limits) (refused []error, err error)
 }
 
+// A QueueEditor is a Store that can change the items it holds queued: a
+// crawl that revisits hands the <lastmod> of a sitemap read again to the
+// pages it lists with it (Frontier.EditQueued). MemoryStore, pebblestore
+// and redisstore are QueueEditors.
+type QueueEditor interface {
+	// EditQueued calls edit with each item queued under key that holds a
+	// Visit — a page fetched before, queued to be revisited — leased
+	// items aside, in no set order. An item for which edit returns true is
+	// stored as edit left it, all its fields as Add keeps them, and takes
+	// its place among key's items by its Due, after those of the same Due
+	// queued before; edit must leave its URL and Key as they were. n is
+	// how many items were stored.
+	//
+	// A Store in one process edits in one atomic step. A Store shared by
+	// several (redisstore) reads key's items, calls edit, then writes each
+	// edited item only if it is still queued as read: an item claimed or
+	// changed in between stays as the other call left it, and is not
+	// counted in n.
+	EditQueued(ctx context.Context, key string, edit func(*Item) bool) (n int, err error)
+}
+
 // Store keeps a crawl's state: everything a crawl must not forget when its
 // process stops. It holds the seen-set, one queue per politeness key
 // (ordered by Item.Due, then FIFO: see Claim),

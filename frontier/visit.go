@@ -47,6 +47,12 @@ type Visit struct {
 	// transferred: what a revisit answered 304 saves the site and the
 	// crawler.
 	Size int64
+	// LastmodRead is when a sitemap read after the fetch gave the item's
+	// Lastmod (Item.Lastmod): the <lastmod> a site claims for the page
+	// since the version held, the evidence the revisit policy weighs
+	// (revisit.Fetch.Lastmod). Zero when no sitemap was read since the
+	// fetch; Item.Lastmod is then what the sitemap said before it.
+	LastmodRead time.Time
 	// Estimator is the revisit policy's summary of the page's changes,
 	// from which it estimates the page's change rate (package
 	// frontier/revisit).

@@ -223,7 +223,7 @@ func TestGarbage(t *testing.T) {
 		{"a later version", "02000161", codec.ErrVersion},
 		{"version 0", "00000161", codec.ErrVersion},
 		{"a flag past those known", "01804001" + "61", codec.ErrVersion},
-		{"a Visit flag past those known", "01802001" + "61" + "8004", codec.ErrVersion},
+		{"a Visit flag past those known", "01802001" + "61" + "8008", codec.ErrVersion},
 		{"a Visit's estimator impossible", "01802001" + "61" + "80010000803f0000000000000000000000000000000000000000000000000000", codec.ErrCorrupt},
 		{"a Visit's digest truncated", "01802001" + "61" + "100102", codec.ErrCorrupt},
 		{"flags overflow", "01ffffffffffffffffffff01", codec.ErrCorrupt},

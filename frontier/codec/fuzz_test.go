@@ -70,7 +70,7 @@ func FuzzRoundTrip(f *testing.F) {
 			Lastmod: at, FromSitemap: flag, Meta: map[string]string{mk: mv, mv: mk}, Retries: retries,
 			Redirects: []string{redirect, url}, SitemapDepth: sitemapDepth, Due: at.Add(time.Duration(d)),
 			Visit: &frontier.Visit{Fetched: at, Changed: at.Add(-time.Duration(d)), ETag: etag, LastModified: time.Unix(nsec, 0),
-				Digest: digest, Status: failures, Gone: retries}}
+				Digest: digest, Status: failures, Gone: retries, Size: d, LastmodRead: at.Add(time.Duration(-d))}}
 		if d > 0 {
 			_ = it.Visit.Estimator.Observe(revisit.Obs{Interval: time.Duration(d), Changed: flag})
 		}

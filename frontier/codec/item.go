@@ -41,7 +41,8 @@ const (
 	visitGone      // varint
 	visitEstimator // revisit.PageSize bytes, revisit.Page's encoding
 	visitSize      // varint
-	visitNext      // the flag a new field takes; flags from here on are unknown
+	visitLastmodRead
+	visitNext // the flag a new field takes; flags from here on are unknown
 )
 
 // AppendItem appends the encoding of it to dst and returns the extended
@@ -168,6 +169,9 @@ func appendVisit(dst []byte, v *frontier.Visit) []byte {
 	if v.Size != 0 {
 		flags |= visitSize
 	}
+	if !v.LastmodRead.IsZero() {
+		flags |= visitLastmodRead
+	}
 	dst = binary.AppendUvarint(dst, flags)
 	if flags&visitFetched != 0 {
 		dst = appendTime(dst, v.Fetched)
@@ -195,6 +199,9 @@ func appendVisit(dst []byte, v *frontier.Visit) []byte {
 	}
 	if flags&visitSize != 0 {
 		dst = binary.AppendVarint(dst, v.Size)
+	}
+	if flags&visitLastmodRead != 0 {
+		dst = appendTime(dst, v.LastmodRead)
 	}
 	return dst
 }
@@ -351,6 +358,9 @@ func (d *decoder) visit() (*frontier.Visit, error) {
 	}
 	if flags&visitSize != 0 {
 		v.Size = d.varint()
+	}
+	if flags&visitLastmodRead != 0 {
+		v.LastmodRead = d.time()
 	}
 	return v, nil
 }

@@ -45,6 +45,8 @@ func visitOf(url string, now time.Time) *frontier.Visit {
 		Digest:       0xfeed_beef_0000_0001,
 		Status:       200,
 		Gone:         1,
+		Size:         12345,
+		LastmodRead:  now.Add(-30 * time.Second),
 		Estimator:    p,
 	}
 }

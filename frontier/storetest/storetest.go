@@ -73,6 +73,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("ContextCancelled", func(t *testing.T) { testContextCancelled(t, open(t)) })
 	t.Run("DoneAdding", func(t *testing.T) { testDoneAdding(t, h, open(t)) })
 	runRevisits(t, h, open)
+	runEdits(t, h, open)
 	if h.Reopen != nil {
 		t.Run("Reopen", func(t *testing.T) { testReopen(t, h, open(t)) })
 		t.Run("ReopenNoBurst", func(t *testing.T) { testReopenNoBurst(t, h, open(t)) })
