@@ -53,7 +53,9 @@ const GoneLimit = 3
 // from Page.Change and Page.Previous; a page that moved (3xx), was gone
 // GoneLimit times in a row, or is now disallowed by robots.txt is no longer
 // revisited. Sitemaps are read again every SitemapInterval, conditionally,
-// for the URLs a site adds.
+// for the URLs a site adds and for the <lastmod> of the pages held, which
+// a LastmodPolicy weighs (with a Store that is a frontier.QueueEditor, as
+// heed's three are).
 func WithRevisit(rv Revisit) Option {
 	return func(c *config) error {
 		switch {
@@ -173,15 +175,14 @@ func (rv *revisits) after(j *lease, p *fetch.Page, digest uint64, delay time.Dur
 		rf := revisit.Fetch{At: at, Changed: f.change == ChangeChanged, LastModified: p.Validators().LastModified, Delay: delay}
 		if held != nil {
 			rf.Prev, rf.Due = held.Fetched, j.Due
+			if held.LastmodRead.After(held.Fetched) { // a sitemap read since
+				rf.Lastmod, rf.LastmodRead = j.Lastmod, held.LastmodRead
+			}
 		}
 		due = rv.Policy.Schedule(&j.Revisiting, &v.Estimator, rf)
 		f.host = true
 	}
-	if lo := at.Add(rv.Min); due.Before(lo) {
-		due = lo
-	} else if hi := at.Add(rv.Max); due.After(hi) {
-		due = hi
-	}
+	due = rv.bound(at, due)
 	if p.NotModified() && held != nil {
 		f.saved = held.Size
 	}
@@ -189,6 +190,17 @@ func (rv *revisits) after(j *lease, p *fetch.Page, digest uint64, delay time.Dur
 	next.Retries, next.Due, next.Visit = 0, due, &v
 	f.next = &next
 	return f
+}
+
+// bound returns due kept within Min and Max of a fetch at fetched.
+func (rv *revisits) bound(fetched, due time.Time) time.Time {
+	if lo := fetched.Add(rv.Min); due.Before(lo) {
+		return lo
+	}
+	if hi := fetched.Add(rv.Max); due.After(hi) {
+		return hi
+	}
+	return due
 }
 
 // nextVisit is the Visit after the answer p, of content digest digest and
@@ -199,6 +211,7 @@ func nextVisit(held *frontier.Visit, p *fetch.Page, change ChangeKind, digest ui
 		v = *held
 	}
 	v.Fetched, v.Status = at, p.Status
+	v.LastmodRead = time.Time{} // the sitemap's claim is spent on this fetch
 	if change != ChangeGone {
 		v.Gone = 0
 	}

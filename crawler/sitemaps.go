@@ -43,7 +43,7 @@ func (r *crawl) fetchSitemap(ctx context.Context, j *lease, u *url.URL) {
 	digest := fnv.New64a() // of the body as read, to tell a sitemap changed
 	if body != nil {
 		if status >= 200 && status <= 299 {
-			readErr = r.readSitemap(ctx, &j.Item, u, io.TeeReader(body, digest))
+			readErr = r.readSitemap(ctx, j, u, io.TeeReader(body, digest))
 		}
 		io.Copy(io.Discard, io.LimitReader(body, 64<<10)) // let the connection be reused
 		if err := body.Close(); errors.Is(err, fetch.ErrRecord) {
@@ -75,7 +75,12 @@ const sitemapBatch = 500
 // readSitemap parses body and schedules its entries until the page limit
 // is reached. It returns why the document is not a sitemap or was read in
 // part, if it was.
-func (r *crawl) readSitemap(ctx context.Context, it *frontier.Item, u *url.URL, body io.Reader) error {
+//
+// A revisiting crawl also hands the <lastmod> of each page it lists that
+// the crawl holds to the page's queued revisit (applyLastmods), once the
+// whole sitemap is read: one edit of each key's queue per sitemap read.
+func (r *crawl) readSitemap(ctx context.Context, j *lease, u *url.URL, body io.Reader) error {
+	it := &j.Item
 	opts := fetch.SitemapOptions{}
 	if it.Referrer != "" {
 		opts.RobotsURL = it.Referrer
@@ -84,9 +89,16 @@ func (r *crawl) readSitemap(ctx context.Context, it *frontier.Item, u *url.URL, 
 	// Entries are scheduled in batches: one Store call (one round trip to
 	// a shared Store) per sitemapBatch URLs, not per URL.
 	var pages, nested []frontier.Item
+	var claims *lastmods
+	if r.revisit != nil {
+		claims = &lastmods{read: r.now()}
+	}
 	flush := func() {
 		r.addAll(ctx, nested, u, false)
-		r.addAll(ctx, pages, u, true)
+		pages = r.filter(ctx, pages, u)
+		if errs := r.addAll(ctx, pages, u, false); claims != nil {
+			claims.note(r.fr, pages, errs)
+		}
 		pages, nested = pages[:0], nested[:0]
 	}
 	st, err := fetch.ParseSitemap(body, u, opts, func(e fetch.SitemapEntry) bool {
@@ -109,6 +121,9 @@ func (r *crawl) readSitemap(ctx context.Context, it *frontier.Item, u *url.URL, 
 		return ctx.Err() == nil && !r.fr.LimitReached()
 	})
 	flush()
+	if claims != nil {
+		r.applyLastmods(ctx, j, claims)
+	}
 	r.stats.update(func(s *Stats) {
 		s.Sitemaps++
 		s.SitemapURLs += urls

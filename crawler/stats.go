@@ -60,10 +60,9 @@ type Stats struct {
 
 	// Revisiting (WithRevisit): Revisits counts the answers for pages
 	// fetched before, RevisitChanges those that found the page changed,
-	// NotModified the 304 answers among them. BytesSaved estimates the
-	// body bytes the 304s saved against unconditional fetches: each
-	// counts the mean body size (as transferred) of its host's 200
-	// answers so far in this run. RevisitsDropped counts pages no longer
+	// NotModified the 304 answers among them. BytesSaved counts the
+	// body bytes the 304s saved against unconditional fetches: each the
+	// size, as transferred, of the version held (frontier.Visit.Size). RevisitsDropped counts pages no longer
 	// revisited: moved, gone GoneLimit times in a row, or now disallowed
 	// by robots.txt.
 	Revisits        int64
@@ -71,6 +70,9 @@ type Stats struct {
 	NotModified     int64
 	BytesSaved      int64
 	RevisitsDropped int64
+	// SitemapLastmods counts the <lastmod>s of pages held that sitemaps
+	// read again handed to their queued revisits (LastmodPolicy).
+	SitemapLastmods int64
 
 	// Queued is the number of URLs waiting; InFlight the number being
 	// worked on; Hosts the hosts with queued or in-flight work, of which
@@ -337,8 +339,8 @@ func (s Stats) String() string {
 		fmt.Fprintf(&b, "\nskipped:%s", countsText(s.Skipped, ""))
 	}
 	if s.Revisits > 0 || s.RevisitsDropped > 0 {
-		fmt.Fprintf(&b, "\nrevisits: %d, %d changed, %d not modified (%d bytes saved), %d dropped",
-			s.Revisits, s.RevisitChanges, s.NotModified, s.BytesSaved, s.RevisitsDropped)
+		fmt.Fprintf(&b, "\nrevisits: %d, %d changed, %d not modified (%d bytes saved), %d dropped, %d sitemap lastmods",
+			s.Revisits, s.RevisitChanges, s.NotModified, s.BytesSaved, s.RevisitsDropped, s.SitemapLastmods)
 	}
 	if s.Sitemaps > 0 {
 		fmt.Fprintf(&b, "\nsitemaps: %d listing %d pages", s.Sitemaps, s.SitemapURLs)

@@ -171,6 +171,16 @@ func (f *Frontier) added(errs []error, at []int, refused []error) {
 	}
 }
 
+// Identify sets it.URL to its canonical form and it.Key to its politeness
+// key, as Add does, or returns the error Add would refuse it with before
+// asking the Store (its scope and depth aside): what the Store knows the
+// URL by, for a caller that speaks of a URL the Store holds
+// (Frontier.EditQueued).
+func (f *Frontier) Identify(it *Item) error {
+	err, _ := f.check(it, true)
+	return err
+}
+
 // check runs the checks that need no Store on it, canonicalising its URL
 // and setting its key, and returns what the scope set must hold for it
 // ("" when the scope does not depend on it).

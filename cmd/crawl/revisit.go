@@ -100,9 +100,9 @@ func revisitRecord(p *crawler.Page) revisitFields {
 }
 
 // revisitSummary is the summary's line for a crawl with -revisit: the
-// revisits of this run, what they found, and what conditional requests
-// spared the sites.
+// revisits of this run, what they found, what conditional requests
+// spared the sites, and the sitemaps' <lastmod>s taken as evidence.
 func revisitSummary(w io.Writer, s crawler.Stats) {
-	fmt.Fprintf(w, "crawl: revisits: %d, %d found changed, %d answered 304 Not Modified (about %s not transferred against unconditional refetches); %d %s no longer revisited (gone, moved or disallowed)\n",
-		s.Revisits, s.RevisitChanges, s.NotModified, humanBytes(s.BytesSaved), s.RevisitsDropped, plural(int(s.RevisitsDropped), "page", "pages"))
+	fmt.Fprintf(w, "crawl: revisits: %d, %d found changed, %d answered 304 Not Modified (about %s not transferred against unconditional refetches); %d %s no longer revisited (gone, moved or disallowed); %d sitemap lastmods of pages held\n",
+		s.Revisits, s.RevisitChanges, s.NotModified, humanBytes(s.BytesSaved), s.RevisitsDropped, plural(int(s.RevisitsDropped), "page", "pages"), s.SitemapLastmods)
 }

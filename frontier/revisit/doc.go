@@ -137,7 +137,11 @@
 // claim of no change shows the copy fresh when the sitemap was read, so
 // the page is next due an interval after that. Fetch.Lastmod carries the
 // claim to Schedule, which weighs it into the host's trust and, trusted,
-// uses it to date a change found.
+// uses it to date a change found. A crawler applies both when it reads a
+// sitemap again: heed's (crawler.LastmodPolicy) edits each listed page's
+// queued revisit in its Store (frontier.QueueEditor), giving it the claim,
+// when it was read and Claim's due time, and passes the claim to Schedule
+// at the page's next fetch — once, since that fetch spends it.
 //
 // # Custom policies
 //
