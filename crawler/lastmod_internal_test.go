@@ -80,3 +80,25 @@ func TestLastmodEdit(t *testing.T) {
 		t.Errorf("a change claimed a second after the fetch: due %v, want %v (Min)", it.Due, fetched.Add(rv.Min))
 	}
 }
+
+// TestSitemapInterval: a host's sitemaps are read daily, four times in
+// its uniform interval once they proved true, and never less often than
+// daily.
+func TestSitemapInterval(t *testing.T) {
+	trusted := revisit.Trust{Agree: 20}
+	for _, tc := range []struct {
+		name string
+		h    revisit.Host
+		want time.Duration
+	}{
+		{"untrusted", revisit.Host{Span: 7200, Sitemap: revisit.Trust{Agree: 5, Disagree: 5}}, SitemapInterval},
+		{"no evidence yet", revisit.Host{Span: 7200}, SitemapInterval},
+		{"trusted", revisit.Host{Span: 7200, Sitemap: trusted}, 30 * time.Minute},
+		{"trusted, no span yet", revisit.Host{Sitemap: trusted}, SitemapInterval},
+		{"trusted, a span of weeks", revisit.Host{Span: 14 * 86400, Sitemap: trusted}, SitemapInterval},
+	} {
+		if got := sitemapInterval(tc.h); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
