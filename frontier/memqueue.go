@@ -144,28 +144,33 @@ func toRecord(it *Item) (record, error) {
 	return r, nil
 }
 
-// visitRecord is a Visit packed into 88 bytes: times to the nanosecond but
-// LastModified, an HTTP date, to the second (1970–2106), Status within
-// 0–65,535, Gone within 0–255 and Size within 0–4 GiB.
+// visitRecord is a Visit packed into 80 bytes: times to the nanosecond but
+// LastModified, an HTTP date, to the second (1970–2106), and LastmodRead,
+// to the millisecond after Fetched (rounded up, so that a read after the
+// fetch stays after it; one not after it is dropped, and one more than 49
+// days after it is kept as 49 days after); Status within 0–65,535, Gone
+// within 0–255 and Size within 0–4 GiB. The ETag, like a record's
+// strings, is kept as its bytes and a 32-bit length.
 type visitRecord struct {
 	fetched, changed int64 // Unix nanoseconds; math.MinInt64 for the zero time
 	digest           uint64
-	etag             string
+	etag             *byte // unsafe.StringData
+	etagLen          uint32
 	lastModified     uint32 // Unix seconds; 0 for the zero time
 	status           uint16
 	gone             uint8
 	ok               bool // a Visit is held: the item's Visit is not nil
 	estimator        revisit.Page
 	size             uint32
-	lastmodRead      int64 // Unix nanoseconds; math.MinInt64 for the zero time
+	lastmodRead      uint32 // milliseconds after fetched; 0 for the zero time
 }
 
 func toVisitRecord(v *Visit) (visitRecord, error) {
 	if v == nil {
 		return visitRecord{}, nil
 	}
-	if v.Status < 0 || v.Status > math.MaxUint16 || v.Gone < 0 || v.Gone > math.MaxUint8 || v.Size < 0 || v.Size > math.MaxUint32 {
-		return visitRecord{}, fmt.Errorf("frontier: memory store: Visit status %d, gone %d, size %d out of range", v.Status, v.Gone, v.Size)
+	if v.Status < 0 || v.Status > math.MaxUint16 || v.Gone < 0 || v.Gone > math.MaxUint8 || v.Size < 0 || v.Size > math.MaxUint32 || len(v.ETag) > math.MaxUint32 {
+		return visitRecord{}, fmt.Errorf("frontier: memory store: Visit status %d, gone %d, size %d, ETag of %d bytes out of range", v.Status, v.Gone, v.Size, len(v.ETag))
 	}
 	fetched, err := toNanos(v.Fetched, "Visit.Fetched")
 	if err != nil {
@@ -175,15 +180,14 @@ func toVisitRecord(v *Visit) (visitRecord, error) {
 	if err != nil {
 		return visitRecord{}, err
 	}
-	lastmodRead, err := toNanos(v.LastmodRead, "Visit.LastmodRead")
-	if err != nil {
-		return visitRecord{}, err
-	}
-	r := visitRecord{fetched: fetched, changed: changed, digest: v.Digest, etag: v.ETag,
-		status: uint16(v.Status), gone: uint8(v.Gone), estimator: v.Estimator, size: uint32(v.Size), ok: true,
-		lastmodRead: lastmodRead}
+	r := visitRecord{fetched: fetched, changed: changed, digest: v.Digest,
+		etag: unsafe.StringData(v.ETag), etagLen: uint32(len(v.ETag)),
+		status: uint16(v.Status), gone: uint8(v.Gone), estimator: v.Estimator, size: uint32(v.Size), ok: true}
 	if sec := v.LastModified.Unix(); !v.LastModified.IsZero() && sec > 0 && sec <= math.MaxUint32 {
 		r.lastModified = uint32(sec)
+	}
+	if after := v.LastmodRead.Sub(v.Fetched); !v.LastmodRead.IsZero() && !v.Fetched.IsZero() && after > 0 {
+		r.lastmodRead = uint32(min((after+time.Millisecond-1)/time.Millisecond, math.MaxUint32))
 	}
 	return r, nil
 }
@@ -193,11 +197,13 @@ func (v *visitRecord) visit() *Visit {
 	if !v.ok {
 		return nil
 	}
-	out := &Visit{Fetched: fromNanos(v.fetched), Changed: fromNanos(v.changed), ETag: v.etag, Digest: v.digest,
-		Status: int(v.status), Gone: int(v.gone), Estimator: v.estimator, Size: int64(v.size),
-		LastmodRead: fromNanos(v.lastmodRead)}
+	out := &Visit{Fetched: fromNanos(v.fetched), Changed: fromNanos(v.changed), ETag: unsafe.String(v.etag, v.etagLen), Digest: v.digest,
+		Status: int(v.status), Gone: int(v.gone), Estimator: v.estimator, Size: int64(v.size)}
 	if v.lastModified != 0 {
 		out.LastModified = time.Unix(int64(v.lastModified), 0).UTC()
+	}
+	if v.lastmodRead != 0 {
+		out.LastmodRead = out.Fetched.Add(time.Duration(v.lastmodRead) * time.Millisecond)
 	}
 	return out
 }
@@ -261,7 +267,7 @@ func (q *ring) popFront() record {
 }
 
 // laterEntry is an item of a key's later heap: a revisit, or any item that
-// could not join its key's ring in order. 144 bytes.
+// could not join its key's ring in order. 136 bytes.
 type laterEntry struct {
 	rec   record
 	visit visitRecord

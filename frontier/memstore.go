@@ -39,8 +39,8 @@ const maxStoredDepth = 1<<depthBits - 1
 // — and any item that cannot join the ring in order: a Due earlier than
 // the ring's last, or a Visit — in a heap of 136-byte entries by Due, then
 // arrival (the record, the Visit packed into 80 bytes with LastModified to
-// the second and Status and Gone within 0–65,535, and the order of
-// arrival); the key's first item is the earlier of the two heads, so new
+// the second, LastmodRead to the millisecond and Status and Gone within
+// 0–65,535, and the order of arrival); the key's first item is the earlier of the two heads, so new
 // URLs and revisits share one order, and a crawl without revisits never
 // makes a heap. A known URL queued as a revisit costs about 180 bytes
 // beyond its URL string with a 20-byte ETag, at 1,000 URLs a host; a host

@@ -16,9 +16,9 @@ var ErrRevisit = errors.New("frontier: revisit is not the lease's item")
 // it was fetched and last found changed, the validators and digest of the
 // version held, and the revisit policy's state. It travels with the URL's
 // Item (Item.Visit) through the Store, which keeps it exactly (MemoryStore:
-// LastModified to the second, Status within 0–65,535, Gone within
-// 0–255 and Size within 0–4 GiB), across a
-// reopen and a crash for the Stores that persist.
+// LastModified to the second, LastmodRead to the millisecond after
+// Fetched, Status within 0–65,535, Gone within 0–255 and Size within 0–4
+// GiB), across a reopen and a crash for the Stores that persist.
 type Visit struct {
 	// Fetched is when the URL was last answered.
 	Fetched time.Time
@@ -51,7 +51,8 @@ type Visit struct {
 	// Lastmod (Item.Lastmod): the <lastmod> a site claims for the page
 	// since the version held, the evidence the revisit policy weighs
 	// (revisit.Fetch.Lastmod). Zero when no sitemap was read since the
-	// fetch; Item.Lastmod is then what the sitemap said before it.
+	// fetch (Item.Lastmod is then what a sitemap said before it); a
+	// Store may drop one not after Fetched.
 	LastmodRead time.Time
 	// Estimator is the revisit policy's summary of the page's changes,
 	// from which it estimates the page's change rate (package

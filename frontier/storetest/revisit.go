@@ -46,7 +46,7 @@ func visitOf(url string, now time.Time) *frontier.Visit {
 		Status:       200,
 		Gone:         1,
 		Size:         12345,
-		LastmodRead:  now.Add(-30 * time.Second),
+		LastmodRead:  now.Add(90 * time.Second),
 		Estimator:    p,
 	}
 }
