@@ -1,6 +1,9 @@
 package redisstore
 
 import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
@@ -259,5 +262,95 @@ func TestEditQueuedRetried(t *testing.T) {
 	}
 	if c := claimAt(t, s, t0, opt); !c.Next.Equal(t0.Add(time.Minute)) {
 		t.Errorf("Claim at t0 = %+v, want the next at t0+1m", c)
+	}
+}
+
+// TestEditQueuedInvariants runs a random mix of adds, claims, ends of
+// leases (most queuing revisits, due before or after now), edits moving
+// Dues either way — some with a claim of the other Store between their
+// read and their write — on two Stores, and checks after each step the
+// counters and the ready set against the queues, and that every edit
+// stored what it was shown, less what the other Store took.
+func TestEditQueuedInvariants(t *testing.T) {
+	srv := redistest.Start(t)
+	c := srv.Client()
+	job := newJob(t)
+	o := Options{CallerClock: true, Shards: 1} // the invariants are a shard's
+	stores := []*Store{mustNew(t, srv, job, o), mustNew(t, srv, job, o)}
+	rng := rand.New(rand.NewPCG(3, 4))
+	now := time.Now()
+	var leases []*frontier.Lease
+	var edits, stored, raced int
+	end := func(step int, s *Store, l *frontier.Lease) {
+		out := frontier.Outcome{Pace: l.Pace}
+		if l.URL != "" && rng.IntN(5) > 0 {
+			rv := l.Item
+			rv.Due = now.Add(time.Duration(rng.IntN(20000)-4000) * time.Millisecond)
+			rv.Visit = &frontier.Visit{Fetched: now, ETag: `"e"`, Status: 200}
+			out.Revisit = &rv
+		}
+		if err := s.Done(ctx, l, now, out); err != nil && !errors.Is(err, frontier.ErrLeaseLost) {
+			t.Fatalf("step %d: Done: %v", step, err)
+		}
+	}
+	for step := range 600 {
+		s, other := stores[step%2], stores[1-step%2]
+		switch op := rng.IntN(100); {
+		case op < 20:
+			if _, err := s.Add(ctx, []frontier.Item{item(fmt.Sprintf("k%d", rng.IntN(4)), fmt.Sprintf("/%d", rng.IntN(40)))}, frontier.Limits{}); err != nil {
+				t.Fatalf("step %d: Add: %v", step, err)
+			}
+		case op < 45:
+			if l := claimAt(t, s, now, opt).Lease; l != nil {
+				leases = append(leases, l)
+			}
+		case op < 70 && len(leases) > 0:
+			i := rng.IntN(len(leases))
+			l := leases[i]
+			leases = append(leases[:i], leases[i+1:]...)
+			end(step, s, l)
+		case op < 92:
+			key, race := fmt.Sprintf("k%d", rng.IntN(4)), rng.IntN(3) == 0
+			if race { // the key's lease slot free, for the other to claim
+				leases = slices.DeleteFunc(leases, func(l *frontier.Lease) bool {
+					if l.Key == key {
+						end(step, s, l)
+					}
+					return l.Key == key
+				})
+			}
+			shown, took := 0, 0 // took: revisits the other Store claimed meanwhile
+			n, err := s.EditQueued(ctx, key, func(it *frontier.Item) bool {
+				if race && shown == 0 {
+					for range 4 { // one item of each key ready
+						l := claimAt(t, other, now, opt).Lease
+						if l == nil {
+							break
+						}
+						leases = append(leases, l)
+						if l.Key == key && l.Visit != nil {
+							took++
+						}
+					}
+				}
+				shown++
+				it.Due = now.Add(time.Duration(rng.IntN(20000)-4000) * time.Millisecond)
+				it.Visit.LastmodRead = now
+				return true
+			})
+			if err != nil {
+				t.Fatalf("step %d: EditQueued: %v", step, err)
+			}
+			if n != shown-took {
+				t.Fatalf("step %d: EditQueued stored %d of %d shown, %d claimed meanwhile", step, n, shown, took)
+			}
+			edits, stored, raced = edits+1, stored+n, raced+took
+		default:
+			now = now.Add(time.Duration(rng.IntN(3000)) * time.Millisecond)
+		}
+		checkInvariants(t, step, c, stores[0], now, opt.PerHost)
+	}
+	if edits < 50 || stored < 100 || raced < 3 {
+		t.Errorf("%d edits stored %d items, %d raced with a claim: the mix misses cases", edits, stored, raced)
 	}
 }
