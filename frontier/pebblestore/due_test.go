@@ -45,7 +45,7 @@ func (m modelQueues) remove(key, url string) {
 // TestDueOrderModel runs random Adds (items without a Due, and due before,
 // after and among those queued), Claims, Dones, Dones queuing revisits,
 // Requeues, EditQueued calls moving items with a Visit (revisits, and
-// items added with one) to new Dues, reopenings and crashes after a sync
+// items added or requeued with one) to new Dues, reopenings and crashes after a sync
 // against a model of each key's items: every Claim must hand out its
 // key's first item by (Due, arrival), due; when none is due, Next must be
 // the earliest first Due. The run and the due part of a queue, the
@@ -155,8 +155,8 @@ func checkNothingDue(t *testing.T, step int, model modelQueues, now time.Time, c
 }
 
 // endModelLease ends l at now, at random by a Done, a Done queuing it
-// again as a revisit due within 15 minutes, or a Requeue, in s and in
-// model.
+// again as a revisit due within 15 minutes, or a Requeue, which gives some
+// items a Visit they had not, in s and in model.
 func endModelLease(t *testing.T, s *Store, rng *rand.Rand, l *frontier.Lease, now time.Time, model modelQueues, arrive func(key, url string, due time.Time, visit bool)) {
 	t.Helper()
 	o := frontier.Outcome{Pace: l.Pace}
@@ -171,6 +171,11 @@ func endModelLease(t *testing.T, s *Store, rng *rand.Rand, l *frontier.Lease, no
 		model.remove(l.Key, l.URL)
 		arrive(l.Key, l.URL, rv.Due, true)
 	default:
+		if l.Visit == nil && rng.IntN(3) == 0 { // a Visit the item had not
+			l.Visit = &frontier.Visit{Fetched: now, Status: 503}
+			i := slices.IndexFunc(model[l.Key], func(m modelItem) bool { return m.url == l.URL })
+			model[l.Key][i].visit = true
+		}
 		if err := s.Requeue(ctx, l, now, o); err != nil {
 			t.Fatal(err)
 		}

@@ -12,11 +12,12 @@ import (
 
 // EditQueued implements frontier.QueueEditor, under the Store's lock: the
 // items with a Visit all lie in key's due part (revisits, and items added
-// with one), which it reads — a key forgotten from memory is read back
-// from its record, as a claim does, and forgotten again after — and
-// whose edited entries it writes, each at its new position (its new Due,
-// its arrival kept) with the key's record, in one batch. An edit that
-// changes an item's URL or Key fails the call, and the batch is dropped.
+// or requeued with one), which it reads — a key forgotten from memory is
+// read back from its record, as a claim does, and forgotten again after —
+// and whose edited entries it writes, each at its new position (its new
+// Due, its arrival kept) with the key's record, in one batch. An edit
+// that changes an item's URL or Key fails the call, and the batch is
+// dropped.
 //
 // The batch is applied like Add's, without a sync, and made durable by
 // the next group commit (see the package documentation): it carries no

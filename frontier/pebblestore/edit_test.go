@@ -194,3 +194,39 @@ func testEditQueuedCrash(t *testing.T, seed uint64) int {
 	}
 	return edited
 }
+
+// An item of the run that a Requeue gives a Visit is one EditQueued shows:
+// it moves to the due part, at its place, first again among the key's
+// items, as after a reopening; an edit then moves it after them.
+func TestEditQueuedRequeuedWithVisit(t *testing.T) {
+	s := openT(t, t.TempDir(), Options{Clock: fakeclock.New(t0)})
+	defer func() { s.Close() }()
+	mustAdd(t, s, item("a", "/1"), item("a", "/2"), item("a", "/3"))
+	l := mustClaim(t, s, t0, opt)
+	l.Visit = &frontier.Visit{Fetched: t0, Status: 503}
+	if err := s.Requeue(ctx, l, t0, frontier.Outcome{Pace: l.Pace}); err != nil {
+		t.Fatal(err)
+	}
+	s = reopenT(t, s)
+	at := t0.Add(time.Hour)
+	if l := mustClaim(t, s, at, opt); l.URL != "http://a/1" || l.Visit == nil || l.Visit.Status != 503 {
+		t.Fatalf("claimed %s with Visit %+v after its Requeue, want a/1 with its Visit", l.URL, l.Visit)
+	} else if err := s.Requeue(ctx, l, at, frontier.Outcome{Pace: l.Pace}); err != nil {
+		t.Fatal(err)
+	}
+	var shown []string
+	n, err := s.EditQueued(ctx, "a", func(it *frontier.Item) bool {
+		shown = append(shown, it.URL)
+		it.Due = at.Add(time.Minute)
+		return true
+	})
+	if err != nil || n != 1 || !slices.Equal(shown, []string{"http://a/1"}) {
+		t.Fatalf("EditQueued showed %v, stored %d, %v; want a/1 alone", shown, n, err)
+	}
+	var got []string
+	drainEach(t, s, at.Add(time.Hour), func(l *frontier.Lease) { got = append(got, l.URL) })
+	if want := []string{"http://a/2", "http://a/3", "http://a/1"}; !slices.Equal(got, want) {
+		t.Errorf("claimed %v, want %v", got, want)
+	}
+	checkNoEntries(t, s)
+}
