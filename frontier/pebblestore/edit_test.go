@@ -34,7 +34,8 @@ func queueRevisits(t *testing.T, s *Store, key string, dues map[string]time.Dura
 // An edit of a key whose items all wait in its due part, and which the
 // Store has forgotten, reads the key back and forgets it again; its items
 // come out by their new Dues, the last moved first and the first last,
-// also after a reopening and after a crash that kept what was synced,
+// and the one edited in place, its Due kept, with its edit, also after a
+// reopening and after a crash that kept what was synced,
 // with nothing else written since the edit: the key's record follows the
 // due part's first entry, from which recovery seeks.
 func TestEditQueuedForgottenKey(t *testing.T) {
@@ -50,15 +51,15 @@ func TestEditQueuedForgottenKey(t *testing.T) {
 				switch it.URL {
 				case "http://a/1":
 					it.Due = t0.Add(4 * time.Hour)
+				case "http://a/2":
+					it.Visit.LastmodRead = t0
 				case "http://a/3":
 					it.Due = t0.Add(30 * time.Minute)
-				default:
-					return false
 				}
 				return true
 			})
-			if err != nil || n != 2 {
-				t.Fatalf("EditQueued = %d, %v, want 2 edited", n, err)
+			if err != nil || n != 3 {
+				t.Fatalf("EditQueued = %d, %v, want 3 edited", n, err)
 			}
 			if q := queueOf(s, "a"); q != nil {
 				t.Errorf("key a is held in memory after the edit: %+v", q)
@@ -75,7 +76,12 @@ func TestEditQueuedForgottenKey(t *testing.T) {
 				t.Errorf("Claim at t0+10m = %+v, %v, want nothing until a/3's new Due, t0+30m", c, err)
 			}
 			var got []string
-			drainEach(t, s, t0.Add(5*time.Hour), func(l *frontier.Lease) { got = append(got, l.URL) })
+			drainEach(t, s, t0.Add(5*time.Hour), func(l *frontier.Lease) {
+				got = append(got, l.URL)
+				if read := l.Visit.LastmodRead; l.URL == "http://a/2" && !read.Equal(t0) {
+					t.Errorf("a/2, edited in place, came back with LastmodRead %v, want t0", read)
+				}
+			})
 			if want := []string{"http://a/3", "http://a/2", "http://a/1"}; !slices.Equal(got, want) {
 				t.Errorf("claimed %v, want %v", got, want)
 			}
