@@ -236,3 +236,42 @@ func TestEditQueuedRequeuedWithVisit(t *testing.T) {
 	}
 	checkNoEntries(t, s)
 }
+
+// BenchmarkEditQueued edits every item of a key with n revisits queued:
+// in place (Visit.LastmodRead, the Due kept) or moved (a new Due: a
+// deletion and a new entry each). The Store's lock is held throughout.
+func BenchmarkEditQueued(b *testing.B) {
+	for _, n := range []int{100, 10000} {
+		for _, move := range []bool{false, true} {
+			b.Run(fmt.Sprintf("items=%d/move=%v", n, move), func(b *testing.B) {
+				s, err := Open(b.TempDir(), Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer s.Close()
+				batch := make([]frontier.Item, n)
+				for i := range batch {
+					batch[i] = item("a", fmt.Sprintf("/%d", i))
+					batch[i].Due = t0.Add(time.Duration(i) * time.Second)
+					batch[i].Visit = &frontier.Visit{Fetched: t0, Status: 200}
+				}
+				if _, err := s.Add(ctx, batch, frontier.Limits{}); err != nil {
+					b.Fatal(err)
+				}
+				for i := 0; b.Loop(); i++ {
+					edited, err := s.EditQueued(ctx, "a", func(it *frontier.Item) bool {
+						if move {
+							it.Due = it.Due.Add(time.Millisecond)
+						} else {
+							it.Visit.LastmodRead = t0.Add(time.Duration(i))
+						}
+						return true
+					})
+					if err != nil || edited != n {
+						b.Fatalf("EditQueued = %d, %v, want %d", edited, err, n)
+					}
+				}
+			})
+		}
+	}
+}
