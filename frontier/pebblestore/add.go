@@ -134,7 +134,7 @@ func (s *Store) addTo(b *pebble.Batch, batch []frontier.Item, lim frontier.Limit
 			return nil, err
 		}
 		b.Set(seenKey(s.scratch[:0], it.URL), nil, nil)
-		s.queueItem(b, it.Key, q, it, false)
+		s.queueItem(b, it.Key, q, it, it.Visit != nil)
 		s.sched.Queue(it, lim)
 		touched = s.touch(touched, it.Key)
 	}

@@ -52,8 +52,9 @@
 //     added. Only queued entries are held, and a queued entry does not
 //     change until it is claimed.
 //   - The due part holds the items that came out of that order: revisits,
-//     which a Done queues (Outcome.Revisit), and items added due earlier
-//     than the run's last. Its entries are keyed by the politeness key,
+//     which a Done queues (Outcome.Revisit), items added or requeued
+//     with a Visit (so that every item EditQueued may change lies
+//     there), and items added due earlier than the run's last. Its entries are keyed by the politeness key,
 //     then the item's position: its Due in Unix nanoseconds (the zero time
 //     and times before 1678 first, times after 2262 last, in their
 //     order), the run's tail when it came (which orders it among the run's
@@ -100,7 +101,11 @@
 // its revisit (Outcome.Revisit) if it has one, whose URL stays seen;
 // Requeue rewrites the item's entry with what it has been through
 // (Retries, Redirects, ..., Visit and Due) and puts it back at its place,
-// the front of its run or its position in the due part; GiveUp marks the key's record,
+// the front of its run or its position in the due part (an item of the
+// run given a Visit moves to the due part, at its place); EditQueued reads
+// the key's due part and rewrites each item edited, at its new position
+// (its new Due, its arrival kept), with the key's record, whose first due
+// position may move; GiveUp marks the key's record,
 // and its queued items are then claimed and done one by one, to be
 // reported. Claim writes nothing: a leased item keeps its
 // entry — just before its run's head, or at its position in the due part

@@ -14,7 +14,9 @@ import (
 // queueItem writes into b the entry of it, queued under key (q), and
 // changes q accordingly: at the run's tail if it comes after every item of
 // the run (an item added due no earlier than the run's last), else into
-// the due part, where revisits always go. s.mu is held.
+// the due part, where revisits, and items added with a Visit (revisit
+// set for them too), always go: EditQueued finds them all there. s.mu is
+// held.
 func (s *Store) queueItem(b *pebble.Batch, key string, q *queue, it *frontier.Item, revisit bool) {
 	due := dueNanos(it.Due)
 	if !revisit && (due >= q.runDue || q.runEmpty()) {
@@ -25,8 +27,15 @@ func (s *Store) queueItem(b *pebble.Batch, key string, q *queue, it *frontier.It
 		s.keepAhead(q, v)
 		return
 	}
+	s.queueDue(b, key, q, it, q.tail)
+}
+
+// queueDue writes into b the entry of it in key's due part, and queues
+// it there, at the place of an item that came when the run's tail was at.
+// s.mu is held.
+func (s *Store) queueDue(b *pebble.Batch, key string, q *queue, it *frontier.Item, at uint64) {
 	d := q.dueState()
-	p := duePos{due: due, at: q.tail, n: d.next}
+	p := duePos{due: dueNanos(it.Due), at: at, n: d.next}
 	d.next++
 	s.scratch = dueKey(s.scratch[:0], key, p)
 	s.setItem(b, it)

@@ -14,12 +14,14 @@ import (
 	"github.com/heedcrawl/heed/internal/fakeclock"
 )
 
-// modelItem is an item of modelQueues: its URL, Due (dueNanos) and when
-// it arrived, for the order of equal Dues.
+// modelItem is an item of modelQueues: its URL, Due (dueNanos), when it
+// arrived, for the order of equal Dues, and whether it holds a Visit,
+// which EditQueued may change.
 type modelItem struct {
 	url     string
 	due     int64
 	arrival int
+	visit   bool
 }
 
 // modelQueues is what a Store should hold: each key's items, in no order.
@@ -42,11 +44,13 @@ func (m modelQueues) remove(key, url string) {
 
 // TestDueOrderModel runs random Adds (items without a Due, and due before,
 // after and among those queued), Claims, Dones, Dones queuing revisits,
-// Requeues, reopenings and crashes after a sync against a model of each
-// key's items: every Claim must hand out its key's first item by (Due,
-// arrival), due; when none is due, Next must be the earliest first Due.
-// The run and the due part of a queue, the comparison of their first
-// items, and the recovery of both are what it exercises.
+// Requeues, EditQueued calls moving items with a Visit (revisits, and
+// items added or requeued with one) to new Dues, reopenings and crashes after a sync
+// against a model of each key's items: every Claim must hand out its
+// key's first item by (Due, arrival), due; when none is due, Next must be
+// the earliest first Due. The run and the due part of a queue, the
+// comparison of their first items, and the recovery of both are what it
+// exercises.
 func TestDueOrderModel(t *testing.T) {
 	for seed := range uint64(8) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) { testDueOrderModel(t, seed) })
@@ -64,9 +68,9 @@ func testDueOrderModel(t *testing.T, seed uint64) {
 	keys := []string{"a", "b", "c"}
 	model := modelQueues{}
 	now, arrivals, urls := t0, 0, 0
-	arrive := func(key, url string, due time.Time) {
+	arrive := func(key, url string, due time.Time, visit bool) {
 		arrivals++
-		model[key] = append(model[key], modelItem{url: url, due: dueNanos(due), arrival: arrivals})
+		model[key] = append(model[key], modelItem{url: url, due: dueNanos(due), arrival: arrivals, visit: visit})
 	}
 	someDue := func(around time.Time) time.Time {
 		if rng.IntN(5) == 0 {
@@ -82,8 +86,11 @@ func testDueOrderModel(t *testing.T, seed uint64) {
 				urls++
 				it := item(keys[rng.IntN(len(keys))], fmt.Sprintf("/%d", urls))
 				it.Due = someDue(now)
+				if rng.IntN(5) == 0 {
+					it.Visit = &frontier.Visit{Fetched: now, Status: 200}
+				}
 				batch = append(batch, it)
-				arrive(it.Key, it.URL, it.Due)
+				arrive(it.Key, it.URL, it.Due, it.Visit != nil)
 			}
 			mustAdd(t, s, batch...)
 		case r < 85:
@@ -101,6 +108,8 @@ func testDueOrderModel(t *testing.T, seed uint64) {
 				t.Fatalf("step %d: claimed %s due %v at t0+%v, want %+v (of %+v)", step, l.URL, l.Due, now.Sub(t0), want, model[l.Key])
 			}
 			endModelLease(t, s, rng, l, now, model, arrive)
+		case r < 90:
+			editModel(t, step, s, rng, keys[rng.IntN(len(keys))], model, someDue(now))
 		case r < 95:
 			now = now.Add(time.Duration(rng.IntN(240)) * time.Second)
 		case r < 97:
@@ -146,9 +155,9 @@ func checkNothingDue(t *testing.T, step int, model modelQueues, now time.Time, c
 }
 
 // endModelLease ends l at now, at random by a Done, a Done queuing it
-// again as a revisit due within 15 minutes, or a Requeue, in s and in
-// model.
-func endModelLease(t *testing.T, s *Store, rng *rand.Rand, l *frontier.Lease, now time.Time, model modelQueues, arrive func(key, url string, due time.Time)) {
+// again as a revisit due within 15 minutes, or a Requeue, which gives some
+// items a Visit they had not, in s and in model.
+func endModelLease(t *testing.T, s *Store, rng *rand.Rand, l *frontier.Lease, now time.Time, model modelQueues, arrive func(key, url string, due time.Time, visit bool)) {
 	t.Helper()
 	o := frontier.Outcome{Pace: l.Pace}
 	switch r := rng.IntN(100); {
@@ -160,8 +169,13 @@ func endModelLease(t *testing.T, s *Store, rng *rand.Rand, l *frontier.Lease, no
 		rv.Visit = &frontier.Visit{Fetched: now, ETag: `"` + l.URL + `"`, Status: 200}
 		o.Revisit = &rv
 		model.remove(l.Key, l.URL)
-		arrive(l.Key, l.URL, rv.Due)
+		arrive(l.Key, l.URL, rv.Due, true)
 	default:
+		if l.Visit == nil && rng.IntN(3) == 0 { // a Visit the item had not
+			l.Visit = &frontier.Visit{Fetched: now, Status: 503}
+			i := slices.IndexFunc(model[l.Key], func(m modelItem) bool { return m.url == l.URL })
+			model[l.Key][i].visit = true
+		}
 		if err := s.Requeue(ctx, l, now, o); err != nil {
 			t.Fatal(err)
 		}
@@ -169,6 +183,50 @@ func endModelLease(t *testing.T, s *Store, rng *rand.Rand, l *frontier.Lease, no
 	}
 	if err := s.Done(ctx, l, now, o); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// editModel calls EditQueued on key, which must show edit exactly the
+// items of key holding a Visit (nothing is leased between the model's
+// steps), each due as model says; edit moves about half of them to due,
+// and takes the Visit of some, and model follows, their arrival kept.
+func editModel(t *testing.T, step int, s *Store, rng *rand.Rand, key string, model modelQueues, due time.Time) {
+	t.Helper()
+	var shown []string
+	edited := map[string]bool{} // the items edited, and whether they keep their Visit
+	n, err := s.EditQueued(ctx, key, func(it *frontier.Item) bool {
+		shown = append(shown, it.URL)
+		i := slices.IndexFunc(model[key], func(m modelItem) bool { return m.url == it.URL })
+		if i < 0 || !model[key][i].visit || model[key][i].due != dueNanos(it.Due) || it.Visit == nil {
+			t.Errorf("step %d: EditQueued showed %s due %v, visit %v; model: %+v", step, it.URL, it.Due, it.Visit, model[key])
+		}
+		if rng.IntN(2) == 0 {
+			return false
+		}
+		it.Due = due
+		if rng.IntN(10) == 0 {
+			it.Visit = nil
+		}
+		edited[it.URL] = it.Visit != nil
+		return true
+	})
+	if err != nil || n != len(edited) {
+		t.Fatalf("step %d: EditQueued(%q) = %d, %v, want %d edited", step, key, n, err, len(edited))
+	}
+	var want []string
+	for i := range model[key] {
+		m := &model[key][i]
+		if m.visit {
+			want = append(want, m.url)
+		}
+		if visit, ok := edited[m.url]; ok {
+			m.due, m.visit = dueNanos(due), visit
+		}
+	}
+	slices.Sort(shown)
+	slices.Sort(want)
+	if !slices.Equal(shown, want) {
+		t.Fatalf("step %d: EditQueued(%q) showed %v, want the items with a Visit, %v", step, key, shown, want)
 	}
 }
 

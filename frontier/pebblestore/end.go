@@ -107,10 +107,17 @@ func (s *Store) endTo(b *pebble.Batch, l *frontier.Lease, ls lease, now time.Tim
 			q.unlease(ls.seq)
 			s.scratch = queueKey(s.scratch[:0], l.Key, ls.seq)
 		}
-		if requeue {
+		switch {
+		case requeue && !ls.inDue && l.Item.Visit != nil:
+			// An item of the run given a Visit moves to the due part,
+			// where EditQueued looks for items with one, at the place
+			// its entry in the run had.
+			b.Delete(s.scratch, nil)
+			s.queueDue(b, l.Key, q, &l.Item, ls.seq)
+		case requeue:
 			s.setItem(b, &l.Item) // in place, with what it has been through
 			q.release(ls)
-		} else {
+		default:
 			b.Delete(s.scratch, nil)
 		}
 	}

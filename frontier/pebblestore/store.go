@@ -147,6 +147,7 @@ type Store struct {
 }
 
 var (
-	_ frontier.Store     = (*Store)(nil)
-	_ frontier.DoneAdder = (*Store)(nil)
+	_ frontier.Store       = (*Store)(nil)
+	_ frontier.DoneAdder   = (*Store)(nil)
+	_ frontier.QueueEditor = (*Store)(nil)
 )
