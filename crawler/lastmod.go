@@ -75,6 +75,8 @@ func (r *crawl) applyLastmods(ctx context.Context, j *lease, m *lastmods) {
 		case errors.Is(err, errors.ErrUnsupported):
 			r.log.Debug("crawler: the store cannot take sitemap <lastmod>s", "err", err)
 			return
+		case errors.Is(err, frontier.ErrEdit): // the policy's due time is beyond the Store
+			r.log.Warn("crawler: sitemap <lastmod>s not kept", "key", key, "err", err)
 		case errors.Is(err, frontier.ErrStore):
 			r.fail(fmt.Errorf("crawler: sitemap <lastmod>s of %s: %w", key, err))
 			return

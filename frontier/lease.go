@@ -130,8 +130,9 @@ func (f *Frontier) GiveUp(ctx context.Context, key string) error {
 
 // EditQueued lets edit change the items queued under key that hold a Visit,
 // as QueueEditor.EditQueued says, and wakes a waiting Next, since an item
-// may now be due sooner. It returns how many items were changed, or an
-// error wrapping errors.ErrUnsupported if the Store is not a QueueEditor.
+// may now be due sooner. It returns how many items were changed; an error
+// wrapping ErrEdit for an edit refused, errors.ErrUnsupported if the Store
+// is not a QueueEditor, or else ErrStore.
 func (f *Frontier) EditQueued(ctx context.Context, key string, edit func(*Item) bool) (int, error) {
 	qe, ok := f.store.(QueueEditor)
 	if !ok {
@@ -141,7 +142,7 @@ func (f *Frontier) EditQueued(ctx context.Context, key string, edit func(*Item) 
 	if n > 0 {
 		f.nudgeOne()
 	}
-	if err != nil {
+	if err != nil && !errors.Is(err, ErrEdit) {
 		return n, fmt.Errorf("%w: %w", ErrStore, err)
 	}
 	return n, nil

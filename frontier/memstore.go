@@ -417,7 +417,7 @@ func (s *MemoryStore) Requeue(ctx context.Context, l *Lease, now time.Time, o Ou
 
 // EditQueued implements QueueEditor, in one step under the store's lock:
 // an edit the store cannot hold (a time out of its range, a URL or Key
-// changed) fails the call, and none of its edits is stored.
+// changed) fails the call with ErrEdit, and none of its edits is stored.
 func (s *MemoryStore) EditQueued(ctx context.Context, key string, edit func(*Item) bool) (int, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
@@ -444,15 +444,15 @@ func (s *MemoryStore) EditQueued(ctx context.Context, key string, edit func(*Ite
 			continue
 		}
 		if it.URL != e.rec.urlString() || it.Key != key {
-			return 0, fmt.Errorf("frontier: memory store: an edit changed %s under %q to %s under %q", e.rec.urlString(), key, it.URL, it.Key)
+			return 0, fmt.Errorf("%w: %s under %q changed to %s under %q", ErrEdit, e.rec.urlString(), key, it.URL, it.Key)
 		}
 		r, err := toRecord(&it)
 		if err != nil {
-			return 0, err
+			return 0, fmt.Errorf("%w: %w", ErrEdit, err)
 		}
 		v, err := toVisitRecord(it.Visit)
 		if err != nil {
-			return 0, err
+			return 0, fmt.Errorf("%w: %w", ErrEdit, err)
 		}
 		done = append(done, edited{at: i, e: laterEntry{rec: r, visit: v, pos: e.pos, seq: e.seq}})
 	}

@@ -32,8 +32,9 @@ type QueueEditor interface {
 	// items aside, in no set order. An item for which edit returns true is
 	// stored as edit left it, all its fields as Add keeps them, and takes
 	// its place among key's items by its Due, after those of the same Due
-	// queued before; edit must leave its URL and Key as they were. n is
-	// how many items were stored.
+	// queued before; edit must leave its URL and Key as they were, or the
+	// call fails with ErrEdit and stores none of its edits. n is how many
+	// items were stored.
 	//
 	// A Store in one process edits in one atomic step. A Store shared by
 	// several (redisstore) reads key's items, calls edit, then writes each
@@ -157,6 +158,10 @@ type Store interface {
 var (
 	// ErrStore wraps an error returned by the Store.
 	ErrStore = errors.New("frontier: store")
+	// ErrEdit: an edit of QueueEditor.EditQueued changed an item's URL or
+	// Key, or left it with a field the Store cannot hold; none of the
+	// call's edits is stored. It is the caller's error, not the Store's.
+	ErrEdit = errors.New("frontier: edit refused")
 	// ErrLeaseLost: Done or Requeue got a lease the Store no longer holds —
 	// it expired and its item was handed to someone else, or it was
 	// already ended.

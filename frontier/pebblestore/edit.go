@@ -91,7 +91,7 @@ func (s *Store) editDue(b *pebble.Batch, key string, q *queue, edit func(*fronti
 			url := item.URL
 			if edit(&item) {
 				if item.URL != url || item.Key != key {
-					return duePos{}, 0, fmt.Errorf("pebblestore: an edit changed %s under %q to %s under %q", url, key, item.URL, item.Key)
+					return duePos{}, 0, fmt.Errorf("pebblestore: %w: %s under %q changed to %s under %q", frontier.ErrEdit, url, key, item.URL, item.Key)
 				}
 				if at.due = dueNanos(item.Due); at != p {
 					b.Delete(it.Key(), nil)

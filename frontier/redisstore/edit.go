@@ -122,7 +122,7 @@ func (s *Store) editArgs(key string, queued []queuedItem, edit func(*frontier.It
 			continue
 		}
 		if it.URL != q.item.URL || it.Key != key {
-			return nil, fmt.Errorf("redisstore: edit queued: an edit changed %s under %q to %s under %q", q.item.URL, key, it.URL, it.Key)
+			return nil, fmt.Errorf("redisstore: %w: %s under %q changed to %s under %q", frontier.ErrEdit, q.item.URL, key, it.URL, it.Key)
 		}
 		due := "=" // see edit.lua: the item keeps its place
 		if !it.Due.Equal(q.item.Due) {

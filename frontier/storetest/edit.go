@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"errors"
 	"slices"
 	"testing"
 	"time"
@@ -145,8 +146,8 @@ func testEditQueuedRefused(t *testing.T, s frontier.Store) {
 		}
 		return true
 	})
-	if err == nil || n != 0 {
-		t.Errorf("EditQueued that changed a URL = %d, %v, want an error and nothing stored", n, err)
+	if !errors.Is(err, frontier.ErrEdit) || n != 0 {
+		t.Errorf("EditQueued that changed a URL = %d, %v, want ErrEdit and nothing stored", n, err)
 	}
 	at := t0.Add(3 * time.Hour)
 	for _, want := range []string{"http://a/1", "http://a/2"} {
