@@ -45,9 +45,11 @@ func testEditQueued(t *testing.T, h Harness, s frontier.Store) {
 		"http://b/1": t0.Add(90 * time.Minute),
 	}
 	queued := fetchOnce(t, s, t0, dues, item("a", "/1"), item("a", "/2"), item("a", "/3"), item("a", "/4"), item("b", "/1"))
-	a5 := item("a", "/5")
+	a5, a6 := item("a", "/5"), item("a", "/6")
 	a5.Due = t0.Add(4 * time.Hour)
-	mustAdd(t, s, a5)
+	a6.Due, a6.Visit = t0.Add(210*time.Minute), visitOf(a6.URL, t0) // added with a Visit: a page held before
+	mustAdd(t, s, a5, a6)
+	queued[a6.URL] = &a6
 	at := t0.Add(time.Hour)
 	leased := mustClaim(t, s, at, "http://a/2")
 
@@ -77,7 +79,7 @@ func testEditQueued(t *testing.T, h Harness, s frontier.Store) {
 	if err != nil {
 		t.Fatalf("EditQueued: %v", err)
 	}
-	if want := []string{"http://a/1", "http://a/3", "http://a/4"}; !slices.Equal(shown, want) || n != 2 {
+	if want := []string{"http://a/1", "http://a/3", "http://a/4", "http://a/6"}; !slices.Equal(shown, want) || n != 2 {
 		t.Errorf("EditQueued showed %v and stored %d, want %v (a/2 leased, a/5 never fetched) and 2", shown, n, want)
 	}
 	ack(t, s, leased, at, 0)
@@ -121,7 +123,7 @@ func testEditQueued(t *testing.T, h Harness, s frontier.Store) {
 		switch want := c.Lease.URL; want {
 		case "http://a/3":
 			checkRevisit(t, "a/3 edited", c.Lease, edited[want])
-		case "http://b/1":
+		case "http://a/6", "http://b/1":
 			checkRevisit(t, want+" not edited", c.Lease, queued[want])
 		}
 		if c.Lease.Key == "a" {
@@ -129,7 +131,7 @@ func testEditQueued(t *testing.T, h Harness, s frontier.Store) {
 		}
 		ack(t, s, c.Lease, at, 0)
 	}
-	if want := []string{"http://a/5", "http://a/3"}; !slices.Equal(order, want) {
+	if want := []string{"http://a/6", "http://a/5", "http://a/3"}; !slices.Equal(order, want) {
 		t.Errorf("key a's items after the edit came in the order %v, want %v (by Due)", order, want)
 	}
 }
