@@ -31,10 +31,11 @@ type QueueEditor interface {
 	// Visit — a page fetched before, queued to be revisited — leased
 	// items aside, in no set order. An item for which edit returns true is
 	// stored as edit left it, all its fields as Add keeps them, and takes
-	// its place among key's items by its Due, after those of the same Due
-	// queued before; edit must leave its URL and Key as they were, or the
-	// call fails with ErrEdit and stores none of its edits. n is how many
-	// items were stored.
+	// its place among key's items by its Due (among items of an equal Due,
+	// MemoryStore and redisstore put one whose Due moved last, pebblestore
+	// by when it was first queued); edit must leave its URL and Key as
+	// they were, or the call fails with ErrEdit and stores none of its
+	// edits. n is how many items were stored.
 	//
 	// A Store in one process edits in one atomic step. A Store shared by
 	// several (redisstore) reads key's items, calls edit, then writes each
