@@ -173,7 +173,7 @@ func evidence(h *Host, p Page, f Fetch) time.Duration {
 		h.Modified.Record(verdict(f.LastModified, f.At, f.Prev, f.At, f.Changed, rate))
 	}
 	if !f.Lastmod.IsZero() {
-		h.Sitemap.Record(verdict(f.Lastmod, f.LastmodRead, f.Prev, f.At, f.Changed, rate))
+		h.Sitemap.Record(sitemapVerdict(f.Lastmod, f.LastmodRead, f.Prev, f.At, f.Changed, rate))
 	}
 	if !f.Changed {
 		return 0

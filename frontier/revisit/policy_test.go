@@ -298,25 +298,33 @@ func TestLastModifiedTrust(t *testing.T) {
 }
 
 // A sitemap that claims no change is contradicted by a change found only
-// as far as the change probably came before the sitemap was read.
+// where the change most likely came before the sitemap was read, and then
+// by that probability; a claim of no change that a fetch confirms weighs
+// nothing, since a sitemap never updated would make it too.
 func TestSitemapTrustWeighsStaleClaims(t *testing.T) {
 	d := newDefault(t, revisit.Config{Bounds: revisit.Bounds{Min: time.Minute, Max: 24 * time.Hour}})
-	var h revisit.Host
-	var p revisit.Page
-	prev := t0
-	for range 20 {
-		at := prev.Add(time.Hour)
-		// Read a minute after the last fetch, saying no change since; the
-		// page changed later, before this fetch.
-		d.Schedule(&h, &p, revisit.Fetch{At: at, Prev: prev, Changed: true,
-			Lastmod: prev.Add(-time.Hour), LastmodRead: prev.Add(time.Minute)})
-		prev = at
+	weigh := func(readAfter time.Duration, changed bool) revisit.Trust {
+		var h revisit.Host
+		var p revisit.Page
+		prev := t0
+		for range 20 {
+			at := prev.Add(time.Hour)
+			// Read readAfter the last fetch, saying no change since.
+			d.Schedule(&h, &p, revisit.Fetch{At: at, Prev: prev, Changed: changed,
+				Lastmod: prev.Add(-time.Hour), LastmodRead: prev.Add(readAfter)})
+			prev = at
+		}
+		return h.Sitemap
 	}
-	if got := h.Sitemap.Agree + h.Sitemap.Disagree; got > 1 {
-		t.Errorf("claims read a minute into hour-long intervals weigh %v in 20 fetches, want about 1/3", got)
+	if got := weigh(time.Minute, true); got.Agree+got.Disagree != 0 {
+		t.Errorf("claims read a minute into hour-long intervals that changed weigh %+v, want nothing: the change most likely came after", got)
 	}
-	if h.Sitemap.Disagree == 0 {
-		t.Error("the stale claims weighed nothing at all")
+	if got := weigh(55*time.Minute, false); got.Agree+got.Disagree != 0 {
+		t.Errorf("claims of no change confirmed weigh %+v, want nothing", got)
+	}
+	got := weigh(55*time.Minute, true)
+	if got.Agree != 0 || got.Disagree < 10 || got.Trusted() {
+		t.Errorf("claims read 55 minutes into hour-long intervals that changed weigh %+v, want about 0.9 against each", got)
 	}
 }
 

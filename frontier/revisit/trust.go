@@ -80,3 +80,42 @@ func verdict(claim, read, prev, at time.Time, changed bool, rate float64) (agree
 	}
 	return false, math.Expm1(-rate*before) / math.Expm1(-rate*all)
 }
+
+// sitemapDecisive is the least probability that a change found came
+// before a sitemap's claim of none was read for the claim to count against
+// the sitemap (see sitemapVerdict).
+const sitemapDecisive = 0.7
+
+// sitemapVerdict weighs a sitemap's claim that the page last changed at
+// claim, read at read, as verdict does a Last-Modified header's, but for
+// two cases a sitemap read between two fetches makes different:
+//
+//   - A claim of no change when the fetch found none agrees with any
+//     sitemap, true or one never updated, and says nothing: it weighs 0.
+//     Were it counted, a sitemap that is never updated would earn trust
+//     on a host whose pages seldom change, and Claim would then put off
+//     the pages it claims unchanged.
+//   - A claim of no change when the fetch found one counts against the
+//     sitemap only where the change most likely came before the reading
+//     (probability at least sitemapDecisive), and then by that
+//     probability. A true sitemap read halfway between fetches is followed
+//     by half the changes found; counted by their probability, as for a
+//     header, they would hold its score near 0.85, short of trust, while a
+//     sitemap never updated still loses it, since a change it fails to
+//     claim is as often early as late.
+//
+// A claim of a change since prev is decisive, as for a header: it agrees
+// exactly when a change was found.
+func sitemapVerdict(claim, read, prev, at time.Time, changed bool, rate float64) (agree bool, weight float64) {
+	if claim.After(prev) || !read.After(prev) {
+		return verdict(claim, read, prev, at, changed, rate)
+	}
+	if !changed {
+		return true, 0
+	}
+	agree, weight = verdict(claim, read, prev, at, changed, rate)
+	if weight < sitemapDecisive {
+		return agree, 0
+	}
+	return agree, weight
+}
