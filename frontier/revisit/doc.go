@@ -63,8 +63,13 @@
 // <lastmod>) weighs each claim against what the fetch found: a claimed
 // change since the previous fetch must match a change found; a claim of no
 // change is contradicted by a change found only as far as that change
-// probably came before the claim was read. Claims are used as evidence
-// once at least 8 verdicts have found them true 9 times in 10; claims that
+// probably came before the claim was read. A sitemap, read between two
+// fetches, is judged more strictly on what it can fake: its claim of no
+// change confirmed by a fetch weighs nothing (a sitemap never updated
+// makes it too), and one contradicted counts only where the change most
+// likely (7 in 10) came before the reading — so that the changes a true
+// sitemap could not yet list do not hold it short of trust. Claims are
+// used as evidence once at least 8 verdicts have found them true 9 times in 10; claims that
 // are always "now", never move or lie otherwise are never trusted, and the
 // page is judged by what fetches find (304, validators, content digest).
 //
