@@ -69,9 +69,10 @@
 // makes it too), and one contradicted counts only where the change most
 // likely (7 in 10) came before the reading — so that the changes a true
 // sitemap could not yet list do not hold it short of trust. Claims are
-// used as evidence once at least 8 verdicts have found them true 9 times in 10; claims that
-// are always "now", never move or lie otherwise are never trusted, and the
-// page is judged by what fetches find (304, validators, content digest).
+// used as evidence once at least 8 verdicts have found them true 9 times
+// in 10; claims that are always "now", never move or lie otherwise are
+// never trusted, and the page is judged by what fetches find (304,
+// validators, content digest).
 //
 // # The Default policy
 //
