@@ -67,7 +67,7 @@
 // fetches, is judged more strictly on what it can fake: its claim of no
 // change confirmed by a fetch weighs nothing (a sitemap never updated
 // makes it too), and one contradicted counts only where the change most
-// likely (7 in 10) came before the reading — so that the changes a true
+// likely (9 in 10) came before the reading — so that the changes a true
 // sitemap could not yet list do not hold it short of trust. Claims are
 // used as evidence once at least 8 verdicts have found them true 9 times
 // in 10; claims that are always "now", never move or lie otherwise are
