@@ -81,9 +81,9 @@ func TestLastmodEdit(t *testing.T) {
 	}
 }
 
-// TestSitemapInterval: a host's sitemaps are read daily, four times in
-// its uniform interval once they proved true, and never less often than
-// daily.
+// TestSitemapInterval: a host's sitemaps are read once in its uniform
+// interval while their claims are weighed, four times in it once they
+// proved true, daily once found lying, and never less often than daily.
 func TestSitemapInterval(t *testing.T) {
 	trusted := revisit.Trust{Agree: 20}
 	for _, tc := range []struct {
@@ -91,8 +91,11 @@ func TestSitemapInterval(t *testing.T) {
 		h    revisit.Host
 		want time.Duration
 	}{
-		{"untrusted", revisit.Host{Span: 7200, Sitemap: revisit.Trust{Agree: 5, Disagree: 5}}, SitemapInterval},
-		{"no evidence yet", revisit.Host{Span: 7200}, SitemapInterval},
+		{"found lying", revisit.Host{Span: 7200, Sitemap: revisit.Trust{Agree: 5, Disagree: 5}}, SitemapInterval},
+		{"no evidence yet", revisit.Host{Span: 7200}, 2 * time.Hour},
+		{"some evidence", revisit.Host{Span: 7200, Sitemap: revisit.Trust{Agree: 5}}, 2 * time.Hour},
+		{"no evidence, a span of days", revisit.Host{Span: 3 * 86400}, SitemapInterval},
+		{"no evidence, no span yet", revisit.Host{}, SitemapInterval},
 		{"trusted", revisit.Host{Span: 7200, Sitemap: trusted}, 30 * time.Minute},
 		{"trusted, no span yet", revisit.Host{Sitemap: trusted}, SitemapInterval},
 		{"trusted, a span of weeks", revisit.Host{Span: 14 * 86400, Sitemap: trusted}, SitemapInterval},

@@ -146,21 +146,29 @@ type fetched struct {
 // again, within Revisit's Min and Max: daily, as robots.txt, which names
 // them. A sitemap is read for the URLs a site adds, not kept fresh: it
 // changes with every page it lists, and the policy would leave a page
-// that changes so often at Max. Once a host's sitemaps have proved true
-// (revisit.Host's Sitemap trust), they are read more often: four times in
-// the host's uniform revisit interval (revisit.Host.Span), if that is
-// sooner. One request then tells of every page the sitemap lists, which
-// is worth more than the request it takes from the pages (the package
-// frontier/revisit's simulations read a true sitemap so).
+// that changes so often at Max. A host's sitemaps are read more often
+// while their <lastmod>s are weighed (revisit.Host's Sitemap trust): once
+// in the host's uniform revisit interval (revisit.Host.Span) until
+// enough of them were, so that trust is decided in a few intervals, and
+// four times in it once they have proved true. One request then tells of
+// every page the sitemap lists, which is worth more than the request it
+// takes from the pages (the package frontier/revisit's simulations read a
+// true sitemap so). Sitemaps found lying are read daily.
 const SitemapInterval = 24 * time.Hour
 
 // sitemapInterval is when a sitemap of a host in state h is next read
 // after a read.
 func sitemapInterval(h revisit.Host) time.Duration {
-	if !h.Sitemap.Trusted() || !(h.Span > 0) {
+	span := time.Duration(h.Span * float64(time.Second))
+	switch {
+	case !(h.Span > 0):
 		return SitemapInterval
+	case h.Sitemap.Trusted():
+		return min(SitemapInterval, span/4)
+	case h.Sitemap.Undecided():
+		return min(SitemapInterval, span)
 	}
-	return min(SitemapInterval, time.Duration(h.Span/4*float64(time.Second)))
+	return SitemapInterval
 }
 
 // after builds what follows the answer p, of content digest digest, to

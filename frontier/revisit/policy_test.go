@@ -389,3 +389,22 @@ func BenchmarkSchedule(b *testing.B) {
 		d.Schedule(&h, p, revisit.Fetch{At: at, Prev: at.Add(-2 * time.Hour), Due: at.Add(-time.Second), Changed: i%3 == 0, Delay: time.Second})
 	}
 }
+
+// A Trust is undecided until its claims weigh 8 verdicts, then trusted or
+// not by their score.
+func TestTrustUndecided(t *testing.T) {
+	var tr revisit.Trust
+	for i := range 8 {
+		if !tr.Undecided() || tr.Trusted() {
+			t.Fatalf("after %d agreeing verdicts: undecided %v, trusted %v; want undecided, not trusted", i, tr.Undecided(), tr.Trusted())
+		}
+		tr.Record(true, 1)
+	}
+	if tr.Undecided() || !tr.Trusted() {
+		t.Errorf("after 8 agreeing verdicts: undecided %v, trusted %v; want trusted", tr.Undecided(), tr.Trusted())
+	}
+	liar := revisit.Trust{Agree: 4, Disagree: 4}
+	if liar.Undecided() || liar.Trusted() {
+		t.Errorf("4 against 4: undecided %v, trusted %v; want decided, not trusted", liar.Undecided(), liar.Trusted())
+	}
+}

@@ -47,6 +47,12 @@ func (t Trust) Score() float64 {
 	return (float64(t.Agree) + 1) / (float64(t.Agree) + float64(t.Disagree) + 2)
 }
 
+// Undecided says whether the claims have been weighed fewer than the 8
+// times trust needs: neither trusted nor found lying yet.
+func (t Trust) Undecided() bool {
+	return t.Agree+t.Disagree < trustEvidence
+}
+
 // Trusted says whether the claims have been weighed at least 8 times and
 // found true at least 9 times in 10.
 func (t Trust) Trusted() bool {
