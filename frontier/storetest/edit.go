@@ -53,29 +53,7 @@ func testEditQueued(t *testing.T, h Harness, s frontier.Store) {
 	at := t0.Add(time.Hour)
 	leased := mustClaim(t, s, at, "http://a/2")
 
-	edited := map[string]*frontier.Item{}
-	shown, n, err := editQueued(t, s, "a", func(it *frontier.Item) bool {
-		if want := queued[it.URL]; want != nil {
-			for _, d := range Diff(*want, *it, nil) {
-				t.Errorf("EditQueued showed %s: %s", it.URL, d)
-			}
-		}
-		switch it.URL {
-		case "http://a/1": // a sitemap claims a change: due sooner
-			it.Due = t0.Add(70 * time.Minute)
-			it.Lastmod = t0.Add(50 * time.Minute).Truncate(time.Second)
-			it.Visit.LastmodRead = at
-		case "http://a/3": // a sitemap claims none: due later
-			it.Due = t0.Add(5 * time.Hour)
-			it.Lastmod = t0.Add(-time.Hour).Truncate(time.Second)
-			it.Visit.LastmodRead = at
-		default:
-			return false
-		}
-		cp := *it
-		edited[it.URL] = &cp
-		return true
-	})
+	edited, shown, n, err := editAsSitemap(t, s, queued, at)
 	if err != nil {
 		t.Fatalf("EditQueued: %v", err)
 	}
@@ -157,4 +135,36 @@ func testEditQueuedRefused(t *testing.T, s frontier.Store) {
 		checkRevisit(t, want+" after a refused edit", l, queued[want])
 		ack(t, s, l, at, 0)
 	}
+}
+
+// editAsSitemap edits key a's queue as a sitemap read at at would: a/1
+// claimed changed, due sooner; a/3 claimed unchanged, due later; nothing
+// else. It checks that each item shown is as queued, and returns the items
+// as edited and what editQueued returns.
+func editAsSitemap(t *testing.T, s frontier.Store, queued map[string]*frontier.Item, at time.Time) (edited map[string]*frontier.Item, shown []string, n int, err error) {
+	t.Helper()
+	edited = map[string]*frontier.Item{}
+	shown, n, err = editQueued(t, s, "a", func(it *frontier.Item) bool {
+		if want := queued[it.URL]; want != nil {
+			for _, d := range Diff(*want, *it, nil) {
+				t.Errorf("EditQueued showed %s: %s", it.URL, d)
+			}
+		}
+		switch it.URL {
+		case "http://a/1": // a sitemap claims a change: due sooner
+			it.Due = t0.Add(70 * time.Minute)
+			it.Lastmod = t0.Add(50 * time.Minute).Truncate(time.Second)
+			it.Visit.LastmodRead = at
+		case "http://a/3": // a sitemap claims none: due later
+			it.Due = t0.Add(5 * time.Hour)
+			it.Lastmod = t0.Add(-time.Hour).Truncate(time.Second)
+			it.Visit.LastmodRead = at
+		default:
+			return false
+		}
+		cp := *it
+		edited[it.URL] = &cp
+		return true
+	})
+	return edited, shown, n, err
 }
