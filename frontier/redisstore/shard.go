@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -254,6 +255,49 @@ func (v *view) pick(now int64, bounded bool) (i int, bound, name string, ok bool
 		bound, name = strconv.FormatInt(v.at[second]-now, 10), v.name[second]
 	}
 	return best, bound, name, true, nil
+}
+
+// anyReady reports whether the view knows of a shard with a key ready
+// at now (µs).
+func (v *view) anyReady(now int64) bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	for j := range v.has {
+		if v.has[j] && v.at[j] <= now {
+			return true
+		}
+	}
+	return false
+}
+
+// candidates returns up to n shards with a key ready at now (µs), those
+// whose ready key has waited longest first, and the bound of the keys a
+// claim on them may hand out: the first ready key of the next shard, as
+// µs from now and a name ("" for none).
+func (v *view) candidates(now int64, n int) (shards []int, bound, name string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	var ready []int
+	for j := range v.has {
+		if v.has[j] && v.at[j] <= now {
+			ready = append(ready, j)
+		}
+	}
+	slices.SortFunc(ready, func(a, b int) int {
+		switch {
+		case v.before(a, b):
+			return -1
+		case v.before(b, a):
+			return 1
+		}
+		return a - b
+	})
+	if len(ready) > n {
+		j := ready[n]
+		bound, name = strconv.FormatInt(v.at[j]-now, 10), v.name[j]
+		ready = ready[:n]
+	}
+	return ready, bound, name
 }
 
 func (v *view) release(i int) {

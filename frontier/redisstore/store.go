@@ -106,7 +106,8 @@ type Store struct {
 	setupMu  sync.Mutex
 	shards   []*shard // set once by setup
 	view     *view
-	reserved bool // the job's page reservations are counted
+	batch    batcher // Claims waiting for a batch, on a single Redis
+	reserved bool    // the job's page reservations are counted
 
 	mu     sync.Mutex
 	held   map[uint64]struct{} // tokens of the leases granted to this Store
@@ -305,6 +306,10 @@ var (
 	addSrc string
 	//go:embed lua/claim.lua
 	claimSrc string
+	//go:embed lua/claimone.lua
+	claimOneSrc string
+	//go:embed lua/claimmany.lua
+	claimManySrc string
 	//go:embed lua/claimkey.lua
 	claimKeySrc string
 	//go:embed lua/finish.lua
@@ -331,7 +336,8 @@ var (
 	finishScript     = redis.NewScript(prelude + finishSrc + "return reply({finish()})\n")
 	doneAddingScript = redis.NewScript(prelude + addSrc + finishSrc + doneAddingSrc)
 	multiScript      = redis.NewScript(prelude + addSrc + finishSrc + multiSrc)
-	claimScript      = redis.NewScript(prelude + claimSrc)
+	claimScript      = redis.NewScript(prelude + claimOneSrc + claimSrc)
+	claimManyScript  = redis.NewScript(prelude + claimOneSrc + claimManySrc)
 	claimKeyScript   = redis.NewScript(prelude + claimKeySrc)
 	giveUpScript     = redis.NewScript(prelude + giveUpSrc)
 	dropScript       = redis.NewScript(prelude + dropSrc)
