@@ -85,6 +85,11 @@ func (s *Store) callAll(ctx context.Context, own *shard, now time.Time, args []a
 // shard if it woke.
 func (s *Store) learnTail(ctx context.Context, sh *shard, t []any) error {
 	sh.joined.Store(true)
+	if e, was := intOf(t[6])+1, sh.epoch.Swap(intOf(t[6])+1); was != 0 && was != e {
+		// Redis restarted or failed over since the shard's last reply:
+		// it may have lost writes.
+		s.resetSeen()
+	}
 	s.view.learn(sh.i, t, s.opt.CallerClock)
 	if ver := intOf(t[3]); ver > 0 {
 		return s.publish(ctx, sh.i, ver, intOf(t[1]))

@@ -50,6 +50,7 @@ type shard struct {
 	memo   string   // the Store's memo hash in the shard's slot
 	joined atomic.Bool
 	memoAt atomic.Int64 // when a reply last said the memo's expiry moved, ns
+	epoch  atomic.Int64 // the shard's epoch (prelude.lua, join) plus one, as last told; 0: never
 
 	mu     sync.Mutex
 	forget []string // ids of requests whose replies arrived

@@ -103,11 +103,14 @@ type Store struct {
 	lastNow atomic.Int64 // the latest caller's now, µs, for CallerClock
 	cpStamp atomic.Int64 // the stamp of the last checkpoint stored
 
-	setupMu  sync.Mutex
-	shards   []*shard // set once by setup
-	view     *view
-	batch    batcher // Claims waiting for a batch, on a single Redis
-	reserved bool    // the job's page reservations are counted
+	setupMu sync.Mutex
+	shards  []*shard // set once by setup
+	view    *view
+	batch   batcher // Claims waiting for a batch, on a single Redis
+	// seenCache holds URLs known seen (nil with ExactSeen: a
+	// fingerprint would let two URLs collide).
+	seenCache *seenCache
+	reserved  bool // the job's page reservations are counted
 
 	mu     sync.Mutex
 	held   map[uint64]struct{} // tokens of the leases granted to this Store
@@ -136,6 +139,8 @@ func New(client redis.UniversalClient, job string, opts Options) (*Store, error)
 	}
 	if opts.ExactSeen {
 		s.seen = "url"
+	} else {
+		s.seenCache = newSeenCache()
 	}
 	if s.opt.Poll <= 0 {
 		s.opt.Poll = DefaultPoll

@@ -28,6 +28,8 @@ end
 -- fields of dirty), the clock, and Redis's run_id and TIME, read once a
 -- script.
 local P, N, R, E, L, LI, T, S, NV, cnt, dirty, clock, runID, redisNow
+-- The shard's settings and epoch, which join loads.
+local epoch, epochAt, perHost, keep = 0, 0, 1, false
 
 -- bump adds d to counter f.
 local function bump(f, d)
@@ -74,9 +76,11 @@ if retried then reqID = string.sub(reqID, 2) end
 -- has a next event, its score and the ready key's name (when the first
 -- ready key may be claimed, or since when it has waited, or the first
 -- lease expiry), the shard's publication number if the Store must tell
--- the job's wake index, else 0, the clock, and how many keys are ready
+-- the job's wake index, else 0, the clock, how many keys are ready
 -- now, up to 8 (a Store sends no more claims at once to a shard than it
--- has ready keys: the others would find nothing). The shard publishes when its
+-- has ready keys: the others would find nothing), and the shard's epoch
+-- (a Store that sees it change forgets the URLs it knew seen: Redis may
+-- have lost some). The shard publishes when its
 -- next event comes earlier than it last published (pub) — it woke — and
 -- moves pub later, silently, when it is not ready now: a Store that
 -- cached a later time than the truth has always been told since.
@@ -94,7 +98,7 @@ local function tail()
   local pub, ver = tonumber(NV[7]), 0
   if not nxt then
     if pub then redis.call('HDEL', N, 'pub') end
-    return {0, 0, '', 0, clock, 0}
+    return {0, 0, '', 0, clock, 0, epoch}
   end
   if not pub or nxt < pub then
     ver = num(NV[8]) + 1
@@ -102,7 +106,7 @@ local function tail()
   elseif nxt > clock and nxt > pub then
     cnt.pub, dirty.pub = nxt, true
   end
-  return {1, nxt, name, ver, clock, more}
+  return {1, nxt, name, ver, clock, more, epoch}
 end
 
 -- flush writes back the counters that changed, in one command.
@@ -136,8 +140,6 @@ local function reply(r)
   leave(r)
   return remember(r)
 end
-
-local epoch, epochAt, perHost, keep = 0, 0, 1, false
 
 -- join loads the job's settings and notices a Redis that restarted (or a
 -- replica promoted) since the job last ran on it: its state may have been
