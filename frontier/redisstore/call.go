@@ -43,7 +43,11 @@ func (s *Store) prepare(sh *shard, sc *redis.Script, op string, now time.Time, a
 		r.refresh = true
 	}
 	r.argv = make([]any, 0, 7+len(args))
-	r.argv = append(r.argv, sh.prefix, sh.memo, r.id, forget, micros(now), flag(s.opt.CallerClock), flag(sh.joined.Load()))
+	clock := flag(s.opt.CallerClock)
+	if s.oneServer() {
+		clock += "w" // see prelude.lua: the script tells the wake index
+	}
+	r.argv = append(r.argv, sh.prefix, sh.memo, r.id, forget, micros(now), clock, flag(sh.joined.Load()))
 	r.argv = append(r.argv, args...)
 	return r
 }

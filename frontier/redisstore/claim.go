@@ -40,7 +40,16 @@ func (s *Store) Claim(ctx context.Context, now time.Time, opt frontier.ClaimOpti
 			return frontier.Claim{Next: at.Add(time.Duration(max(next-rnow, 0)) * time.Microsecond)}, nil
 		}
 		// Leases alone, as far as the Store knows: the crawl may be
-		// over, which only reading every shard can tell.
+		// over, which only reading every shard can tell — not while
+		// this Store holds leases, which the shards were read for
+		// within a Poll.
+		if s.verifiedLately() {
+			next, ok := s.view.next()
+			if !ok {
+				return frontier.Claim{}, nil
+			}
+			return frontier.Claim{Next: at.Add(time.Duration(max(next-rnow, 0)) * time.Microsecond)}, nil
+		}
 		idle, err := s.verify(ctx, now)
 		if err != nil || idle {
 			return frontier.Claim{Idle: idle}, err
@@ -51,6 +60,17 @@ func (s *Store) Claim(ctx context.Context, now time.Time, opt frontier.ClaimOpti
 		}
 	}
 	return frontier.Claim{}, nil
+}
+
+// verifiedLately reports whether the Store holds leases and read every
+// shard (verify) less than a Poll ago: the job is not over, and another
+// read would cost 2 commands a shard for nothing.
+func (s *Store) verifiedLately() bool {
+	s.mu.Lock()
+	holds := len(s.held) > 0
+	s.mu.Unlock()
+	at := s.verifiedAt.Load()
+	return holds && at != 0 && time.Since(time.Unix(0, at)) < s.opt.Poll
 }
 
 // claimReady claims a ready key at now (rnow on the clock of the

@@ -18,7 +18,7 @@ import (
 // batchExtra is how many candidate shards it reads beyond one a Claim: a
 // shard the Store thought ready may hand out nothing (another process
 // took its key).
-const batchMax, batchExtra = 32, 2
+const batchMax, batchExtra = 32, 1
 
 // batcher queues the Claims of a Store on a single Redis: while one
 // batch is in flight, the Claims that come wait, and the next batch

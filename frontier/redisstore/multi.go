@@ -91,7 +91,12 @@ func (s *Store) learnTail(ctx context.Context, sh *shard, t []any) error {
 		s.resetSeen()
 	}
 	s.view.learn(sh.i, t, s.opt.CallerClock)
-	if ver := intOf(t[3]); ver > 0 {
+	ver := intOf(t[3])
+	switch {
+	case ver <= 0:
+	case s.oneServer():
+		s.view.published(sh.i, ver, intOf(t[1])) // by the script
+	default:
 		return s.publish(ctx, sh.i, ver, intOf(t[1]))
 	}
 	return nil

@@ -330,10 +330,7 @@ func (s *Store) wakeKey() string { return s.prefix + "wake" }
 // publish tells the wake index that shard i's next event is at score
 // (Redis's µs), its publication ver.
 func (s *Store) publish(ctx context.Context, i int, ver, score int64) error {
-	val := strconv.FormatInt(ver, 10) + ":" + strconv.FormatInt(score, 10)
-	s.view.mu.Lock()
-	s.view.pub[i] = val
-	s.view.mu.Unlock()
+	val := s.view.published(i, ver, score)
 	return s.retry(ctx, "publish", func() error {
 		_, err := s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
 			p.HSet(ctx, s.wakeKey(), strconv.Itoa(i), val)
@@ -342,6 +339,17 @@ func (s *Store) publish(ctx context.Context, i int, ver, score int64) error {
 		})
 		return err
 	})
+}
+
+// published records that shard i's publication ver, at score, is in
+// the wake index (or is about to be): refresh does not take it for news.
+// It returns the index's value.
+func (v *view) published(i int, ver, score int64) string {
+	val := strconv.FormatInt(ver, 10) + ":" + strconv.FormatInt(score, 10)
+	v.mu.Lock()
+	v.pub[i] = val
+	v.mu.Unlock()
+	return val
 }
 
 // refresh reads the wake index, if it was not read for a Poll (or force),
@@ -410,6 +418,7 @@ func (v *view) verOf() string {
 // nothing in Redis: a shard that woke without telling the wake index (a
 // process died in between) is found by each Store's own check.
 func (s *Store) verify(ctx context.Context, now time.Time) (bool, error) {
+	s.verifiedAt.Store(time.Now().UnixNano())
 	rnow := s.clockNow(now)
 	err := s.retry(ctx, "idle check", func() error {
 		cmds, err := s.c.Pipelined(ctx, func(p redis.Pipeliner) error {

@@ -102,6 +102,8 @@ type Store struct {
 	lastReq atomic.Uint64
 	lastNow atomic.Int64 // the latest caller's now, µs, for CallerClock
 	cpStamp atomic.Int64 // the stamp of the last checkpoint stored
+	// verifiedAt is when the Store last read every shard (verify), ns.
+	verifiedAt atomic.Int64
 
 	setupMu sync.Mutex
 	shards  []*shard // set once by setup

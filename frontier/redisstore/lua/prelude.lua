@@ -10,13 +10,17 @@
 --   4 ids, comma-separated, of requests whose replies arrived (forgotten),
 --     behind a '!' if the memo's expiry is to move later (the Store does
 --     not move it at every request),
---   5 the caller's now in µs, 6 '1' to decide on it instead of TIME,
+--   5 the caller's now in µs, 6 '1' to decide on it instead of TIME ('0'
+--     if not), followed by 'w' if the script tells the job's wake index of
+--     a shard that woke itself (on a single Redis, which holds the job's
+--     slot too: no round trip more),
 --   7 '1' if the Store has used the job before (it must exist).
 -- Scripts' own arguments start at ARGV[8]. The functions work on the
 -- shard enter last entered: ARGV[1]'s, unless a script (multi.lua, on a
 -- single Redis) enters others.
 -- How long an idle key's pacing state outlives its rest (ms), and a memo.
 local IDLE_TTL, MEMO_TTL = 60000, 600000
+local callerClock, wakeHere = string.sub(ARGV[6], 1, 1) == '1', string.sub(ARGV[6], 2, 2) == 'w'
 
 local function num(v)
   if v then return tonumber(v) or 0 end
@@ -49,7 +53,7 @@ local function enter(p, n)
   -- The one clock of every decision: Redis's, unless the Store decides on
   -- its caller's; then an operation without a now (Add, GiveUp) takes the
   -- latest now a caller gave.
-  if ARGV[6] ~= '1' then
+  if not callerClock then
     if not redisNow then
       local t = redis.call('TIME')
       redisNow = tonumber(t[1]) * 1000000 + tonumber(t[2])
@@ -103,6 +107,12 @@ local function tail()
   if not pub or nxt < pub then
     ver = num(NV[8]) + 1
     cnt.pub, cnt.pv, dirty.pub, dirty.pv = nxt, ver, true, true
+    local job, i = string.match(P, '^(.*)/(%d+)}:$')
+    if wakeHere and job then -- as Store.publish does
+      local w = job .. '}:wake'
+      redis.call('HSET', w, i, string.format('%d:%d', ver, nxt))
+      redis.call('HINCRBY', w, '#', 1)
+    end
   elseif nxt > clock and nxt > pub then
     cnt.pub, dirty.pub = nxt, true
   end
@@ -217,7 +227,7 @@ end
 -- else µs from the caller's now, which Redis's now stands for.
 local function dueOf(v)
   if v == '' then return nil end
-  if ARGV[6] == '1' then return tonumber(v) end
+  if callerClock then return tonumber(v) end
   return clock + tonumber(v)
 end
 
