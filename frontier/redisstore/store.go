@@ -108,7 +108,8 @@ type Store struct {
 	setupMu sync.Mutex
 	shards  []*shard // set once by setup
 	view    *view
-	batch   batcher // Claims waiting for a batch, on a single Redis
+	claims  batcher[claimReq] // Claims waiting for a batch, on a single Redis
+	ends    batcher[endReq]   // Dones and Requeues waiting for a batch, likewise
 	// seenCache holds URLs known seen (nil with ExactSeen: a
 	// fingerprint would let two URLs collide).
 	seenCache *seenCache
@@ -317,6 +318,10 @@ var (
 	claimOneSrc string
 	//go:embed lua/claimmany.lua
 	claimManySrc string
+	//go:embed lua/shards.lua
+	shardsSrc string
+	//go:embed lua/finishmany.lua
+	finishManySrc string
 	//go:embed lua/claimkey.lua
 	claimKeySrc string
 	//go:embed lua/finish.lua
@@ -344,7 +349,8 @@ var (
 	doneAddingScript = redis.NewScript(prelude + addSrc + finishSrc + doneAddingSrc)
 	multiScript      = redis.NewScript(prelude + addSrc + finishSrc + multiSrc)
 	claimScript      = redis.NewScript(prelude + claimOneSrc + claimSrc)
-	claimManyScript  = redis.NewScript(prelude + claimOneSrc + claimManySrc)
+	claimManyScript  = redis.NewScript(prelude + shardsSrc + claimOneSrc + claimManySrc)
+	finishManyScript = redis.NewScript(prelude + shardsSrc + finishSrc + finishManySrc)
 	claimKeyScript   = redis.NewScript(prelude + claimKeySrc)
 	giveUpScript     = redis.NewScript(prelude + giveUpSrc)
 	dropScript       = redis.NewScript(prelude + dropSrc)

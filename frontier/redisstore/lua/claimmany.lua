@@ -8,40 +8,25 @@
 -- shards that are not candidates, which no key ready later is taken
 -- ahead of. ARGV[13] is C, the number of candidates, and ARGV[14..13+3C]
 -- three per candidate: its key prefix, its counters hash, '1' if the
--- Store has used it before. The first is ARGV[1]'s shard, KEYS[1].
+-- Store has used it before (see enterAll, shards.lua). The first is
+-- ARGV[1]'s shard, KEYS[1].
 -- Reply: the number of leases n, then per lease its candidate (1-based)
--- and claimOne's ten values, then each candidate's tail.
+-- and claimOne's nine values, then each candidate's tail.
 local lease, want, c = tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[13])
 local bound = ARGV[11] ~= '' and clock + tonumber(ARGV[11])
-local states, heads = {}, {}
+local heads = {}
 
--- The state of the shard entered (prelude.lua) is kept per candidate,
--- so that the claims may go from one shard to another and back.
-local function stash(i)
-  states[i] = {P, N, R, E, L, LI, T, S, NV, cnt, dirty, epoch, epochAt, perHost, keep}
-end
-local function back(i)
-  local v = states[i]
-  P, N, R, E, L, LI, T, S, NV, cnt, dirty = v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11]
-  epoch, epochAt, perHost, keep = v[12], v[13], v[14], v[15]
-end
 local function head(i)
   local top = redis.call('ZRANGE', R, 0, 0, 'WITHSCORES')
   heads[i] = nil
   if #top > 0 and tonumber(top[2]) <= clock then heads[i] = {top[1], tonumber(top[2])} end
 end
 
-for i = 1, c do
-  local h = 14 + 3 * (i - 1)
-  if i > 1 then
-    enter(ARGV[h], ARGV[h + 1])
-    join(ARGV[h + 2])
-  end
+enterAll(14, c, function(i)
   setPerHost(ARGV[8])
   sweep()
   head(i)
-  stash(i)
-end
+end)
 local r, n = {0}, 0
 for _ = 1, 100 + want do
   if n >= want then break end
@@ -64,8 +49,5 @@ for _ = 1, 100 + want do
   stash(best)
 end
 r[1] = n
-for i = 1, c do
-  back(i)
-  leave(r)
-end
+leaveAll(c, r)
 return remember(r)
