@@ -7,7 +7,7 @@
 -- 'cu') is claimed whatever its next allowed time and its items' Due; one
 -- whose 'cu' has passed opens again, to its place.
 local function claimOne(name, lease)
-  local s = key(name)
+  local s = key(name, nil, true)
   if s.qlen == 0 or s.leased >= perHost then
     redis.call('ZREM', R, s.name) -- not claimable: should not have been there
   elseif not s.gu and s.cu > 0 and s.cu <= clock then
@@ -24,8 +24,7 @@ local function claimOne(name, lease)
     bump('queued', -1)
     local token = grant(s, item, lease, due)
     save(s)
-    local st = redis.call('HMGET', s.K, 'st', 'rv')
-    return {token, s.name, item, st[1] or '', s.na, lease, s.gu and 1 or 0, s.cu, st[2] or ''}
+    return {token, s.name, item, s.st, s.na, lease, s.gu and 1 or 0, s.cu, s.rv}
   end
   return nil
 end

@@ -201,15 +201,23 @@ end
 -- keeps D's length (dn), first Due (dh) and last sequence number (ds), so
 -- that a key without items due later costs no command more than before D.
 -- With token, key loads the Due of lease token's item too if a closed key
--- handed it out before it (field ld<token>).
-local function key(name, token)
+-- handed it out before it (field ld<token>); with withState, its host
+-- state (st) and revisit state (rv), which a claim hands out.
+local function key(name, token, withState)
   local K = P .. 'k:' .. name
-  local v = redis.call('HMGET', K, 'na', 'delay', 'leased', 'gu', 'ep', 'cu', 'bt', 'bl', 'br',
-    'dn', 'dh', 'ds', 'ld' .. (token or ''), 'sched', 'sm', 'smu', 'p')
+  local v
+  if withState then
+    v = redis.call('HMGET', K, 'na', 'delay', 'leased', 'gu', 'ep', 'cu', 'bt', 'bl', 'br',
+      'dn', 'dh', 'ds', 'ld' .. (token or ''), 'sched', 'sm', 'smu', 'p', 'st', 'rv')
+  else
+    v = redis.call('HMGET', K, 'na', 'delay', 'leased', 'gu', 'ep', 'cu', 'bt', 'bl', 'br',
+      'dn', 'dh', 'ds', 'ld' .. (token or ''), 'sched', 'sm', 'smu', 'p')
+  end
   local s = {K = K, Q = P .. 'q:' .. name, D = P .. 'd:' .. name, name = name, na = num(v[1]), delay = num(v[2]),
     leased = num(v[3]), gu = v[4] == '1', cu = num(v[6]), b = bucketOf(v[7], v[8], v[9]),
     dlen = num(v[10]), dhead = tonumber(v[11]), dseq = num(v[12]), ldue = token and tonumber(v[13]),
-    sched = num(v[14]), sm = num(v[15]), smu = num(v[16]), persisted = v[17] == '1'}
+    sched = num(v[14]), sm = num(v[15]), smu = num(v[16]), persisted = v[17] == '1',
+    st = v[18] or '', rv = v[19] or ''}
   if s.dlen > 0 and not s.dhead then -- not kept: Redis lost a write
     s.dhead = tonumber(redis.call('ZRANGE', s.D, 0, 0, 'WITHSCORES')[2]) or clock
   end
@@ -348,7 +356,8 @@ local function save(s, ...)
   if s.qlen > 0 and s.leased < perHost then
     local at = 0
     if not closed(s) then
-      local cur, wait = tonumber(redis.call('ZSCORE', R, s.name)), s.na
+      local cur, wait = nil, s.na
+      if not s.unready then cur = tonumber(redis.call('ZSCORE', R, s.name)) end
       local due = headDue(s)
       if due and due > wait then wait = due end
       if cur and (cur <= clock or not s.moved) then at = math.max(cur, wait)
@@ -381,6 +390,8 @@ end
 local function leaseOf(name, token)
   bump('leased', -1)
   local s = key(name, token)
+  -- Every slot taken: not in the ready set (see save), no need to ask.
+  s.unready = s.leased >= perHost
   s.leased = math.max(s.leased - 1, 0)
   if s.ldue then redis.call('HDEL', s.K, 'ld' .. token) end
   return s
