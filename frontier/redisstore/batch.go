@@ -101,14 +101,14 @@ func (b *batcher[R]) handOff() {
 }
 
 // take returns the next batch: the calls waiting first, up to batchMax,
-// that fit the first (fits).
-func (b *batcher[R]) take(fits func(first, w *R) bool) []*waiter[R] {
+// that fit (fits is asked in order, and told of each call it took).
+func (b *batcher[R]) take(fits func(w *R) bool) []*waiter[R] {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	var batch []*waiter[R]
 	rest := b.waiting[:0]
 	for _, w := range b.waiting {
-		if len(batch) < batchMax && (len(batch) == 0 || fits(&batch[0].req, &w.req)) {
+		if len(batch) < batchMax && fits(&w.req) {
 			batch = append(batch, w)
 		} else {
 			rest = append(rest, w)

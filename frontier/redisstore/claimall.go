@@ -1,29 +1,23 @@
 package redisstore
 
-// Claims for several callers at once, on a single Redis: one script
-// (claimmany.lua) leases the items of as many Claims as wait, taken from
+// Claims and ends of leases for several callers at once, on a single
+// Redis: one script (batch.lua) ends the leases of the Dones and Requeues
+// that wait and leases the items of as many Claims as wait, taken from
 // the shards in the order of their first ready keys.
 
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/heedcrawl/heed/frontier"
 )
 
-// batchExtra is how many candidate shards a claimmany.lua call reads
+// batchExtra is how many candidate shards a batch.lua call reads
 // beyond one a Claim: a shard the Store thought ready may hand out
 // nothing (another process took its key).
 const batchExtra = 1
-
-// claimReq is a Claim waiting for a batch, and its answer.
-type claimReq struct {
-	now   time.Time
-	opt   frontier.ClaimOptions
-	lease *frontier.Lease
-	err   error
-}
 
 // claimAll claims a ready key, together with the other Claims of the
 // Store waiting at the same time, and returns a nil Lease if the batch
@@ -36,7 +30,7 @@ func (s *Store) claimAll(ctx context.Context, now time.Time, opt frontier.ClaimO
 		if !s.view.anyReady(s.clockNow(now)) {
 			return nil, nil
 		}
-		w, err := s.claims.join(ctx, claimReq{now: now, opt: opt}, s.runClaims)
+		w, err := s.ops.join(ctx, batchOp{claim: true, now: now, opt: opt}, s.runOps)
 		if err != nil {
 			return nil, err
 		}
@@ -47,70 +41,146 @@ func (s *Store) claimAll(ctx context.Context, now time.Time, opt frontier.ClaimO
 	return nil, nil
 }
 
-// runClaims serves the Claims of batch: those waiting first, with the
-// options of the first and, with CallerClock, its now.
-func (s *Store) runClaims(ctx context.Context, b *batcher[claimReq]) []*waiter[claimReq] {
-	batch := b.take(func(first, w *claimReq) bool {
-		return w.opt == first.opt && (!s.opt.CallerClock || w.now.Equal(first.now))
+// batchOp is a call waiting for a batch: a Claim, or the end of a lease (Done,
+// Requeue), and its answer.
+type batchOp struct {
+	now time.Time
+	err error
+	// A Claim: its options, and the lease it got, if any.
+	claim bool
+	opt   frontier.ClaimOptions
+	lease *frontier.Lease
+	// The end of a lease: its shard, finish.lua's arguments and code.
+	sh   *shard
+	args []any
+	code any
+}
+
+// runOps serves the calls waiting first, in one script (batch.lua): with
+// CallerClock those of the first's now, and the Claims with the options
+// of the first Claim.
+func (s *Store) runOps(ctx context.Context, b *batcher[batchOp]) []*waiter[batchOp] {
+	var first, firstClaim *batchOp
+	batch := b.take(func(w *batchOp) bool {
+		if first == nil {
+			first = w
+		} else if s.opt.CallerClock && !w.now.Equal(first.now) {
+			return false
+		}
+		if w.claim {
+			if firstClaim == nil {
+				firstClaim = w
+			} else if w.opt != firstClaim.opt {
+				return false
+			}
+		}
+		return true
 	})
 	if len(batch) > 0 {
-		s.runBatch(ctx, batch)
+		s.runBatch(ctx, batch, firstClaim)
 	}
 	return batch
 }
 
-// runBatch runs claimmany.lua for batch, on the shards the view knows
-// ready, and gives each Claim its lease, if any, or the error.
-func (s *Store) runBatch(ctx context.Context, batch []*waiter[claimReq]) {
-	first := &batch[0].req
-	cands, bound, name := s.view.candidates(s.clockNow(first.now), len(batch)+batchExtra)
-	if len(cands) == 0 {
-		return
+// batchArgs are the shards of a batch and batch.lua's arguments that name
+// them.
+type batchArgs struct {
+	shards []*shard
+	at     map[*shard]int // 1-based
+}
+
+func (a *batchArgs) add(sh *shard) int {
+	if i, ok := a.at[sh]; ok {
+		return i
 	}
-	args := []any{max(first.opt.PerHost, 1), leaseMicros(first.opt.Lease), len(batch), bound, name, len(cands)}
-	for _, i := range cands {
-		sh := s.shards[i]
+	a.shards = append(a.shards, sh)
+	a.at[sh] = len(a.shards)
+	return len(a.shards)
+}
+
+// runBatch runs batch.lua for batch: the leases to end, and the Claims on
+// the shards the view knows ready and those of the leases ended; it gives
+// each call its answer.
+func (s *Store) runBatch(ctx context.Context, batch []*waiter[batchOp], claimOpt *batchOp) {
+	var ends, claims []*waiter[batchOp]
+	a := batchArgs{at: map[*shard]int{}}
+	for _, w := range batch {
+		if w.req.claim {
+			claims = append(claims, w)
+		} else {
+			ends = append(ends, w)
+			a.add(w.req.sh)
+		}
+	}
+	now := batch[0].req.now
+	var cands []any
+	bound, name, perHost, lease := "", "", 1, int64(0)
+	if claimOpt != nil {
+		var idx []int
+		idx, bound, name = s.view.candidates(s.clockNow(now), len(claims)+batchExtra)
+		for _, i := range idx {
+			cands = append(cands, a.add(s.shards[i]))
+		}
+		for _, e := range ends {
+			if i := a.at[e.req.sh]; !slices.Contains(cands, any(i)) {
+				cands = append(cands, i)
+			}
+		}
+		perHost, lease = max(claimOpt.opt.PerHost, 1), leaseMicros(claimOpt.opt.Lease)
+	}
+	if len(a.shards) == 0 {
+		return // Claims alone, and no shard ready
+	}
+	args := []any{perHost, lease, len(claims), bound, name, len(a.shards)}
+	for _, sh := range a.shards {
 		args = append(args, sh.prefix, sh.keys[0], flag(sh.joined.Load()))
 	}
-	leases, err := s.claimMany(ctx, cands, first.now, args)
-	for i, w := range batch {
+	args = append(append(args, len(cands)), cands...)
+	args = append(args, len(ends))
+	for _, e := range ends {
+		args = append(append(args, a.at[e.req.sh]), e.req.args...)
+	}
+	codes, leases, err := s.batchCall(ctx, a.shards, now, args, len(ends))
+	for i, w := range ends {
+		if w.req.err = err; err == nil {
+			w.req.code = codes[i]
+		}
+	}
+	for i, w := range claims {
 		switch {
 		case err != nil:
 			w.req.err = err
 		case i < len(leases):
 			w.req.lease = leases[i]
-			w.req.lease.Expires = base(w.req.now).Add(w.req.lease.Expires.Sub(base(first.now)))
+			w.req.lease.Expires = base(w.req.now).Add(w.req.lease.Expires.Sub(base(now)))
 		}
 	}
 }
 
-// claimMany runs claimmany.lua on the candidate shards cands with args,
-// learns their tails and returns the leases granted.
-func (s *Store) claimMany(ctx context.Context, cands []int, now time.Time, args []any) ([]*frontier.Lease, error) {
-	shards := make([]*shard, len(cands))
-	for j, i := range cands {
-		shards[j] = s.shards[i]
-	}
-	reply, err := s.callShards(ctx, claimManyScript, "claim", shards, now, args, 1)
+// batchCall runs batch.lua on shards with args, for ends leases to end,
+// learns the shards' tails and returns finish's codes and the leases
+// granted.
+func (s *Store) batchCall(ctx context.Context, shards []*shard, now time.Time, args []any, ends int) ([]any, []*frontier.Lease, error) {
+	reply, err := s.callShards(ctx, batchScript, "claim", shards, now, args, ends+1)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	n := int(intOf(reply[0]))
-	if len(reply) != 1+n*(1+leaseLen) {
-		return nil, fmt.Errorf("redisstore: claim: %w: reply %v", errCorrupt, reply)
+	n := int(intOf(reply[ends]))
+	if len(reply) != ends+1+n*(1+leaseLen) {
+		return nil, nil, fmt.Errorf("redisstore: claim: %w: reply %v", errCorrupt, reply)
 	}
 	leases := make([]*frontier.Lease, 0, n)
 	for j := range n {
-		l := reply[1+j*(1+leaseLen):]
+		l := reply[ends+1+j*(1+leaseLen):]
 		c := int(intOf(l[0]))
-		if c < 1 || c > len(cands) {
-			return nil, fmt.Errorf("redisstore: claim: %w: candidate %d of %d", errCorrupt, c, len(cands))
+		if c < 1 || c > len(shards) {
+			return nil, nil, fmt.Errorf("redisstore: claim: %w: shard %d of %d", errCorrupt, c, len(shards))
 		}
 		lease, err := s.leaseOf(shards[c-1], now, l[1:1+leaseLen])
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		leases = append(leases, lease)
 	}
-	return leases, nil
+	return reply[:ends], leases, nil
 }

@@ -40,7 +40,7 @@ func (s *Store) end(ctx context.Context, l *frontier.Lease, now time.Time, o fro
 		return frontier.ErrLeaseLost // not a token of the key's shard
 	}
 	if s.oneServer() {
-		w, err := s.ends.join(ctx, endReq{sh: sh, now: now, args: s.finishArgs(l, now, o, requeue)}, s.runEnds)
+		w, err := s.ops.join(ctx, batchOp{sh: sh, now: now, args: s.finishArgs(l, now, o, requeue)}, s.runOps)
 		if err != nil {
 			return err
 		}
@@ -58,52 +58,8 @@ func (s *Store) end(ctx context.Context, l *frontier.Lease, now time.Time, o fro
 	return finishAnswer(op, r)
 }
 
-// endReq is a Done or Requeue waiting for a batch, and its answer.
-type endReq struct {
-	sh   *shard
-	now  time.Time
-	args []any // finish.lua's
-	code any
-	err  error
-}
-
-// runEnds ends the leases of the Dones and Requeues waiting first, in one
-// script (finishmany.lua): with CallerClock, those of the first's now.
-func (s *Store) runEnds(ctx context.Context, b *batcher[endReq]) []*waiter[endReq] {
-	batch := b.take(func(first, w *endReq) bool {
-		return !s.opt.CallerClock || w.now.Equal(first.now)
-	})
-	if len(batch) == 0 {
-		return nil
-	}
-	var shards []*shard
-	at := map[*shard]int{}
-	var tail []any
-	for _, w := range batch {
-		i, ok := at[w.req.sh]
-		if !ok {
-			shards = append(shards, w.req.sh)
-			i = len(shards)
-			at[w.req.sh] = i
-		}
-		tail = append(append(tail, i), w.req.args...)
-	}
-	args := []any{len(batch), len(shards)}
-	for _, sh := range shards {
-		args = append(args, sh.prefix, sh.keys[0], flag(sh.joined.Load()))
-	}
-	args = append(args, tail...)
-	codes, err := s.callShards(ctx, finishManyScript, "done", shards, batch[0].req.now, args, len(batch))
-	for i, w := range batch {
-		if w.req.err = err; err == nil {
-			w.req.code = codes[i]
-		}
-	}
-	return batch
-}
-
 // callShards runs sc, a script of several shards on a single Redis
-// (claimmany.lua, finishmany.lua), with args: the request is the first
+// (batch.lua), with args: the request is the first
 // shard's (its memo is in that shard's slot). The reply's last tails are
 // the shards', which it learns; it returns the rest, of at least n values.
 func (s *Store) callShards(ctx context.Context, sc *redis.Script, op string, shards []*shard, now time.Time, args []any, n int) ([]any, error) {

@@ -108,8 +108,7 @@ type Store struct {
 	setupMu sync.Mutex
 	shards  []*shard // set once by setup
 	view    *view
-	claims  batcher[claimReq] // Claims waiting for a batch, on a single Redis
-	ends    batcher[endReq]   // Dones and Requeues waiting for a batch, likewise
+	ops     batcher[batchOp] // Claims and ends of leases waiting for a batch, on a single Redis
 	// seenCache holds URLs known seen (nil with ExactSeen: a
 	// fingerprint would let two URLs collide).
 	seenCache *seenCache
@@ -316,12 +315,10 @@ var (
 	claimSrc string
 	//go:embed lua/claimone.lua
 	claimOneSrc string
-	//go:embed lua/claimmany.lua
-	claimManySrc string
+	//go:embed lua/batch.lua
+	batchSrc string
 	//go:embed lua/shards.lua
 	shardsSrc string
-	//go:embed lua/finishmany.lua
-	finishManySrc string
 	//go:embed lua/claimkey.lua
 	claimKeySrc string
 	//go:embed lua/finish.lua
@@ -349,8 +346,7 @@ var (
 	doneAddingScript = redis.NewScript(prelude + addSrc + finishSrc + doneAddingSrc)
 	multiScript      = redis.NewScript(prelude + addSrc + finishSrc + multiSrc)
 	claimScript      = redis.NewScript(prelude + claimOneSrc + claimSrc)
-	claimManyScript  = redis.NewScript(prelude + shardsSrc + claimOneSrc + claimManySrc)
-	finishManyScript = redis.NewScript(prelude + shardsSrc + finishSrc + finishManySrc)
+	batchScript      = redis.NewScript(prelude + shardsSrc + finishSrc + claimOneSrc + batchSrc)
 	claimKeyScript   = redis.NewScript(prelude + claimKeySrc)
 	giveUpScript     = redis.NewScript(prelude + giveUpSrc)
 	dropScript       = redis.NewScript(prelude + dropSrc)

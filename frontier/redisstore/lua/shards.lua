@@ -1,6 +1,5 @@
--- shards.lua: for the scripts that go from shard to shard and back, on
--- a single Redis, which holds every shard (claimmany.lua,
--- finishmany.lua): the state of the shard entered (prelude.lua) is kept
+-- shards.lua: for a script that goes from shard to shard and back, on
+-- a single Redis, which holds every shard (batch.lua): the state of the shard entered (prelude.lua) is kept
 -- per shard (stash), and made the shard entered again (back).
 local states = {}
 
