@@ -20,6 +20,7 @@ type batcher[R any] struct {
 	mu      sync.Mutex
 	waiting []*waiter[R]
 	running bool
+	queued  func(n int) // if set, called with the calls waiting once a call queued (tests)
 }
 
 // waiter is a call waiting for a batch: its request and answer.
@@ -68,7 +69,11 @@ func (b *batcher[R]) wait(ctx context.Context, w *waiter[R]) error {
 		b.running, w.led = true, true
 		close(w.lead)
 	}
+	n, queued := len(b.waiting), b.queued
 	b.mu.Unlock()
+	if queued != nil {
+		queued(n)
+	}
 	select {
 	case <-w.lead:
 		return nil
