@@ -6,6 +6,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"sync/atomic"
 )
 
 // batchMax bounds the calls one batch serves.
@@ -26,7 +27,8 @@ type batcher[R any] struct {
 // waiter is a call waiting for a batch: its request and answer.
 type waiter[R any] struct {
 	req  R
-	lead chan struct{} // closed (once) when it is to run the next batch
+	ctx  context.Context // the caller's
+	lead chan struct{}   // closed (once) when it is to run the next batch
 	led  bool
 	done chan struct{} // closed when its batch came back
 }
@@ -34,17 +36,14 @@ type waiter[R any] struct {
 // join queues req and returns it answered, by the batches run (each run
 // serves the calls it takes from b, and returns them); or ctx's error,
 // req withdrawn, if ctx ends before a batch took it.
-func (b *batcher[R]) join(ctx context.Context, req R, run func(context.Context, *batcher[R]) []*waiter[R]) (*R, error) {
-	w := &waiter[R]{req: req, lead: make(chan struct{}), done: make(chan struct{})}
+func (b *batcher[R]) join(ctx context.Context, req R, run func(*batcher[R]) []*waiter[R]) (*R, error) {
+	w := &waiter[R]{req: req, ctx: ctx, lead: make(chan struct{}), done: make(chan struct{})}
 	if err := b.wait(ctx, w); err != nil {
 		return nil, err
 	}
 	if w.led {
-		// The batch serves other calls too: this caller giving up must
-		// not fail theirs.
-		bctx := context.WithoutCancel(ctx)
 		for {
-			batch := run(bctx, b)
+			batch := run(b)
 			for _, o := range batch {
 				close(o.done)
 			}
@@ -58,6 +57,29 @@ func (b *batcher[R]) join(ctx context.Context, req R, run func(context.Context, 
 	}
 	<-w.done
 	return &w.req, nil
+}
+
+// batchContext returns the context of serving batch: a batch serves
+// several calls, and is cancelled only once every one of them gave up
+// (its context ended). release frees it.
+func batchContext[R any](batch []*waiter[R]) (ctx context.Context, release func()) {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(batch[0].ctx))
+	var live atomic.Int64
+	live.Store(int64(len(batch)))
+	stops := make([]func() bool, len(batch))
+	for i, w := range batch {
+		stops[i] = context.AfterFunc(w.ctx, func() {
+			if live.Add(-1) == 0 {
+				cancel()
+			}
+		})
+	}
+	return ctx, func() {
+		for _, stop := range stops {
+			stop()
+		}
+		cancel()
+	}
 }
 
 // wait queues w, and returns once w leads or was taken into a batch; or

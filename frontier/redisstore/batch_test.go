@@ -21,7 +21,7 @@ func TestBatcher(t *testing.T) {
 	b.queued = func(n int) { queued <- n }
 	inRun := make(chan []int, 4)
 	release := make(chan struct{})
-	run := func(ctx context.Context, b *batcher[int]) []*waiter[int] {
+	run := func(b *batcher[int]) []*waiter[int] {
 		batch := b.take(func(*int) bool { return true })
 		var reqs []int
 		for _, w := range batch {
@@ -82,6 +82,23 @@ func TestBatcher(t *testing.T) {
 	if b.running || len(b.waiting) > 0 {
 		t.Errorf("after the last batch: running %v, %d waiting", b.running, len(b.waiting))
 	}
+}
+
+// TestBatchContext: a batch's context ends once every call of it gave
+// up, not before.
+func TestBatchContext(t *testing.T) {
+	a, cancelA := context.WithCancel(context.Background())
+	b, cancelB := context.WithCancel(context.Background())
+	ctx, release := batchContext([]*waiter[int]{{ctx: a}, {ctx: b}})
+	defer release()
+	cancelA()
+	select {
+	case <-ctx.Done():
+		t.Fatal("the batch's context ended with one of its two calls")
+	default:
+	}
+	cancelB()
+	<-ctx.Done() // the test times out if it never ends
 }
 
 // TestFairBatch: Claims made at once, served by batches, take the keys

@@ -59,7 +59,7 @@ type batchOp struct {
 // runOps serves the calls waiting first, in one script (batch.lua): with
 // CallerClock those of the first's now, and the Claims with the options
 // of the first Claim.
-func (s *Store) runOps(ctx context.Context, b *batcher[batchOp]) []*waiter[batchOp] {
+func (s *Store) runOps(b *batcher[batchOp]) []*waiter[batchOp] {
 	var first, firstClaim *batchOp
 	batch := b.take(func(w *batchOp) bool {
 		if first == nil {
@@ -77,7 +77,9 @@ func (s *Store) runOps(ctx context.Context, b *batcher[batchOp]) []*waiter[batch
 		return true
 	})
 	if len(batch) > 0 {
+		ctx, release := batchContext(batch)
 		s.runBatch(ctx, batch, firstClaim)
+		release()
 	}
 	return batch
 }
