@@ -252,9 +252,11 @@
 // operation fails for a transient reason (a dropped connection, a
 // failover under way) and when a reply tells a new epoch of its shard (a
 // restart or a promoted replica, noticed by its run_id). What remains: a
-// call made between the loss and the first reply that tells of it may
-// refuse as seen a link whose add was lost — a link lost as the loss
-// itself loses those not found again. With Options.ExactSeen there is no
+// call made between the loss and the first reply that tells of it, or a
+// reply that arrived before the loss and is noted just after the Store
+// forgot, may leave a link whose add was lost known as seen: it is
+// refused as seen if found again — lost, as the loss itself loses the
+// links not found again. With Options.ExactSeen there is no
 // cache (a fingerprint would let two URLs collide).
 //
 // # Keys

@@ -23,14 +23,16 @@ const seenCacheSlots = 1 << 19
 // failover: see the package documentation, Failover); the cache is
 // cleared whenever the Store sees a sign of one (resetSeen).
 type seenCache struct {
-	slots []atomic.Uint64 // 0: empty
+	slots atomic.Pointer[[]atomic.Uint64] // 0: empty; replaced whole by reset
 
 	mu      sync.Mutex
 	givenUp map[string]struct{} // keys known given up: Redis must answer their links
 }
 
 func newSeenCache() *seenCache {
-	return &seenCache{slots: make([]atomic.Uint64, seenCacheSlots), givenUp: map[string]struct{}{}}
+	c := &seenCache{givenUp: map[string]struct{}{}}
+	c.reset()
+	return c
 }
 
 // fingerprint returns the cache's number of a seen-set member of the
@@ -40,18 +42,19 @@ func fingerprint(member string) uint64 {
 }
 
 func (c *seenCache) has(fp uint64) bool {
-	return c.slots[fp%seenCacheSlots].Load() == fp
+	return (*c.slots.Load())[fp%seenCacheSlots].Load() == fp
 }
 
 func (c *seenCache) add(fp uint64) {
-	c.slots[fp%seenCacheSlots].Store(fp)
+	(*c.slots.Load())[fp%seenCacheSlots].Store(fp)
 }
 
-// reset forgets every fingerprint: Redis may have lost some.
+// reset forgets every fingerprint: Redis may have lost some. The table
+// is replaced (its memory is the operating system's until used), not
+// cleared; an add racing with it may land in the old one, and be lost.
 func (c *seenCache) reset() {
-	for i := range c.slots {
-		c.slots[i].Store(0)
-	}
+	slots := make([]atomic.Uint64, seenCacheSlots)
+	c.slots.Store(&slots)
 }
 
 // gaveUp notes that key was given up.
