@@ -7,7 +7,7 @@
 -- the revisit of the lease's item, due at ARGV[20] (see dueOf). The key
 -- takes revisit state ARGV[21] ('rv') unless it is ''. It returns 0 done,
 -- 1 lease lost. With o, its arguments are ARGV[o..o+13] instead
--- (finishmany.lua).
+-- (batch.lua).
 local function finish(o)
   local A = ARGV
   if o then
