@@ -192,9 +192,10 @@ func (s *Store) giveBack(ctx context.Context, lim frontier.Limits, budget int, e
 	return errors.Join(err, back)
 }
 
-// DoneAdding implements frontier.DoneAdder: the links of shards other than
-// l's are added first, a script a shard; then one script of l's shard
-// adds the links of that shard and ends l as Done does. A process that
+// DoneAdding implements frontier.DoneAdder: on a single Redis without a
+// page limit, in a batch (doneAddingAll); otherwise the links of shards
+// other than l's are added first, a script a shard; then one script of
+// l's shard adds the links of that shard and ends l as Done does. A process that
 // dies in between leaves l's page to be fetched again once its lease
 // expires: the links added already are seen, none is lost. The links the
 // Store knows seen are refused without asking Redis (seenFilter).
@@ -246,7 +247,7 @@ func (s *Store) doneAdding(ctx context.Context, l *frontier.Lease, now time.Time
 	refused := make([]error, len(batch)+1) // the last is the Done's
 	ownDone := false
 	gs := s.split(len(batch), func(i int) string { return batch[i].Key }, own)
-	if budget < 0 && (len(gs) > 1 || gs[0].sh != own) && s.oneServer() {
+	if budget < 0 && s.oneServer() {
 		return s.doneAddingAll(ctx, l, own, gs, now, o, batch, lim)
 	}
 	if budget < 0 && len(gs) > 2 {

@@ -50,10 +50,14 @@ type batchOp struct {
 	claim bool
 	opt   frontier.ClaimOptions
 	lease *frontier.Lease
-	// The end of a lease: its shard, finish.lua's arguments and code.
-	sh   *shard
-	args []any
-	code any
+	// The end of a lease: its shard, finish.lua's arguments, the groups of
+	// links to add first (the lease's shard first) with add.lua's
+	// arguments of each, and the reply: finish's code, then add's codes.
+	sh     *shard
+	args   []any
+	groups []group
+	blocks [][]any
+	reply  []any
 }
 
 // runOps serves the calls waiting first, in one script (batch.lua): with
@@ -109,9 +113,12 @@ func (s *Store) runBatch(ctx context.Context, batch []*waiter[batchOp], claimOpt
 	for _, w := range batch {
 		if w.req.claim {
 			claims = append(claims, w)
-		} else {
-			ends = append(ends, w)
-			a.add(w.req.sh)
+			continue
+		}
+		ends = append(ends, w)
+		a.add(w.req.sh)
+		for _, g := range w.req.groups {
+			a.add(g.sh)
 		}
 	}
 	now := batch[0].req.now
@@ -139,13 +146,27 @@ func (s *Store) runBatch(ctx context.Context, batch []*waiter[batchOp], claimOpt
 	}
 	args = append(append(args, len(cands)), cands...)
 	args = append(args, len(ends))
+	replies := 0 // of the ends
 	for _, e := range ends {
 		args = append(append(args, a.at[e.req.sh]), e.req.args...)
+		args = append(args, len(e.req.groups))
+		replies++
+		for i, g := range e.req.groups {
+			args = append(args, a.at[g.sh], len(e.req.blocks[i]))
+			replies += len(g.idx)
+		}
+		for _, b := range e.req.blocks {
+			args = append(args, b...)
+		}
 	}
-	codes, leases, err := s.batchCall(ctx, a.shards, now, args, len(ends))
-	for i, w := range ends {
+	codes, leases, err := s.batchCall(ctx, a.shards, now, args, replies)
+	for _, w := range ends {
 		if w.req.err = err; err == nil {
-			w.req.code = codes[i]
+			n := 1
+			for _, g := range w.req.groups {
+				n += len(g.idx)
+			}
+			w.req.reply, codes = codes[:n], codes[n:]
 		}
 	}
 	for i, w := range claims {
@@ -159,9 +180,9 @@ func (s *Store) runBatch(ctx context.Context, batch []*waiter[batchOp], claimOpt
 	}
 }
 
-// batchCall runs batch.lua on shards with args, for ends leases to end,
-// learns the shards' tails and returns finish's codes and the leases
-// granted.
+// batchCall runs batch.lua on shards with args, for leases to end whose
+// answers are ends values, learns the shards' tails and returns those
+// answers and the leases granted.
 func (s *Store) batchCall(ctx context.Context, shards []*shard, now time.Time, args []any, ends int) ([]any, []*frontier.Lease, error) {
 	reply, err := s.callShards(ctx, batchScript, "claim", shards, now, args, ends+1)
 	if err != nil {

@@ -17,11 +17,10 @@
 // (add-if-new for a batch, with the limits), Claim, ClaimKey, Done and
 // Requeue, DoneAdding (the links of a page, then its Done), GiveUp. On a
 // single Redis, which holds every shard, the calls of a Store that wait at
-// once share one script (see Batches), and a page costs less than two:
-// its share of a batch that leases its item, and the DoneAdding that ends
-// its lease with its links and, if the Outcome has one, queues its
-// revisit (one script for the links of every shard, lua/multi.lua; a
-// Done without links, its share of a batch). On a cluster a page costs
+// once share one script (see Batches), and a page costs a share of one:
+// its share of a batch that leases its item, and its share of the batch
+// that ends its lease with its links (those of every shard) and, if the
+// Outcome has one, queues its revisit. On a cluster a page costs
 // two script calls and about two round trips, one more pipelined round
 // for the links of other shards than the page's (see Shards). Plus, once
 // per script after Redis starts, one to load the script, and on a cluster
@@ -30,7 +29,7 @@
 // ten shards): on a single Redis 2.0 script calls, 2.6 round trips and
 // some 130 commands a page (1 shard: 2.0, 2.0, 103); on a cluster of
 // three primaries 10 script calls and 3.7 round trips. On bench workload
-// (a), 256 workers of one process and one Redis: 0.8 script calls and 58
+// (a), 256 workers of one process and one Redis: 0.3 script calls and 58
 // commands a page (most links were seen before: see Seen cache). What a
 // script costs Redis is mostly its commands, some 3–4 µs each on a shared
 // 2-core machine, the call into Redis from Lua included, and its call
@@ -188,9 +187,9 @@
 // (the job cannot be over then).
 //
 // An Add or DoneAdding splits its batch by shard. On a single Redis,
-// which holds every shard, a DoneAdding without -max-pages is one script
-// (lua/multi.lua) that adds the links of every shard and ends the lease.
-// Otherwise — on a cluster, or with a page limit — the links of other
+// which holds every shard, a DoneAdding without -max-pages is part of a
+// batch (see Batches), whose script adds the links of every shard and
+// ends the lease. Otherwise — on a cluster, or with a page limit — the links of other
 // shards than the page's go first, in one pipelined round (sequentially
 // with -max-pages, so that the limit is shared out in order), then one
 // script of the page's shard adds its links and ends its lease. A process
@@ -216,10 +215,11 @@
 //
 // # Batches
 //
-// On a single Redis, a Store's Claims, Dones and Requeues (without links)
-// that wait at once share one script (lua/batch.lua): while a batch is in
-// flight, the calls that come queue, and the next batch serves up to 32
-// of them — first the leases it ends, then the Claims, in the order their
+// On a single Redis, a Store's Claims, Dones, Requeues and DoneAddings
+// (without -max-pages) that wait at once share one script (lua/batch.lua):
+// while a batch is in flight, the calls that come queue, and the next
+// batch serves up to 32 of them — first the leases it ends, each after
+// the links of its page, then the Claims, in the order their
 // keys became ready, so that a key a Done of the batch freed may go to a
 // Claim of the same batch in its turn. The call that finds no batch in
 // flight runs the next, and hands the lead on once served. A batch is

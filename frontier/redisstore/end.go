@@ -48,7 +48,7 @@ func (s *Store) end(ctx context.Context, l *frontier.Lease, now time.Time, o fro
 			return w.err
 		}
 		s.unhold(l.Token)
-		return finishAnswer(op, []any{w.code})
+		return finishAnswer(op, w.reply[:1])
 	}
 	r, err := s.call(ctx, sh, finishScript, op, now, s.finishArgs(l, now, o, requeue)...)
 	if err != nil {

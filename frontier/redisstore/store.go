@@ -335,8 +335,6 @@ var (
 	setupSrc string
 	//go:embed lua/reserve.lua
 	reserveSrc string
-	//go:embed lua/multi.lua
-	multiSrc string
 
 	prelude = bucketSrc + preludeSrc
 
@@ -344,9 +342,8 @@ var (
 	addScript        = redis.NewScript(prelude + addSrc + "return reply(add(8))\n")
 	finishScript     = redis.NewScript(prelude + finishSrc + "return reply({finish()})\n")
 	doneAddingScript = redis.NewScript(prelude + addSrc + finishSrc + doneAddingSrc)
-	multiScript      = redis.NewScript(prelude + addSrc + finishSrc + multiSrc)
 	claimScript      = redis.NewScript(prelude + claimOneSrc + claimSrc)
-	batchScript      = redis.NewScript(prelude + shardsSrc + finishSrc + claimOneSrc + batchSrc)
+	batchScript      = redis.NewScript(prelude + shardsSrc + addSrc + finishSrc + claimOneSrc + batchSrc)
 	claimKeyScript   = redis.NewScript(prelude + claimKeySrc)
 	giveUpScript     = redis.NewScript(prelude + giveUpSrc)
 	dropScript       = redis.NewScript(prelude + dropSrc)

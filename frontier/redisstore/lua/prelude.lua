@@ -16,7 +16,7 @@
 --     slot too: no round trip more),
 --   7 '1' if the Store has used the job before (it must exist).
 -- Scripts' own arguments start at ARGV[8]. The functions work on the
--- shard enter last entered: ARGV[1]'s, unless a script (multi.lua, on a
+-- shard enter last entered: ARGV[1]'s, unless a script (batch.lua, on a
 -- single Redis) enters others.
 -- How long an idle key's pacing state outlives its rest (ms), and a memo.
 local IDLE_TTL, MEMO_TTL = 60000, 600000
