@@ -103,11 +103,11 @@
 // memory with Affinity 0 opens the same 200 connections as with 64, at
 // 1.01× the CPU per page and 1.03× the pages/s (medians of 13 alternating
 // rounds; single rounds vary ±40 % on a shared 2-core machine). heed on
-// Redis runs at 0.29–0.35× heed in memory there (one process, one Redis,
-// on a shared 2-core machine: the crawl is CPU-bound, and a page costs
-// Redis some 0.8 script calls, 58 commands and 200 µs of its CPU, and
-// the crawl process 0.24 ms of CPU against 0.13 in memory): that is
-// Redis, not Affinity. With more hosts than that, a host's connection is dropped
+// Redis runs at 0.35× heed in memory there (one process, one Redis, on
+// a shared 2-core machine: the crawl is CPU-bound, and a page costs Redis
+// some 0.3 script calls, 57 commands and 190 µs of its CPU, and the crawl
+// process 0.26 ms of CPU against 0.16 in memory): that is Redis, not
+// Affinity. With more hosts than that, a host's connection is dropped
 // before its turn comes back: on workload (c), 2,000 hosts × 20 pages,
 // Affinity 0 opens a connection per request, 40,000 instead of 2,000, in
 // memory as on Redis, for 2.1× the CPU per page (crawler and loopback
