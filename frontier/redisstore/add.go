@@ -27,11 +27,31 @@ func (s *Store) seenMember(url string) string {
 }
 
 // Add implements frontier.Store. The batch is added one shard at a time,
-// each shard's items in one script.
+// each shard's items in one script; the items the Store knows seen are
+// refused without asking Redis (seenFilter).
 func (s *Store) Add(ctx context.Context, batch []frontier.Item, lim frontier.Limits) ([]error, error) {
 	if len(batch) == 0 {
 		return nil, ctx.Err()
 	}
+	left, idx, refused := s.seenFilter(batch, lim)
+	if refused == nil {
+		return s.add(ctx, batch, lim)
+	}
+	if len(left) == 0 {
+		return refused, ctx.Err()
+	}
+	got, err := s.add(ctx, left, lim)
+	if err != nil {
+		return nil, err
+	}
+	for j, i := range idx {
+		refused[i] = got[j]
+	}
+	return refused, nil
+}
+
+// add adds batch as Add does, and learns what Redis answered.
+func (s *Store) add(ctx context.Context, batch []frontier.Item, lim frontier.Limits) ([]error, error) {
 	if err := s.setup(ctx); err != nil {
 		return nil, err
 	}
@@ -46,6 +66,7 @@ func (s *Store) Add(ctx context.Context, batch []frontier.Item, lim frontier.Lim
 			return nil, s.giveBack(ctx, lim, budget, err)
 		}
 	}
+	s.seenLearn(batch, refused)
 	return refused, s.giveBack(ctx, lim, budget, nil)
 }
 
@@ -171,12 +192,33 @@ func (s *Store) giveBack(ctx context.Context, lim frontier.Limits, budget int, e
 	return errors.Join(err, back)
 }
 
-// DoneAdding implements frontier.DoneAdder: the links of shards other than
-// l's are added first, a script a shard; then one script of l's shard
-// adds the links of that shard and ends l as Done does. A process that
+// DoneAdding implements frontier.DoneAdder: on a single Redis without a
+// page limit, in a batch (doneAddingAll); otherwise the links of shards
+// other than l's are added first, a script a shard; then one script of
+// l's shard adds the links of that shard and ends l as Done does. A process that
 // dies in between leaves l's page to be fetched again once its lease
-// expires: the links added already are seen, none is lost.
+// expires: the links added already are seen, none is lost. The links the
+// Store knows seen are refused without asking Redis (seenFilter).
 func (s *Store) DoneAdding(ctx context.Context, l *frontier.Lease, now time.Time, o frontier.Outcome, batch []frontier.Item, lim frontier.Limits) ([]error, error) {
+	left, idx, refused := s.seenFilter(batch, lim)
+	if refused == nil {
+		got, err := s.doneAdding(ctx, l, now, o, batch, lim)
+		s.seenLearn(batch, got)
+		return got, err
+	}
+	got, err := s.doneAdding(ctx, l, now, o, left, lim)
+	if got == nil {
+		return nil, err
+	}
+	s.seenLearn(left, got)
+	for j, i := range idx {
+		refused[i] = got[j]
+	}
+	return refused, err
+}
+
+// doneAdding is DoneAdding without the seen cache.
+func (s *Store) doneAdding(ctx context.Context, l *frontier.Lease, now time.Time, o frontier.Outcome, batch []frontier.Item, lim frontier.Limits) ([]error, error) {
 	if len(batch) == 0 {
 		return []error{}, s.Done(ctx, l, now, o)
 	}
@@ -205,7 +247,7 @@ func (s *Store) DoneAdding(ctx context.Context, l *frontier.Lease, now time.Time
 	refused := make([]error, len(batch)+1) // the last is the Done's
 	ownDone := false
 	gs := s.split(len(batch), func(i int) string { return batch[i].Key }, own)
-	if budget < 0 && (len(gs) > 1 || gs[0].sh != own) && s.oneServer() {
+	if budget < 0 && s.oneServer() {
 		return s.doneAddingAll(ctx, l, own, gs, now, o, batch, lim)
 	}
 	if budget < 0 && len(gs) > 2 {

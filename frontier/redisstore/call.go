@@ -43,7 +43,11 @@ func (s *Store) prepare(sh *shard, sc *redis.Script, op string, now time.Time, a
 		r.refresh = true
 	}
 	r.argv = make([]any, 0, 7+len(args))
-	r.argv = append(r.argv, sh.prefix, sh.memo, r.id, forget, micros(now), flag(s.opt.CallerClock), flag(sh.joined.Load()))
+	clock := flag(s.opt.CallerClock)
+	if s.oneServer() {
+		clock += "w" // see prelude.lua: the script tells the wake index
+	}
+	r.argv = append(r.argv, sh.prefix, sh.memo, r.id, forget, micros(now), clock, flag(sh.joined.Load()))
 	r.argv = append(r.argv, args...)
 	return r
 }
@@ -150,7 +154,7 @@ func (s *Store) callMany(ctx context.Context, rs []*request) ([][]any, error) {
 }
 
 // tailLen is the length of the tail of a script's reply (prelude.lua).
-const tailLen = 6
+const tailLen = 7
 
 // takeForget returns, comma-separated, ids of requests whose replies
 // arrived, for the next script to forget their memos.
@@ -180,18 +184,22 @@ func (sh *shard) giveBackForget(ids string) {
 // retry runs f until it succeeds, fails for a reason that is not
 // transient, ctx ends or Options.RetryFor has passed since its first
 // failure, waiting between tries.
+//
+// A transient failure may be a restart or failover that lost writes: the
+// Store forgets the URLs it knew seen (seenCache).
 func (s *Store) retry(ctx context.Context, op string, f func() error) error {
 	reload, cluster := s.c.(interface{ ReloadState(context.Context) })
-	if !cluster {
-		return retry(ctx, s.opt.RetryFor, op, f)
-	}
 	return retry(ctx, s.opt.RetryFor, op, func() error {
 		err := f()
-		if err != nil && transient(err) {
-			// A cluster client learns a failover only from a MOVED reply
-			// or its periodic reload (a minute by default): a slot whose
-			// primary died stays routed to it, refused, until then.
-			reload.ReloadState(ctx)
+		if err != nil && (transient(err) || redis.HasErrorPrefix(err, "HEEDLOST")) {
+			s.resetSeen()
+			if cluster {
+				// A cluster client learns a failover only from a MOVED
+				// reply or its periodic reload (a minute by default): a
+				// slot whose primary died stays routed to it, refused,
+				// until then.
+				reload.ReloadState(ctx)
+			}
 		}
 		return err
 	})

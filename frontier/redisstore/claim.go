@@ -32,36 +32,24 @@ func (s *Store) Claim(ctx context.Context, now time.Time, opt frontier.ClaimOpti
 	at := base(now)
 	for range 2 {
 		rnow := s.clockNow(now)
-		for probe := 0; probe < 4*maxProbes; probe++ {
-			if err := s.refresh(ctx, false); err != nil {
-				return frontier.Claim{}, err
-			}
-			i, bound, name, ok, busy := s.view.pick(rnow, probe < maxProbes)
-			if !ok && busy != nil {
-				// Every ready shard has as many claims in flight as it
-				// has ready keys: wait for one to come back instead of
-				// sending a claim that would find nothing.
-				select {
-				case <-busy:
-					continue
-				case <-ctx.Done():
-					return frontier.Claim{}, ctx.Err()
-				}
-			}
-			if !ok {
-				break
-			}
-			l, err := s.claimShard(ctx, s.shards[i], now, opt, bound, name)
-			s.view.release(i)
-			if err != nil || l != nil {
-				return frontier.Claim{Lease: l}, err
-			}
+		l, err := s.claimReady(ctx, now, rnow, opt)
+		if err != nil || l != nil {
+			return frontier.Claim{Lease: l}, err
 		}
 		if next, ok := s.view.next(); ok && s.view.knowsQueued() {
 			return frontier.Claim{Next: at.Add(time.Duration(max(next-rnow, 0)) * time.Microsecond)}, nil
 		}
 		// Leases alone, as far as the Store knows: the crawl may be
-		// over, which only reading every shard can tell.
+		// over, which only reading every shard can tell — not while
+		// this Store holds leases, which the shards were read for
+		// within a Poll.
+		if s.verifiedLately() {
+			next, ok := s.view.next()
+			if !ok {
+				return frontier.Claim{}, nil
+			}
+			return frontier.Claim{Next: at.Add(time.Duration(max(next-rnow, 0)) * time.Microsecond)}, nil
+		}
 		idle, err := s.verify(ctx, now)
 		if err != nil || idle {
 			return frontier.Claim{Idle: idle}, err
@@ -72,6 +60,60 @@ func (s *Store) Claim(ctx context.Context, now time.Time, opt frontier.ClaimOpti
 		}
 	}
 	return frontier.Claim{}, nil
+}
+
+// verifiedLately reports whether the Store holds leases and read every
+// shard (verify) less than a Poll ago: the job is not over, and another
+// read would cost 2 commands a shard for nothing.
+func (s *Store) verifiedLately() bool {
+	s.mu.Lock()
+	holds := len(s.held) > 0
+	s.mu.Unlock()
+	at := s.verifiedAt.Load()
+	return holds && at != 0 && time.Since(time.Unix(0, at)) < s.opt.Poll
+}
+
+// claimReady claims a ready key at now (rnow on the clock of the
+// decisions), as far as the Store knows of one: on a single Redis with
+// the Claims of other callers of the Store (claimAll), else by probing
+// the shards (claimProbing). A nil Lease means none was found.
+func (s *Store) claimReady(ctx context.Context, now time.Time, rnow int64, opt frontier.ClaimOptions) (*frontier.Lease, error) {
+	if s.oneServer() {
+		return s.claimAll(ctx, now, opt)
+	}
+	return s.claimProbing(ctx, now, rnow, opt)
+}
+
+// claimProbing asks the shard whose ready key has waited longest, as far
+// as the Store knows, bounded by the first ready key of the others; a
+// shard that hands out nothing corrects the view, and the next is asked.
+func (s *Store) claimProbing(ctx context.Context, now time.Time, rnow int64, opt frontier.ClaimOptions) (*frontier.Lease, error) {
+	for probe := 0; probe < 4*maxProbes; probe++ {
+		if err := s.refresh(ctx, false); err != nil {
+			return nil, err
+		}
+		i, bound, name, ok, busy := s.view.pick(rnow, probe < maxProbes)
+		if !ok && busy != nil {
+			// Every ready shard has as many claims in flight as it
+			// has ready keys: wait for one to come back instead of
+			// sending a claim that would find nothing.
+			select {
+			case <-busy:
+				continue
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		if !ok {
+			break
+		}
+		l, err := s.claimShard(ctx, s.shards[i], now, opt, bound, name)
+		s.view.release(i)
+		if err != nil || l != nil {
+			return l, err
+		}
+	}
+	return nil, nil
 }
 
 // claimShard runs claim.lua on sh, bounded by the key bound µs from now
@@ -85,32 +127,45 @@ func (s *Store) claimShard(ctx context.Context, sh *shard, now time.Time, opt fr
 	if len(r) == 4 && intOf(r[0]) == 0 {
 		return nil, nil
 	}
-	if len(r) != 10 || intOf(r[0]) != 1 {
+	if len(r) != 1+leaseLen || intOf(r[0]) != 1 {
 		return nil, fmt.Errorf("redisstore: claim: %w: reply %v", errCorrupt, r)
 	}
-	tok := token(sh, intOf(r[1]))
+	return s.leaseOf(sh, now, r[1:])
+}
+
+// leaseLen is the length of a lease in a claim's reply (claimone.lua).
+const leaseLen = 9
+
+// leaseOf decodes a lease of shard sh granted to a Claim at now, r =
+// claimOne's {token, key, item, host state, next allowed, lease left µs,
+// given up, closed until, revisit state}, and holds it.
+func (s *Store) leaseOf(sh *shard, now time.Time, r []any) (*frontier.Lease, error) {
+	tok := token(sh, intOf(r[0]))
 	s.hold(tok)
-	key := strOf(r[2])
-	it, err := decodeItem([]byte(strOf(r[3])), key)
+	key := strOf(r[1])
+	it, err := decodeItem([]byte(strOf(r[2])), key)
 	if err != nil {
 		return nil, fmt.Errorf("redisstore: claim: item of %s: %w", key, err)
 	}
-	host, err := decodeHost([]byte(strOf(r[4])))
+	host, err := decodeHost([]byte(strOf(r[3])))
 	if err != nil {
 		return nil, fmt.Errorf("redisstore: claim: host %s: %w", key, err)
 	}
-	host.NextAllowed = timeOf(intOf(r[5]))
-	host.ClosedUntil = timeOf(intOf(r[8]))
-	rv, err := decodeRevisiting(r[9])
+	host.NextAllowed = timeOf(intOf(r[4]))
+	host.ClosedUntil = timeOf(intOf(r[7]))
+	rv, err := decodeRevisiting(r[8])
 	if err != nil {
 		return nil, fmt.Errorf("redisstore: claim: revisit state of %s: %w", key, err)
+	}
+	if intOf(r[6]) == 1 && s.seenCache != nil {
+		s.seenCache.gaveUp(key)
 	}
 	return &frontier.Lease{
 		Item:       it,
 		Pace:       host,
 		Token:      tok,
-		Expires:    base(now).Add(time.Duration(intOf(r[6])) * time.Microsecond),
-		GivenUp:    intOf(r[7]) == 1,
+		Expires:    base(now).Add(time.Duration(intOf(r[5])) * time.Microsecond),
+		GivenUp:    intOf(r[6]) == 1,
 		Revisiting: rv,
 	}, nil
 }

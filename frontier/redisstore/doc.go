@@ -15,22 +15,29 @@
 //
 // Every operation on a shard (see Shards) is one Lua script, run atomically by Redis: Add
 // (add-if-new for a batch, with the limits), Claim, ClaimKey, Done and
-// Requeue, DoneAdding (the links of a page, then its Done), GiveUp. A page
-// therefore costs two script calls and about two round trips: its Claim,
-// and the DoneAdding that ends its lease with its links and, if the
-// Outcome has one, queues its revisit — on a single Redis one script for
-// the links of every shard (lua/multi.lua), on a cluster one more
-// pipelined round for the links of other shards than the page's (see
-// Shards) — plus, once per script after Redis starts, one to load the
-// script, and one to publish a shard that woke. Measured
-// (BenchmarkCostPerPage; each page links to ten of twenty hosts, so ten
-// shards): on a single Redis 2.0 script calls, 2.6 round trips and some
-// 130 commands a page (1 shard: 2.0, 2.0, 103); on a cluster of three
-// primaries 10 script calls and 3.7 round trips. Each script reads its
-// shard's counters hash once and writes it once, and reads Redis's
-// run_id (INFO server) once: what a script costs Redis is mostly its call
-// (some 15 µs of server CPU a round trip on loopback) and one or two µs a
-// command. The scripts implement what the frontier's Schedule does in one process: one
+// Requeue, DoneAdding (the links of a page, then its Done), GiveUp. On a
+// single Redis, which holds every shard, the calls of a Store that wait at
+// once share one script (see Batches), and a page costs a share of one:
+// its share of a batch that leases its item, and its share of the batch
+// that ends its lease with its links (those of every shard) and, if the
+// Outcome has one, queues its revisit. On a cluster a page costs
+// two script calls and about two round trips, one more pipelined round
+// for the links of other shards than the page's (see Shards). Plus, once
+// per script after Redis starts, one to load the script, and on a cluster
+// one to publish a shard that woke. Measured (BenchmarkCostPerPage; one
+// page at a time, each linking to ten new URLs of ten of twenty hosts, so
+// ten shards): on a single Redis 2.0 script calls, 2.6 round trips and
+// some 130 commands a page (1 shard: 2.0, 2.0, 103); on a cluster of
+// three primaries 10 script calls and 3.7 round trips. On bench workload
+// (a), 256 workers of one process and one Redis: 0.3 script calls and 58
+// commands a page (most links were seen before: see Seen cache). What a
+// script costs Redis is mostly its commands, some 3–4 µs each on a shared
+// 2-core machine, the call into Redis from Lua included, and its call
+// (some 15 µs of server CPU a round trip on loopback): each script reads
+// its shard's counters hash once and writes it once, and reads Redis's
+// run_id (INFO server) once.
+//
+// The scripts implement what the frontier's Schedule does in one process: one
 // queue per politeness key, ordered by Item.Due and then by arrival, and a
 // sorted set of the keys that have queued items and a free lease slot,
 // scored by when each may next be claimed — the later of when its token
@@ -96,9 +103,10 @@
 // memory with Affinity 0 opens the same 200 connections as with 64, at
 // 1.01× the CPU per page and 1.03× the pages/s (medians of 13 alternating
 // rounds; single rounds vary ±40 % on a shared 2-core machine). heed on
-// Redis runs at 0.17× heed in memory there (one process, one Redis, on a
-// shared 2-core machine: the crawl is CPU-bound, and a page costs Redis
-// some 5 script calls and 600 µs of its CPU): that is Redis, not
+// Redis runs at 0.35× heed in memory there (one process, one Redis, on
+// a shared 2-core machine: the crawl is CPU-bound, and a page costs Redis
+// some 0.3 script calls, 57 commands and 190 µs of its CPU, and the crawl
+// process 0.26 ms of CPU against 0.16 in memory): that is Redis, not
 // Affinity. With more hosts than that, a host's connection is dropped
 // before its turn comes back: on workload (c), 2,000 hosts × 20 pages,
 // Affinity 0 opens a connection per request, 40,000 instead of 2,000, in
@@ -148,28 +156,40 @@
 // (first ready key and its score, or first lease expiry), which the Store
 // keeps per shard. A shard whose next event comes earlier than it last
 // said (it woke: an Add to an empty shard, a closed key) publishes it in
-// the job's wake index (heed:{job}:wake), which each Store reads once a
-// Poll (one HGET of its version when nothing changed). A claim carries the
-// score and name of the first ready key of the other shards as a bound: a
-// shard whose head is later (another process took the key the Store knew)
-// hands out nothing and tells its real head, and the Store asks the next
-// (at most 8 bounded tries a Claim). Fairness bound: a claim never takes a
-// key that became ready after the first ready key of another shard, except
-// that a shard that woke is known to another process up to one Poll (and
-// a round trip) late, and cluster nodes' clocks may differ by their skew.
-// A Store sends a shard no more claims at once than the shard has ready
-// keys (its tail counts them, up to 8): a Claim that finds every ready
-// shard so busy waits for a claim to come back instead of sending one
-// that would hand out nothing. The Store reports Idle only after reading
-// every shard's first ready keys and first lease expiry in one pipelined
-// round (then the wake index) and finding them all empty; it does so only
-// when it knows of leases alone, and that round (no script) is what it
-// learns the shards from then.
+// the job's wake index (heed:{job}:wake) — on a single Redis the script
+// itself, on a cluster the Store in a round trip more — which each Store
+// reads once a Poll (one HGET of its version when nothing changed).
+//
+// On a cluster, a claim carries the score and name of the first ready key
+// of the other shards as a bound: a shard whose head is later (another
+// process took the key the Store knew) hands out nothing and tells its
+// real head, and the Store asks the next (at most 8 bounded tries a
+// Claim). A Store sends a shard no more claims at once than the shard has
+// ready keys (its tail counts them, up to 8): a Claim that finds every
+// ready shard so busy waits for a claim to come back instead of sending
+// one that would hand out nothing. On a single Redis, the Claims waiting
+// at once share one script (see Batches), which reads the first ready key
+// of the candidate shards — the k+1 shards whose ready keys the Store
+// knows to have waited longest, for k Claims, and those of the leases the
+// batch ends — and takes up to k keys among them in the order they became
+// ready, bounded likewise by the first ready key of the shards that are
+// not candidates.
+//
+// Fairness bound, either way: a claim never takes a key that became ready
+// after the first ready key of another shard, as the Store knows it,
+// except that a shard that woke is known to another process up to one
+// Poll (and a round trip) late, and cluster nodes' clocks may differ by
+// their skew. The Store reports Idle only after reading every shard's
+// first ready keys and first lease expiry in one pipelined round (then
+// the wake index) and finding them all empty; it does so only when it
+// knows of leases alone, and that round (no script) is what it learns the
+// shards from then — at most once a Poll while it holds leases itself
+// (the job cannot be over then).
 //
 // An Add or DoneAdding splits its batch by shard. On a single Redis,
-// which holds every shard, a DoneAdding without -max-pages is one script
-// (lua/multi.lua) that adds the links of every shard and ends the lease.
-// Otherwise — on a cluster, or with a page limit — the links of other
+// which holds every shard, a DoneAdding without -max-pages is part of a
+// batch (see Batches), whose script adds the links of every shard and
+// ends the lease. Otherwise — on a cluster, or with a page limit — the links of other
 // shards than the page's go first, in one pipelined round (sequentially
 // with -max-pages, so that the limit is shared out in order), then one
 // script of the page's shard adds its links and ends its lease. A process
@@ -192,6 +212,52 @@
 //
 // A job of an earlier release, which keeps its keys in one slot (its hash
 // heed:{job}:n without a "shards" field), is read as one shard, as before.
+//
+// # Batches
+//
+// On a single Redis, a Store's Claims, Dones, Requeues and DoneAddings
+// (without -max-pages) that wait at once share one script (lua/batch.lua):
+// while a batch is in flight, the calls that come queue, and the next
+// batch serves up to 32 of them — first the leases it ends, each after
+// the links of its page, then the Claims, in the order their
+// keys became ready, so that a key a Done of the batch freed may go to a
+// Claim of the same batch in its turn. The call that finds no batch in
+// flight runs the next, and hands the lead on once served. A batch is
+// atomic, as each of its calls alone; its Claims share their options
+// (PerHost, Lease: a Claim with others waits for the next batch). Each
+// lease it grants is fenced and expires as any other, and goes to one
+// waiting Claim; a call whose context ends while its batch is in flight
+// gets its answer all the same, and the batch is cancelled only once
+// every call it serves gave up.
+// On bench workload (a), 256 workers of one process, a batch serves some
+// 12 Claims.
+//
+// # Seen cache
+//
+// Most links of a page were seen before. A Store keeps fingerprints of
+// the URLs it knows are in the job's seen-set — it added them, or Redis
+// refused them as seen — in a bounded, lossy table (4 MiB, 2¹⁹ slots; a
+// fingerprint overwrites the one in its slot), and refuses such a link
+// with frontier.ErrSeen without asking Redis: on workload (a) it takes
+// Redis's SADDs from 4.3 to 1.6 a page. Redis checks the limits and a
+// key given up before the seen-set, and answers with those refusals, so
+// the cache does not answer for a link a limit applies to (MaxPages,
+// MaxPagesPerHost; MaxSitemapsPerHost for a sitemap,
+// MaxSitemapURLsPerHost for a page from one) nor for a key the Store
+// knows was given up (it gave it up, or Redis said so of a link or a
+// lease): a link seen before of a key another process gave up since this
+// Store last heard of it is refused as seen, not as given up. The
+// seen-set only grows, except when Redis loses writes (see Failures and
+// persistence, and Failover): the Store forgets the whole cache when an
+// operation fails for a transient reason (a dropped connection, a
+// failover under way) and when a reply tells a new epoch of its shard (a
+// restart or a promoted replica, noticed by its run_id). What remains: a
+// call made between the loss and the first reply that tells of it, or a
+// reply that arrived before the loss and is noted just after the Store
+// forgot, may leave a link whose add was lost known as seen: it is
+// refused as seen if found again — lost, as the loss itself loses the
+// links not found again. With Options.ExactSeen there is no
+// cache (a fingerprint would let two URLs collide).
 //
 // # Keys
 //
@@ -329,7 +395,8 @@
 //   - A lost robots.txt entry (SaveEntry): that authority's robots.txt is
 //     fetched once more.
 //   - A lost Add: URLs added by the lost script are not seen; those
-//     rediscovered are added again. A lost creation of a shard (its
+//     rediscovered are added again (a Store forgets the URLs it knew
+//     seen once it notices the failover: see Seen cache). A lost creation of a shard (its
 //     counters hash) is ErrStateLost for the Stores that had used it, as a
 //     Redis restarted without persistence: the crawl stops rather than
 //     end without the shard's URLs.

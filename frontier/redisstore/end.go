@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/heedcrawl/heed/frontier"
 )
 
@@ -37,12 +39,49 @@ func (s *Store) end(ctx context.Context, l *frontier.Lease, now time.Time, o fro
 	if shardOfToken(l.Token) != sh.i {
 		return frontier.ErrLeaseLost // not a token of the key's shard
 	}
+	if s.oneServer() {
+		w, err := s.ops.join(ctx, batchOp{sh: sh, now: now, args: s.finishArgs(l, now, o, requeue)}, s.runOps)
+		if err != nil {
+			return err
+		}
+		if w.err != nil {
+			return w.err
+		}
+		s.unhold(l.Token)
+		return finishAnswer(op, w.reply[:1])
+	}
 	r, err := s.call(ctx, sh, finishScript, op, now, s.finishArgs(l, now, o, requeue)...)
 	if err != nil {
 		return err
 	}
 	s.unhold(l.Token)
 	return finishAnswer(op, r)
+}
+
+// callShards runs sc, a script of several shards on a single Redis
+// (batch.lua), with args: the request is the first
+// shard's (its memo is in that shard's slot). The reply's last tails are
+// the shards', which it learns; it returns the rest, of at least n values.
+func (s *Store) callShards(ctx context.Context, sc *redis.Script, op string, shards []*shard, now time.Time, args []any, n int) ([]any, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	r := s.prepare(shards[0], sc, op, now, args...)
+	reply, err := s.send(ctx, r, nil)
+	if err != nil {
+		return nil, err
+	}
+	r.noted()
+	at := len(reply) - len(shards)*tailLen
+	if at < n {
+		return nil, fmt.Errorf("redisstore: %s: %w: reply %v", op, errCorrupt, reply)
+	}
+	for i, sh := range shards {
+		if err := s.learnTail(ctx, sh, reply[at+i*tailLen:at+(i+1)*tailLen]); err != nil {
+			return nil, err
+		}
+	}
+	return reply[:at], nil
 }
 
 // finishArgs returns finish.lua's arguments for ending l with o.
@@ -110,6 +149,9 @@ func finishAnswer(op string, r []any) error {
 func (s *Store) GiveUp(ctx context.Context, key string) error {
 	if err := s.setup(ctx); err != nil {
 		return err
+	}
+	if s.seenCache != nil {
+		s.seenCache.gaveUp(key) // before: Redis answers for its links from now on
 	}
 	_, err := s.call(ctx, s.shardOf(key), giveUpScript, "give up", s.addNow(), key)
 	return err

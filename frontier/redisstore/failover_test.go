@@ -82,7 +82,9 @@ func TestClusterFailover(t *testing.T) {
 // earlier — has lost them. A lease granted since is refused and its item
 // handed out again; a Done acknowledged since is undone, and its item
 // handed out again once the lease expires; a robots.txt entry saved since
-// is gone; and no fencing token handed out since is handed out again.
+// is gone; a URL added since is not seen, and is added again (the Store
+// forgets what it knew seen); and no fencing token handed out since is
+// handed out again.
 func TestFailoverLosesWrites(t *testing.T) {
 	srv := redistest.Start(t)
 	job := newJob(t)
@@ -108,6 +110,8 @@ func TestFailoverLosesWrites(t *testing.T) {
 	if err := s.SaveEntry(ctx, "b", []byte("robots")); err != nil {
 		t.Fatal(err)
 	}
+	lost := item(b, "/lost") // the Store knows it seen: Redis will not
+	mustAdd(t, s, lost)
 
 	srv.Kill()
 	srv.Restart()
@@ -119,8 +123,11 @@ func TestFailoverLosesWrites(t *testing.T) {
 	if e, err := s.LoadEntry(ctx, "b"); err != nil || e != nil {
 		t.Errorf("LoadEntry of an entry saved after the copy = %q, %v; want none", e, err)
 	}
+	if refused, err := s.Add(ctx, []frontier.Item{lost}, frontier.Limits{}); err != nil || refused[0] != nil {
+		t.Errorf("Add of a URL whose Add was lost = %v, %v; want it added again", refused, err)
+	}
 	got := map[string]bool{}
-	for len(got) < 2 {
+	for len(got) < 3 {
 		l := claimWithin(t, s, short, 10*time.Second)
 		if got[l.URL] {
 			t.Fatalf("%s handed out twice after the failover", l.URL)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -49,6 +50,7 @@ type shard struct {
 	memo   string   // the Store's memo hash in the shard's slot
 	joined atomic.Bool
 	memoAt atomic.Int64 // when a reply last said the memo's expiry moved, ns
+	epoch  atomic.Int64 // the shard's epoch (prelude.lua, join) plus one, as last told; 0: never
 
 	mu     sync.Mutex
 	forget []string // ids of requests whose replies arrived
@@ -256,6 +258,49 @@ func (v *view) pick(now int64, bounded bool) (i int, bound, name string, ok bool
 	return best, bound, name, true, nil
 }
 
+// anyReady reports whether the view knows of a shard with a key ready
+// at now (µs).
+func (v *view) anyReady(now int64) bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	for j := range v.has {
+		if v.has[j] && v.at[j] <= now {
+			return true
+		}
+	}
+	return false
+}
+
+// candidates returns up to n shards with a key ready at now (µs), those
+// whose ready key has waited longest first, and the bound of the keys a
+// claim on them may hand out: the first ready key of the next shard, as
+// µs from now and a name ("" for none).
+func (v *view) candidates(now int64, n int) (shards []int, bound, name string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	var ready []int
+	for j := range v.has {
+		if v.has[j] && v.at[j] <= now {
+			ready = append(ready, j)
+		}
+	}
+	slices.SortFunc(ready, func(a, b int) int {
+		switch {
+		case v.before(a, b):
+			return -1
+		case v.before(b, a):
+			return 1
+		}
+		return a - b
+	})
+	if len(ready) > n {
+		j := ready[n]
+		bound, name = strconv.FormatInt(v.at[j]-now, 10), v.name[j]
+		ready = ready[:n]
+	}
+	return ready, bound, name
+}
+
 func (v *view) release(i int) {
 	v.mu.Lock()
 	v.busy[i]--
@@ -285,10 +330,7 @@ func (s *Store) wakeKey() string { return s.prefix + "wake" }
 // publish tells the wake index that shard i's next event is at score
 // (Redis's µs), its publication ver.
 func (s *Store) publish(ctx context.Context, i int, ver, score int64) error {
-	val := strconv.FormatInt(ver, 10) + ":" + strconv.FormatInt(score, 10)
-	s.view.mu.Lock()
-	s.view.pub[i] = val
-	s.view.mu.Unlock()
+	val := s.view.published(i, ver, score)
 	return s.retry(ctx, "publish", func() error {
 		_, err := s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
 			p.HSet(ctx, s.wakeKey(), strconv.Itoa(i), val)
@@ -297,6 +339,17 @@ func (s *Store) publish(ctx context.Context, i int, ver, score int64) error {
 		})
 		return err
 	})
+}
+
+// published records that shard i's publication ver, at score, is in
+// the wake index (or is about to be): refresh does not take it for news.
+// It returns the index's value.
+func (v *view) published(i int, ver, score int64) string {
+	val := strconv.FormatInt(ver, 10) + ":" + strconv.FormatInt(score, 10)
+	v.mu.Lock()
+	v.pub[i] = val
+	v.mu.Unlock()
+	return val
 }
 
 // refresh reads the wake index, if it was not read for a Poll (or force),
@@ -365,6 +418,7 @@ func (v *view) verOf() string {
 // nothing in Redis: a shard that woke without telling the wake index (a
 // process died in between) is found by each Store's own check.
 func (s *Store) verify(ctx context.Context, now time.Time) (bool, error) {
+	s.verifiedAt.Store(time.Now().UnixNano())
 	rnow := s.clockNow(now)
 	err := s.retry(ctx, "idle check", func() error {
 		cmds, err := s.c.Pipelined(ctx, func(p redis.Pipeliner) error {

@@ -102,11 +102,17 @@ type Store struct {
 	lastReq atomic.Uint64
 	lastNow atomic.Int64 // the latest caller's now, µs, for CallerClock
 	cpStamp atomic.Int64 // the stamp of the last checkpoint stored
+	// verifiedAt is when the Store last read every shard (verify), ns.
+	verifiedAt atomic.Int64
 
-	setupMu  sync.Mutex
-	shards   []*shard // set once by setup
-	view     *view
-	reserved bool // the job's page reservations are counted
+	setupMu sync.Mutex
+	shards  []*shard // set once by setup
+	view    *view
+	ops     batcher[batchOp] // Claims and ends of leases waiting for a batch, on a single Redis
+	// seenCache holds URLs known seen (nil with ExactSeen: a
+	// fingerprint would let two URLs collide).
+	seenCache *seenCache
+	reserved  bool // the job's page reservations are counted
 
 	mu     sync.Mutex
 	held   map[uint64]struct{} // tokens of the leases granted to this Store
@@ -135,6 +141,8 @@ func New(client redis.UniversalClient, job string, opts Options) (*Store, error)
 	}
 	if opts.ExactSeen {
 		s.seen = "url"
+	} else {
+		s.seenCache = newSeenCache()
 	}
 	if s.opt.Poll <= 0 {
 		s.opt.Poll = DefaultPoll
@@ -305,6 +313,12 @@ var (
 	addSrc string
 	//go:embed lua/claim.lua
 	claimSrc string
+	//go:embed lua/claimone.lua
+	claimOneSrc string
+	//go:embed lua/batch.lua
+	batchSrc string
+	//go:embed lua/shards.lua
+	shardsSrc string
 	//go:embed lua/claimkey.lua
 	claimKeySrc string
 	//go:embed lua/finish.lua
@@ -321,8 +335,6 @@ var (
 	setupSrc string
 	//go:embed lua/reserve.lua
 	reserveSrc string
-	//go:embed lua/multi.lua
-	multiSrc string
 
 	prelude = bucketSrc + preludeSrc
 
@@ -330,8 +342,8 @@ var (
 	addScript        = redis.NewScript(prelude + addSrc + "return reply(add(8))\n")
 	finishScript     = redis.NewScript(prelude + finishSrc + "return reply({finish()})\n")
 	doneAddingScript = redis.NewScript(prelude + addSrc + finishSrc + doneAddingSrc)
-	multiScript      = redis.NewScript(prelude + addSrc + finishSrc + multiSrc)
-	claimScript      = redis.NewScript(prelude + claimSrc)
+	claimScript      = redis.NewScript(prelude + claimOneSrc + claimSrc)
+	batchScript      = redis.NewScript(prelude + shardsSrc + addSrc + finishSrc + claimOneSrc + batchSrc)
 	claimKeyScript   = redis.NewScript(prelude + claimKeySrc)
 	giveUpScript     = redis.NewScript(prelude + giveUpSrc)
 	dropScript       = redis.NewScript(prelude + dropSrc)

@@ -1,8 +1,7 @@
 -- claim.lua: lease the first item of the key that has waited longest
--- among those ready now. ARGV[8] PerHost, ARGV[9] the lease in µs.
--- A closed key (given up, or closed until 'cu') is claimed whatever its
--- next allowed time and its items' Due; one whose 'cu' has passed opens
--- again, to its place.
+-- among those ready now (claimOne, claimone.lua). ARGV[8] PerHost,
+-- ARGV[9] the lease in µs, ARGV[10] the bound (µs from now, '' for none)
+-- and ARGV[11] its key's name: a key ready later is not taken.
 -- Reply: {1, token, key, item, host state, next allowed, lease left µs,
 -- given up, closed until, revisit state}, or {0, has next, next - now µs,
 -- idle}.
@@ -15,26 +14,10 @@ for _ = 1, 100 do
   if #top == 0 or tonumber(top[2]) > clock then break end
   local sc = tonumber(top[2])
   if bound and sc > 0 and (sc > bound or sc == bound and top[1] > ARGV[11]) then break end
-  local s = key(top[1])
-  if s.qlen == 0 or s.leased >= perHost then
-    redis.call('ZREM', R, s.name) -- not claimable: should not have been there
-  elseif not s.gu and s.cu > 0 and s.cu <= clock then
-    s.cu = 0
-    save(s, 'cu', 0) -- open again: to its place
-  elseif s.na > clock and not closed(s) then
-    save(s) -- resting since a restart: to its place
-  else
-    local item, due = take(s)
-    if not item then
-      save(s) -- its first item is not due: to its Due
-    else
-      bump('queued', -1)
-      local token = grant(s, item, lease, due)
-      save(s)
-      local st = redis.call('HMGET', s.K, 'st', 'rv')
-      return reply({1, token, s.name, item, st[1] or '', s.na, lease,
-        s.gu and 1 or 0, s.cu, st[2] or ''})
-    end
+  local got = claimOne(top[1], lease)
+  if got then
+    table.insert(got, 1, 1)
+    return reply(got)
   end
 end
 local nxt

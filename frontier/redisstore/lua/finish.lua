@@ -6,9 +6,15 @@
 -- µs from now (0: open). A Done queues ARGV[19], unless it is '', again:
 -- the revisit of the lease's item, due at ARGV[20] (see dueOf). The key
 -- takes revisit state ARGV[21] ('rv') unless it is ''. It returns 0 done,
--- 1 lease lost.
-local function finish()
-  local token, name = ARGV[8], ARGV[9]
+-- 1 lease lost. With o, its arguments are ARGV[o..o+13] instead
+-- (batch.lua).
+local function finish(o)
+  local A = ARGV
+  if o then
+    A = {}
+    for k = 8, 21 do A[k] = ARGV[o + k - 8] end
+  end
+  local token, name = A[8], A[9]
   if redis.call('HGET', L, token) ~= name then
     return 1
   end
@@ -19,23 +25,23 @@ local function finish()
   end
   local item = unlease(token)
   local s = leaseOf(name, token)
-  rest(s, tonumber(ARGV[14]))
-  if item and ARGV[10] == '1' then
-    front(s, ARGV[11], s.ldue)
+  rest(s, tonumber(A[14]))
+  if item and A[10] == '1' then
+    front(s, A[11], s.ldue)
     bump('queued', 1)
-  elseif item and ARGV[19] ~= '' then
-    queue(s, ARGV[19], dueOf(ARGV[20]))
+  elseif item and A[19] ~= '' then
+    queue(s, A[19], dueOf(A[20]))
     bump('queued', 1)
   end
   s.cu = 0
-  if tonumber(ARGV[18]) > 0 then s.cu = clock + tonumber(ARGV[18]) end
-  if ARGV[21] ~= '' then
-    save(s, 'st', ARGV[12], 'delay', ARGV[13], 'cu', s.cu, 'rv', ARGV[21])
+  if tonumber(A[18]) > 0 then s.cu = clock + tonumber(A[18]) end
+  if A[21] ~= '' then
+    save(s, 'st', A[12], 'delay', A[13], 'cu', s.cu, 'rv', A[21])
   else
-    save(s, 'st', ARGV[12], 'delay', ARGV[13], 'cu', s.cu)
+    save(s, 'st', A[12], 'delay', A[13], 'cu', s.cu)
   end
-  if ARGV[15] == '1' then
-    redis.call('SET', P .. 'cp:' .. ARGV[17], ARGV[16])
+  if A[15] == '1' then
+    redis.call('SET', P .. 'cp:' .. A[17], A[16])
   end
   return 0
 end

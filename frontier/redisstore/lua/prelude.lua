@@ -10,13 +10,17 @@
 --   4 ids, comma-separated, of requests whose replies arrived (forgotten),
 --     behind a '!' if the memo's expiry is to move later (the Store does
 --     not move it at every request),
---   5 the caller's now in µs, 6 '1' to decide on it instead of TIME,
+--   5 the caller's now in µs, 6 '1' to decide on it instead of TIME ('0'
+--     if not), followed by 'w' if the script tells the job's wake index of
+--     a shard that woke itself (on a single Redis, which holds the job's
+--     slot too: no round trip more),
 --   7 '1' if the Store has used the job before (it must exist).
 -- Scripts' own arguments start at ARGV[8]. The functions work on the
--- shard enter last entered: ARGV[1]'s, unless a script (multi.lua, on a
+-- shard enter last entered: ARGV[1]'s, unless a script (batch.lua, on a
 -- single Redis) enters others.
 -- How long an idle key's pacing state outlives its rest (ms), and a memo.
 local IDLE_TTL, MEMO_TTL = 60000, 600000
+local callerClock, wakeHere = string.sub(ARGV[6], 1, 1) == '1', string.sub(ARGV[6], 2, 2) == 'w'
 
 local function num(v)
   if v then return tonumber(v) or 0 end
@@ -28,6 +32,8 @@ end
 -- fields of dirty), the clock, and Redis's run_id and TIME, read once a
 -- script.
 local P, N, R, E, L, LI, T, S, NV, cnt, dirty, clock, runID, redisNow
+-- The shard's settings and epoch, which join loads.
+local epoch, epochAt, perHost, keep = 0, 0, 1, false
 
 -- bump adds d to counter f.
 local function bump(f, d)
@@ -47,7 +53,7 @@ local function enter(p, n)
   -- The one clock of every decision: Redis's, unless the Store decides on
   -- its caller's; then an operation without a now (Add, GiveUp) takes the
   -- latest now a caller gave.
-  if ARGV[6] ~= '1' then
+  if not callerClock then
     if not redisNow then
       local t = redis.call('TIME')
       redisNow = tonumber(t[1]) * 1000000 + tonumber(t[2])
@@ -74,9 +80,11 @@ if retried then reqID = string.sub(reqID, 2) end
 -- has a next event, its score and the ready key's name (when the first
 -- ready key may be claimed, or since when it has waited, or the first
 -- lease expiry), the shard's publication number if the Store must tell
--- the job's wake index, else 0, the clock, and how many keys are ready
+-- the job's wake index, else 0, the clock, how many keys are ready
 -- now, up to 8 (a Store sends no more claims at once to a shard than it
--- has ready keys: the others would find nothing). The shard publishes when its
+-- has ready keys: the others would find nothing), and the shard's epoch
+-- (a Store that sees it change forgets the URLs it knew seen: Redis may
+-- have lost some). The shard publishes when its
 -- next event comes earlier than it last published (pub) — it woke — and
 -- moves pub later, silently, when it is not ready now: a Store that
 -- cached a later time than the truth has always been told since.
@@ -94,15 +102,21 @@ local function tail()
   local pub, ver = tonumber(NV[7]), 0
   if not nxt then
     if pub then redis.call('HDEL', N, 'pub') end
-    return {0, 0, '', 0, clock, 0}
+    return {0, 0, '', 0, clock, 0, epoch}
   end
   if not pub or nxt < pub then
     ver = num(NV[8]) + 1
     cnt.pub, cnt.pv, dirty.pub, dirty.pv = nxt, ver, true, true
+    local job, i = string.match(P, '^(.*)/(%d+)}:$')
+    if wakeHere and job then -- as Store.publish does
+      local w = job .. '}:wake'
+      redis.call('HSET', w, i, string.format('%d:%d', ver, nxt))
+      redis.call('HINCRBY', w, '#', 1)
+    end
   elseif nxt > clock and nxt > pub then
     cnt.pub, dirty.pub = nxt, true
   end
-  return {1, nxt, name, ver, clock, more}
+  return {1, nxt, name, ver, clock, more, epoch}
 end
 
 -- flush writes back the counters that changed, in one command.
@@ -136,8 +150,6 @@ local function reply(r)
   leave(r)
   return remember(r)
 end
-
-local epoch, epochAt, perHost, keep = 0, 0, 1, false
 
 -- join loads the job's settings and notices a Redis that restarted (or a
 -- replica promoted) since the job last ran on it: its state may have been
@@ -189,15 +201,23 @@ end
 -- keeps D's length (dn), first Due (dh) and last sequence number (ds), so
 -- that a key without items due later costs no command more than before D.
 -- With token, key loads the Due of lease token's item too if a closed key
--- handed it out before it (field ld<token>).
-local function key(name, token)
+-- handed it out before it (field ld<token>); with withState, its host
+-- state (st) and revisit state (rv), which a claim hands out.
+local function key(name, token, withState)
   local K = P .. 'k:' .. name
-  local v = redis.call('HMGET', K, 'na', 'delay', 'leased', 'gu', 'ep', 'cu', 'bt', 'bl', 'br',
-    'dn', 'dh', 'ds', 'ld' .. (token or ''), 'sched', 'sm', 'smu', 'p')
+  local v
+  if withState then
+    v = redis.call('HMGET', K, 'na', 'delay', 'leased', 'gu', 'ep', 'cu', 'bt', 'bl', 'br',
+      'dn', 'dh', 'ds', 'ld' .. (token or ''), 'sched', 'sm', 'smu', 'p', 'st', 'rv')
+  else
+    v = redis.call('HMGET', K, 'na', 'delay', 'leased', 'gu', 'ep', 'cu', 'bt', 'bl', 'br',
+      'dn', 'dh', 'ds', 'ld' .. (token or ''), 'sched', 'sm', 'smu', 'p')
+  end
   local s = {K = K, Q = P .. 'q:' .. name, D = P .. 'd:' .. name, name = name, na = num(v[1]), delay = num(v[2]),
     leased = num(v[3]), gu = v[4] == '1', cu = num(v[6]), b = bucketOf(v[7], v[8], v[9]),
     dlen = num(v[10]), dhead = tonumber(v[11]), dseq = num(v[12]), ldue = token and tonumber(v[13]),
-    sched = num(v[14]), sm = num(v[15]), smu = num(v[16]), persisted = v[17] == '1'}
+    sched = num(v[14]), sm = num(v[15]), smu = num(v[16]), persisted = v[17] == '1',
+    st = v[18] or '', rv = v[19] or ''}
   if s.dlen > 0 and not s.dhead then -- not kept: Redis lost a write
     s.dhead = tonumber(redis.call('ZRANGE', s.D, 0, 0, 'WITHSCORES')[2]) or clock
   end
@@ -215,7 +235,7 @@ end
 -- else µs from the caller's now, which Redis's now stands for.
 local function dueOf(v)
   if v == '' then return nil end
-  if ARGV[6] == '1' then return tonumber(v) end
+  if callerClock then return tonumber(v) end
   return clock + tonumber(v)
 end
 
@@ -336,7 +356,8 @@ local function save(s, ...)
   if s.qlen > 0 and s.leased < perHost then
     local at = 0
     if not closed(s) then
-      local cur, wait = tonumber(redis.call('ZSCORE', R, s.name)), s.na
+      local cur, wait = nil, s.na
+      if not s.unready then cur = tonumber(redis.call('ZSCORE', R, s.name)) end
       local due = headDue(s)
       if due and due > wait then wait = due end
       if cur and (cur <= clock or not s.moved) then at = math.max(cur, wait)
@@ -369,6 +390,8 @@ end
 local function leaseOf(name, token)
   bump('leased', -1)
   local s = key(name, token)
+  -- Every slot taken: not in the ready set (see save), no need to ask.
+  s.unready = s.leased >= perHost
   s.leased = math.max(s.leased - 1, 0)
   if s.ldue then redis.call('HDEL', s.K, 'ld' .. token) end
   return s

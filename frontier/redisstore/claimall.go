@@ -1,0 +1,209 @@
+package redisstore
+
+// Claims and ends of leases for several callers at once, on a single
+// Redis: one script (batch.lua) ends the leases of the Dones and Requeues
+// that wait and leases the items of as many Claims as wait, taken from
+// the shards in the order of their first ready keys.
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/heedcrawl/heed/frontier"
+)
+
+// batchExtra is how many candidate shards a batch.lua call reads
+// beyond one a Claim: a shard the Store thought ready may hand out
+// nothing (another process took its key).
+const batchExtra = 1
+
+// claimAll claims a ready key, together with the other Claims of the
+// Store waiting at the same time, and returns a nil Lease if the batch
+// found none for this one.
+func (s *Store) claimAll(ctx context.Context, now time.Time, opt frontier.ClaimOptions) (*frontier.Lease, error) {
+	for try := 0; try < maxProbes; try++ {
+		if err := s.refresh(ctx, false); err != nil {
+			return nil, err
+		}
+		if !s.view.anyReady(s.clockNow(now)) {
+			return nil, nil
+		}
+		w, err := s.ops.join(ctx, batchOp{claim: true, now: now, opt: opt}, s.runOps)
+		if err != nil {
+			return nil, err
+		}
+		if w.err != nil || w.lease != nil {
+			return w.lease, w.err
+		}
+	}
+	return nil, nil
+}
+
+// batchOp is a call waiting for a batch: a Claim, or the end of a lease (Done,
+// Requeue), and its answer.
+type batchOp struct {
+	now time.Time
+	err error
+	// A Claim: its options, and the lease it got, if any.
+	claim bool
+	opt   frontier.ClaimOptions
+	lease *frontier.Lease
+	// The end of a lease: its shard, finish.lua's arguments, the groups of
+	// links to add first (the lease's shard first) with add.lua's
+	// arguments of each, and the reply: finish's code, then add's codes.
+	sh     *shard
+	args   []any
+	groups []group
+	blocks [][]any
+	reply  []any
+}
+
+// runOps serves the calls waiting first, in one script (batch.lua): with
+// CallerClock those of the first's now, and the Claims with the options
+// of the first Claim.
+func (s *Store) runOps(b *batcher[batchOp]) []*waiter[batchOp] {
+	var first, firstClaim *batchOp
+	batch := b.take(func(w *batchOp) bool {
+		if first == nil {
+			first = w
+		} else if s.opt.CallerClock && !w.now.Equal(first.now) {
+			return false
+		}
+		if w.claim {
+			if firstClaim == nil {
+				firstClaim = w
+			} else if w.opt != firstClaim.opt {
+				return false
+			}
+		}
+		return true
+	})
+	if len(batch) > 0 {
+		ctx, release := batchContext(batch)
+		s.runBatch(ctx, batch, firstClaim)
+		release()
+	}
+	return batch
+}
+
+// batchArgs are the shards of a batch and batch.lua's arguments that name
+// them.
+type batchArgs struct {
+	shards []*shard
+	at     map[*shard]int // 1-based
+}
+
+func (a *batchArgs) add(sh *shard) int {
+	if i, ok := a.at[sh]; ok {
+		return i
+	}
+	a.shards = append(a.shards, sh)
+	a.at[sh] = len(a.shards)
+	return len(a.shards)
+}
+
+// runBatch runs batch.lua for batch: the leases to end, and the Claims on
+// the shards the view knows ready and those of the leases ended; it gives
+// each call its answer.
+func (s *Store) runBatch(ctx context.Context, batch []*waiter[batchOp], claimOpt *batchOp) {
+	var ends, claims []*waiter[batchOp]
+	a := batchArgs{at: map[*shard]int{}}
+	for _, w := range batch {
+		if w.req.claim {
+			claims = append(claims, w)
+			continue
+		}
+		ends = append(ends, w)
+		a.add(w.req.sh)
+		for _, g := range w.req.groups {
+			a.add(g.sh)
+		}
+	}
+	now := batch[0].req.now
+	var cands []any
+	bound, name, perHost, lease := "", "", 1, int64(0)
+	if claimOpt != nil {
+		var idx []int
+		idx, bound, name = s.view.candidates(s.clockNow(now), len(claims)+batchExtra)
+		for _, i := range idx {
+			cands = append(cands, a.add(s.shards[i]))
+		}
+		for _, e := range ends {
+			if i := a.at[e.req.sh]; !slices.Contains(cands, any(i)) {
+				cands = append(cands, i)
+			}
+		}
+		perHost, lease = max(claimOpt.opt.PerHost, 1), leaseMicros(claimOpt.opt.Lease)
+	}
+	if len(a.shards) == 0 {
+		return // Claims alone, and no shard ready
+	}
+	args := []any{perHost, lease, len(claims), bound, name, len(a.shards)}
+	for _, sh := range a.shards {
+		args = append(args, sh.prefix, sh.keys[0], flag(sh.joined.Load()))
+	}
+	args = append(append(args, len(cands)), cands...)
+	args = append(args, len(ends))
+	replies := 0 // of the ends
+	for _, e := range ends {
+		args = append(append(args, a.at[e.req.sh]), e.req.args...)
+		args = append(args, len(e.req.groups))
+		replies++
+		for i, g := range e.req.groups {
+			args = append(args, a.at[g.sh], len(e.req.blocks[i]))
+			replies += len(g.idx)
+		}
+		for _, b := range e.req.blocks {
+			args = append(args, b...)
+		}
+	}
+	codes, leases, err := s.batchCall(ctx, a.shards, now, args, replies)
+	for _, w := range ends {
+		if w.req.err = err; err == nil {
+			n := 1
+			for _, g := range w.req.groups {
+				n += len(g.idx)
+			}
+			w.req.reply, codes = codes[:n], codes[n:]
+		}
+	}
+	for i, w := range claims {
+		switch {
+		case err != nil:
+			w.req.err = err
+		case i < len(leases):
+			w.req.lease = leases[i]
+			w.req.lease.Expires = base(w.req.now).Add(w.req.lease.Expires.Sub(base(now)))
+		}
+	}
+}
+
+// batchCall runs batch.lua on shards with args, for leases to end whose
+// answers are ends values, learns the shards' tails and returns those
+// answers and the leases granted.
+func (s *Store) batchCall(ctx context.Context, shards []*shard, now time.Time, args []any, ends int) ([]any, []*frontier.Lease, error) {
+	reply, err := s.callShards(ctx, batchScript, "claim", shards, now, args, ends+1)
+	if err != nil {
+		return nil, nil, err
+	}
+	n := int(intOf(reply[ends]))
+	if len(reply) != ends+1+n*(1+leaseLen) {
+		return nil, nil, fmt.Errorf("redisstore: claim: %w: reply %v", errCorrupt, reply)
+	}
+	leases := make([]*frontier.Lease, 0, n)
+	for j := range n {
+		l := reply[ends+1+j*(1+leaseLen):]
+		c := int(intOf(l[0]))
+		if c < 1 || c > len(shards) {
+			return nil, nil, fmt.Errorf("redisstore: claim: %w: shard %d of %d", errCorrupt, c, len(shards))
+		}
+		lease, err := s.leaseOf(shards[c-1], now, l[1:1+leaseLen])
+		if err != nil {
+			return nil, nil, err
+		}
+		leases = append(leases, lease)
+	}
+	return reply[:ends], leases, nil
+}

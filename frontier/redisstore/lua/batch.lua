@@ -1,0 +1,97 @@
+-- batch.lua: the calls of a Store that waited at once, on a single Redis,
+-- which holds every shard (a cluster's scripts each touch one slot): the
+-- leases that end (Done, Requeue: finish.lua), then the claims (up to
+-- ARGV[10]), taken from the candidate shards in the order of their first
+-- ready keys — the key that has waited longest among them first, as
+-- claim.lua takes it in one shard (claimOne, claimone.lua). A key a lease
+-- of the batch freed may go to a claim of the same batch, in its turn.
+-- ARGV[8] PerHost, ARGV[9] the lease in µs, ARGV[11] the bound (µs from
+-- now, '' for none) and ARGV[12] its key's name: the first ready key of
+-- the shards that are not candidates, which no key ready later is taken
+-- ahead of. ARGV[13] is C, the number of shards, and ARGV[14..13+3C]
+-- three per shard (see enterAll, shards.lua; the first is ARGV[1]'s,
+-- KEYS[1]). Then the number of candidates and their shards (1-based);
+-- then the number of leases to end and per lease: its shard, finish's
+-- arguments (14), G, the number of groups of links to add (a page's, by
+-- shard: the first the lease's, whose links are added before the lease
+-- ends), two per group — its shard and the number of
+-- its add arguments — and add's arguments of each group (add.lua).
+-- Reply: per lease ended, finish's code and add's codes of each group;
+-- then the number of leases granted n,
+-- then per lease its shard (1-based) and claimOne's nine values, then
+-- each shard's tail.
+local lease, want, c = tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[13])
+local bound = ARGV[11] ~= '' and clock + tonumber(ARGV[11])
+local at = 14 + 3 * c
+local cands, isCand = {}, {}
+for j = 1, tonumber(ARGV[at]) do
+  cands[j] = tonumber(ARGV[at + j])
+  isCand[cands[j]] = true
+end
+at = at + #cands + 1
+local ends = tonumber(ARGV[at])
+at = at + 1
+
+enterAll(14, c, function(i)
+  if isCand[i] then
+    setPerHost(ARGV[8])
+    sweep()
+  end
+end)
+local r = {}
+for _ = 1, ends do
+  local own, g = tonumber(ARGV[at]), tonumber(ARGV[at + 15])
+  local gh = at + 16
+  at = gh + 2 * g
+  if g == 0 then
+    back(own)
+    r[#r + 1] = finish(gh - 15)
+  end
+  for k = 1, g do
+    local sh, n = tonumber(ARGV[gh + 2 * k - 2]), tonumber(ARGV[gh + 2 * k - 1])
+    back(sh)
+    local codes = add(at, at + n - 1)
+    at = at + n
+    if k == 1 then r[#r + 1] = finish(gh - 15) end -- the lease's shard: its links, then its end
+    stash(sh) -- add may have changed its settings (keep)
+    for _, c in ipairs(codes) do r[#r + 1] = c end
+  end
+end
+
+-- The first ready key of each candidate.
+local heads = {}
+local function head(i)
+  local top = redis.call('ZRANGE', R, 0, 0, 'WITHSCORES')
+  heads[i] = nil
+  if #top > 0 and tonumber(top[2]) <= clock then heads[i] = {top[1], tonumber(top[2])} end
+end
+if want > 0 then
+  for _, i in ipairs(cands) do
+    back(i)
+    head(i)
+  end
+end
+local nat, n = #r + 1, 0
+r[nat] = 0
+for _ = 1, 100 + want do
+  if n >= want then break end
+  local best
+  for _, i in ipairs(cands) do
+    local t = heads[i]
+    if t and (not best or t[2] < heads[best][2] or t[2] == heads[best][2] and t[1] < heads[best][1]) then best = i end
+  end
+  if not best then break end
+  local t = heads[best]
+  if bound and t[2] > 0 and (t[2] > bound or t[2] == bound and t[1] > ARGV[12]) then break end
+  back(best)
+  local got = claimOne(t[1], lease)
+  if got then
+    n = n + 1
+    r[#r + 1] = best
+    for _, v in ipairs(got) do r[#r + 1] = v end
+  end
+  head(best)
+end
+r[nat] = n
+leaveAll(c, r)
+return remember(r)

@@ -1,0 +1,137 @@
+package redisstore
+
+// A Store's memory of URLs known seen in Redis: most links of a page were
+// seen before, and a link dropped here costs Redis nothing.
+
+import (
+	"encoding/binary"
+	"sync"
+	"sync/atomic"
+
+	"github.com/heedcrawl/heed/frontier"
+)
+
+// seenCacheSlots is the size of a Store's seen cache: 8 bytes a slot,
+// 4 MiB.
+const seenCacheSlots = 1 << 19
+
+// seenCache holds fingerprints of URLs the Store knows are in the job's
+// seen-set: it added them, or Redis refused them as seen. It is lossy —
+// a fingerprint overwrites the one in its slot — and only answers "seen
+// for sure" (a URL the cache does not hold goes to Redis as before). The
+// seen-set only grows, except when Redis loses writes (a restart, a
+// failover: see the package documentation, Failover); the cache is
+// cleared whenever the Store sees a sign of one (resetSeen).
+type seenCache struct {
+	slots atomic.Pointer[[]atomic.Uint64] // 0: empty; replaced whole by reset
+
+	mu      sync.Mutex
+	givenUp map[string]struct{} // keys known given up: Redis must answer their links
+}
+
+func newSeenCache() *seenCache {
+	c := &seenCache{givenUp: map[string]struct{}{}}
+	c.reset()
+	return c
+}
+
+// fingerprint returns the cache's number of a seen-set member of the
+// hash kind (8 bytes), never 0.
+func fingerprint(member string) uint64 {
+	return max(binary.BigEndian.Uint64([]byte(member)), 1)
+}
+
+func (c *seenCache) has(fp uint64) bool {
+	return (*c.slots.Load())[fp%seenCacheSlots].Load() == fp
+}
+
+func (c *seenCache) add(fp uint64) {
+	(*c.slots.Load())[fp%seenCacheSlots].Store(fp)
+}
+
+// reset forgets every fingerprint: Redis may have lost some. The table
+// is replaced (its memory is the operating system's until used), not
+// cleared; an add racing with it may land in the old one, and be lost.
+func (c *seenCache) reset() {
+	slots := make([]atomic.Uint64, seenCacheSlots)
+	c.slots.Store(&slots)
+}
+
+// gaveUp notes that key was given up.
+func (c *seenCache) gaveUp(key string) {
+	c.mu.Lock()
+	c.givenUp[key] = struct{}{}
+	c.mu.Unlock()
+}
+
+func (c *seenCache) isGivenUp(key string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.givenUp[key]
+	return ok
+}
+
+// seenFilter drops from batch the items the Store knows seen, if it may:
+// those no limit of lim applies to (Redis checks the limits before the
+// seen-set, and reports a link over a limit as such) of keys not known
+// given up (likewise).
+// It returns the items left, their indexes in batch, and batch's
+// refusals so far (ErrSeen for those dropped); a nil refused when none
+// was dropped.
+func (s *Store) seenFilter(batch []frontier.Item, lim frontier.Limits) (left []frontier.Item, idx []int, refused []error) {
+	c := s.seenCache
+	if c == nil {
+		return batch, nil, nil
+	}
+	for i := range batch {
+		it := &batch[i]
+		if unlimited(it, lim) && c.has(fingerprint(s.seenMember(it.URL))) && !c.isGivenUp(it.Key) {
+			if refused == nil {
+				refused = make([]error, len(batch))
+			}
+			refused[i] = frontier.ErrSeen
+		}
+	}
+	if refused == nil {
+		return batch, nil, nil
+	}
+	for i := range batch {
+		if refused[i] == nil {
+			left = append(left, batch[i])
+			idx = append(idx, i)
+		}
+	}
+	return left, idx, refused
+}
+
+// unlimited reports whether no limit of lim may refuse it (add.lua).
+func unlimited(it *frontier.Item, lim frontier.Limits) bool {
+	if it.Kind == frontier.KindSitemap {
+		return lim.MaxSitemapsPerHost <= 0
+	}
+	return lim.MaxPages <= 0 && lim.MaxPagesPerHost <= 0 && (!it.FromSitemap || lim.MaxSitemapURLsPerHost <= 0)
+}
+
+// seenLearn notes the answers Redis gave for batch: an item added or
+// refused as seen is in the seen-set, a key that refused as given up is.
+func (s *Store) seenLearn(batch []frontier.Item, refused []error) {
+	c := s.seenCache
+	if c == nil || refused == nil {
+		return
+	}
+	for i := range batch {
+		switch refused[i] {
+		case nil, frontier.ErrSeen:
+			c.add(fingerprint(s.seenMember(batch[i].URL)))
+		case frontier.ErrGivenUp:
+			c.gaveUp(batch[i].Key)
+		}
+	}
+}
+
+// resetSeen clears the seen cache: Redis may have lost writes.
+func (s *Store) resetSeen() {
+	if s.seenCache != nil {
+		s.seenCache.reset()
+	}
+}

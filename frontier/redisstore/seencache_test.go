@@ -1,0 +1,73 @@
+package redisstore
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/heedcrawl/heed/frontier"
+	"github.com/heedcrawl/heed/internal/redistest"
+)
+
+// TestSeenCache: a URL the Store added, or was told seen, is refused as
+// seen without a script; Redis still answers for a URL a limit applies to
+// (it reports the limit first), for a key this Store gave up, and with
+// ExactSeen (no cache).
+func TestSeenCache(t *testing.T) {
+	srv := redistest.Start(t)
+	c := srv.Client()
+	hook := new(countingHook)
+	c.AddHook(hook)
+	job := newJob(t)
+	a, err := New(c, job, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := mustNew(t, srv, job, Options{})
+	mustAdd(t, a, item("x", "/1"))
+	mustAdd(t, b, item("y", "/1"))
+	scripts := func() int64 { return hook.scripts.Load() }
+	addOne := func(s *Store, it frontier.Item, lim frontier.Limits) error {
+		t.Helper()
+		refused, err := s.Add(ctx, []frontier.Item{it}, lim)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return refused[0]
+	}
+
+	before := scripts()
+	if err := addOne(a, item("x", "/1"), frontier.Limits{}); !errors.Is(err, frontier.ErrSeen) {
+		t.Errorf("x/1 again: %v, want ErrSeen", err)
+	}
+	if n := scripts() - before; n != 0 {
+		t.Errorf("x/1 again, added by this Store: %d scripts, want none", n)
+	}
+	// Added by another Store: Redis tells, once.
+	for i, want := range []int64{1, 0} {
+		before = scripts()
+		if err := addOne(a, item("y", "/1"), frontier.Limits{}); !errors.Is(err, frontier.ErrSeen) {
+			t.Errorf("y/1 from a, time %d: %v, want ErrSeen", i+1, err)
+		}
+		if n := scripts() - before; n != want {
+			t.Errorf("y/1 from a, time %d: %d scripts, want %d", i+1, n, want)
+		}
+	}
+	before = scripts()
+	if err := addOne(a, item("x", "/1"), frontier.Limits{MaxPagesPerHost: 1}); !errors.Is(err, frontier.ErrHostLimit) {
+		t.Errorf("x/1 over its host's limit: %v, want ErrHostLimit, as Redis answers", err)
+	}
+	if n := scripts() - before; n == 0 {
+		t.Error("x/1 under a limit was answered without Redis")
+	}
+	if err := a.GiveUp(ctx, "x"); err != nil {
+		t.Fatal(err)
+	}
+	if err := addOne(a, item("x", "/1"), frontier.Limits{}); !errors.Is(err, frontier.ErrGivenUp) {
+		t.Errorf("x/1 after GiveUp: %v, want ErrGivenUp", err)
+	}
+
+	exact := mustNew(t, srv, newJob(t), Options{ExactSeen: true})
+	if exact.seenCache != nil {
+		t.Error("ExactSeen: a seen cache of fingerprints")
+	}
+}
