@@ -345,10 +345,12 @@ func statMetrics() []statMetric {
 			func(s *crawler.Stats) int64 { return s.RevisitChanges }),
 		counter("not_modified_total", "304 Not Modified answers to conditional revisits.",
 			func(s *crawler.Stats) int64 { return s.NotModified }),
-		counter("revisit_bytes_saved_total", "Body bytes 304 answers saved against unconditional fetches, estimated from their hosts' mean body size.",
+		counter("revisit_bytes_saved_total", "Body bytes 304 answers saved against unconditional fetches: the size of each version held.",
 			func(s *crawler.Stats) int64 { return s.BytesSaved }),
 		counter("revisits_dropped_total", "Pages no longer revisited: moved, gone repeatedly, or now disallowed by robots.txt.",
 			func(s *crawler.Stats) int64 { return s.RevisitsDropped }),
+		counter("sitemap_lastmods_total", "Sitemap <lastmod>s of pages held handed to their queued revisits.",
+			func(s *crawler.Stats) int64 { return s.SitemapLastmods }),
 
 		storeGauge("queued_urls", "URLs waiting to be fetched.",
 			func(s *crawler.Stats) int { return s.Queued }),

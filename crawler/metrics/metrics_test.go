@@ -217,6 +217,7 @@ func want(s crawler.Stats) map[string]float64 {
 		"heed_not_modified_total":        float64(s.NotModified),
 		"heed_revisit_bytes_saved_total": float64(s.BytesSaved),
 		"heed_revisits_dropped_total":    float64(s.RevisitsDropped),
+		"heed_sitemap_lastmods_total":    float64(s.SitemapLastmods),
 		`heed_pages_total{class="2xx"}`:  0,
 		`heed_pages_total{class="3xx"}`:  0,
 		`heed_pages_total{class="4xx"}`:  0,

@@ -80,6 +80,7 @@ func TestStatsMapping(t *testing.T) {
 		NotModified:     33,
 		BytesSaved:      34,
 		RevisitsDropped: 35,
+		SitemapLastmods: 36,
 		Queued:          24,
 		InFlight:        25,
 		Hosts:           26,
@@ -124,6 +125,7 @@ func TestStatsMapping(t *testing.T) {
 		"heed_not_modified_total":                          33,
 		"heed_revisit_bytes_saved_total":                   34,
 		"heed_revisits_dropped_total":                      35,
+		"heed_sitemap_lastmods_total":                      36,
 	}
 	got := gather(t, fixed(t, s))
 	for k, v := range want {
