@@ -15,7 +15,9 @@
 //
 // Every operation on a shard (see Shards) is one Lua script, run atomically by Redis: Add
 // (add-if-new for a batch, with the limits), Claim, ClaimKey, Done and
-// Requeue, DoneAdding (the links of a page, then its Done), GiveUp. On a
+// Requeue, DoneAdding (the links of a page, then its Done), GiveUp;
+// EditQueued is one read transaction and one script (see
+// Store.EditQueued). On a
 // single Redis, which holds every shard, the calls of a Store that wait at
 // once share one script (see Batches), and a page costs a share of one:
 // its share of a batch that leases its item, and its share of the batch
