@@ -114,9 +114,15 @@ func (s *Store) Counts(ctx context.Context, now time.Time) (frontier.Counts, err
 
 // Meta implements frontier.Store.
 func (s *Store) Meta(ctx context.Context, name string) ([]byte, error) {
+	return s.readBytes(ctx, "meta", func() *redis.StringCmd { return s.c.HGet(ctx, s.prefix+"meta", name) })
+}
+
+// readBytes runs get, retried as s.retry does, and returns its value: nil
+// for a key or field Redis does not hold.
+func (s *Store) readBytes(ctx context.Context, what string, get func() *redis.StringCmd) ([]byte, error) {
 	var v []byte
-	err := s.retry(ctx, "meta", func() error {
-		b, err := s.c.HGet(ctx, s.prefix+"meta", name).Bytes()
+	err := s.retry(ctx, what, func() error {
+		b, err := get().Bytes()
 		if errors.Is(err, redis.Nil) {
 			v = nil
 			return nil

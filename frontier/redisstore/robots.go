@@ -4,7 +4,6 @@ package redisstore
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -32,17 +31,7 @@ func (s *Store) LoadEntry(ctx context.Context, authority string) ([]byte, error)
 	if err != nil {
 		return nil, err
 	}
-	var v []byte
-	err = s.retry(ctx, "load robots entry", func() error {
-		b, err := s.c.Get(ctx, k).Bytes()
-		if errors.Is(err, redis.Nil) {
-			v = nil
-			return nil
-		}
-		v = b
-		return err
-	})
-	return v, err
+	return s.readBytes(ctx, "load robots entry", func() *redis.StringCmd { return s.c.Get(ctx, k) })
 }
 
 // SaveEntry keeps the robots.txt entry of authority for a month.
