@@ -141,8 +141,8 @@ const leaseLen = 9
 // given up, closed until, revisit state}, and holds it.
 func (s *Store) leaseOf(sh *shard, now time.Time, r []any) (*frontier.Lease, error) {
 	tok := token(sh, intOf(r[0]))
-	s.hold(tok)
 	key := strOf(r[1])
+	s.hold(tok, key)
 	it, err := decodeItem([]byte(strOf(r[2])), key)
 	if err != nil {
 		return nil, fmt.Errorf("redisstore: claim: item of %s: %w", key, err)
@@ -187,7 +187,7 @@ func (s *Store) ClaimKey(ctx context.Context, key string, now time.Time, opt fro
 	switch {
 	case len(r) == 7 && intOf(r[0]) == 1:
 		tok := token(sh, intOf(r[1]))
-		s.hold(tok)
+		s.hold(tok, key)
 		host, err := decodeHost([]byte(strOf(r[2])))
 		if err != nil {
 			return nil, time.Time{}, fmt.Errorf("redisstore: claim key: host %s: %w", key, err)

@@ -115,7 +115,7 @@ type Store struct {
 	reserved  bool // the job's page reservations are counted
 
 	mu     sync.Mutex
-	held   map[uint64]struct{} // tokens of the leases granted to this Store
+	held   map[uint64]string // the leases granted to this Store: token → key
 	closed bool
 }
 
@@ -137,7 +137,7 @@ func New(client redis.UniversalClient, job string, opts Options) (*Store, error)
 		prefix: "heed:{" + job + "}:",
 		opt:    opts,
 		seen:   "hash",
-		held:   make(map[uint64]struct{}),
+		held:   make(map[uint64]string),
 	}
 	if opts.ExactSeen {
 		s.seen = "url"
@@ -246,9 +246,9 @@ func (s *Store) Close() error {
 	}
 	s.closed = true
 	byShard := map[int][]any{}
-	for t := range s.held {
+	for t, key := range s.held {
 		i := shardOfToken(t)
-		byShard[i] = append(byShard[i], counterOf(t))
+		byShard[i] = append(byShard[i], counterOf(t), key)
 	}
 	clear(s.held)
 	s.mu.Unlock()
@@ -278,10 +278,10 @@ func (s *Store) open() error {
 	return nil
 }
 
-func (s *Store) hold(token uint64) {
+func (s *Store) hold(token uint64, key string) {
 	s.mu.Lock()
 	if !s.closed {
-		s.held[token] = struct{}{}
+		s.held[token] = key
 	}
 	s.mu.Unlock()
 }

@@ -5,7 +5,7 @@
 setPerHost(ARGV[8])
 local lease = tonumber(ARGV[9])
 sweep()
-local s = key(ARGV[10])
+local s = key(ARGV[10], nil, true)
 if s.leased >= perHost then
   return reply({0, math.max(s.delay, tonumber(ARGV[11]))})
 end
@@ -15,5 +15,4 @@ if s.na > clock then
 end
 local token = grant(s, false, lease)
 save(s)
-local st = redis.call('HMGET', s.K, 'st', 'rv')
-return reply({1, token, st[1] or '', s.na, lease, s.cu, st[2] or ''})
+return reply({1, token, s.st, s.na, lease, s.cu, s.rv})

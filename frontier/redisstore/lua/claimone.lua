@@ -9,7 +9,7 @@
 local function claimOne(name, lease)
   local s = key(name, nil, true)
   if s.qlen == 0 or s.leased >= perHost then
-    redis.call('ZREM', R, s.name) -- not claimable: should not have been there
+    save(s) -- not claimable: out of the ready set
   elseif not s.gu and s.cu > 0 and s.cu <= clock then
     s.cu = 0
     save(s, 'cu', 0) -- open again: to its place

@@ -1,9 +1,11 @@
--- drop.lua: end the leases ARGV[8..] of a Store that closes: items back at
--- the front of their queues, each key resting a full Delay from now.
+-- drop.lua: end the leases of a Store that closes, ARGV[8..], two values
+-- each: its token and key: items back at the front of their queues, each
+-- key resting a full Delay from now.
 local n = 0
-for i = 8, #ARGV do
-  if redis.call('HEXISTS', L, ARGV[i]) == 1 then
-    expire(ARGV[i], clock)
+for i = 8, #ARGV, 2 do
+  local m = leaseMember(ARGV[i], ARGV[i + 1])
+  if redis.call('ZSCORE', E, m) then
+    expire(m, clock)
     n = n + 1
   end
 end

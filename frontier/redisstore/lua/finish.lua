@@ -15,16 +15,14 @@ local function finish(o)
     for k = 8, 21 do A[k] = ARGV[o + k - 8] end
   end
   local token, name = A[8], A[9]
-  if redis.call('HGET', L, token) ~= name then
+  local m = leaseMember(token, name)
+  local at = tonumber(redis.call('ZSCORE', E, m))
+  if not at then return 1 end
+  if at <= clock then
+    expire(m, at)
     return 1
   end
-  local at = redis.call('ZSCORE', E, token)
-  if at and tonumber(at) <= clock then
-    expire(token, tonumber(at))
-    return 1
-  end
-  local item = unlease(token)
-  local s = leaseOf(name, token)
+  local s, item = unlease(m, name, token)
   rest(s, tonumber(A[14]))
   if item and A[10] == '1' then
     front(s, A[11], s.ldue)

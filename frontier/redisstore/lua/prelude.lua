@@ -20,6 +20,13 @@
 -- single Redis) enters others.
 -- How long an idle key's pacing state outlives its rest (ms), and a memo.
 local IDLE_TTL, MEMO_TTL = 60000, 600000
+-- The layout of a shard's keys this release writes (the counters hash's
+-- field lv): one record a lease, its member of the expiry set, 'TOKEN
+-- KEY', with its item in the key's hash (field l<TOKEN>); the fencing
+-- counter in the counters hash (token); the key's queue length (ql) and
+-- ready score (rs, '' out of the ready set) in the key's hash. A shard of
+-- an earlier layout is moved to it once (migrate).
+local LAYOUT = '2'
 local callerClock, wakeHere = string.sub(ARGV[6], 1, 1) == '1', string.sub(ARGV[6], 2, 2) == 'w'
 
 local function num(v)
@@ -31,7 +38,7 @@ end
 -- counters are kept in cnt and written back once, by flush, with the
 -- fields of dirty), the clock, and Redis's run_id and TIME, read once a
 -- script.
-local P, N, R, E, L, LI, T, S, NV, cnt, dirty, clock, runID, redisNow
+local P, N, R, E, S, NV, cnt, dirty, clock, runID, redisNow
 -- The shard's settings and epoch, which join loads.
 local epoch, epochAt, perHost, keep = 0, 0, 1, false
 
@@ -44,11 +51,11 @@ end
 -- counters hash is n.
 local function enter(p, n)
   P, N = p, n
-  R, E, L, LI, T, S = P .. 'ready', P .. 'exp', P .. 'lease', P .. 'item', P .. 'token', P .. 'seen'
+  R, E, S = P .. 'ready', P .. 'exp', P .. 'seen'
   NV = redis.call('HMGET', N, 'lastnow', 'runid', 'epoch', 'epochat', 'perhost', 'keep', 'pub', 'pv',
-    'queued', 'leased', 'hosts', 'busy', 'scheduled', 'seen')
+    'queued', 'leased', 'hosts', 'busy', 'scheduled', 'seen', 'token', 'lv')
   cnt = {queued = num(NV[9]), leased = num(NV[10]), hosts = num(NV[11]), busy = num(NV[12]),
-    scheduled = num(NV[13])}
+    scheduled = num(NV[13]), token = num(NV[15])}
   dirty = {}
   -- The one clock of every decision: Redis's, unless the Store decides on
   -- its caller's; then an operation without a now (Add, GiveUp) takes the
@@ -151,6 +158,29 @@ local function reply(r)
   return remember(r)
 end
 
+-- migrate moves the shard entered from the layout of an earlier release
+-- (three records a lease: the lease hash, token → key, the item hash,
+-- token → item, and the expiry set of tokens; the fencing counter in its
+-- own key) to this one (LAYOUT). Queue lengths and ready scores a key's
+-- hash lacks are read when it is next loaded or saved.
+local function migrate()
+  local L, LI, T = P .. 'lease', P .. 'item', P .. 'token'
+  cnt.token, dirty.token = num(redis.call('GET', T)), true
+  local ls = redis.call('HGETALL', L)
+  for i = 1, #ls, 2 do
+    local token, name = ls[i], ls[i + 1]
+    local at = redis.call('ZSCORE', E, token)
+    if at then
+      redis.call('ZREM', E, token)
+      redis.call('ZADD', E, at, token .. ' ' .. name)
+      local item = redis.call('HGET', LI, token)
+      if item then redis.call('HSET', P .. 'k:' .. name, 'l' .. token, item) end
+    end
+  end
+  redis.call('DEL', L, LI, T)
+  cnt.lv, dirty.lv = LAYOUT, true
+end
+
 -- join loads the job's settings and notices a Redis that restarted (or a
 -- replica promoted) since the job last ran on it: its state may have been
 -- rolled back, and requests may have been under way. Every key then rests
@@ -164,17 +194,18 @@ local function join(joined)
     runID = string.match(redis.call('INFO', 'server'), 'run_id:(%x+)') or '?'
   end
   local run = runID
+  if NV[2] and NV[16] ~= LAYOUT then migrate() end
   if NV[2] == run then return end
   if not NV[2] then
     if joined == '1' then
       error({err = 'HEEDLOST the job\'s state is gone from Redis (restarted without persistence, or deleted)'})
     end
-    redis.call('HSET', N, 'runid', run)
+    redis.call('HSET', N, 'runid', run, 'lv', LAYOUT)
     return
   end
   epoch, epochAt = epoch + 1, clock
   redis.call('HSET', N, 'runid', run, 'epoch', epoch, 'epochat', epochAt)
-  redis.call('INCRBY', T, 4294967296)
+  bump('token', 4294967296)
 end
 
 -- rest makes key s rest d µs from now through its bucket (bucket.lua),
@@ -199,32 +230,50 @@ end
 -- member). Every item of D is due after every item of Q (see queue), so
 -- that the key's first item is Q's, or D's when Q is empty. The key's hash
 -- keeps D's length (dn), first Due (dh) and last sequence number (ds), so
--- that a key without items due later costs no command more than before D.
--- With token, key loads the Due of lease token's item too if a closed key
--- handed it out before it (field ld<token>); with withState, its host
--- state (st) and revisit state (rv), which a claim hands out.
+-- that a key without items due later costs no command more than before D,
+-- and Q's length (ql) and the key's score in the ready set (rs: '' for
+-- none), so that loading and saving a key reads nothing but its hash.
+-- With token, key loads lease token's item (field l<token>: none for a
+-- lease of the key alone) and its Due if a closed key handed it out
+-- before it (ld<token>); with withState, its host state (st) and revisit
+-- state (rv), which a claim hands out.
 local function key(name, token, withState)
   local K = P .. 'k:' .. name
+  local t = token or ''
   local v
   if withState then
     v = redis.call('HMGET', K, 'na', 'delay', 'leased', 'gu', 'ep', 'cu', 'bt', 'bl', 'br',
-      'dn', 'dh', 'ds', 'ld' .. (token or ''), 'sched', 'sm', 'smu', 'p', 'st', 'rv')
+      'dn', 'dh', 'ds', 'ld' .. t, 'sched', 'sm', 'smu', 'p', 'ql', 'rs', 'l' .. t, 'st', 'rv')
   else
     v = redis.call('HMGET', K, 'na', 'delay', 'leased', 'gu', 'ep', 'cu', 'bt', 'bl', 'br',
-      'dn', 'dh', 'ds', 'ld' .. (token or ''), 'sched', 'sm', 'smu', 'p')
+      'dn', 'dh', 'ds', 'ld' .. t, 'sched', 'sm', 'smu', 'p', 'ql', 'rs', 'l' .. t)
   end
   local s = {K = K, Q = P .. 'q:' .. name, D = P .. 'd:' .. name, name = name, na = num(v[1]), delay = num(v[2]),
     leased = num(v[3]), gu = v[4] == '1', cu = num(v[6]), b = bucketOf(v[7], v[8], v[9]),
     dlen = num(v[10]), dhead = tonumber(v[11]), dseq = num(v[12]), ldue = token and tonumber(v[13]),
     sched = num(v[14]), sm = num(v[15]), smu = num(v[16]), persisted = v[17] == '1',
-    st = v[18] or '', rv = v[19] or ''}
+    litem = token and v[20], st = v[21] or '', rv = v[22] or ''}
   if s.dlen > 0 and not s.dhead then -- not kept: Redis lost a write
     s.dhead = tonumber(redis.call('ZRANGE', s.D, 0, 0, 'WITHSCORES')[2]) or clock
   end
+  -- A key saved by this layout keeps ql and rs; one never saved has
+  -- neither queue nor score; one saved by an earlier layout is read.
+  local fresh = not v[5]
   if num(v[5]) < epoch then
     rest(s, epochAt + s.delay - clock)
   end
-  s.llen = redis.call('LLEN', s.Q)
+  if v[18] then
+    s.llen = tonumber(v[18])
+  elseif fresh then
+    s.llen = 0
+  else
+    s.llen = redis.call('LLEN', s.Q)
+  end
+  if v[19] then
+    s.rs = v[19] ~= '' and tonumber(v[19])
+  elseif fresh then
+    s.rs = false
+  end
   s.qlen = s.llen + s.dlen
   s.active, s.busy = s.qlen > 0 or s.leased > 0, s.leased > 0
   return s
@@ -336,7 +385,24 @@ local function save(s, ...)
   local function set(...)
     for _, v in ipairs({...}) do args[#args + 1] = v end
   end
-  set('na', s.na, 'leased', s.leased, 'ep', epoch)
+  -- Its score in the ready set (nil: out of it).
+  local at
+  if s.qlen > 0 and s.leased < perHost then
+    at = 0
+    if not closed(s) then
+      local cur, wait = s.rs, s.na
+      if cur == nil then cur = tonumber(redis.call('ZSCORE', R, s.name)) end
+      local due = headDue(s)
+      if due and due > wait then wait = due end
+      if cur and (cur <= clock or not s.moved) then at = math.max(cur, wait)
+      else at = math.max(wait, clock) end
+    end
+  end
+  set('na', s.na, 'leased', s.leased, 'ep', epoch, 'ql', s.llen, 'rs', at or '')
+  if s.put then
+    set(unpack(s.put))
+    s.put = nil
+  end
   if s.dset then
     set('dn', s.dlen, 'dh', s.dhead or '', 'ds', s.dseq)
     s.dset = false
@@ -353,20 +419,12 @@ local function save(s, ...)
   if active ~= s.active then bump('hosts', active and 1 or -1) end
   if busy ~= s.busy then bump('busy', busy and 1 or -1) end
   s.active, s.busy = active, busy
-  if s.qlen > 0 and s.leased < perHost then
-    local at = 0
-    if not closed(s) then
-      local cur, wait = nil, s.na
-      if not s.unready then cur = tonumber(redis.call('ZSCORE', R, s.name)) end
-      local due = headDue(s)
-      if due and due > wait then wait = due end
-      if cur and (cur <= clock or not s.moved) then at = math.max(cur, wait)
-      else at = math.max(wait, clock) end
-    end
-    redis.call('ZADD', R, at, s.name)
-  else
+  if at then
+    if at ~= s.rs then redis.call('ZADD', R, at, s.name) end
+  elseif s.rs ~= false then
     redis.call('ZREM', R, s.name)
   end
+  s.rs = at or false
   if stays then
     if not s.persisted then redis.call('PERSIST', s.K) end
   else
@@ -375,36 +433,34 @@ local function save(s, ...)
   s.persisted = stays
 end
 
--- unlease removes lease token's records, and returns its item (false for
--- a lease of a key alone).
-local function unlease(token)
-  local item = redis.call('HGET', LI, token)
-  redis.call('HDEL', L, token)
-  redis.call('HDEL', LI, token)
-  redis.call('ZREM', E, token)
-  return item
+-- leaseMember returns the member of the expiry set of lease token of key
+-- name: the lease's one record.
+local function leaseMember(token, name)
+  return token .. ' ' .. name
 end
 
--- leaseOf loads the key of a lease token that unlease ended, s, with one
--- lease fewer, and returns it.
-local function leaseOf(name, token)
+-- unlease ends lease token of key name, whose record is m: it loads the
+-- key, s, with one lease fewer, and returns it and the lease's item (nil
+-- for a lease of the key alone).
+local function unlease(m, name, token)
+  redis.call('ZREM', E, m)
   bump('leased', -1)
   local s = key(name, token)
-  -- Every slot taken: not in the ready set (see save), no need to ask.
-  s.unready = s.leased >= perHost
   s.leased = math.max(s.leased - 1, 0)
-  if s.ldue then redis.call('HDEL', s.K, 'ld' .. token) end
-  return s
+  if s.litem or s.ldue then redis.call('HDEL', s.K, 'l' .. token, 'ld' .. token) end
+  return s, s.litem
 end
 
--- expire ends lease token: its item, if any, goes back to the front of its
--- key's queue, and the key rests a full Delay from restFrom, since a
--- request may have been under way.
-local function expire(token, restFrom)
-  local name = redis.call('HGET', L, token)
-  local item = unlease(token)
-  if not name then return end
-  local s = leaseOf(name, token)
+-- expire ends the lease of record m: its item, if any, goes back to the
+-- front of its key's queue, and the key rests a full Delay from restFrom,
+-- since a request may have been under way.
+local function expire(m, restFrom)
+  local token, name = string.match(m, '^(%d+) (.*)$')
+  if not token then -- not a record of this layout
+    redis.call('ZREM', E, m)
+    return
+  end
+  local s, item = unlease(m, name, token)
   if item then
     front(s, item, s.ldue)
     bump('queued', 1)
@@ -424,13 +480,21 @@ end
 
 -- grant records a lease of s (of item, due at due if it is handed out
 -- before, or of the key alone when item is false) expiring lease µs from
--- now, and returns its token.
+-- now, and returns its token: its record, and the item and Due, which
+-- the next save of s writes to its hash.
 local function grant(s, item, lease, due)
-  local token = redis.call('INCR', T)
-  redis.call('HSET', L, token, s.name)
-  if item then redis.call('HSET', LI, token, item) end
-  if due then redis.call('HSET', s.K, 'ld' .. token, due) end
-  redis.call('ZADD', E, clock + lease, token)
+  bump('token', 1)
+  local token = string.format('%d', cnt.token)
+  redis.call('ZADD', E, clock + lease, leaseMember(token, s.name))
+  s.put = s.put or {}
+  if item then
+    s.put[#s.put + 1] = 'l' .. token
+    s.put[#s.put + 1] = item
+  end
+  if due then
+    s.put[#s.put + 1] = 'ld' .. token
+    s.put[#s.put + 1] = due
+  end
   bump('leased', 1)
   s.leased = s.leased + 1
   if perHost > 1 and not closed(s) then
@@ -438,7 +502,7 @@ local function grant(s, item, lease, due)
     -- the next may start no sooner than a Delay after this one.
     rest(s, s.delay)
   end
-  return token
+  return cnt.token
 end
 
 -- setPerHost records the PerHost of the claim, which Add needs.
