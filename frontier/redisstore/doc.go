@@ -143,13 +143,19 @@
 //
 // # Shards
 //
-// A job is split into shards (Options.Shards, DefaultShards 256, fixed when
-// the job starts and kept in its settings): a politeness key belongs to
+// A job is split into shards (Options.Shards: DefaultShards, 256, on a
+// cluster, one on a single Redis; fixed when the job starts and kept in its
+// settings): a politeness key belongs to
 // shard FNV-1a(key) mod shards, whose keys share the hash tag {job/SHARD},
 // one slot of a Redis Cluster. A key's queue, due set, pacing state
 // (bucket), leases and the seen-set of its URLs are in its shard, and every
 // script touches one shard: a job spreads over a cluster's primaries, and a
-// single Redis holds every shard. 256 shards spread a job over some 30
+// single Redis holds every shard. On a single Redis a job has one shard
+// unless Options.Shards asks for more (a job to be moved into a cluster):
+// there shards spread nothing, and each shard a batch enters costs it
+// commands of its own — (a) took 56 commands and ~195 µs of Redis CPU a
+// page with 256 shards, 38 and ~150 µs with one, before the layout of one
+// record a lease. 256 shards spread a job over some 30
 // primaries within ±35 % (256/N ± √(256/N) a primary); a shard costs
 // nothing until a key of it has work, and an idle shard is never polled.
 //
@@ -214,6 +220,10 @@
 //
 // A job of an earlier release, which keeps its keys in one slot (its hash
 // heed:{job}:n without a "shards" field), is read as one shard, as before.
+// A shard of an earlier layout (three records a lease: hashes lease and
+// item by lease counter, the expiry set of counters; the counter in a key
+// token) is moved to this one by the first script that enters it. All
+// processes of a job run one release.
 //
 // # Batches
 //
@@ -276,8 +286,9 @@
 //
 //	heed:{job/S}:c        hash: the shard's counters (queued, leased, hosts,
 //	                      busy, scheduled), its settings (perhost, keep,
-//	                      seen), restart detection (runid, epoch, epochat)
-//	                      and its last publication (pub, pv)
+//	                      seen), restart detection (runid, epoch, epochat),
+//	                      its last publication (pub, pv), its fencing
+//	                      counter (token) and layout (lv)
 //	heed:{job/S}:seen     set: the seen-set, 8-byte fingerprints or URLs
 //	heed:{job/S}:q:KEY    list: KEY's encoded items due when queued
 //	heed:{job/S}:d:KEY    sorted set: KEY's items due later, by Due (µs),
@@ -288,13 +299,12 @@
 //	                      rest of its HostState; rv: its revisit state,
 //	                      frontier.Lease.Revisiting), its leases, counters for
 //	                      the limits, given up; of d:KEY its length (dn),
-//	                      first Due (dh) and last sequence number (ds); the
-//	                      Due of a leased item it handed out early (ldTOKEN)
+//	                      first Due (dh) and last sequence number (ds); of
+//	                      q:KEY its length (ql); its score in ready (rs,
+//	                      '' for none); each leased item (lTOKEN), and its
+//	                      Due if it was handed out early (ldTOKEN)
 //	heed:{job/S}:ready    sorted set: keys with queued items and a free slot
-//	heed:{job/S}:lease    hash: lease counter → key
-//	heed:{job/S}:item     hash: lease counter → the leased item
-//	heed:{job/S}:exp      sorted set: lease counter → expiry, µs
-//	heed:{job/S}:token    string: the shard's fencing counter
+//	heed:{job/S}:exp      sorted set: the leases, "COUNTER KEY" → expiry, µs
 //	heed:{job/S}:robots:A string: the robots.txt entry of authority A, in
 //	                      the shard of A (no script reads it)
 //	heed:{job/S}:cp:NAME  string: the stamped checkpoint NAME of the

@@ -16,9 +16,12 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// DefaultShards is the number of shards of a job started with
-// Options.Shards zero: enough to spread a job evenly over a cluster of
-// some 30 primaries (see the package documentation, Shards).
+// DefaultShards is the number of shards of a job started on a Redis
+// Cluster with Options.Shards zero: enough to spread a job evenly over
+// some 30 primaries (see the package documentation, Shards). A job
+// started on a single Redis has one shard unless Options.Shards says
+// otherwise: there shards spread nothing, and each costs a page's scripts
+// commands of its own.
 const DefaultShards = 256
 
 // shardBits is how many high bits of a lease token name its shard; the
@@ -76,7 +79,9 @@ func (s *Store) setupJob(ctx context.Context, start bool) (bool, error) {
 		return true, nil
 	}
 	n := s.opt.Shards
-	if n <= 0 {
+	if _, single := s.c.(*redis.Client); n <= 0 && single {
+		n = 1
+	} else if n <= 0 {
 		n = DefaultShards
 	}
 	var got int64

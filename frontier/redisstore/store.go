@@ -83,8 +83,9 @@ type Options struct {
 	// give each process that keeps its own output its own name.
 	Checkpoint string
 	// Shards is the number of shards of a job this Store starts (zero:
-	// DefaultShards, at most MaxShards); a job keeps the number it was
-	// started with.
+	// DefaultShards on a cluster, one on a single Redis; at most
+	// MaxShards); a job keeps the number it was started with. Give a job
+	// started on a single Redis shards if it is to move into a cluster.
 	Shards int
 }
 
