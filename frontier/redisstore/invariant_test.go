@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -153,30 +152,35 @@ func checkInvariants(t *testing.T, step int, c *redis.Client, s *Store, now time
 	}
 	for _, k := range c.Keys(ctx, p+"k:*").Val() {
 		name := strings.TrimPrefix(k, p+"k:")
-		for f, v := range c.HGetAll(ctx, k).Val() {
+		for f := range c.HGetAll(ctx, k).Val() {
 			if token, ok := strings.CutPrefix(f, "ld"); ok && leases[token] != name {
 				t.Fatalf("step %d: key %s keeps the Due of lease %s, not one of its own", step, name, token)
-			} else if token, ok := strings.CutPrefix(f, "l"); ok && isDigits(token) && leases[token] != name {
-				t.Fatalf("step %d: key %s keeps the item of lease %s, not one of its own", step, name, token)
 			}
-			if f == "ql" && v != fmt.Sprint(c.LLen(ctx, p+"q:"+name).Val()) {
-				t.Fatalf("step %d: key %s counts %s items due at once, holds %d", step, name, v, c.LLen(ctx, p+"q:"+name).Val())
-			}
-			if f == "rs" {
-				score, err := c.ZScore(ctx, p+"ready", name).Result()
-				if kept := strconv.FormatFloat(score, 'f', -1, 64); err == nil && v != kept || err != nil && v != "" {
-					t.Fatalf("step %d: key %s keeps ready score %q; the ready set holds %s (%v)", step, name, v, kept, err)
-				}
-			}
-			if f == "dn" && v != fmt.Sprint(c.ZCard(ctx, p+"d:"+name).Val()) {
-				t.Fatalf("step %d: key %s counts %s items due later, holds %d", step, name, v, c.ZCard(ctx, p+"d:"+name).Val())
-			}
+		}
+		st := keyState(t, c, p, name)
+		if st == nil {
+			continue
+		}
+		if n := c.LLen(ctx, p+"q:"+name).Val(); st["ql"] != float64(n) {
+			t.Fatalf("step %d: key %s counts %v items due at once, holds %d", step, name, st["ql"], n)
+		}
+		if n := c.ZCard(ctx, p+"d:"+name).Val(); st["dn"] != float64(n) {
+			t.Fatalf("step %d: key %s counts %v items due later, holds %d", step, name, st["dn"], n)
+		}
+		score, err := c.ZScore(ctx, p+"ready", name).Result()
+		if err == nil && st["rs"] != score || err != nil && st["rs"] != -1 {
+			t.Fatalf("step %d: key %s keeps ready score %v; the ready set holds %v (%v)", step, name, st["rs"], score, err)
 		}
 	}
 	for k, due := range later {
-		kept := c.HMGet(ctx, p+"k:"+k, "dn", "dh").Val()
-		if n := c.ZCard(ctx, p+"d:"+k).Val(); fmt.Sprint(kept[0]) != fmt.Sprint(n) || fmt.Sprint(kept[1]) != strconv.FormatFloat(due, 'f', -1, 64) {
-			t.Fatalf("step %d: key %s keeps %v items due later, the first at %v; holds %d, the first at %.0f", step, k, kept[0], kept[1], n, due)
+		st := keyState(t, c, p, k)
+		if n := c.ZCard(ctx, p+"d:"+k).Val(); st["dn"] != float64(n) || st["dh"] != due {
+			t.Fatalf("step %d: key %s keeps %v items due later, the first at %.0f; holds %d, the first at %.0f", step, k, st["dn"], st["dh"], n, due)
+		}
+	}
+	for _, token := range c.HKeys(ctx, p+"item").Val() {
+		if _, ok := leases[token]; !ok {
+			t.Fatalf("step %d: the item of lease %s outlived it", step, token)
 		}
 	}
 	var want frontier.Counts
@@ -203,16 +207,16 @@ func checkInvariants(t *testing.T, step int, c *redis.Client, s *Store, now time
 		ready[z.Member.(string)] = z.Score
 	}
 	for k := range keys {
-		rec := c.HMGet(ctx, p+"k:"+k, "leased", "gu", "cu").Val()
-		if fmt.Sprint(rec[0]) != fmt.Sprint(leased[k]) {
-			t.Fatalf("step %d: key %s counts %v leases, holds %d", step, k, rec[0], leased[k])
+		st := keyState(t, c, p, k)
+		if st["leased"] != float64(leased[k]) {
+			t.Fatalf("step %d: key %s counts %v leases, holds %d", step, k, st["leased"], leased[k])
 		}
 		claimable := queued[k] > 0 && leased[k] < perHost // a given-up key's items are handed out to be reported
 		score, inReady := ready[k]
 		if claimable != inReady {
-			t.Fatalf("step %d: key %s (queued %d, leased %d, given up %v) in the ready set: %v", step, k, queued[k], leased[k], rec[1], inReady)
+			t.Fatalf("step %d: key %s (queued %d, leased %d, given up %v) in the ready set: %v", step, k, queued[k], leased[k], st["gu"], inReady)
 		}
-		open := rec[1] == nil && (rec[2] == nil || rec[2] == "0")
+		open := st["gu"] == 0 && st["cu"] == 0
 		if due, ok := later[k]; ok && inReady && open && c.LLen(ctx, p+"q:"+k).Val() == 0 && score < due {
 			t.Fatalf("step %d: open key %s ready at %.0f, before its first item's Due %.0f", step, k, score, due)
 		}
@@ -221,9 +225,4 @@ func checkInvariants(t *testing.T, step int, c *redis.Client, s *Store, now time
 	for k := range ready {
 		t.Fatalf("step %d: key %s in the ready set with nothing queued", step, k)
 	}
-}
-
-func isDigits(s string) bool {
-	_, err := strconv.ParseUint(s, 10, 64)
-	return err == nil
 }

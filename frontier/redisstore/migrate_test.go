@@ -13,8 +13,8 @@ import (
 
 // TestLayoutMigrates: a job whose shard holds the layout of an earlier
 // release — three records a lease (lease hash, item hash, expiry set of
-// tokens), the fencing counter in a key of its own, no queue length or
-// ready score in a key's hash — goes on under this one: a lease granted
+// tokens), the fencing counter in a key of its own, a key's state a field
+// each, without its queue length and ready score — goes on under this one: a lease granted
 // before ends with Done, one that expired hands its item out again, and
 // new tokens come after the old.
 func TestLayoutMigrates(t *testing.T) {
@@ -39,12 +39,10 @@ func TestLayoutMigrates(t *testing.T) {
 		tok := counterOf(l.Token)
 		m := tok + " " + l.Key
 		score := c.ZScore(ctx, p+"exp", m).Val()
-		it := c.HGet(ctx, p+"k:"+l.Key, "l"+tok).Val()
 		c.ZRem(ctx, p+"exp", m)
 		c.ZAdd(ctx, p+"exp", redis.Z{Score: score, Member: tok})
 		c.HSet(ctx, p+"lease", tok, l.Key)
-		c.HSet(ctx, p+"item", tok, it)
-		c.HDel(ctx, p+"k:"+l.Key, "l"+tok, "ql", "rs")
+		toOldLayout(t, c, p, l.Key)
 	}
 	c.Set(ctx, p+"token", c.HGet(ctx, p+"c", "token").Val(), 0)
 	if err := c.HDel(ctx, p+"c", "token", "lv").Err(); err != nil {
@@ -71,13 +69,18 @@ func TestLayoutMigrates(t *testing.T) {
 	if !slices.Equal(got, []string{"http://a/2", "http://b/1"}) {
 		t.Errorf("claimed %v, want a/2 and b/1 (its lease expired)", got)
 	}
-	for _, k := range []string{"lease", "item", "token"} {
+	for _, k := range []string{"lease", "token"} {
 		if n := c.Exists(ctx, p+k).Val(); n != 0 {
 			t.Errorf("the earlier layout's %s is still there", k)
 		}
 	}
 	if lv := c.HGet(ctx, p+"c", "lv").Val(); lv != "2" {
 		t.Errorf("the shard's layout is %q, want 2 (prelude.lua, LAYOUT)", lv)
+	}
+	for _, k := range []string{"a", "b"} {
+		if keyState(t, c, p, k) == nil || c.HExists(ctx, p+"k:"+k, "na").Val() {
+			t.Errorf("key %s: state not packed, or the earlier layout's fields left: %v", k, c.HGetAll(ctx, p+"k:"+k).Val())
+		}
 	}
 	checkInvariants(t, 0, c, s2, later, 1)
 }

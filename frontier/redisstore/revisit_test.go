@@ -193,11 +193,9 @@ func TestOldQueues(t *testing.T) {
 	if err := c.HIncrBy(ctx, s.keyPrefix(t, "a")+"c", "queued", 1).Err(); err != nil {
 		t.Fatal(err)
 	}
-	// That layout kept neither the queue's length nor the ready score in
-	// the key's hash.
-	if err := c.HDel(ctx, s.keyPrefix(t, "a")+"k:a", "ql", "rs").Err(); err != nil {
-		t.Fatal(err)
-	}
+	// That layout kept the key's state a field each, without the queue's
+	// length and the ready score.
+	toOldLayout(t, c, s.keyPrefix(t, "a"), "a")
 	if got := drainAt(t, s, t0); !slices.Equal(got, []string{"http://a/new", "http://a/x"}) {
 		t.Errorf("claimed %v, want a/new, then the old item a/x", got)
 	}

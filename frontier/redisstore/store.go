@@ -303,11 +303,13 @@ func strOf(v any) string {
 	return s
 }
 
-// The scripts. Each is the bucket's arithmetic and the prelude, shared,
-// and its own part.
+// The scripts. Each is the bucket's arithmetic, the key's packed state and
+// the prelude, shared, and its own part.
 var (
 	//go:embed lua/bucket.lua
 	bucketSrc string
+	//go:embed lua/keystate.lua
+	keyStateSrc string
 	//go:embed lua/prelude.lua
 	preludeSrc string
 	//go:embed lua/add.lua
@@ -337,7 +339,7 @@ var (
 	//go:embed lua/reserve.lua
 	reserveSrc string
 
-	prelude = bucketSrc + preludeSrc
+	prelude = bucketSrc + keyStateSrc + preludeSrc
 
 	// add.lua and finish.lua define a function each, which these run.
 	addScript        = redis.NewScript(prelude + addSrc + "return reply(add(8))\n")
@@ -348,7 +350,7 @@ var (
 	claimKeyScript   = redis.NewScript(prelude + claimKeySrc)
 	giveUpScript     = redis.NewScript(prelude + giveUpSrc)
 	dropScript       = redis.NewScript(prelude + dropSrc)
-	readScript       = redis.NewScript(readSrc)
+	readScript       = redis.NewScript(keyStateSrc + readSrc)
 	setupScript      = redis.NewScript(setupSrc)
 	reserveScript    = redis.NewScript(reserveSrc)
 )

@@ -61,7 +61,7 @@ local function add(a, z)
     codes[#codes + 1] = code
   end
   for _, s in ipairs(order) do
-    if s.changed then save(s, 'sched', s.sched, 'sm', s.sm, 'smu', s.smu) end
+    if s.changed then save(s) end
   end
   if added > 0 then
     bump('queued', added)

@@ -12,7 +12,7 @@ local function claimOne(name, lease)
     save(s) -- not claimable: out of the ready set
   elseif not s.gu and s.cu > 0 and s.cu <= clock then
     s.cu = 0
-    save(s, 'cu', 0) -- open again: to its place
+    save(s) -- open again: to its place
   elseif s.na > clock and not closed(s) then
     save(s) -- resting since a restart: to its place
   else

@@ -31,12 +31,12 @@ local function finish(o)
     queue(s, A[19], dueOf(A[20]))
     bump('queued', 1)
   end
-  s.cu = 0
+  s.cu, s.delay = 0, tonumber(A[13])
   if tonumber(A[18]) > 0 then s.cu = clock + tonumber(A[18]) end
   if A[21] ~= '' then
-    save(s, 'st', A[12], 'delay', A[13], 'cu', s.cu, 'rv', A[21])
+    save(s, 'st', A[12], 'rv', A[21])
   else
-    save(s, 'st', A[12], 'delay', A[13], 'cu', s.cu)
+    save(s, 'st', A[12])
   end
   if A[15] == '1' then
     redis.call('SET', P .. 'cp:' .. A[17], A[16])

@@ -2,5 +2,5 @@
 -- at once and reported. Reply: {how many are queued}.
 local s = key(ARGV[8])
 s.gu = true
-save(s, 'gu', 1)
+save(s)
 return reply({s.qlen})

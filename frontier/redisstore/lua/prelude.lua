@@ -21,11 +21,11 @@
 -- How long an idle key's pacing state outlives its rest (ms), and a memo.
 local IDLE_TTL, MEMO_TTL = 60000, 600000
 -- The layout of a shard's keys this release writes (the counters hash's
--- field lv): one record a lease, its member of the expiry set, 'TOKEN
--- KEY', with its item in the key's hash (field l<TOKEN>); the fencing
--- counter in the counters hash (token); the key's queue length (ql) and
--- ready score (rs, '' out of the ready set) in the key's hash. A shard of
--- an earlier layout is moved to it once (migrate).
+-- field lv): a lease is its member of the expiry set, 'TOKEN KEY', and
+-- its item in the item hash; the fencing counter is in the counters hash
+-- (token). A shard of an earlier layout (a lease hash, token → key, and
+-- the expiry set of tokens; the counter in a key of its own) is moved to
+-- it once (migrate). A key's state is packed (keystate.lua).
 local LAYOUT = '2'
 local callerClock, wakeHere = string.sub(ARGV[6], 1, 1) == '1', string.sub(ARGV[6], 2, 2) == 'w'
 
@@ -38,7 +38,7 @@ end
 -- counters are kept in cnt and written back once, by flush, with the
 -- fields of dirty), the clock, and Redis's run_id and TIME, read once a
 -- script.
-local P, N, R, E, S, NV, cnt, dirty, clock, runID, redisNow
+local P, N, R, E, LI, S, NV, cnt, dirty, clock, runID, redisNow
 -- The shard's settings and epoch, which join loads.
 local epoch, epochAt, perHost, keep = 0, 0, 1, false
 
@@ -51,7 +51,7 @@ end
 -- counters hash is n.
 local function enter(p, n)
   P, N = p, n
-  R, E, S = P .. 'ready', P .. 'exp', P .. 'seen'
+  R, E, LI, S = P .. 'ready', P .. 'exp', P .. 'item', P .. 'seen'
   NV = redis.call('HMGET', N, 'lastnow', 'runid', 'epoch', 'epochat', 'perhost', 'keep', 'pub', 'pv',
     'queued', 'leased', 'hosts', 'busy', 'scheduled', 'seen', 'token', 'lv')
   cnt = {queued = num(NV[9]), leased = num(NV[10]), hosts = num(NV[11]), busy = num(NV[12]),
@@ -159,12 +159,10 @@ local function reply(r)
 end
 
 -- migrate moves the shard entered from the layout of an earlier release
--- (three records a lease: the lease hash, token → key, the item hash,
--- token → item, and the expiry set of tokens; the fencing counter in its
--- own key) to this one (LAYOUT). Queue lengths and ready scores a key's
--- hash lacks are read when it is next loaded or saved.
+-- to this one (LAYOUT). A key's state a field each is packed when the key
+-- is next saved.
 local function migrate()
-  local L, LI, T = P .. 'lease', P .. 'item', P .. 'token'
+  local L, T = P .. 'lease', P .. 'token'
   cnt.token, dirty.token = num(redis.call('GET', T)), true
   local ls = redis.call('HGETALL', L)
   for i = 1, #ls, 2 do
@@ -173,11 +171,9 @@ local function migrate()
     if at then
       redis.call('ZREM', E, token)
       redis.call('ZADD', E, at, token .. ' ' .. name)
-      local item = redis.call('HGET', LI, token)
-      if item then redis.call('HSET', P .. 'k:' .. name, 'l' .. token, item) end
     end
   end
-  redis.call('DEL', L, LI, T)
+  redis.call('DEL', L, T)
   cnt.lv, dirty.lv = LAYOUT, true
 end
 
@@ -213,7 +209,7 @@ end
 local function rest(s, d)
   if d <= 0 then return end
   bucketTake(s.b, clock, d)
-  s.na, s.bset = bucketReady(s.b, clock), true
+  s.na = bucketReady(s.b, clock)
 end
 
 -- closed reports whether s's items are handed out to be reported, not
@@ -228,51 +224,58 @@ end
 -- D, a sorted set of those due later, by Due (µs, the score), then by
 -- arrival (a sequence number, 8 bytes big-endian, ahead of the item in the
 -- member). Every item of D is due after every item of Q (see queue), so
--- that the key's first item is Q's, or D's when Q is empty. The key's hash
--- keeps D's length (dn), first Due (dh) and last sequence number (ds), so
--- that a key without items due later costs no command more than before D,
--- and Q's length (ql) and the key's score in the ready set (rs: '' for
--- none), so that loading and saving a key reads nothing but its hash.
--- With token, key loads lease token's item (field l<token>: none for a
--- lease of the key alone) and its Due if a closed key handed it out
--- before it (ld<token>); with withState, its host state (st) and revisit
+-- that the key's first item is Q's, or D's when Q is empty. The key's state
+-- (keystate.lua, one field of its hash) keeps D's length, first Due and
+-- last sequence number, so that a key without items due later costs no
+-- command more than before D, and Q's length and the key's score in the
+-- ready set, so that loading and saving a key reads nothing but its hash.
+-- With token, key loads the Due of lease token's item if a closed key
+-- handed it out before it (field ld<token>); with withState, its host state (st) and revisit
 -- state (rv), which a claim hands out.
+-- The fields of a key's hash before its state was packed (keystate.lua):
+-- a key saved by that layout is read from them, and they are deleted at
+-- its next save.
+local OLD_FIELDS = {'na', 'delay', 'leased', 'gu', 'ep', 'cu', 'bt', 'bl', 'br', 'dn', 'dh', 'ds',
+  'sched', 'sm', 'smu', 'p', 'ql', 'rs'}
+
 local function key(name, token, withState)
   local K = P .. 'k:' .. name
   local t = token or ''
   local v
   if withState then
-    v = redis.call('HMGET', K, 'na', 'delay', 'leased', 'gu', 'ep', 'cu', 'bt', 'bl', 'br',
-      'dn', 'dh', 'ds', 'ld' .. t, 'sched', 'sm', 'smu', 'p', 'ql', 'rs', 'l' .. t, 'st', 'rv')
+    v = redis.call('HMGET', K, 's', 'c', 'ep', 'ld' .. t, 'st', 'rv')
   else
-    v = redis.call('HMGET', K, 'na', 'delay', 'leased', 'gu', 'ep', 'cu', 'bt', 'bl', 'br',
-      'dn', 'dh', 'ds', 'ld' .. t, 'sched', 'sm', 'smu', 'p', 'ql', 'rs', 'l' .. t)
+    v = redis.call('HMGET', K, 's', 'c', 'ep', 'ld' .. t)
   end
-  local s = {K = K, Q = P .. 'q:' .. name, D = P .. 'd:' .. name, name = name, na = num(v[1]), delay = num(v[2]),
-    leased = num(v[3]), gu = v[4] == '1', cu = num(v[6]), b = bucketOf(v[7], v[8], v[9]),
-    dlen = num(v[10]), dhead = tonumber(v[11]), dseq = num(v[12]), ldue = token and tonumber(v[13]),
-    sched = num(v[14]), sm = num(v[15]), smu = num(v[16]), persisted = v[17] == '1',
-    litem = token and v[20], st = v[21] or '', rv = v[22] or ''}
+  local s = {K = K, Q = P .. 'q:' .. name, D = P .. 'd:' .. name, name = name,
+    ldue = token and tonumber(v[4]), st = v[5] or '', rv = v[6] or ''}
+  if v[1] and v[2] then
+    local k = keyUnpack(v[1], v[2])
+    s.na, s.delay, s.leased, s.gu, s.ep, s.cu = k.na, k.delay, k.leased, k.gu == 1, k.ep, k.cu
+    s.b = bucketOf(k.bt, k.bl, k.br)
+    s.dlen, s.dseq = k.dn, k.ds
+    if k.dn > 0 then s.dhead = k.dh end
+    s.sched, s.sm, s.smu, s.persisted, s.llen = k.sched, k.sm, k.smu, k.p == 1, k.ql
+    s.rs = k.rs >= 0 and k.rs
+  elseif v[3] then -- saved by an earlier layout
+    s.old = true
+    local o = redis.call('HMGET', K, unpack(OLD_FIELDS))
+    s.na, s.delay, s.leased, s.gu, s.ep, s.cu = num(o[1]), num(o[2]), num(o[3]), o[4] == '1', num(o[5]), num(o[6])
+    s.b = bucketOf(o[7], o[8], o[9])
+    s.dlen, s.dhead, s.dseq = num(o[10]), tonumber(o[11]), num(o[12])
+    s.sched, s.sm, s.smu, s.persisted = num(o[13]), num(o[14]), num(o[15]), o[16] == '1'
+    s.llen = tonumber(o[17]) or redis.call('LLEN', s.Q)
+    if o[18] then s.rs = o[18] ~= '' and tonumber(o[18]) end -- else unknown: save reads it
+  else -- never saved, or expired idle
+    s.na, s.delay, s.leased, s.gu, s.ep, s.cu = 0, 0, 0, false, 0, 0
+    s.b = bucketOf()
+    s.dlen, s.dseq, s.sched, s.sm, s.smu, s.persisted, s.llen, s.rs = 0, 0, 0, 0, 0, false, 0, false
+  end
   if s.dlen > 0 and not s.dhead then -- not kept: Redis lost a write
     s.dhead = tonumber(redis.call('ZRANGE', s.D, 0, 0, 'WITHSCORES')[2]) or clock
   end
-  -- A key saved by this layout keeps ql and rs; one never saved has
-  -- neither queue nor score; one saved by an earlier layout is read.
-  local fresh = not v[5]
-  if num(v[5]) < epoch then
+  if s.ep < epoch then
     rest(s, epochAt + s.delay - clock)
-  end
-  if v[18] then
-    s.llen = tonumber(v[18])
-  elseif fresh then
-    s.llen = 0
-  else
-    s.llen = redis.call('LLEN', s.Q)
-  end
-  if v[19] then
-    s.rs = v[19] ~= '' and tonumber(v[19])
-  elseif fresh then
-    s.rs = false
   end
   s.qlen = s.llen + s.dlen
   s.active, s.busy = s.qlen > 0 or s.leased > 0, s.leased > 0
@@ -298,7 +301,7 @@ end
 -- dChanged notes that D lost n items from its front: s.dhead is its new
 -- first Due.
 local function dChanged(s, n)
-  s.dlen, s.dset = s.dlen - n, true
+  s.dlen = s.dlen - n
   s.dhead = nil
   if s.dlen > 0 then
     s.dhead = tonumber(redis.call('ZRANGE', s.D, 0, 0, 'WITHSCORES')[2])
@@ -314,7 +317,7 @@ local function toD(s, item, at, seq)
   end
   redis.call('ZADD', s.D, at, struct.pack('>I8', seq) .. item)
   if s.dlen == 0 or at < s.dhead then s.dhead = at end
-  s.dlen, s.qlen, s.moved, s.dset = s.dlen + 1, s.qlen + 1, true, true
+  s.dlen, s.qlen, s.moved = s.dlen + 1, s.qlen + 1, true
 end
 
 -- queue appends item to s's queue, due at µs at (nil: at once). An item
@@ -371,8 +374,8 @@ local function take(s)
   return string.sub(h[1], 9)
 end
 
--- save writes s back with the extra fields given (and its bucket, if it
--- changed), keeps the host counters,
+-- save writes s back — its state (keystate.lua), the extra fields given,
+-- and the Due grant put — keeps the host counters,
 -- puts the key in the ready set if it has queued items and a free lease
 -- slot, scored by when it may be claimed: the later of its bucket's ready
 -- time and its first item's Due, or since when it has waited for a key
@@ -398,24 +401,23 @@ local function save(s, ...)
       else at = math.max(wait, clock) end
     end
   end
-  set('na', s.na, 'leased', s.leased, 'ep', epoch, 'ql', s.llen, 'rs', at or '')
+  local active, busy = s.qlen > 0 or s.leased > 0, s.leased > 0
+  -- The state's p says the hash has no expiry: PERSIST only when it may.
+  local stays = active or s.gu or keep
+  local hot, cold = keyPack({na = s.na, delay = s.delay, leased = s.leased, gu = s.gu and 1 or 0,
+    ep = epoch, cu = s.cu, bt = s.b.tokens, bl = s.b.last, br = s.b.limit, dn = s.dlen,
+    dh = s.dhead or 0, ds = s.dseq, sched = s.sched, sm = s.sm, smu = s.smu, p = stays and 1 or 0,
+    ql = s.llen, rs = at or -1})
+  set('s', hot, 'c', cold)
   if s.put then
     set(unpack(s.put))
     s.put = nil
   end
-  if s.dset then
-    set('dn', s.dlen, 'dh', s.dhead or '', 'ds', s.dseq)
-    s.dset = false
-  end
-  if s.bset then
-    set('bt', s.b.tokens, 'bl', s.b.last, 'br', s.b.limit)
-    s.bset = false
-  end
-  local active, busy = s.qlen > 0 or s.leased > 0, s.leased > 0
-  -- The hash's field p says it has no expiry: PERSIST only when it may.
-  local stays = active or s.gu or keep
-  set('p', stays and 1 or 0)
   redis.call('HSET', s.K, unpack(args))
+  if s.old then
+    redis.call('HDEL', s.K, unpack(OLD_FIELDS))
+    s.old = nil
+  end
   if active ~= s.active then bump('hosts', active and 1 or -1) end
   if busy ~= s.busy then bump('busy', busy and 1 or -1) end
   s.active, s.busy = active, busy
@@ -441,14 +443,21 @@ end
 
 -- unlease ends lease token of key name, whose record is m: it loads the
 -- key, s, with one lease fewer, and returns it and the lease's item (nil
--- for a lease of the key alone).
-local function unlease(m, name, token)
+-- for a lease of the key alone) if withItem, else whether it had one.
+local function unlease(m, name, token, withItem)
   redis.call('ZREM', E, m)
+  local item
+  if withItem then
+    item = redis.call('HGET', LI, token)
+    if item then redis.call('HDEL', LI, token) end
+  else
+    item = redis.call('HDEL', LI, token) == 1
+  end
   bump('leased', -1)
   local s = key(name, token)
   s.leased = math.max(s.leased - 1, 0)
-  if s.litem or s.ldue then redis.call('HDEL', s.K, 'l' .. token, 'ld' .. token) end
-  return s, s.litem
+  if s.ldue then redis.call('HDEL', s.K, 'ld' .. token) end
+  return s, item
 end
 
 -- expire ends the lease of record m: its item, if any, goes back to the
@@ -460,7 +469,7 @@ local function expire(m, restFrom)
     redis.call('ZREM', E, m)
     return
   end
-  local s, item = unlease(m, name, token)
+  local s, item = unlease(m, name, token, true)
   if item then
     front(s, item, s.ldue)
     bump('queued', 1)
@@ -480,21 +489,14 @@ end
 
 -- grant records a lease of s (of item, due at due if it is handed out
 -- before, or of the key alone when item is false) expiring lease µs from
--- now, and returns its token: its record, and the item and Due, which
--- the next save of s writes to its hash.
+-- now, and returns its token; the next save of s writes the Due to its
+-- hash.
 local function grant(s, item, lease, due)
   bump('token', 1)
   local token = string.format('%d', cnt.token)
   redis.call('ZADD', E, clock + lease, leaseMember(token, s.name))
-  s.put = s.put or {}
-  if item then
-    s.put[#s.put + 1] = 'l' .. token
-    s.put[#s.put + 1] = item
-  end
-  if due then
-    s.put[#s.put + 1] = 'ld' .. token
-    s.put[#s.put + 1] = due
-  end
+  if item then redis.call('HSET', LI, token, item) end
+  if due then s.put = {'ld' .. token, due} end
   bump('leased', 1)
   s.leased = s.leased + 1
   if perHost > 1 and not closed(s) then

@@ -17,7 +17,11 @@ if ARGV[2] == 'counts' then
   c[7] = redis.call('ZCOUNT', R, string.format('(%d', clock), '+inf')
   return c
 end
-local v = redis.call('HMGET', P .. 'k:' .. ARGV[5], 'na', 'delay', 'ep', 'st', 'cu')
+local v = redis.call('HMGET', P .. 'k:' .. ARGV[5], 'na', 'delay', 'ep', 'st', 'cu', 's', 'c')
+if v[6] and v[7] then -- keystate.lua; else a key saved by an earlier layout
+  local k = keyUnpack(v[6], v[7])
+  v = {k.na, k.delay, k.ep, v[4], k.cu}
+end
 local na = tonumber(v[1]) or 0
 local e = redis.call('HMGET', N, 'epoch', 'epochat', 'runid')
 local run = string.match(redis.call('INFO', 'server'), 'run_id:(%x+)') or '?'
