@@ -109,7 +109,7 @@ func TestRunProcessesTogetherWithRedis(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	dir := t.TempDir()
-	r, err := StartRedis(ctx, dir)
+	r, err := StartRedis(ctx, dir, RedisOptions{})
 	if errors.Is(err, ErrNoRedisServer) {
 		if os.Getenv("CI") == "true" {
 			t.Fatal(err)

@@ -33,16 +33,25 @@ type Redis struct {
 	nodes  []*Redis // a cluster's primaries; nil for a single server
 }
 
+// RedisOptions say how the harness starts redis-server.
+type RedisOptions struct {
+	// CPUs, if set, is the list of CPUs (taskset -c) redis-server runs on:
+	// a core of its own, as a deployment that gives Redis its own machine
+	// has, so that the crawl and the web server do not share it. Run the
+	// harness itself on the other CPUs (taskset -c 0 go run …).
+	CPUs string
+}
+
 // StartRedis starts a redis-server in dir and waits until it answers.
-func StartRedis(ctx context.Context, dir string) (*Redis, error) {
-	return startRedis(ctx, dir)
+func StartRedis(ctx context.Context, dir string, opt RedisOptions) (*Redis, error) {
+	return startRedis(ctx, dir, opt)
 }
 
 // StartRedisCluster starts a Redis Cluster of primaries nodes (at least
 // 3, no replicas, no persistence, as StartRedis's server), each in a
 // directory of its own under dir, and waits until it serves every slot.
 // Its URL is go-redis's cluster URL, which crawl -redis takes.
-func StartRedisCluster(ctx context.Context, dir string, primaries int) (*Redis, error) {
+func StartRedisCluster(ctx context.Context, dir string, primaries int, opt RedisOptions) (*Redis, error) {
 	cli, err := exec.LookPath("redis-cli")
 	if err != nil {
 		return nil, fmt.Errorf("harness: %w", ErrNoRedisServer)
@@ -55,7 +64,7 @@ func StartRedisCluster(ctx context.Context, dir string, primaries int) (*Redis, 
 			c.Close()
 			return nil, fmt.Errorf("harness: %w", err)
 		}
-		n, err := startRedis(ctx, d, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf")
+		n, err := startRedis(ctx, d, opt, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf")
 		if err != nil {
 			c.Close()
 			return nil, err
@@ -92,19 +101,28 @@ func StartRedisCluster(ctx context.Context, dir string, primaries int) (*Redis, 
 
 // startRedis starts a redis-server in dir with more arguments and waits
 // until it answers.
-func startRedis(ctx context.Context, dir string, more ...string) (*Redis, error) {
+func startRedis(ctx context.Context, dir string, opt RedisOptions, more ...string) (*Redis, error) {
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		return nil, fmt.Errorf("harness: %w", ErrNoRedisServer)
+	}
+	var pin []string
+	if opt.CPUs != "" {
+		taskset, err := exec.LookPath("taskset")
+		if err != nil {
+			return nil, fmt.Errorf("harness: pinning redis-server to CPUs %s: %w", opt.CPUs, err)
+		}
+		pin = []string{taskset, "-c", opt.CPUs}
 	}
 	port, err := freeRedisPort()
 	if err != nil {
 		return nil, err
 	}
 	r := &Redis{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), done: make(chan struct{})}
-	r.cmd = exec.Command(bin, append([]string{"--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--dir", dir,
+	argv := append(append(pin, bin, "--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--dir", dir,
 		"--save", "", "--appendonly", "no", "--protected-mode", "yes", "--daemonize", "no",
-		"--logfile", filepath.Join(dir, "redis.log")}, more...)...)
+		"--logfile", filepath.Join(dir, "redis.log")), more...)
+	r.cmd = exec.Command(argv[0], argv[1:]...)
 	r.cmd.Dir = dir
 	dieWithParent(r.cmd)
 	if err := r.cmd.Start(); err != nil {

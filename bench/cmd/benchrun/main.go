@@ -35,6 +35,11 @@
 //
 //	go -C bench run ./cmd/benchrun -workloads f -crawlers heed,heed-redis,heed-redis-4 -redis-cluster 3 -runs 1
 //
+// With -redis-cpus, redis-server runs on CPUs of its own, as a deployment
+// that gives Redis its own machine has; run benchrun on the others:
+//
+//	taskset -c 0 go -C bench run ./cmd/benchrun -workloads a -crawlers heed,heed-redis -redis-cpus 1 -runs 3
+//
 // Heed is skipped, with a note in the table, while ../cmd/crawl does not
 // exist or does not build; heed-redis while crawl has no -redis flag.
 package main
@@ -79,6 +84,7 @@ func run() int {
 	out := flag.String("out", "", "also write the markdown table to this file")
 	forDuration := flag.Duration("for", 0, "how long each run of a continuous workload (g) revisits (crawl -for); 0 keeps the workload's (3m)")
 	cluster := flag.Int("redis-cluster", 0, "run heed-redis on a Redis Cluster of this many primaries (at least 3) instead of one redis-server")
+	redisCPUs := flag.String("redis-cpus", "", "run redis-server on these CPUs only (taskset -c `LIST`); run benchrun on the others")
 	broken := flag.Bool("broken", true, "serve testweb's broken hosts with each workload; false: the healthy web alone, as before wave three")
 	flag.Parse()
 
@@ -112,9 +118,9 @@ func run() int {
 	for _, c := range built {
 		if c.Redis && plan.Redis == nil {
 			if *cluster > 0 {
-				plan.Redis, err = harness.StartRedisCluster(ctx, scratch, *cluster)
+				plan.Redis, err = harness.StartRedisCluster(ctx, scratch, *cluster, harness.RedisOptions{CPUs: *redisCPUs})
 			} else {
-				plan.Redis, err = harness.StartRedis(ctx, scratch)
+				plan.Redis, err = harness.StartRedis(ctx, scratch, harness.RedisOptions{CPUs: *redisCPUs})
 			}
 			if err != nil {
 				fmt.Fprintln(os.Stderr, "benchrun:", err)
