@@ -214,6 +214,10 @@ type RedisStats struct {
 	Calls map[string]int64
 	// CPU is the server's user and system time.
 	CPU time.Duration
+	// ScriptTime is the time spent running scripts (EVAL, EVALSHA), the
+	// commands they ran included: the rest of CPU is reading requests,
+	// writing replies and the event loop.
+	ScriptTime time.Duration
 }
 
 // Stats reads the server's command and CPU counters (INFO commandstats,
@@ -230,6 +234,7 @@ func (r *Redis) Stats(ctx context.Context) (RedisStats, error) {
 				sum.Calls[cmd] += k
 			}
 			sum.CPU += st.CPU
+			sum.ScriptTime += st.ScriptTime
 		}
 		return sum, nil
 	}
@@ -250,12 +255,20 @@ func parseRedisInfo(info string) (RedisStats, error) {
 			continue
 		}
 		if cmd, ok := strings.CutPrefix(name, "cmdstat_"); ok {
-			calls, _, _ := strings.Cut(value, ",")
+			calls, rest, _ := strings.Cut(value, ",")
 			n, err := strconv.ParseInt(strings.TrimPrefix(calls, "calls="), 10, 64)
 			if err != nil {
 				return RedisStats{}, fmt.Errorf("harness: INFO line %q: %w", line, err)
 			}
 			st.Calls[cmd] = n
+			if isScript(cmd) {
+				usec, _, _ := strings.Cut(rest, ",")
+				us, err := strconv.ParseInt(strings.TrimPrefix(usec, "usec="), 10, 64)
+				if err != nil {
+					return RedisStats{}, fmt.Errorf("harness: INFO line %q: %w", line, err)
+				}
+				st.ScriptTime += time.Duration(us) * time.Microsecond
+			}
 			continue
 		}
 		if name == "used_cpu_user" || name == "used_cpu_sys" {
@@ -276,6 +289,8 @@ type RedisUse struct {
 	Calls map[string]int64
 	// CPU is the server's CPU time during the run.
 	CPU time.Duration
+	// ScriptTime is the part of it spent running scripts.
+	ScriptTime time.Duration
 }
 
 // Commands is every command run, scripts' included.
@@ -306,14 +321,30 @@ func (u RedisUse) PerPage(pages float64) string {
 
 // Scripts is the script calls (EVALSHA, EVAL): one round trip each.
 func (u RedisUse) Scripts() int64 {
-	return u.Calls["evalsha"] + u.Calls["eval"] + u.Calls["evalsha_ro"] + u.Calls["eval_ro"]
+	var n int64
+	for cmd, k := range u.Calls {
+		if isScript(cmd) {
+			n += k
+		}
+	}
+	return n
+}
+
+// isScript reports whether the command (commandstats' lower-case name)
+// runs a script.
+func isScript(cmd string) bool {
+	switch cmd {
+	case "evalsha", "eval", "evalsha_ro", "eval_ro":
+		return true
+	}
+	return false
 }
 
 // Sub returns what happened between before and after, two readings of
 // Stats: the INFO that read before is left out (Redis counts a command once
 // it has answered; the INFO that read after is not counted yet).
 func (after RedisStats) Sub(before RedisStats) RedisUse {
-	u := RedisUse{Calls: make(map[string]int64), CPU: after.CPU - before.CPU}
+	u := RedisUse{Calls: make(map[string]int64), CPU: after.CPU - before.CPU, ScriptTime: after.ScriptTime - before.ScriptTime}
 	for cmd, n := range after.Calls {
 		d := n - before.Calls[cmd]
 		if cmd == "info" {

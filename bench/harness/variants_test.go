@@ -51,11 +51,14 @@ func TestParseRedisInfo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if after.CPU != 3750*time.Millisecond || after.Calls["evalsha"] != 30 {
+	if after.CPU != 3750*time.Millisecond || after.Calls["evalsha"] != 30 || after.ScriptTime != 900*time.Microsecond {
 		t.Errorf("parsed %+v", after)
 	}
 	use := after.Sub(before)
 	// Of the 4 INFO calls since, one read the counters before.
+	if use.ScriptTime != 900*time.Microsecond {
+		t.Errorf("script time %v, want 900µs", use.ScriptTime)
+	}
 	if use.Scripts() != 30 || use.Commands() != 93 || use.Calls["info"] != 3 || use.CPU != 1750*time.Millisecond {
 		t.Errorf("use %+v: %d scripts, %d commands; want 30 and 93 (the reading's INFO left out), CPU 1.75 s", use, use.Scripts(), use.Commands())
 	}
