@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -93,16 +94,20 @@ func TestKeyStateRoundTrip(t *testing.T) {
 	srv := redistest.Start(t)
 	c := srv.Client()
 	want := map[string]float64{}
-	var lua string
+	var vals []string
 	for i, f := range keyFields {
 		v := float64(i + 1)
 		if f.kind == "d" {
 			v = 1732612345678901 + float64(i)
 		}
 		want[f.name] = v
-		lua += fmt.Sprintf("k.%s = %.0f\n", f.name, v)
+		vals = append(vals, fmt.Sprintf("%.0f", v))
 	}
-	script := keyStateSrc + "local k = {}\n" + lua + "local s, c = keyPack(k)\nredis.call('HSET', KEYS[1], 's', s, 'c', c)\nreturn 1\n"
+	script := keyStateSrc + "local s, c = keyPack(" + strings.Join(vals, ", ") + ")\n" +
+		"redis.call('HSET', KEYS[1], 's', s, 'c', c)\n" +
+		"local n = select('#', keyUnpack(s, c))\n" +
+		"if n ~= " + strconv.Itoa(len(keyFields)) + " then return redis.error_reply('keyUnpack gave ' .. n .. ' values') end\n" +
+		"return 1\n"
 	if err := c.Eval(ctx, script, []string{"t:k:x"}).Err(); err != nil {
 		t.Fatal(err)
 	}

@@ -34,9 +34,9 @@ local function finish(o)
   s.cu, s.delay = 0, tonumber(A[13])
   if tonumber(A[18]) > 0 then s.cu = clock + tonumber(A[18]) end
   if A[21] ~= '' then
-    save(s, 'st', A[12], 'rv', A[21])
+    save(s, A[12], A[21])
   else
-    save(s, 'st', A[12])
+    save(s, A[12])
   end
   if A[15] == '1' then
     redis.call('SET', P .. 'cp:' .. A[17], A[16])

@@ -24,17 +24,17 @@
 --   p      byte    1 if its hash has no expiry
 local KEY_HOT, KEY_COLD = '<ddddddi4i4i4', '<dddi4i4i4i4BB'
 
--- keyUnpack returns the state packed in s and c as a table of the fields
--- above.
+-- keyUnpack returns the fields above packed in s and c, in order (the
+-- state is loaded and saved for every key a script touches: no table in
+-- between).
 local function keyUnpack(s, c)
-  local k = {}
-  k.na, k.bt, k.bl, k.br, k.rs, k.delay, k.leased, k.ep, k.ql = struct.unpack(KEY_HOT, s)
-  k.cu, k.dh, k.ds, k.dn, k.sched, k.sm, k.smu, k.gu, k.p = struct.unpack(KEY_COLD, c)
-  return k
+  local na, bt, bl, br, rs, delay, leased, ep, ql = struct.unpack(KEY_HOT, s)
+  local cu, dh, ds, dn, sched, sm, smu, gu, p = struct.unpack(KEY_COLD, c)
+  return na, bt, bl, br, rs, delay, leased, ep, ql, cu, dh, ds, dn, sched, sm, smu, gu, p
 end
 
--- keyPack packs k's fields, and returns s and c.
-local function keyPack(k)
-  return struct.pack(KEY_HOT, k.na, k.bt, k.bl, k.br, k.rs, k.delay, k.leased, k.ep, k.ql),
-    struct.pack(KEY_COLD, k.cu, k.dh, k.ds, k.dn, k.sched, k.sm, k.smu, k.gu, k.p)
+-- keyPack packs the fields above, given in order, and returns s and c.
+local function keyPack(na, bt, bl, br, rs, delay, leased, ep, ql, cu, dh, ds, dn, sched, sm, smu, gu, p)
+  return struct.pack(KEY_HOT, na, bt, bl, br, rs, delay, leased, ep, ql),
+    struct.pack(KEY_COLD, cu, dh, ds, dn, sched, sm, smu, gu, p)
 end

@@ -250,13 +250,14 @@ local function key(name, token, withState)
   local s = {K = K, Q = P .. 'q:' .. name, D = P .. 'd:' .. name, name = name,
     ldue = token and tonumber(v[4]), st = v[5] or '', rv = v[6] or ''}
   if v[1] and v[2] then
-    local k = keyUnpack(v[1], v[2])
-    s.na, s.delay, s.leased, s.gu, s.ep, s.cu = k.na, k.delay, k.leased, k.gu == 1, k.ep, k.cu
-    s.b = bucketOf(k.bt, k.bl, k.br)
-    s.dlen, s.dseq = k.dn, k.ds
-    if k.dn > 0 then s.dhead = k.dh end
-    s.sched, s.sm, s.smu, s.persisted, s.llen = k.sched, k.sm, k.smu, k.p == 1, k.ql
-    s.rs = k.rs >= 0 and k.rs
+    local na, bt, bl, br, rs, delay, leased, ep, ql, cu, dh, ds, dn, sched, sm, smu, gu, p = keyUnpack(v[1], v[2])
+    s.na, s.delay, s.leased, s.gu, s.ep, s.cu = na, delay, leased, gu == 1, ep, cu
+    s.b = bucketOf(bt, bl, br)
+    s.dlen, s.dseq = dn, ds
+    if dn > 0 then s.dhead = dh end
+    s.sched, s.sm, s.smu, s.persisted, s.llen = sched, sm, smu, p == 1, ql
+    s.rs = rs >= 0 and rs
+    s.hot, s.cold = v[1], v[2] -- as loaded: save writes them only if they changed
   elseif v[3] then -- saved by an earlier layout
     s.old = true
     local o = redis.call('HMGET', K, unpack(OLD_FIELDS))
@@ -374,8 +375,9 @@ local function take(s)
   return string.sub(h[1], 9)
 end
 
--- save writes s back — its state (keystate.lua), the extra fields given,
--- and the Due grant put — keeps the host counters,
+-- save writes s back — its state (keystate.lua) if it changed, its host
+-- state st and revisit state rv if given, and the Due grant put — keeps
+-- the host counters,
 -- puts the key in the ready set if it has queued items and a free lease
 -- slot, scored by when it may be claimed: the later of its bucket's ready
 -- time and its first item's Due, or since when it has waited for a key
@@ -383,11 +385,7 @@ end
 -- wait longer, or was waiting and an item queued may be due sooner; a
 -- closed key goes ahead of every other, at 0), and lets an idle key's
 -- state expire once its rest is over.
-local function save(s, ...)
-  local args = {...}
-  local function set(...)
-    for _, v in ipairs({...}) do args[#args + 1] = v end
-  end
+local function save(s, st, rv)
   -- Its score in the ready set (nil: out of it).
   local at
   if s.qlen > 0 and s.leased < perHost then
@@ -404,16 +402,21 @@ local function save(s, ...)
   local active, busy = s.qlen > 0 or s.leased > 0, s.leased > 0
   -- The state's p says the hash has no expiry: PERSIST only when it may.
   local stays = active or s.gu or keep
-  local hot, cold = keyPack({na = s.na, delay = s.delay, leased = s.leased, gu = s.gu and 1 or 0,
-    ep = epoch, cu = s.cu, bt = s.b.tokens, bl = s.b.last, br = s.b.limit, dn = s.dlen,
-    dh = s.dhead or 0, ds = s.dseq, sched = s.sched, sm = s.sm, smu = s.smu, p = stays and 1 or 0,
-    ql = s.llen, rs = at or -1})
-  set('s', hot, 'c', cold)
-  if s.put then
-    set(unpack(s.put))
-    s.put = nil
+  local hot, cold = keyPack(s.na, s.b.tokens, s.b.last, s.b.limit, at or -1, s.delay, s.leased, epoch,
+    s.llen, s.cu, s.dhead or 0, s.dseq, s.dlen, s.sched, s.sm, s.smu, s.gu and 1 or 0, stays and 1 or 0)
+  local extra = s.put
+  if st then
+    extra = extra or {}
+    extra[#extra + 1], extra[#extra + 2] = 'st', st
+    if rv then extra[#extra + 1], extra[#extra + 2] = 'rv', rv end
   end
-  redis.call('HSET', s.K, unpack(args))
+  if extra then
+    redis.call('HSET', s.K, 's', hot, 'c', cold, unpack(extra))
+    s.put = nil
+  elseif hot ~= s.hot or cold ~= s.cold then
+    redis.call('HSET', s.K, 's', hot, 'c', cold)
+  end
+  s.hot, s.cold = hot, cold
   if s.old then
     redis.call('HDEL', s.K, unpack(OLD_FIELDS))
     s.old = nil

@@ -19,8 +19,8 @@ if ARGV[2] == 'counts' then
 end
 local v = redis.call('HMGET', P .. 'k:' .. ARGV[5], 'na', 'delay', 'ep', 'st', 'cu', 's', 'c')
 if v[6] and v[7] then -- keystate.lua; else a key saved by an earlier layout
-  local k = keyUnpack(v[6], v[7])
-  v = {k.na, k.delay, k.ep, v[4], k.cu}
+  local na, _, _, _, _, delay, _, ep, _, cu = keyUnpack(v[6], v[7])
+  v = {na, delay, ep, v[4], cu}
 end
 local na = tonumber(v[1]) or 0
 local e = redis.call('HMGET', N, 'epoch', 'epochat', 'runid')
