@@ -322,9 +322,12 @@
 // (two URLs collide with probability 2⁻⁶⁴ per pair: about 3e-8 over a
 // million URLs, 3e-4 over a billion — a collision skips one URL); with
 // Options.ExactSeen it holds the URLs. A URL in the seen-set costs 54
-// bytes of Redis memory, and some 66 once its item left the queue, its
-// key's state (some 150 bytes a key while it has work) shared with its
-// key's other URLs; queued, with a 60-byte URL and a referrer, 170
+// bytes of Redis memory, and some 67 once its item left the queue, its
+// key's state (some 220 bytes a key while it has work: its packed state
+// and host state, in a hash Redis keeps compact; every value stays under
+// hash-max-listpack-value, which is why a leased item lives in the
+// shard's item hash and not in its key's) shared with its key's other
+// URLs; queued, with a 60-byte URL and a referrer, 170
 // (BenchmarkCostPerURL: 200,000 URLs over 2,000 keys, single Redis or
 // cluster alike). A queued item costs its encoding (the URL, its
 // referrer, and only the other fields that are not zero) plus Redis's
@@ -340,8 +343,11 @@
 // A job whose items were queued before revisits existed is read as it is:
 // its lists hold items due at once, as this layout's lists do, in the
 // encoding package codec still decodes (TestOldValues, TestOldQueues), and
-// a key's hash without the fields of its sorted set has none. Nothing is
-// migrated or refused. The other way round does not hold: a process of an
+// a key's hash without the fields of its sorted set has none. A key's
+// hash of a field each (the layouts before the packed state) is read as it
+// is and packed when the key is next saved; a shard's leases of the
+// layout of three records a lease are moved once (see Keys). Nothing is
+// refused. The other way round does not hold: a process of an
 // earlier release does not know the sorted sets, and must not share a job
 // with processes of this one once revisits are queued.
 //
