@@ -14,8 +14,9 @@ import (
 )
 
 // BenchmarkCostPerPage measures what a page costs Redis, on one server
-// (without persistence, as bench's heed-redis runs it; with the AOF
-// fsynced on every write; with the job in one shard) and on a cluster of
+// (without persistence, as bench's heed-redis runs it, with 256 shards;
+// with one shard, a single Redis's default; with the AOF fsynced on every
+// write) and on a cluster of
 // three primaries (AOF fsynced on every write, as redistest starts it): a
 // crawl through a Frontier whose pages each link to ten of twenty hosts
 // (see crawl). It reports per page the client's round trips (a pipeline,
