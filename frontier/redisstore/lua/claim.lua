@@ -24,6 +24,7 @@ local nxt
 local top = redis.call('ZRANGE', R, 0, 0, 'WITHSCORES')
 if #top > 0 then nxt = tonumber(top[2]) end
 if cnt.leased > 0 then
+  flushLeases()
   local exp = redis.call('ZRANGE', E, 0, 0, 'WITHSCORES')
   if #exp > 0 and (not nxt or tonumber(exp[2]) < nxt) then nxt = tonumber(exp[2]) end
 end

@@ -4,7 +4,7 @@
 local n = 0
 for i = 8, #ARGV, 2 do
   local m = leaseMember(ARGV[i], ARGV[i + 1])
-  if redis.call('ZSCORE', E, m) then
+  if leaseAt(m) then
     expire(m, clock)
     n = n + 1
   end

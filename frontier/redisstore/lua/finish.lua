@@ -16,7 +16,7 @@ local function finish(o)
   end
   local token, name = A[8], A[9]
   local m = leaseMember(token, name)
-  local at = tonumber(redis.call('ZSCORE', E, m))
+  local at = leaseAt(m)
   if not at then return 1 end
   if at <= clock then
     expire(m, at)

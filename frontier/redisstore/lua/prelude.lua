@@ -39,6 +39,9 @@ end
 -- fields of dirty), the clock, and Redis's run_id and TIME, read once a
 -- script.
 local P, N, R, E, LI, S, NV, cnt, dirty, clock, runID, redisNow
+-- The lease records the script wrote to the shard, not yet in Redis
+-- (see flushLeases).
+local pend
 -- The shard's settings and epoch, which join loads.
 local epoch, epochAt, perHost, keep = 0, 0, 1, false
 
@@ -52,6 +55,7 @@ end
 local function enter(p, n)
   P, N = p, n
   R, E, LI, S = P .. 'ready', P .. 'exp', P .. 'item', P .. 'seen'
+  pend = {add = {}, at = {}, del = {}, gone = {}, li = {}, item = {}}
   NV = redis.call('HMGET', N, 'lastnow', 'runid', 'epoch', 'epochat', 'perhost', 'keep', 'pub', 'pv',
     'queued', 'leased', 'hosts', 'busy', 'scheduled', 'seen', 'token', 'lv')
   cnt = {queued = num(NV[9]), leased = num(NV[10]), hosts = num(NV[11]), busy = num(NV[12]),
@@ -83,6 +87,33 @@ local memo, reqID = ARGV[2], ARGV[3]
 local retried = string.sub(reqID, 1, 1) == '+'
 if retried then reqID = string.sub(reqID, 2) end
 
+-- flushLeases writes the lease records the script granted and ended in
+-- the shard since it last read the expiry set: a batch grants and ends
+-- many leases, and writes them in three commands instead of three a
+-- lease. Whatever reads the expiry set or the item hash calls it first,
+-- or asks pend (leaseAt, unlease).
+local function flushLeases()
+  if #pend.add > 0 then redis.call('ZADD', E, unpack(pend.add)) end
+  if #pend.del > 0 then redis.call('ZREM', E, unpack(pend.del)) end
+  if #pend.li > 0 then redis.call('HSET', LI, unpack(pend.li)) end
+  if #pend.add + #pend.del + #pend.li > 0 then
+    -- In place: a batch keeps each shard's pend (shards.lua, stash).
+    for k in pairs(pend) do pend[k] = {} end
+  end
+end
+
+-- unpend removes from list, of pairs, the pair whose first value (second,
+-- with second) is v.
+local function unpend(list, v, second)
+  for i = 1, #list, 2 do
+    if list[i + (second and 1 or 0)] == v then
+      table.remove(list, i)
+      table.remove(list, i)
+      return
+    end
+  end
+end
+
 -- tail returns what the Store keeps of the shard (shard.go): whether it
 -- has a next event, its score and the ready key's name (when the first
 -- ready key may be claimed, or since when it has waited, or the first
@@ -96,6 +127,7 @@ if retried then reqID = string.sub(reqID, 2) end
 -- moves pub later, silently, when it is not ready now: a Store that
 -- cached a later time than the truth has always been told since.
 local function tail()
+  flushLeases()
   local top = redis.call('ZRANGE', R, 0, 7, 'WITHSCORES')
   local nxt, name = tonumber(top[2]), top[1] or ''
   local more = 0
@@ -448,9 +480,19 @@ end
 -- key, s, with one lease fewer, and returns it and the lease's item (nil
 -- for a lease of the key alone) if withItem, else whether it had one.
 local function unlease(m, name, token, withItem)
-  redis.call('ZREM', E, m)
-  local item
-  if withItem then
+  if pend.at[m] then -- granted by this script: never written
+    unpend(pend.add, m, true)
+    pend.at[m] = nil
+  else
+    pend.del[#pend.del + 1] = m
+  end
+  pend.gone[m] = true
+  local item = pend.item[token]
+  if item then
+    unpend(pend.li, token)
+    pend.item[token] = nil
+    if not withItem then item = true end
+  elseif withItem then
     item = redis.call('HGET', LI, token)
     if item then redis.call('HDEL', LI, token) end
   else
@@ -481,9 +523,17 @@ local function expire(m, restFrom)
   save(s)
 end
 
+-- leaseAt returns when the lease of record m expires, nil if it is not
+-- held.
+local function leaseAt(m)
+  if pend.gone[m] then return nil end
+  return pend.at[m] or tonumber(redis.call('ZSCORE', E, m))
+end
+
 -- sweep takes back a bounded number of expired leases.
 local function sweep()
   if cnt.leased <= 0 then return end -- no lease to expire
+  flushLeases()
   local due = redis.call('ZRANGEBYSCORE', E, '-inf', clock, 'WITHSCORES', 'LIMIT', 0, 32)
   for i = 1, #due, 2 do
     expire(due[i], tonumber(due[i + 1]))
@@ -497,8 +547,11 @@ end
 local function grant(s, item, lease, due)
   bump('token', 1)
   local token = string.format('%d', cnt.token)
-  redis.call('ZADD', E, clock + lease, leaseMember(token, s.name))
-  if item then redis.call('HSET', LI, token, item) end
+  local m, at = leaseMember(token, s.name), clock + lease
+  pend.add[#pend.add + 1], pend.add[#pend.add + 2], pend.at[m] = at, m, at
+  if item then
+    pend.li[#pend.li + 1], pend.li[#pend.li + 2], pend.item[token] = token, item, item
+  end
   if due then s.put = {'ld' .. token, due} end
   bump('leased', 1)
   s.leased = s.leased + 1
