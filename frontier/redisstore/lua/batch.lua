@@ -61,6 +61,7 @@ end
 -- The first ready key of each candidate.
 local heads = {}
 local function head(i)
+  flushReady()
   local top = redis.call('ZRANGE', R, 0, 0, 'WITHSCORES')
   heads[i] = nil
   if #top > 0 and tonumber(top[2]) <= clock then heads[i] = {top[1], tonumber(top[2])} end

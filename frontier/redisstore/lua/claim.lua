@@ -10,6 +10,7 @@ local lease = tonumber(ARGV[9])
 sweep()
 local bound = ARGV[10] ~= '' and clock + tonumber(ARGV[10])
 for _ = 1, 100 do
+  flushReady()
   local top = redis.call('ZRANGE', R, 0, 0, 'WITHSCORES')
   if #top == 0 or tonumber(top[2]) > clock then break end
   local sc = tonumber(top[2])
@@ -21,6 +22,7 @@ for _ = 1, 100 do
   end
 end
 local nxt
+flushReady()
 local top = redis.call('ZRANGE', R, 0, 0, 'WITHSCORES')
 if #top > 0 then nxt = tonumber(top[2]) end
 if cnt.leased > 0 then

@@ -39,9 +39,9 @@ end
 -- fields of dirty), the clock, and Redis's run_id and TIME, read once a
 -- script.
 local P, N, R, E, LI, S, NV, cnt, dirty, clock, runID, redisNow
--- The lease records the script wrote to the shard, not yet in Redis
--- (see flushLeases).
-local pend
+-- The lease records the script wrote to the shard, and its keys' new
+-- places in the ready set, not yet in Redis (see flushLeases, flushReady).
+local pend, pendR
 -- The shard's settings and epoch, which join loads.
 local epoch, epochAt, perHost, keep = 0, 0, 1, false
 
@@ -56,6 +56,7 @@ local function enter(p, n)
   P, N = p, n
   R, E, LI, S = P .. 'ready', P .. 'exp', P .. 'item', P .. 'seen'
   pend = {add = {}, at = {}, del = {}, gone = {}, li = {}, item = {}}
+  pendR = {}
   NV = redis.call('HMGET', N, 'lastnow', 'runid', 'epoch', 'epochat', 'perhost', 'keep', 'pub', 'pv',
     'queued', 'leased', 'hosts', 'busy', 'scheduled', 'seen', 'token', 'lv')
   cnt = {queued = num(NV[9]), leased = num(NV[10]), hosts = num(NV[11]), busy = num(NV[12]),
@@ -102,6 +103,25 @@ local function flushLeases()
   end
 end
 
+-- flushReady writes the places in the ready set that the script's saves
+-- gave keys since it last read the set: the Dones of a batch and the links
+-- of their pages put many keys back, in one ZADD (and one ZREM) instead of
+-- one each. Whatever reads the ready set calls it first.
+local function flushReady()
+  if next(pendR) == nil then return end
+  local add, del = {}, {}
+  for name, at in pairs(pendR) do
+    if at then
+      add[#add + 1], add[#add + 2] = at, name
+    else
+      del[#del + 1] = name
+    end
+  end
+  if #add > 0 then redis.call('ZADD', R, unpack(add)) end
+  if #del > 0 then redis.call('ZREM', R, unpack(del)) end
+  for k in pairs(pendR) do pendR[k] = nil end -- in place, as flushLeases
+end
+
 -- unpend removes from list, of pairs, the pair whose first value (second,
 -- with second) is v.
 local function unpend(list, v, second)
@@ -128,6 +148,7 @@ end
 -- cached a later time than the truth has always been told since.
 local function tail()
   flushLeases()
+  flushReady()
   local top = redis.call('ZRANGE', R, 0, 7, 'WITHSCORES')
   local nxt, name = tonumber(top[2]), top[1] or ''
   local more = 0
@@ -424,6 +445,7 @@ local function save(s, st, rv)
     at = 0
     if not closed(s) then
       local cur, wait = s.rs, s.na
+      if cur == nil and pendR[s.name] ~= nil then cur = pendR[s.name] end
       if cur == nil then cur = tonumber(redis.call('ZSCORE', R, s.name)) end
       local due = headDue(s)
       if due and due > wait then wait = due end
@@ -457,9 +479,9 @@ local function save(s, st, rv)
   if busy ~= s.busy then bump('busy', busy and 1 or -1) end
   s.active, s.busy = active, busy
   if at then
-    if at ~= s.rs then redis.call('ZADD', R, at, s.name) end
+    if at ~= s.rs then pendR[s.name] = at end
   elseif s.rs ~= false then
-    redis.call('ZREM', R, s.name)
+    pendR[s.name] = false
   end
   s.rs = at or false
   if stays then

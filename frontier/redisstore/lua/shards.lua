@@ -4,13 +4,13 @@
 local states = {}
 
 local function stash(i)
-  states[i] = {P, N, R, E, LI, S, NV, cnt, dirty, epoch, epochAt, perHost, keep, pend}
+  states[i] = {P, N, R, E, LI, S, NV, cnt, dirty, epoch, epochAt, perHost, keep, pend, pendR}
 end
 
 local function back(i)
   local v = states[i]
   P, N, R, E, LI, S, NV, cnt, dirty = v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9]
-  epoch, epochAt, perHost, keep, pend = v[10], v[11], v[12], v[13], v[14]
+  epoch, epochAt, perHost, keep, pend, pendR = v[10], v[11], v[12], v[13], v[14], v[15]
 end
 
 -- enterAll enters the c shards of ARGV[h..h+3c-1], three values each: its
