@@ -4,9 +4,14 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/heedcrawl/heed/frontier"
 
 	"github.com/heedcrawl/heed/internal/redistest"
 )
@@ -139,5 +144,97 @@ func TestFairBatch(t *testing.T) {
 	slices.Sort(want)
 	if !slices.Equal(got, want) {
 		t.Errorf("8 Claims at once took %v, want the 8 keys ready first %v", got, want)
+	}
+}
+
+// gateHook holds the first script call until gate is closed.
+type gateHook struct {
+	once sync.Once
+	gate chan struct{}
+}
+
+func (h *gateHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *gateHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if strings.HasPrefix(cmd.Name(), "eval") {
+			h.once.Do(func() { <-h.gate })
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (h *gateHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// TestBatchClaimsInTurn: a batch of many Claims on one shard — more than
+// batch.lua reads of the ready set at once — takes the keys in the order
+// they became ready, each key at most PerHost times, each item once.
+func TestBatchClaimsInTurn(t *testing.T) {
+	for _, perHost := range []int{1, 2} {
+		t.Run(fmt.Sprintf("perhost%d", perHost), func(t *testing.T) {
+			srv := redistest.Start(t)
+			gate := &gateHook{gate: make(chan struct{})}
+			c := srv.Client()
+			s, err := New(c, newJob(t), Options{CallerClock: true, Shards: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t0 := time.Now()
+			const keys, claims = 40, 25
+			for i := range keys {
+				s.lastNow.Store(micros(t0.Add(time.Duration(i) * time.Millisecond)))
+				key := fmt.Sprintf("k%02d", i)
+				mustAdd(t, s, item(key, "/1"), item(key, "/2"))
+			}
+			if err := batchScript.Load(ctx, c).Err(); err != nil { // no NOSCRIPT to count
+				t.Fatal(err)
+			}
+			c.AddHook(gate)
+			count := new(countingHook)
+			c.AddHook(count)
+			queued := make(chan int, claims+1)
+			s.ops.queued = func(n int) { queued <- n }
+			o := frontier.ClaimOptions{PerHost: perHost, Lease: time.Minute}
+			end := t0.Add(time.Second)
+			var mu sync.Mutex
+			var got []string
+			var wg sync.WaitGroup
+			for range claims {
+				wg.Go(func() {
+					c, err := s.Claim(ctx, end, o)
+					if err != nil || c.Lease == nil {
+						t.Errorf("Claim = %+v, %v", c, err)
+						return
+					}
+					mu.Lock()
+					got = append(got, c.Lease.URL)
+					mu.Unlock()
+				})
+			}
+			// The first Claim's batch is held until every other waits.
+			for n := range queued {
+				if n == claims-1 {
+					break
+				}
+			}
+			close(gate.gate)
+			wg.Wait()
+			var want []string
+			for i := 0; len(want) < claims; i++ {
+				for p := 1; p <= perHost && len(want) < claims; p++ {
+					want = append(want, fmt.Sprintf("http://k%02d/%d", i, p))
+				}
+			}
+			slices.Sort(got)
+			slices.Sort(want)
+			if !slices.Equal(got, want) {
+				t.Errorf("%d Claims in two batches took %v, want %v", claims, got, want)
+			}
+			if n := count.scripts.Load(); n != 2 {
+				t.Errorf("%d Claims ran %d scripts, want 2: the first alone, then one batch of the others", claims, n)
+			}
+		})
 	}
 }

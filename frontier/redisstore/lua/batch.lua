@@ -58,22 +58,45 @@ for _ = 1, ends do
   end
 end
 
--- The first ready key of each candidate.
-local heads = {}
-local function head(i)
+-- The first ready key of each candidate (heads). The first keys of its
+-- ready set are read once, as many as the claims still to serve and one
+-- (lists, from pos); the keys the batch's claims take or put back are in
+-- pendR (flushReady), which the next head reads instead: a claim costs no
+-- read of the set and no write to it.
+local heads, lists, pos, full = {}, {}, {}, {}
+local nat, n = #r + 1, 0 -- where the count of leases goes, and the count
+local function read(i)
   flushReady()
-  local top = redis.call('ZRANGE', R, 0, 0, 'WITHSCORES')
-  heads[i] = nil
-  if #top > 0 and tonumber(top[2]) <= clock then heads[i] = {top[1], tonumber(top[2])} end
+  local k = math.min(want - n, 15) + 1
+  lists[i], pos[i] = redis.call('ZRANGE', R, 0, k - 1, 'WITHSCORES'), 1
+  full[i] = #lists[i] == 2 * k -- there may be more beyond
 end
+local function head(i)
+  local best
+  while true do
+    local l = lists[i]
+    while pos[i] <= #l and pendR[l[pos[i]]] ~= nil do pos[i] = pos[i] + 2 end
+    if pos[i] <= #l then
+      best = {l[pos[i]], tonumber(l[pos[i] + 1])}
+      break
+    end
+    if not full[i] then break end
+    read(i)
+  end
+  for name, at in pairs(pendR) do
+    if at and (not best or at < best[2] or at == best[2] and name < best[1]) then best = {name, at} end
+  end
+  heads[i] = nil
+  if best and best[2] <= clock then heads[i] = best end
+end
+r[nat] = 0
 if want > 0 then
   for _, i in ipairs(cands) do
     back(i)
+    read(i)
     head(i)
   end
 end
-local nat, n = #r + 1, 0
-r[nat] = 0
 for _ = 1, 100 + want do
   if n >= want then break end
   local best
