@@ -17,6 +17,7 @@ local function add(a, z)
   end
   local seenKind = NV[14]
   if seenKind and seenKind ~= ARGV[a + 4] then
+    settle()
     error({err = 'HEEDSEEN the job\'s seen-set holds ' .. seenKind .. ', not ' .. ARGV[a + 4] .. ' (Options.ExactSeen differs)'})
   elseif not seenKind then
     redis.call('HSET', N, 'seen', ARGV[a + 4])

@@ -190,6 +190,16 @@ local function flush()
   dirty = {}
 end
 
+-- settle writes what the script holds back (leases, places in the ready
+-- set, counters) before it raises an error: Redis keeps the writes a
+-- script made before an error, and they must agree. batch.lua settles
+-- every shard it entered (shards.lua).
+local settle = function()
+  flushLeases()
+  flushReady()
+  flush()
+end
+
 -- leave appends the shard's tail to r and writes its counters back.
 local function leave(r)
   local t = tail()

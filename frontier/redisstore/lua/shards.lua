@@ -13,6 +13,15 @@ local function back(i)
   epoch, epochAt, perHost, keep, pend, pendR = v[10], v[11], v[12], v[13], v[14], v[15]
 end
 
+settle = function()
+  for i in pairs(states) do
+    back(i)
+    flushLeases()
+    flushReady()
+    flush()
+  end
+end
+
 -- enterAll enters the c shards of ARGV[h..h+3c-1], three values each: its
 -- key prefix, its counters hash, '1' if the Store has used it before.
 -- The first is the shard the prelude entered; f, if given, runs in each.
