@@ -238,3 +238,54 @@ func TestBatchClaimsInTurn(t *testing.T) {
 		})
 	}
 }
+
+// TestBatchErrorSettles: a batch that fails part-way (a DoneAdding
+// refused: the job's seen-set is of the other kind) leaves what Redis
+// kept of it consistent — the Done before it in the same batch ended its
+// lease, record, counters and all.
+func TestBatchErrorSettles(t *testing.T) {
+	srv := redistest.Start(t)
+	job := newJob(t)
+	fp := mustNew(t, srv, job, Options{Shards: 1})
+	mustAdd(t, fp, item("a", "/1"), item("b", "/1"), item("c", "/1"))
+	c := srv.Client()
+	exact, err := New(c, job, Options{ExactSeen: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ls []*frontier.Lease
+	for range 3 {
+		ls = append(ls, claimAt(t, exact, time.Now(), opt).Lease)
+	}
+	if err := batchScript.Load(ctx, c).Err(); err != nil {
+		t.Fatal(err)
+	}
+	gate := &gateHook{gate: make(chan struct{})}
+	c.AddHook(gate)
+	queued := make(chan int, 4)
+	exact.ops.queued = func(n int) { queued <- n }
+	errs := make(chan error, 3)
+	go func() { errs <- exact.Done(ctx, ls[0], time.Now(), frontier.Outcome{Pace: ls[0].Pace}) }()
+	<-queued // held in its script
+	go func() { errs <- exact.Done(ctx, ls[1], time.Now(), frontier.Outcome{Pace: ls[1].Pace}) }()
+	<-queued
+	go func() {
+		_, err := exact.DoneAdding(ctx, ls[2], time.Now(), frontier.Outcome{Pace: ls[2].Pace}, []frontier.Item{item("d", "/1")}, frontier.Limits{})
+		errs <- err
+	}()
+	<-queued
+	close(gate.gate)
+	var refused int
+	for range 3 {
+		if err := <-errs; err != nil {
+			if !strings.Contains(err.Error(), "ExactSeen") {
+				t.Errorf("error %v, want one naming ExactSeen", err)
+			}
+			refused++
+		}
+	}
+	if refused != 2 {
+		t.Errorf("%d calls refused, want the 2 of the failed batch", refused)
+	}
+	checkInvariants(t, 0, c, fp, time.Now(), 1)
+}
