@@ -213,14 +213,26 @@ func TestBatchClaimsInTurn(t *testing.T) {
 					mu.Unlock()
 				})
 			}
-			// The first Claim's batch is held until every other waits.
-			for n := range queued {
-				if n == claims-1 {
-					break
+			// The first Claim's batch is held until every other waits (or
+			// every Claim came back: they failed).
+			done := make(chan struct{})
+			go func() { wg.Wait(); close(done) }()
+		wait:
+			for {
+				select {
+				case n := <-queued:
+					if n == claims-1 {
+						break wait
+					}
+				case <-done:
+					break wait
+				case <-time.After(30 * time.Second): // a guard, not a wait: they queue at once
+					t.Error("the Claims did not all queue")
+					break wait
 				}
 			}
 			close(gate.gate)
-			wg.Wait()
+			<-done
 			var want []string
 			for i := 0; len(want) < claims; i++ {
 				for p := 1; p <= perHost && len(want) < claims; p++ {

@@ -293,17 +293,18 @@
 //	heed:{job/S}:q:KEY    list: KEY's encoded items due when queued
 //	heed:{job/S}:d:KEY    sorted set: KEY's items due later, by Due (µs),
 //	                      each an 8-byte sequence number and the item
-//	heed:{job/S}:k:KEY    hash: KEY's pacing state (its token bucket: bt
-//	                      tokens, bl when counted, µs, br tokens a second;
-//	                      na: when the token is back, µs; delay, µs; st: the
-//	                      rest of its HostState; rv: its revisit state,
-//	                      frontier.Lease.Revisiting), its leases, counters for
-//	                      the limits, given up; of d:KEY its length (dn),
-//	                      first Due (dh) and last sequence number (ds); of
-//	                      q:KEY its length (ql); its score in ready (rs,
-//	                      '' for none); each leased item (lTOKEN), and its
-//	                      Due if it was handed out early (ldTOKEN)
+//	heed:{job/S}:k:KEY    hash: KEY's scheduling state, packed in two
+//	                      fields, s and c (lua/keystate.lua: its token
+//	                      bucket, when its token is back, its Delay, its
+//	                      leases, closed until, given up, counters for the
+//	                      limits, the length of q:KEY, the length, first
+//	                      Due and last sequence number of d:KEY, its score
+//	                      in ready); st: the rest of its HostState; rv: its
+//	                      revisit state, frontier.Lease.Revisiting; the Due
+//	                      of a leased item it handed out early (ldTOKEN)
 //	heed:{job/S}:ready    sorted set: keys with queued items and a free slot
+//	heed:{job/S}:item     hash: lease counter → its expiry (µs), key and
+//	                      item (none for a lease of a key alone)
 //	heed:{job/S}:exp      sorted set: the leases, "COUNTER KEY" → expiry, µs
 //	heed:{job/S}:robots:A string: the robots.txt entry of authority A, in
 //	                      the shard of A (no script reads it)

@@ -42,6 +42,12 @@ func TestLayoutMigrates(t *testing.T) {
 		c.ZRem(ctx, p+"exp", m)
 		c.ZAdd(ctx, p+"exp", redis.Z{Score: score, Member: tok})
 		c.HSet(ctx, p+"lease", tok, l.Key)
+		// The item hash held the item alone (see leaseRecord, prelude.lua).
+		rec := []byte(c.HGet(ctx, p+"item", tok).Val())
+		if len(rec) < 10 || string(rec[10:10+len(l.Key)]) != l.Key {
+			t.Fatalf("lease %s: record %q does not name key %s", tok, rec, l.Key)
+		}
+		c.HSet(ctx, p+"item", tok, rec[10+len(l.Key):])
 		toOldLayout(t, c, p, l.Key)
 	}
 	c.Set(ctx, p+"token", c.HGet(ctx, p+"c", "token").Val(), 0)

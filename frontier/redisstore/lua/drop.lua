@@ -3,9 +3,9 @@
 -- key resting a full Delay from now.
 local n = 0
 for i = 8, #ARGV, 2 do
-  local m = leaseMember(ARGV[i], ARGV[i + 1])
-  if leaseAt(m) then
-    expire(m, clock)
+  local at, item = leaseOf(ARGV[i], ARGV[i + 1])
+  if at then
+    expire(ARGV[i], ARGV[i + 1], item, clock)
     n = n + 1
   end
 end

@@ -15,14 +15,13 @@ local function finish(o)
     for k = 8, 21 do A[k] = ARGV[o + k - 8] end
   end
   local token, name = A[8], A[9]
-  local m = leaseMember(token, name)
-  local at = leaseAt(m)
+  local at, item = leaseOf(token, name)
   if not at then return 1 end
   if at <= clock then
-    expire(m, at)
+    expire(token, name, item, at)
     return 1
   end
-  local s, item = unlease(m, name, token)
+  local s = unlease(token, name)
   rest(s, tonumber(A[14]))
   if item and A[10] == '1' then
     front(s, A[11], s.ldue)

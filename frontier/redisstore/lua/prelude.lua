@@ -21,8 +21,9 @@
 -- How long an idle key's pacing state outlives its rest (ms), and a memo.
 local IDLE_TTL, MEMO_TTL = 60000, 600000
 -- The layout of a shard's keys this release writes (the counters hash's
--- field lv): a lease is its member of the expiry set, 'TOKEN KEY', and
--- its item in the item hash; the fencing counter is in the counters hash
+-- field lv): a lease is its record in the item hash (token → expiry, key
+-- and item: leaseRecord) and its member of the expiry set, 'TOKEN KEY',
+-- for the sweeps; the fencing counter is in the counters hash
 -- (token). A shard of an earlier layout (a lease hash, token → key, and
 -- the expiry set of tokens; the counter in a key of its own) is moved to
 -- it once (migrate). A key's state is packed (keystate.lua).
@@ -55,7 +56,7 @@ end
 local function enter(p, n)
   P, N = p, n
   R, E, LI, S = P .. 'ready', P .. 'exp', P .. 'item', P .. 'seen'
-  pend = {add = {}, at = {}, del = {}, gone = {}, li = {}, item = {}}
+  pend = {add = {}, del = {}, gone = {}, li = {}, lidel = {}, item = {}}
   pendR = {}
   NV = redis.call('HMGET', N, 'lastnow', 'runid', 'epoch', 'epochat', 'perhost', 'keep', 'pub', 'pv',
     'queued', 'leased', 'hosts', 'busy', 'scheduled', 'seen', 'token', 'lv')
@@ -90,14 +91,15 @@ if retried then reqID = string.sub(reqID, 2) end
 
 -- flushLeases writes the lease records the script granted and ended in
 -- the shard since it last read the expiry set: a batch grants and ends
--- many leases, and writes them in three commands instead of three a
--- lease. Whatever reads the expiry set or the item hash calls it first,
--- or asks pend (leaseAt, unlease).
+-- many leases, and writes them in four commands instead of two a lease.
+-- Whatever reads the expiry set calls it first; the item hash is read
+-- through pend (leaseOf).
 local function flushLeases()
   if #pend.add > 0 then redis.call('ZADD', E, unpack(pend.add)) end
   if #pend.del > 0 then redis.call('ZREM', E, unpack(pend.del)) end
   if #pend.li > 0 then redis.call('HSET', LI, unpack(pend.li)) end
-  if #pend.add + #pend.del + #pend.li > 0 then
+  if #pend.lidel > 0 then redis.call('HDEL', LI, unpack(pend.lidel)) end
+  if #pend.add + #pend.del + #pend.li + #pend.lidel > 0 then
     -- In place: a batch keeps each shard's pend (shards.lua, stash).
     for k in pairs(pend) do pend[k] = {} end
   end
@@ -234,6 +236,8 @@ local function migrate()
     if at then
       redis.call('ZREM', E, token)
       redis.call('ZADD', E, at, token .. ' ' .. name)
+      local item = redis.call('HGET', P .. 'item', token)
+      redis.call('HSET', P .. 'item', token, struct.pack('>dH', tonumber(at), #name) .. name .. (item or ''))
     end
   end
   redis.call('DEL', L, T)
@@ -503,50 +507,57 @@ local function save(s, st, rv)
 end
 
 -- leaseMember returns the member of the expiry set of lease token of key
--- name: the lease's one record.
+-- name, which orders the leases by expiry.
 local function leaseMember(token, name)
   return token .. ' ' .. name
 end
 
--- unlease ends lease token of key name, whose record is m: it loads the
--- key, s, with one lease fewer, and returns it and the lease's item (nil
--- for a lease of the key alone) if withItem, else whether it had one.
-local function unlease(m, name, token, withItem)
-  if pend.at[m] then -- granted by this script: never written
+-- leaseRecord returns the item hash's record of a lease of key name,
+-- expiring at µs, of item ('' for a lease of the key alone): what a Done
+-- reads to know the lease is held, in one command.
+local function leaseRecord(name, at, item)
+  return struct.pack('>dH', at, #name) .. name .. (item or '')
+end
+
+-- leaseOf returns when lease token of key name expires and its item (nil
+-- for a lease of the key alone); nothing if the lease is not held.
+local function leaseOf(token, name)
+  if pend.gone[token] then return nil end
+  local v = pend.item[token] or redis.call('HGET', LI, token)
+  if not v or #v < 10 then return nil end
+  local at, n = struct.unpack('>dH', v)
+  if string.sub(v, 11, 10 + n) ~= name then return nil end
+  local item = string.sub(v, 11 + n)
+  if item == '' then item = nil end
+  return at, item
+end
+
+-- unlease ends lease token of key name: it loads the key, s, with one
+-- lease fewer, and returns it. Its records go with the script's next
+-- write of them (flushLeases).
+local function unlease(token, name)
+  local m = leaseMember(token, name)
+  if pend.item[token] then -- granted by this script: never written
     unpend(pend.add, m, true)
-    pend.at[m] = nil
-  else
-    pend.del[#pend.del + 1] = m
-  end
-  pend.gone[m] = true
-  local item = pend.item[token]
-  if item then
     unpend(pend.li, token)
     pend.item[token] = nil
-    if not withItem then item = true end
-  elseif withItem then
-    item = redis.call('HGET', LI, token)
-    if item then redis.call('HDEL', LI, token) end
   else
-    item = redis.call('HDEL', LI, token) == 1
+    pend.del[#pend.del + 1] = m
+    pend.lidel[#pend.lidel + 1] = token
   end
+  pend.gone[token] = true
   bump('leased', -1)
   local s = key(name, token)
   s.leased = math.max(s.leased - 1, 0)
   if s.ldue then redis.call('HDEL', s.K, 'ld' .. token) end
-  return s, item
+  return s
 end
 
--- expire ends the lease of record m: its item, if any, goes back to the
--- front of its key's queue, and the key rests a full Delay from restFrom,
--- since a request may have been under way.
-local function expire(m, restFrom)
-  local token, name = string.match(m, '^(%d+) (.*)$')
-  if not token then -- not a record of this layout
-    redis.call('ZREM', E, m)
-    return
-  end
-  local s, item = unlease(m, name, token, true)
+-- expire ends lease token of key name, of item: the item, if any, goes
+-- back to the front of its key's queue, and the key rests a full Delay
+-- from restFrom, since a request may have been under way.
+local function expire(token, name, item, restFrom)
+  local s = unlease(token, name)
   if item then
     front(s, item, s.ldue)
     bump('queued', 1)
@@ -555,20 +566,19 @@ local function expire(m, restFrom)
   save(s)
 end
 
--- leaseAt returns when the lease of record m expires, nil if it is not
--- held.
-local function leaseAt(m)
-  if pend.gone[m] then return nil end
-  return pend.at[m] or tonumber(redis.call('ZSCORE', E, m))
-end
-
 -- sweep takes back a bounded number of expired leases.
 local function sweep()
   if cnt.leased <= 0 then return end -- no lease to expire
   flushLeases()
   local due = redis.call('ZRANGEBYSCORE', E, '-inf', clock, 'WITHSCORES', 'LIMIT', 0, 32)
   for i = 1, #due, 2 do
-    expire(due[i], tonumber(due[i + 1]))
+    local token, name = string.match(due[i], '^(%d+) (.*)$')
+    local _, item = leaseOf(token or '', name or '')
+    if token then
+      expire(token, name, item, tonumber(due[i + 1]))
+    else -- not a record of this layout
+      redis.call('ZREM', E, due[i])
+    end
   end
 end
 
@@ -579,11 +589,10 @@ end
 local function grant(s, item, lease, due)
   bump('token', 1)
   local token = string.format('%d', cnt.token)
-  local m, at = leaseMember(token, s.name), clock + lease
-  pend.add[#pend.add + 1], pend.add[#pend.add + 2], pend.at[m] = at, m, at
-  if item then
-    pend.li[#pend.li + 1], pend.li[#pend.li + 2], pend.item[token] = token, item, item
-  end
+  local at = clock + lease
+  local rec = leaseRecord(s.name, at, item)
+  pend.add[#pend.add + 1], pend.add[#pend.add + 2] = at, leaseMember(token, s.name)
+  pend.li[#pend.li + 1], pend.li[#pend.li + 2], pend.item[token] = token, rec, rec
   if due then s.put = {'ld' .. token, due} end
   bump('leased', 1)
   s.leased = s.leased + 1
