@@ -53,10 +53,9 @@ type batchOp struct {
 	opt   frontier.ClaimOptions
 	lease *frontier.Lease
 	// On a cluster, a Claim's fairness bound, if bounded: the first ready
-	// key of the other shards, when it became ready (µs on the clock of
-	// the decisions) and its name.
+	// key of the other shards, µs from now, and its name.
 	bounded   bool
-	boundAt   int64
+	bound     int64
 	boundName string
 	// The end of a lease: its shard, finish.lua's arguments, the groups of
 	// links to add first (the lease's shard first) with add.lua's
@@ -217,12 +216,12 @@ func (s *Store) claimCandidates(a *batchArgs, slot *shard, now time.Time, ends, 
 		var tight *batchOp
 		for _, w := range claims {
 			c := &w.req
-			if c.bounded && (tight == nil || c.boundAt < tight.boundAt || c.boundAt == tight.boundAt && c.boundName < tight.boundName) {
+			if c.bounded && (tight == nil || c.bound < tight.bound || c.bound == tight.bound && c.boundName < tight.boundName) {
 				tight = c
 			}
 		}
 		if tight != nil {
-			bound, name = strconv.FormatInt(tight.boundAt-s.clockNow(now), 10), tight.boundName
+			bound, name = strconv.FormatInt(tight.bound, 10), tight.boundName
 		}
 		return []any{a.add(slot)}, bound, name
 	}

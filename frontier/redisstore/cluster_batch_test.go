@@ -222,7 +222,7 @@ func TestClusterBatchBound(t *testing.T) {
 		if i > 0 {
 			<-hook.held // the first claims alone
 		}
-		l, err := s.claimSlot(ctx, sh, end, rnow, opt, bounds[i], "")
+		l, err := s.claimSlot(ctx, sh, end, opt, bounds[i], "")
 		if err != nil {
 			t.Errorf("claim %d: %v", i, err)
 		}
