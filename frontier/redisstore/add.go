@@ -195,7 +195,8 @@ func (s *Store) giveBack(ctx context.Context, lim frontier.Limits, budget int, e
 // DoneAdding implements frontier.DoneAdder: on a single Redis without a
 // page limit, in a batch (doneAddingAll); otherwise the links of shards
 // other than l's are added first, a script a shard; then one script of
-// l's shard adds the links of that shard and ends l as Done does. A process that
+// l's shard adds the links of that shard and ends l as Done does — on a
+// cluster without a page limit, in a batch of that shard (doneAddingSlot). A process that
 // dies in between leaves l's page to be fetched again once its lease
 // expires: the links added already are seen, none is lost. The links the
 // Store knows seen are refused without asking Redis (seenFilter).
@@ -248,7 +249,10 @@ func (s *Store) doneAdding(ctx context.Context, l *frontier.Lease, now time.Time
 	ownDone := false
 	gs := s.split(len(batch), func(i int) string { return batch[i].Key }, own)
 	if budget < 0 && s.oneServer() {
-		return s.doneAddingAll(ctx, l, own, gs, now, o, batch, lim)
+		return s.doneAddingAll(ctx, l, own, gs, now, o, batch, lim, refused)
+	}
+	if budget < 0 && s.perSlot() {
+		return s.doneAddingSlot(ctx, l, own, gs, now, o, batch, lim, refused)
 	}
 	if budget < 0 && len(gs) > 2 {
 		// No page limit to share out in order: the other shards' links

@@ -13,7 +13,7 @@ import (
 const batchMax = 32
 
 // batcher queues the calls of a Store (Claims, or Dones) on a single
-// Redis: while one batch is in flight, the calls that come wait, and the
+// Redis, or those of one shard on a cluster: while one batch is in flight, the calls that come wait, and the
 // next batch serves them together. The call that finds no batch running
 // runs the next (it leads); when a batch that served it comes back, it
 // hands the lead to the first call still waiting.

@@ -5,6 +5,7 @@ package redisstore
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/heedcrawl/heed/frontier"
@@ -107,13 +108,41 @@ func (s *Store) claimProbing(ctx context.Context, now time.Time, rnow int64, opt
 		if !ok {
 			break
 		}
-		l, err := s.claimShard(ctx, s.shards[i], now, opt, bound, name)
+		var l *frontier.Lease
+		var err error
+		if s.perSlot() {
+			l, err = s.claimSlot(ctx, s.shards[i], now, opt, bound, name)
+		} else {
+			l, err = s.claimShard(ctx, s.shards[i], now, opt, bound, name)
+		}
 		s.view.release(i)
 		if err != nil || l != nil {
 			return l, err
 		}
 	}
 	return nil, nil
+}
+
+// claimSlot claims a key of sh, on a cluster, with the other Claims of
+// the Store for sh waiting at the same time (one batch.lua call), bounded
+// by the key bound µs from now named name (none if bound is ""), or
+// tighter if another Claim of the batch is: a nil Lease if the batch had
+// none for this one.
+func (s *Store) claimSlot(ctx context.Context, sh *shard, now time.Time, opt frontier.ClaimOptions, bound, name string) (*frontier.Lease, error) {
+	op := batchOp{claim: true, now: now, opt: opt}
+	if bound != "" {
+		d, err := strconv.ParseInt(bound, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("redisstore: claim: bound %q: %w", bound, err)
+		}
+		op.bounded, op.bound, op.boundName = true, d, name
+	}
+	b, run := s.slotBatcher(sh)
+	w, err := b.join(ctx, op, run)
+	if err != nil {
+		return nil, err
+	}
+	return w.lease, w.err
 }
 
 // claimShard runs claim.lua on sh, bounded by the key bound µs from now

@@ -1,14 +1,16 @@
 package redisstore
 
-// Claims and ends of leases for several callers at once, on a single
-// Redis: one script (batch.lua) ends the leases of the Dones and Requeues
-// that wait and leases the items of as many Claims as wait, taken from
-// the shards in the order of their first ready keys.
+// Claims and ends of leases for several callers at once: one script
+// (batch.lua) ends the leases of the Dones and Requeues that wait and
+// leases the items of as many Claims as wait — on a single Redis taken
+// from the shards in the order of their first ready keys, on a cluster
+// from one shard (a batch there enters one slot).
 
 import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/heedcrawl/heed/frontier"
@@ -50,6 +52,11 @@ type batchOp struct {
 	claim bool
 	opt   frontier.ClaimOptions
 	lease *frontier.Lease
+	// On a cluster, a Claim's fairness bound, if bounded: the first ready
+	// key of the other shards, µs from now, and its name.
+	bounded   bool
+	bound     int64
+	boundName string
 	// The end of a lease: its shard, finish.lua's arguments, the groups of
 	// links to add first (the lease's shard first) with add.lua's
 	// arguments of each, and the reply: finish's code, then add's codes.
@@ -60,10 +67,33 @@ type batchOp struct {
 	reply  []any
 }
 
-// runOps serves the calls waiting first, in one script (batch.lua): with
-// CallerClock those of the first's now, and the Claims with the options
-// of the first Claim.
+// runOps serves the calls waiting first on a single Redis, in one script
+// (batch.lua).
 func (s *Store) runOps(b *batcher[batchOp]) []*waiter[batchOp] {
+	return s.runOn(nil, b)
+}
+
+// batcherOf returns the batcher a call for shard sh joins, and the run
+// of its batches: the Store's on a single Redis, sh's on a cluster.
+func (s *Store) batcherOf(sh *shard) (*batcher[batchOp], func(*batcher[batchOp]) []*waiter[batchOp]) {
+	if s.oneServer() {
+		return &s.ops, s.runOps
+	}
+	return s.slotBatcher(sh)
+}
+
+// slotBatcher returns the batcher of shard sh on a cluster, and the run
+// of its batches.
+func (s *Store) slotBatcher(sh *shard) (*batcher[batchOp], func(*batcher[batchOp]) []*waiter[batchOp]) {
+	s.slotOpsOnce.Do(func() { s.slotOps = make([]batcher[batchOp], len(s.shards)) })
+	return &s.slotOps[sh.i], func(b *batcher[batchOp]) []*waiter[batchOp] { return s.runOn(sh, b) }
+}
+
+// runOn serves the calls waiting first, in one script (batch.lua) that
+// enters slot alone if not nil (a cluster's shard), else every shard it
+// needs: with CallerClock those of the first's now, and the Claims with
+// the options of the first Claim.
+func (s *Store) runOn(slot *shard, b *batcher[batchOp]) []*waiter[batchOp] {
 	var first, firstClaim *batchOp
 	batch := b.take(func(w *batchOp) bool {
 		if first == nil {
@@ -82,7 +112,7 @@ func (s *Store) runOps(b *batcher[batchOp]) []*waiter[batchOp] {
 	})
 	if len(batch) > 0 {
 		ctx, release := batchContext(batch)
-		s.runBatch(ctx, batch, firstClaim)
+		s.runBatch(ctx, slot, batch, firstClaim)
 		release()
 	}
 	return batch
@@ -104,12 +134,15 @@ func (a *batchArgs) add(sh *shard) int {
 	return len(a.shards)
 }
 
-// runBatch runs batch.lua for batch: the leases to end, and the Claims on
-// the shards the view knows ready and those of the leases ended; it gives
-// each call its answer.
-func (s *Store) runBatch(ctx context.Context, batch []*waiter[batchOp], claimOpt *batchOp) {
+// runBatch runs batch.lua for batch: the leases to end, and the Claims —
+// in slot if not nil, else on the shards the view knows ready and those
+// of the leases ended; it gives each call its answer.
+func (s *Store) runBatch(ctx context.Context, slot *shard, batch []*waiter[batchOp], claimOpt *batchOp) {
 	var ends, claims []*waiter[batchOp]
 	a := batchArgs{at: map[*shard]int{}}
+	if slot != nil {
+		a.add(slot)
+	}
 	for _, w := range batch {
 		if w.req.claim {
 			claims = append(claims, w)
@@ -125,16 +158,7 @@ func (s *Store) runBatch(ctx context.Context, batch []*waiter[batchOp], claimOpt
 	var cands []any
 	bound, name, perHost, lease := "", "", 1, int64(0)
 	if claimOpt != nil {
-		var idx []int
-		idx, bound, name = s.view.candidates(s.clockNow(now), len(claims)+batchExtra)
-		for _, i := range idx {
-			cands = append(cands, a.add(s.shards[i]))
-		}
-		for _, e := range ends {
-			if i := a.at[e.req.sh]; !slices.Contains(cands, any(i)) {
-				cands = append(cands, i)
-			}
-		}
+		cands, bound, name = s.claimCandidates(&a, slot, now, ends, claims)
 		perHost, lease = max(claimOpt.opt.PerHost, 1), leaseMicros(claimOpt.opt.Lease)
 	}
 	if len(a.shards) == 0 {
@@ -178,6 +202,39 @@ func (s *Store) runBatch(ctx context.Context, batch []*waiter[batchOp], claimOpt
 			w.req.lease.Expires = base(w.req.now).Add(w.req.lease.Expires.Sub(base(now)))
 		}
 	}
+}
+
+// claimCandidates returns the shards a batch's claims may take keys of,
+// adding them to a, and their bound (µs from now, and a name; "" for
+// none): in slot alone if not nil, bounded by the tightest bound of
+// claims, so that none is served out of its turn beyond what it stated;
+// else the shards whose ready keys the view knows to have waited longest
+// and those of the leases the batch ends, bounded by the first ready key
+// of the others.
+func (s *Store) claimCandidates(a *batchArgs, slot *shard, now time.Time, ends, claims []*waiter[batchOp]) (cands []any, bound, name string) {
+	if slot != nil {
+		var tight *batchOp
+		for _, w := range claims {
+			c := &w.req
+			if c.bounded && (tight == nil || c.bound < tight.bound || c.bound == tight.bound && c.boundName < tight.boundName) {
+				tight = c
+			}
+		}
+		if tight != nil {
+			bound, name = strconv.FormatInt(tight.bound, 10), tight.boundName
+		}
+		return []any{a.add(slot)}, bound, name
+	}
+	idx, bound, name := s.view.candidates(s.clockNow(now), len(claims)+batchExtra)
+	for _, i := range idx {
+		cands = append(cands, a.add(s.shards[i]))
+	}
+	for _, e := range ends {
+		if i := a.at[e.req.sh]; !slices.Contains(cands, any(i)) {
+			cands = append(cands, i)
+		}
+	}
+	return cands, bound, name
 }
 
 // batchCall runs batch.lua on shards with args, for leases to end whose

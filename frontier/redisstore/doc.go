@@ -22,17 +22,22 @@
 // once share one script (see Batches), and a page costs a share of one:
 // its share of a batch that leases its item, and its share of the batch
 // that ends its lease with its links (those of every shard) and, if the
-// Outcome has one, queues its revisit. On a cluster a page costs
-// two script calls and about two round trips, one more pipelined round
-// for the links of other shards than the page's (see Shards). Plus, once
+// Outcome has one, queues its revisit. On a cluster the calls of a Store
+// for one shard that wait at once share one script of that shard's slot:
+// a page costs its share of a batch that leases its item, its share of
+// one that ends its lease with its links of that shard, and one more
+// pipelined round, a script a shard, for its links of other shards (see
+// Shards). Plus, once
 // per script after Redis starts, one to load the script, and on a cluster
 // one to publish a shard that woke. Measured (BenchmarkCostPerPage; one
 // page at a time, each linking to ten new URLs of ten of twenty hosts, so
 // ten shards): on a single Redis 2.0 script calls, 2.6 round trips and
 // some 130 commands a page (1 shard: 2.0, 2.0, 103); on a cluster of
-// three primaries 10 script calls and 3.7 round trips. On bench workload
+// three primaries 10 script calls and 3.6 round trips. On bench workload
 // (a), 256 workers of one process and one Redis: 0.3 script calls and 58
-// commands a page (most links were seen before: see Seen cache). What a
+// commands a page (most links were seen before: see Seen cache); on three
+// primaries 3.3 script calls and 54 commands (6.0–6.7 and 75–80 with a
+// script a call, most of them claims the bound refused). What a
 // script costs Redis is mostly its commands, some 3–4 µs each on a shared
 // 2-core machine, the call into Redis from Lua included, and its call
 // (some 15 µs of server CPU a round trip on loopback): each script reads
@@ -168,14 +173,18 @@
 // itself, on a cluster the Store in a round trip more — which each Store
 // reads once a Poll (one HGET of its version when nothing changed).
 //
-// On a cluster, a claim carries the score and name of the first ready key
-// of the other shards as a bound: a shard whose head is later (another
-// process took the key the Store knew) hands out nothing and tells its
-// real head, and the Store asks the next (at most 8 bounded tries a
-// Claim). A Store sends a shard no more claims at once than the shard has
-// ready keys (its tail counts them, up to 8): a Claim that finds every
-// ready shard so busy waits for a claim to come back instead of sending
-// one that would hand out nothing. On a single Redis, the Claims waiting
+// On a cluster, a Claim asks the shard whose first ready key has waited
+// longest, with claims of the Store in flight there or not, and carries
+// the score and name of the first ready key of the other shards as a
+// bound: a shard whose head is later (another process took the key the
+// Store knew) hands out nothing and tells its real head, and the Store
+// asks the next (at most 8 bounded tries a Claim). The claims of a Store
+// for one shard that wait at once share a script (see Batches), bounded
+// by the tightest of their bounds. A Store sends a shard no more claims
+// at once than the shard has ready keys (its tail counts them, up to 8):
+// a Claim that finds every ready shard so busy waits for a claim to come
+// back instead of sending one that would hand out nothing. On a single
+// Redis, the Claims waiting
 // at once share one script (see Batches), which reads the first ready key
 // of the candidate shards — the k+1 shards whose ready keys the Store
 // knows to have waited longest, for k Claims, and those of the leases the
@@ -228,8 +237,12 @@
 // # Batches
 //
 // On a single Redis, a Store's Claims, Dones, Requeues and DoneAddings
-// (without -max-pages) that wait at once share one script (lua/batch.lua):
-// while a batch is in flight, the calls that come queue, and the next
+// (without -max-pages) that wait at once share one script (lua/batch.lua);
+// on a cluster, where a script touches one slot, those that wait at once
+// for the same shard do — a Claim for the shard it asks, the end of a
+// lease for its key's shard, with a DoneAdding's links of that shard (the
+// others' go first, in one pipelined round). While a batch is in flight,
+// the calls that come queue, and the next
 // batch serves up to 32 of them — first the leases it ends, each after
 // the links of its page, then the Claims, in the order their
 // keys became ready, so that a key a Done of the batch freed may go to a
@@ -242,7 +255,10 @@
 // gets its answer all the same, and the batch is cancelled only once
 // every call it serves gave up.
 // On bench workload (a), 256 workers of one process, a batch serves some
-// 12 Claims.
+// 12 Claims; on a cluster, where the 200 hosts spread over 256 shards, a
+// batch of a shard some 1.1 (on workload (c), 2,000 hosts, some 10), and
+// the claims of a batch that the bound refuses cost no script of their
+// own.
 //
 // # Seen cache
 //

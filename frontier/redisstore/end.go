@@ -39,8 +39,9 @@ func (s *Store) end(ctx context.Context, l *frontier.Lease, now time.Time, o fro
 	if shardOfToken(l.Token) != sh.i {
 		return frontier.ErrLeaseLost // not a token of the key's shard
 	}
-	if s.oneServer() {
-		w, err := s.ops.join(ctx, batchOp{sh: sh, now: now, args: s.finishArgs(l, now, o, requeue)}, s.runOps)
+	if s.oneServer() || s.perSlot() {
+		b, run := s.batcherOf(sh)
+		w, err := b.join(ctx, batchOp{sh: sh, now: now, args: s.finishArgs(l, now, o, requeue)}, run)
 		if err != nil {
 			return err
 		}
@@ -58,8 +59,8 @@ func (s *Store) end(ctx context.Context, l *frontier.Lease, now time.Time, o fro
 	return finishAnswer(op, r)
 }
 
-// callShards runs sc, a script of several shards on a single Redis
-// (batch.lua), with args: the request is the first
+// callShards runs sc, a script of several shards on a single Redis, or
+// of one on a cluster (batch.lua), with args: the request is the first
 // shard's (its memo is in that shard's slot). The reply's last tails are
 // the shards', which it learns; it returns the rest, of at least n values.
 func (s *Store) callShards(ctx context.Context, sc *redis.Script, op string, shards []*shard, now time.Time, args []any, n int) ([]any, error) {

@@ -16,11 +16,42 @@ func (s *Store) oneServer() bool {
 	return ok && !s.legacy()
 }
 
+// perSlot reports whether the calls of the Store that wait at once for
+// the same shard share a script entering that shard alone: on a cluster
+// (a job of an earlier release, in one slot, keeps a script a call).
+func (s *Store) perSlot() bool {
+	return !s.oneServer() && !s.legacy()
+}
+
+// doneAddingSlot is DoneAdding on a cluster, without a page limit: the
+// links of the other shards than own go first, in one pipelined round,
+// then own's links are added and l ended in one script of own's shard,
+// with the other calls of the Store for that shard that wait at once
+// (batch.lua). gs are the batch's groups, own's last; refused has a
+// place for each link.
+func (s *Store) doneAddingSlot(ctx context.Context, l *frontier.Lease, own *shard, gs []group, now time.Time, o frontier.Outcome, batch []frontier.Item, lim frontier.Limits, refused []error) ([]error, error) {
+	n := len(gs)
+	if gs[n-1].sh == own {
+		n--
+	}
+	if n > 0 {
+		if err := s.addGroups(ctx, gs[:n], now, batch, lim, refused); err != nil {
+			return nil, err
+		}
+	}
+	if n == len(gs) { // no link of own's shard
+		return refused[:len(batch)], s.Done(ctx, l, now, o)
+	}
+	return s.doneAddingAll(ctx, l, own, gs[n:], now, o, batch, lim, refused)
+}
+
 // doneAddingAll is DoneAdding on a single Redis, without a page limit: the
 // links of every shard are added and l ended in one script, with the
 // other calls of the Store that wait at once (batch.lua), instead of one
-// script per shard. gs are the batch's groups, own's last.
-func (s *Store) doneAddingAll(ctx context.Context, l *frontier.Lease, own *shard, gs []group, now time.Time, o frontier.Outcome, batch []frontier.Item, lim frontier.Limits) ([]error, error) {
+// script per shard. gs are the batch's groups, own's last (on a cluster,
+// own's alone); their answers go into refused, which has a place for
+// each link.
+func (s *Store) doneAddingAll(ctx context.Context, l *frontier.Lease, own *shard, gs []group, now time.Time, o frontier.Outcome, batch []frontier.Item, lim frontier.Limits, refused []error) ([]error, error) {
 	if gs[len(gs)-1].sh != own {
 		gs = append(gs, group{sh: own})
 	}
@@ -29,7 +60,8 @@ func (s *Store) doneAddingAll(ctx context.Context, l *frontier.Lease, own *shard
 	for i, g := range gs {
 		blocks[i] = s.addArgs(nil, base(now), g.items(batch), lim, -1)
 	}
-	w, err := s.ops.join(ctx, batchOp{sh: own, now: now, args: s.finishArgs(l, now, o, false), groups: gs, blocks: blocks}, s.runOps)
+	b, run := s.batcherOf(own)
+	w, err := b.join(ctx, batchOp{sh: own, now: now, args: s.finishArgs(l, now, o, false), groups: gs, blocks: blocks}, run)
 	if err != nil {
 		return nil, err
 	}
@@ -38,7 +70,6 @@ func (s *Store) doneAddingAll(ctx context.Context, l *frontier.Lease, own *shard
 	}
 	r := w.reply
 	doneErr := finishAnswer("done adding", r[:1])
-	refused := make([]error, len(batch))
 	at := 1
 	for _, g := range gs {
 		got, err := addAnswers("done adding", r[at:at+len(g.idx)], g.items(batch))
@@ -51,7 +82,7 @@ func (s *Store) doneAddingAll(ctx context.Context, l *frontier.Lease, own *shard
 		at += len(g.idx)
 	}
 	s.unhold(l.Token)
-	return refused, doneErr
+	return refused[:len(batch)], doneErr
 }
 
 // learnTail learns the tail t of a reply of shard sh, and publishes the

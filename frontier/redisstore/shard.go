@@ -210,8 +210,8 @@ func (v *view) before(i, j int) bool {
 }
 
 // pick returns the shard to claim from at now (µs): the one whose ready key
-// has waited longest, preferring shards with no claim in flight, and,
-// with bounded, the bound of the key it may hand out — the first ready key
+// has waited longest, busy or not (the claims of a shard that wait at once
+// share a batch: see Store.claimSlot), and, with bounded, the bound of the key it may hand out — the first ready key
 // of every other shard — as µs from now and a name ("" for none). A shard
 // with one ready key as far as the view knows, and a claim in flight
 // already, is not picked: if every ready shard is such, pick returns a
@@ -230,15 +230,9 @@ func (v *view) pick(now int64, bounded bool) (i int, bound, name string, ok bool
 		}
 		return true
 	}
-	ahead := func(j, k int) bool { // j is tried before k
-		if (v.busy[j] > 0) != (v.busy[k] > 0) {
-			return v.busy[j] == 0
-		}
-		return v.before(j, k)
-	}
 	best, second := -1, -1
 	for j := range v.has {
-		if ready(j) && (best < 0 || ahead(j, best)) {
+		if ready(j) && (best < 0 || v.before(j, best)) {
 			best = j
 		}
 	}

@@ -110,6 +110,10 @@ type Store struct {
 	shards  []*shard // set once by setup
 	view    *view
 	ops     batcher[batchOp] // Claims and ends of leases waiting for a batch, on a single Redis
+	// slotOps are the batchers of the shards on a cluster, made once
+	// (slotOpsOnce): a batch there enters one slot.
+	slotOps     []batcher[batchOp]
+	slotOpsOnce sync.Once
 	// seenCache holds URLs known seen (nil with ExactSeen: a
 	// fingerprint would let two URLs collide).
 	seenCache *seenCache

@@ -114,7 +114,7 @@ for _ = 1, 100 + want do
     r[#r + 1] = best
     for _, v in ipairs(got) do r[#r + 1] = v end
   end
-  head(best)
+  if n < want then head(best) end -- read only for a claim still to serve
 end
 r[nat] = n
 leaveAll(c, r)

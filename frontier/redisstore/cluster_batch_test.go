@@ -1,0 +1,286 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/heedcrawl/heed/frontier"
+	"github.com/heedcrawl/heed/internal/redistest"
+)
+
+// gateHook counts the script calls of a client on one shard (those whose
+// first key is key) and, once armed, holds the first of them until
+// release is closed, telling held: the calls that come meanwhile queue
+// for the next batch.
+type gateHook struct {
+	key     string
+	scripts atomic.Int64
+	armed   atomic.Bool
+	held    chan struct{}
+	release chan struct{}
+}
+
+func (h *gateHook) arm() {
+	h.held, h.release = make(chan struct{}), make(chan struct{})
+	h.scripts.Store(0)
+	h.armed.Store(true)
+}
+
+func (h *gateHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *gateHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		args := cmd.Args()
+		if strings.HasPrefix(cmd.Name(), "eval") && len(args) > 3 && fmt.Sprint(args[3]) == h.key {
+			h.scripts.Add(1)
+			if h.armed.CompareAndSwap(true, false) {
+				close(h.held)
+				<-h.release
+			}
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (h *gateHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// clusterShard opens a Store of a new job on a cluster, gated by a
+// gateHook on the shard of key "k0", and returns n keys of that shard.
+func clusterShard(t *testing.T, n int) (*Store, *shard, *gateHook, []string) {
+	t.Helper()
+	cl := redistest.StartCluster(t, redistest.ClusterOptions{Primaries: 3})
+	c := cl.Client()
+	s, err := New(c, newJob(t), Options{CallerClock: true, Shards: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.setup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	sh := s.shardOf("k0")
+	var keys []string
+	for i := 0; len(keys) < n; i++ {
+		if k := fmt.Sprintf("k%d", i); s.shardOf(k) == sh {
+			keys = append(keys, k)
+		}
+	}
+	hook := &gateHook{key: sh.keys[0]}
+	c.AddHook(hook)
+	return s, sh, hook, keys
+}
+
+// gated runs n calls at once, the first script of the shard held until
+// all n queued in the shard's batcher, and returns how many scripts the
+// shard ran for them.
+func gated(t *testing.T, s *Store, sh *shard, hook *gateHook, n int, call func(i int)) int64 {
+	t.Helper()
+	b, _ := s.slotBatcher(sh)
+	queued := make(chan struct{}, n)
+	b.queued = func(int) { queued <- struct{}{} }
+	defer func() { b.queued = nil }()
+	hook.arm()
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { call(i) })
+	}
+	// A guard, not a wait: calls that never reach the batcher fail the
+	// test instead of hanging it.
+	timeout := time.After(30 * time.Second)
+	for i := -1; i < n; i++ {
+		var wait <-chan struct{} = queued
+		if i < 0 {
+			wait = hook.held
+		}
+		select {
+		case <-wait:
+		case <-timeout:
+			close(hook.release)
+			wg.Wait()
+			t.Fatalf("after 30 s, %d of %d calls queued for the shard's batch", max(i, 0), n)
+		}
+	}
+	close(hook.release)
+	wg.Wait()
+	return hook.scripts.Load()
+}
+
+// TestClusterBatch: on a cluster, Claims, DoneAddings and Dones of one
+// shard made at once share scripts (one batch.lua call entering that
+// shard's slot): each lease is distinct and fenced, each link added.
+func TestClusterBatch(t *testing.T) {
+	const n = 16
+	s, sh, hook, keys := clusterShard(t, n+1)
+	t0 := time.Now()
+	s.lastNow.Store(micros(t0))
+	end := t0.Add(time.Second)
+	other := "y0" // a key of another shard, for the links
+	for i := 0; s.shardOf(other) == sh; i++ {
+		other = fmt.Sprintf("y%d", i)
+	}
+	// Load the scripts into the shard's node, and add.lua into other's.
+	mustAdd(t, s, item(keys[n], "/1"), item(keys[n], "/2"))
+	l := claimAt(t, s, end, opt).Lease
+	if _, err := s.DoneAdding(ctx, l, end, frontier.Outcome{}, []frontier.Item{item(other, "/warm")}, frontier.Limits{}); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // the second item, and the link, out of the way
+		if l = claimAt(t, s, end, opt).Lease; l == nil {
+			t.Fatal("a warm-up item was not handed out")
+		}
+		if err := s.Done(ctx, l, end, frontier.Outcome{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var items []frontier.Item
+	for _, k := range keys[:n] {
+		items = append(items, item(k, "/1"))
+	}
+	mustAdd(t, s, items...)
+
+	leases := make([]*frontier.Lease, n)
+	scripts := gated(t, s, sh, hook, n, func(i int) {
+		c, err := s.Claim(ctx, end, opt)
+		if err != nil {
+			t.Errorf("Claim: %v", err)
+		}
+		leases[i] = c.Lease
+	})
+	if scripts != 2 {
+		t.Errorf("%d Claims at once of one shard ran %d scripts, want 2 (the first alone, then the others together)", n, scripts)
+	}
+	tokens, urls := map[uint64]bool{}, map[string]bool{}
+	for i, l := range leases {
+		if l == nil {
+			t.Fatalf("Claim %d: no lease, with %d keys ready", i, n)
+		}
+		tokens[l.Token], urls[l.URL] = true, true
+	}
+	if len(tokens) != n || len(urls) != n {
+		t.Fatalf("%d leases: %d tokens, %d URLs, want each distinct", n, len(tokens), len(urls))
+	}
+
+	// Half end with links of their shard and another's, half without.
+	scripts = gated(t, s, sh, hook, n, func(i int) {
+		var err error
+		if i%2 == 0 {
+			var refused []error
+			links := []frontier.Item{item(other, fmt.Sprintf("/%d", i)), item(leases[i].Key, "/next")}
+			refused, err = s.DoneAdding(ctx, leases[i], end, frontier.Outcome{}, links, frontier.Limits{})
+			if e := errors.Join(refused...); e != nil {
+				t.Errorf("DoneAdding %d refused %v", i, refused)
+			}
+		} else {
+			err = s.Done(ctx, leases[i], end, frontier.Outcome{})
+		}
+		if err != nil {
+			t.Errorf("ending lease %d: %v", i, err)
+		}
+	})
+	if scripts != 2 {
+		t.Errorf("%d ends of leases at once of one shard ran %d scripts there, want 2", n, scripts)
+	}
+	if err := s.Done(ctx, leases[0], end, frontier.Outcome{}); !errors.Is(err, frontier.ErrLeaseLost) {
+		t.Errorf("a lease ended twice: %v, want ErrLeaseLost", err)
+	}
+	counts, err := s.Counts(ctx, end)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if counts.Leased != 0 || counts.Queued != n {
+		t.Errorf("after the batch: %d leased, %d queued; want 0 and %d (two links of each of %d DoneAddings)", counts.Leased, counts.Queued, n, n/2)
+	}
+}
+
+// TestClusterBatchBound: a batch of Claims on a cluster's shard takes no
+// key ready after the tightest bound of the Claims it serves, even for
+// a Claim that stated a looser one.
+func TestClusterBatchBound(t *testing.T) {
+	s, sh, hook, keys := clusterShard(t, 6)
+	t0 := time.Now()
+	for i, k := range keys {
+		s.lastNow.Store(micros(t0.Add(time.Duration(i) * time.Millisecond)))
+		mustAdd(t, s, item(k, "/1"))
+	}
+	end := t0.Add(time.Second)
+	rnow := micros(end)
+	boundOf := func(at time.Duration) string { return strconv.FormatInt(micros(t0.Add(at))-rnow, 10) }
+	bounds := []string{"", boundOf(time.Hour), boundOf(1500 * time.Microsecond), boundOf(time.Hour)}
+	got := make([]*frontier.Lease, len(bounds))
+	gated(t, s, sh, hook, len(bounds), func(i int) {
+		if i > 0 {
+			<-hook.held // the first claims alone
+		}
+		l, err := s.claimSlot(ctx, sh, end, opt, bounds[i], "")
+		if err != nil {
+			t.Errorf("claim %d: %v", i, err)
+		}
+		got[i] = l
+	})
+	if got[0] == nil || got[0].Key != keys[0] {
+		t.Fatalf("the first claim, alone and unbounded, got %+v, want %s", got[0], keys[0])
+	}
+	var taken []string
+	for _, l := range got[1:] {
+		if l != nil {
+			taken = append(taken, l.Key)
+		}
+	}
+	if !slices.Equal(taken, keys[1:2]) {
+		t.Errorf("three claims in one batch, one bounded by a key ready 1.5 ms after the first: took %v, want %v", taken, keys[1:2])
+	}
+}
+
+// TestFairAcrossSlots: on a cluster, keys of many shards are claimed in
+// the order they became ready, whichever Store of the job claims, each
+// claim in a batch of its shard.
+func TestFairAcrossSlots(t *testing.T) {
+	cl := redistest.StartCluster(t, redistest.ClusterOptions{Primaries: 3})
+	job := newJob(t)
+	o := Options{CallerClock: true, Shards: 64, Poll: time.Nanosecond}
+	var stores []*Store
+	for range 2 {
+		s, err := New(cl.Client(), job, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stores = append(stores, s)
+	}
+	a, b := stores[0], stores[1]
+	t0 := time.Now()
+	var want []string
+	shards := map[int]bool{}
+	for i := range 20 {
+		a.lastNow.Store(micros(t0.Add(time.Duration(i) * time.Millisecond)))
+		key := fmt.Sprintf("k%d", i)
+		mustAdd(t, a, item(key, "/1"))
+		want = append(want, "http://"+key+"/1")
+		shards[a.shardOf(key).i] = true
+	}
+	if len(shards) < 10 {
+		t.Fatalf("20 keys in %d shards: the test needs them spread", len(shards))
+	}
+	var got []string
+	end := t0.Add(time.Second)
+	for i := range want {
+		c := claimAt(t, []*Store{b, a}[i%2], end, opt)
+		if c.Lease == nil {
+			t.Fatalf("claim %d: %+v", i, c)
+		}
+		got = append(got, c.Lease.URL)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("claimed %v, want the order they became ready %v", got, want)
+	}
+}
