@@ -147,15 +147,15 @@ func TestFairBatch(t *testing.T) {
 	}
 }
 
-// gateHook holds the first script call until gate is closed.
-type gateHook struct {
+// firstScriptGate holds the first script call until gate is closed.
+type firstScriptGate struct {
 	once sync.Once
 	gate chan struct{}
 }
 
-func (h *gateHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h *firstScriptGate) DialHook(next redis.DialHook) redis.DialHook { return next }
 
-func (h *gateHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+func (h *firstScriptGate) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		if strings.HasPrefix(cmd.Name(), "eval") {
 			h.once.Do(func() { <-h.gate })
@@ -164,7 +164,7 @@ func (h *gateHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	}
 }
 
-func (h *gateHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+func (h *firstScriptGate) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return next
 }
 
@@ -175,7 +175,7 @@ func TestBatchClaimsInTurn(t *testing.T) {
 	for _, perHost := range []int{1, 2} {
 		t.Run(fmt.Sprintf("perhost%d", perHost), func(t *testing.T) {
 			srv := redistest.Start(t)
-			gate := &gateHook{gate: make(chan struct{})}
+			gate := &firstScriptGate{gate: make(chan struct{})}
 			c := srv.Client()
 			s, err := New(c, newJob(t), Options{CallerClock: true, Shards: 1})
 			if err != nil {
@@ -272,7 +272,7 @@ func TestBatchErrorSettles(t *testing.T) {
 	if err := batchScript.Load(ctx, c).Err(); err != nil {
 		t.Fatal(err)
 	}
-	gate := &gateHook{gate: make(chan struct{})}
+	gate := &firstScriptGate{gate: make(chan struct{})}
 	c.AddHook(gate)
 	queued := make(chan int, 4)
 	exact.ops.queued = func(n int) { queued <- n }
