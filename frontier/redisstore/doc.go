@@ -31,18 +31,26 @@
 // per script after Redis starts, one to load the script, and on a cluster
 // one to publish a shard that woke. Measured (BenchmarkCostPerPage; one
 // page at a time, each linking to ten new URLs of ten of twenty hosts, so
-// ten shards): on a single Redis 2.0 script calls, 2.6 round trips and
-// some 130 commands a page (1 shard: 2.0, 2.0, 103); on a cluster of
-// three primaries 10 script calls and 3.6 round trips. On bench workload
-// (a), 256 workers of one process and one Redis: 0.3 script calls and 58
-// commands a page (most links were seen before: see Seen cache); on three
-// primaries 3.3 script calls and 54 commands (6.0–6.7 and 75–80 with a
-// script a call, most of them claims the bound refused). What a
-// script costs Redis is mostly its commands, some 3–4 µs each on a shared
-// 2-core machine, the call into Redis from Lua included, and its call
-// (some 15 µs of server CPU a round trip on loopback): each script reads
-// its shard's counters hash once and writes it once, and reads Redis's
-// run_id (INFO server) once.
+// ten shards: nothing to batch or cache): on a single Redis with one
+// shard, its default, 2.0 script calls, 2.0 round trips and some 64
+// commands a page; on a cluster of three primaries 10 script calls and
+// 3.6 round trips. On bench workload (a), 256 workers of one process and
+// one Redis: 0.26 script calls and 17 commands a page (most links were
+// seen before: see Seen cache); on three primaries 3.4 script calls and
+// 54 commands.
+//
+// What a script costs Redis is mostly Lua: on a shared 2-core machine
+// some 80 % of a script's time is Lua and its calls into Redis (each
+// converts its arguments and its reply, some 2–3 µs), 20 % the commands'
+// own work (INFO commandstats). So a script makes few calls: a key's state
+// is two packed fields of its hash (lua/keystate.lua), read in one HMGET
+// and written in one HSET; a lease is one record of the shard's item hash
+// and one member of its expiry set; and what a script writes to the
+// expiry set, the item hash and the ready set waits in the script and
+// goes in one command each a shard, before the script next reads them
+// (flushLeases, flushReady) — a batch's claims read the ready set once.
+// Each script reads its shard's counters hash once and writes it once, and
+// reads Redis's run_id (INFO server) once.
 //
 // The scripts implement what the frontier's Schedule does in one process: one
 // queue per politeness key, ordered by Item.Due and then by arrival, and a
