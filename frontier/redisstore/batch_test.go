@@ -121,25 +121,9 @@ func TestFairBatch(t *testing.T) {
 			want = append(want, "http://"+key+"/1")
 		}
 	}
-	end := t0.Add(time.Second)
-	var mu sync.Mutex
-	var got []string
-	var wg sync.WaitGroup
-	for range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			c, err := s.Claim(ctx, end, opt)
-			if err != nil || c.Lease == nil {
-				t.Errorf("Claim = %+v, %v", c, err)
-				return
-			}
-			mu.Lock()
-			got = append(got, c.Lease.URL)
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
+	done, claimed := claimConcurrently(t, s, 8, t0.Add(time.Second), opt)
+	<-done
+	got := claimed()
 	slices.Sort(got)
 	slices.Sort(want)
 	if !slices.Equal(got, want) {
@@ -197,26 +181,9 @@ func TestBatchClaimsInTurn(t *testing.T) {
 			queued := make(chan int, claims+1)
 			s.ops.queued = func(n int) { queued <- n }
 			o := frontier.ClaimOptions{PerHost: perHost, Lease: time.Minute}
-			end := t0.Add(time.Second)
-			var mu sync.Mutex
-			var got []string
-			var wg sync.WaitGroup
-			for range claims {
-				wg.Go(func() {
-					c, err := s.Claim(ctx, end, o)
-					if err != nil || c.Lease == nil {
-						t.Errorf("Claim = %+v, %v", c, err)
-						return
-					}
-					mu.Lock()
-					got = append(got, c.Lease.URL)
-					mu.Unlock()
-				})
-			}
+			done, claimed := claimConcurrently(t, s, claims, t0.Add(time.Second), o)
 			// The first Claim's batch is held until every other waits (or
 			// every Claim came back: they failed).
-			done := make(chan struct{})
-			go func() { wg.Wait(); close(done) }()
 		wait:
 			for {
 				select {
@@ -233,6 +200,7 @@ func TestBatchClaimsInTurn(t *testing.T) {
 			}
 			close(gate.gate)
 			<-done
+			got := claimed()
 			var want []string
 			for i := 0; len(want) < claims; i++ {
 				for p := 1; p <= perHost && len(want) < claims; p++ {
@@ -300,4 +268,33 @@ func TestBatchErrorSettles(t *testing.T) {
 		t.Errorf("%d calls refused, want the 2 of the failed batch", refused)
 	}
 	checkInvariants(t, 0, c, fp, time.Now(), 1)
+}
+
+// claimConcurrently makes n Claims on s at now at once, each expecting a
+// lease; done is closed once all came back, and claimed then returns the
+// URLs leased.
+func claimConcurrently(t *testing.T, s *Store, n int, now time.Time, o frontier.ClaimOptions) (done <-chan struct{}, claimed func() []string) {
+	t.Helper()
+	var mu sync.Mutex
+	var got []string
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			c, err := s.Claim(ctx, now, o)
+			if err != nil || c.Lease == nil {
+				t.Errorf("Claim = %+v, %v", c, err)
+				return
+			}
+			mu.Lock()
+			got = append(got, c.Lease.URL)
+			mu.Unlock()
+		})
+	}
+	ch := make(chan struct{})
+	go func() { wg.Wait(); close(ch) }()
+	return ch, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(got)
+	}
 }

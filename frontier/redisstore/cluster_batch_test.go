@@ -257,30 +257,5 @@ func TestFairAcrossSlots(t *testing.T) {
 		}
 		stores = append(stores, s)
 	}
-	a, b := stores[0], stores[1]
-	t0 := time.Now()
-	var want []string
-	shards := map[int]bool{}
-	for i := range 20 {
-		a.lastNow.Store(micros(t0.Add(time.Duration(i) * time.Millisecond)))
-		key := fmt.Sprintf("k%d", i)
-		mustAdd(t, a, item(key, "/1"))
-		want = append(want, "http://"+key+"/1")
-		shards[a.shardOf(key).i] = true
-	}
-	if len(shards) < 10 {
-		t.Fatalf("20 keys in %d shards: the test needs them spread", len(shards))
-	}
-	var got []string
-	end := t0.Add(time.Second)
-	for i := range want {
-		c := claimAt(t, []*Store{b, a}[i%2], end, opt)
-		if c.Lease == nil {
-			t.Fatalf("claim %d: %+v", i, c)
-		}
-		got = append(got, c.Lease.URL)
-	}
-	if !slices.Equal(got, want) {
-		t.Errorf("claimed %v, want the order they became ready %v", got, want)
-	}
+	checkFairAcrossShards(t, stores[0], stores[1])
 }

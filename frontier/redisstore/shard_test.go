@@ -19,33 +19,7 @@ func TestFairAcrossShards(t *testing.T) {
 	job := newJob(t)
 	o := Options{CallerClock: true, Shards: 64, Poll: time.Nanosecond}
 	a, b := mustNew(t, srv, job, o), mustNew(t, srv, job, o)
-	t0 := time.Now()
-	var want []string
-	shards := map[int]bool{}
-	for i := range 20 {
-		at := t0.Add(time.Duration(i) * time.Millisecond)
-		a.lastNow.Store(micros(at)) // the now of a's next Add
-		key := fmt.Sprintf("k%d", i)
-		mustAdd(t, a, item(key, "/1"))
-		want = append(want, "http://"+key+"/1")
-		shards[a.shardOf(key).i] = true
-	}
-	if len(shards) < 10 {
-		t.Fatalf("20 keys in %d shards: the test needs them spread", len(shards))
-	}
-	var got []string
-	end := t0.Add(time.Second)
-	for i := range want {
-		s := []*Store{b, a}[i%2]
-		c := claimAt(t, s, end, opt)
-		if c.Lease == nil {
-			t.Fatalf("claim %d: %+v", i, c)
-		}
-		got = append(got, c.Lease.URL)
-	}
-	if !slices.Equal(got, want) {
-		t.Errorf("claimed %v, want the order they became ready %v", got, want)
-	}
+	checkFairAcrossShards(t, a, b)
 	refused, err := b.Add(ctx, []frontier.Item{item("x1", "/1"), item("x2", "/1"), item("x3", "/1"), item("x4", "/1")}, frontier.Limits{MaxPages: 22})
 	if err != nil {
 		t.Fatal(err)
@@ -147,5 +121,37 @@ func TestMaxPagesConcurrent(t *testing.T) {
 	}
 	if total < limit-(len(stores)-1)*batch {
 		t.Errorf("%d pages added under MaxPages %d with %d offered: short by more than the other Stores' batches in flight", total, limit, len(stores)*batches*batch)
+	}
+}
+
+// checkFairAcrossShards adds 20 keys, spread over the job's shards, one
+// a millisecond through a, and checks that Claims, by b and a in turn,
+// take them in the order they became ready.
+func checkFairAcrossShards(t *testing.T, a, b *Store) {
+	t.Helper()
+	t0 := time.Now()
+	var want []string
+	shards := map[int]bool{}
+	for i := range 20 {
+		a.lastNow.Store(micros(t0.Add(time.Duration(i) * time.Millisecond))) // the now of a's next Add
+		key := fmt.Sprintf("k%d", i)
+		mustAdd(t, a, item(key, "/1"))
+		want = append(want, "http://"+key+"/1")
+		shards[a.shardOf(key).i] = true
+	}
+	if len(shards) < 10 {
+		t.Fatalf("20 keys in %d shards: the test needs them spread", len(shards))
+	}
+	var got []string
+	end := t0.Add(time.Second)
+	for i := range want {
+		c := claimAt(t, []*Store{b, a}[i%2], end, opt)
+		if c.Lease == nil {
+			t.Fatalf("claim %d: %+v", i, c)
+		}
+		got = append(got, c.Lease.URL)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("claimed %v, want the order they became ready %v", got, want)
 	}
 }
