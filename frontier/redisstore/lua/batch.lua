@@ -83,9 +83,8 @@ local function head(i)
     if not full[i] then break end
     read(i)
   end
-  for name, at in pairs(pendR) do
-    if at and (not best or at < best[2] or at == best[2] and name < best[1]) then best = {name, at} end
-  end
+  local f = firstPending()
+  if f and (not best or f[2] < best[2] or f[2] == best[2] and f[1] < best[1]) then best = f end
   heads[i] = nil
   if best and best[2] <= clock then heads[i] = best end
 end

@@ -41,7 +41,8 @@ end
 -- script.
 local P, N, R, E, LI, S, NV, cnt, dirty, clock, runID, redisNow
 -- The lease records the script wrote to the shard, and its keys' new
--- places in the ready set, not yet in Redis (see flushLeases, flushReady).
+-- places in the ready set, not yet in Redis (see flushLeases, flushReady;
+-- pend.first is the first of those places: firstPending).
 local pend, pendR
 -- The shard's settings and epoch, which join loads.
 local epoch, epochAt, perHost, keep = 0, 0, 1, false
@@ -56,7 +57,7 @@ end
 local function enter(p, n)
   P, N = p, n
   R, E, LI, S = P .. 'ready', P .. 'exp', P .. 'item', P .. 'seen'
-  pend = {add = {}, del = {}, gone = {}, li = {}, lidel = {}, item = {}}
+  pend = {add = {}, del = {}, gone = {}, li = {}, lidel = {}, item = {}, first = false}
   pendR = {}
   NV = redis.call('HMGET', N, 'lastnow', 'runid', 'epoch', 'epochat', 'perhost', 'keep', 'pub', 'pv',
     'queued', 'leased', 'hosts', 'busy', 'scheduled', 'seen', 'token', 'lv')
@@ -101,7 +102,7 @@ local function flushLeases()
   if #pend.lidel > 0 then redis.call('HDEL', LI, unpack(pend.lidel)) end
   if #pend.add + #pend.del + #pend.li + #pend.lidel > 0 then
     -- In place: a batch keeps each shard's pend (shards.lua, stash).
-    for k in pairs(pend) do pend[k] = {} end
+    pend.add, pend.del, pend.gone, pend.li, pend.lidel, pend.item = {}, {}, {}, {}, {}, {}
   end
 end
 
@@ -122,6 +123,35 @@ local function flushReady()
   if #add > 0 then redis.call('ZADD', R, unpack(add)) end
   if #del > 0 then redis.call('ZREM', R, unpack(del)) end
   for k in pairs(pendR) do pendR[k] = nil end -- in place, as flushLeases
+  pend.first = false
+end
+
+-- setPending gives key name the place at in the ready set (false: out of
+-- it), to be written by flushReady, and keeps pend.first: the first place
+-- pending, {name, score}, false for none, nil when not known.
+local function setPending(name, at)
+  pendR[name] = at
+  local f = pend.first
+  if f == nil then return end
+  if f and f[1] == name then
+    pend.first = nil
+  elseif at and (not f or at < f[2] or at == f[2] and name < f[1]) then
+    pend.first = {name, at}
+  end
+end
+
+-- firstPending returns the first place pending, {name, score}, or nil: a
+-- batch's claims ask for it once each, and pendR holds a place for every
+-- key the batch ended a lease of or claimed.
+local function firstPending()
+  if pend.first == nil then
+    local best = false
+    for name, at in pairs(pendR) do
+      if at and (not best or at < best[2] or at == best[2] and name < best[1]) then best = {name, at} end
+    end
+    pend.first = best
+  end
+  return pend.first or nil
 end
 
 -- unpend removes from list, of pairs, the pair whose first value (second,
@@ -271,12 +301,12 @@ local function join(joined)
   bump('token', 4294967296)
 end
 
--- rest makes key s rest d µs from now through its bucket (bucket.lua),
--- whose ready time s.na mirrors.
+-- rest makes key s rest d µs from now through its bucket (bucket.lua: s
+-- is its own), whose ready time s.na mirrors.
 local function rest(s, d)
   if d <= 0 then return end
-  bucketTake(s.b, clock, d)
-  s.na = bucketReady(s.b, clock)
+  bucketTake(s, clock, d)
+  s.na = bucketReady(s, clock)
 end
 
 -- closed reports whether s's items are handed out to be reported, not
@@ -307,37 +337,45 @@ local OLD_FIELDS = {'na', 'delay', 'leased', 'gu', 'ep', 'cu', 'bt', 'bl', 'br',
 
 local function key(name, token, withState)
   local K = P .. 'k:' .. name
-  local t = token or ''
   local v
   if withState then
-    v = redis.call('HMGET', K, 's', 'c', 'ep', 'ld' .. t, 'st', 'rv')
+    v = redis.call('HMGET', K, 's', 'c', 'ep', token and 'ld' .. token or 'ld', 'st', 'rv')
   else
-    v = redis.call('HMGET', K, 's', 'c', 'ep', 'ld' .. t)
+    v = redis.call('HMGET', K, 's', 'c', 'ep', token and 'ld' .. token or 'ld')
   end
-  local s = {K = K, Q = P .. 'q:' .. name, D = P .. 'd:' .. name, name = name,
-    ldue = token and tonumber(v[4]), st = v[5] or '', rv = v[6] or ''}
+  local s
+  -- Each table is built whole, in one constructor: Lua then sizes it once
+  -- instead of growing it field by field (a key is loaded some three
+  -- times a page). A key is its own bucket (tokens, last, limit).
   if v[1] and v[2] then
     local na, bt, bl, br, rs, delay, leased, ep, ql, cu, dh, ds, dn, sched, sm, smu, gu, p = keyUnpack(v[1], v[2])
-    s.na, s.delay, s.leased, s.gu, s.ep, s.cu = na, delay, leased, gu == 1, ep, cu
-    s.b = bucketOf(bt, bl, br)
-    s.dlen, s.dseq = dn, ds
-    if dn > 0 then s.dhead = dh end
-    s.sched, s.sm, s.smu, s.persisted, s.llen = sched, sm, smu, p == 1, ql
-    s.rs = rs >= 0 and rs
-    s.hot, s.cold = v[1], v[2] -- as loaded: save writes them only if they changed
+    s = {K = K, Q = P .. 'q:' .. name, D = P .. 'd:' .. name, name = name,
+      ldue = token and tonumber(v[4]), st = v[5] or '', rv = v[6] or '',
+      na = na, delay = delay, leased = leased, gu = gu == 1, ep = ep, cu = cu,
+      tokens = bt, last = bl, limit = br,
+      dlen = dn, dseq = ds, dhead = dn > 0 and dh or nil,
+      sched = sched, sm = sm, smu = smu, persisted = p == 1, llen = ql, rs = rs >= 0 and rs,
+      hot = v[1], cold = v[2], -- as loaded: save writes them only if they changed
+      qlen = ql + dn, active = ql + dn > 0 or leased > 0, busy = leased > 0}
   elseif v[3] then -- saved by an earlier layout
-    s.old = true
     local o = redis.call('HMGET', K, unpack(OLD_FIELDS))
-    s.na, s.delay, s.leased, s.gu, s.ep, s.cu = num(o[1]), num(o[2]), num(o[3]), o[4] == '1', num(o[5]), num(o[6])
-    s.b = bucketOf(o[7], o[8], o[9])
-    s.dlen, s.dhead, s.dseq = num(o[10]), tonumber(o[11]), num(o[12])
-    s.sched, s.sm, s.smu, s.persisted = num(o[13]), num(o[14]), num(o[15]), o[16] == '1'
+    local b = bucketOf(o[7], o[8], o[9])
+    s = {K = K, Q = P .. 'q:' .. name, D = P .. 'd:' .. name, name = name, old = true,
+      ldue = token and tonumber(v[4]), st = v[5] or '', rv = v[6] or '',
+      na = num(o[1]), delay = num(o[2]), leased = num(o[3]), gu = o[4] == '1', ep = num(o[5]), cu = num(o[6]),
+      tokens = b.tokens, last = b.last, limit = b.limit,
+      dlen = num(o[10]), dhead = tonumber(o[11]), dseq = num(o[12]),
+      sched = num(o[13]), sm = num(o[14]), smu = num(o[15]), persisted = o[16] == '1'}
     s.llen = tonumber(o[17]) or redis.call('LLEN', s.Q)
     if o[18] then s.rs = o[18] ~= '' and tonumber(o[18]) end -- else unknown: save reads it
+    s.qlen = s.llen + s.dlen
+    s.active, s.busy = s.qlen > 0 or s.leased > 0, s.leased > 0
   else -- never saved, or expired idle
-    s.na, s.delay, s.leased, s.gu, s.ep, s.cu = 0, 0, 0, false, 0, 0
-    s.b = bucketOf()
-    s.dlen, s.dseq, s.sched, s.sm, s.smu, s.persisted, s.llen, s.rs = 0, 0, 0, 0, 0, false, 0, false
+    s = {K = K, Q = P .. 'q:' .. name, D = P .. 'd:' .. name, name = name,
+      ldue = token and tonumber(v[4]), st = v[5] or '', rv = v[6] or '',
+      na = 0, delay = 0, leased = 0, gu = false, ep = 0, cu = 0, tokens = 1, last = 0, limit = 0,
+      dlen = 0, dseq = 0, sched = 0, sm = 0, smu = 0, persisted = false, llen = 0, rs = false,
+      qlen = 0, active = false, busy = false}
   end
   if s.dlen > 0 and not s.dhead then -- not kept: Redis lost a write
     s.dhead = tonumber(redis.call('ZRANGE', s.D, 0, 0, 'WITHSCORES')[2]) or clock
@@ -345,8 +383,6 @@ local function key(name, token, withState)
   if s.ep < epoch then
     rest(s, epochAt + s.delay - clock)
   end
-  s.qlen = s.llen + s.dlen
-  s.active, s.busy = s.qlen > 0 or s.leased > 0, s.leased > 0
   return s
 end
 
@@ -470,7 +506,7 @@ local function save(s, st, rv)
   local active, busy = s.qlen > 0 or s.leased > 0, s.leased > 0
   -- The state's p says the hash has no expiry: PERSIST only when it may.
   local stays = active or s.gu or keep
-  local hot, cold = keyPack(s.na, s.b.tokens, s.b.last, s.b.limit, at or -1, s.delay, s.leased, epoch,
+  local hot, cold = keyPack(s.na, s.tokens, s.last, s.limit, at or -1, s.delay, s.leased, epoch,
     s.llen, s.cu, s.dhead or 0, s.dseq, s.dlen, s.sched, s.sm, s.smu, s.gu and 1 or 0, stays and 1 or 0)
   local extra = s.put
   if st then
@@ -493,9 +529,9 @@ local function save(s, st, rv)
   if busy ~= s.busy then bump('busy', busy and 1 or -1) end
   s.active, s.busy = active, busy
   if at then
-    if at ~= s.rs then pendR[s.name] = at end
+    if at ~= s.rs then setPending(s.name, at) end
   elseif s.rs ~= false then
-    pendR[s.name] = false
+    setPending(s.name, false)
   end
   s.rs = at or false
   if stays then
