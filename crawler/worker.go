@@ -358,13 +358,17 @@ func (r *crawl) scheduleSitemaps(ctx context.Context, u *url.URL, e *gate.Entry)
 	base := &url.URL{Scheme: u.Scheme, Host: u.Host, Path: "/"}
 	robotsURL := base.JoinPath("robots.txt").String()
 	named := e.Sitemaps
+	var items []frontier.Item
 	for _, sm := range fetch.SitemapURLs(base, named, true) {
 		it := frontier.Item{URL: sm, Kind: frontier.KindSitemap}
 		if len(named) > 0 {
 			it.Referrer = robotsURL // cross-submission: the robots.txt named it
 		}
-		r.add(ctx, it, nil, false)
+		items = append(items, it)
 	}
+	// One Store call for the host's sitemaps: on a shared Store a round
+	// trip, and a script, instead of one each.
+	r.addAll(ctx, items, nil, false)
 }
 
 // maybeRetry defers j for another try after its host's back-off when its
