@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -539,6 +540,76 @@ func TestNofollow(t *testing.T) {
 
 // TestRedirectIntoDisallowedPath: a redirect's target goes through
 // robots.txt like any URL.
+// claimRecorder is a MemoryStore that records the URLs it hands out.
+type claimRecorder struct {
+	*frontier.MemoryStore
+	mu     sync.Mutex
+	leased []string
+}
+
+func (s *claimRecorder) Claim(ctx context.Context, now time.Time, opt frontier.ClaimOptions) (frontier.Claim, error) {
+	c, err := s.MemoryStore.Claim(ctx, now, opt)
+	if c.Lease != nil {
+		s.mu.Lock()
+		s.leased = append(s.leased, c.Lease.URL)
+		s.mu.Unlock()
+	}
+	return c, err
+}
+
+// TestDisallowedLinksNotQueued: a link that the robots.txt the crawler
+// holds disallows is never queued or leased, only reported, once, under
+// its canonical URL, however many pages link to it; a link to a host
+// whose robots.txt is not known yet is checked when it is claimed, as
+// before.
+func TestDisallowedLinksNotQueued(t *testing.T) {
+	other := newSite(t, defaultRobots, map[string]http.HandlerFunc{
+		"/": htmlPage("other"),
+	})
+	s := newSite(t, defaultRobots, map[string]http.HandlerFunc{
+		"/":        htmlPage("home", "/private/a#top", "/a", "/b", other.URL+"/private/x"),
+		"/a":       htmlPage("a", "/private/a", "/private/b"),
+		"/b":       htmlPage("b", "/private/a", "/private/b"),
+		"/private": htmlPage("not under /private/"),
+	})
+	st := &claimRecorder{MemoryStore: new(frontier.MemoryStore)}
+	c := newCrawler(t, crawler.WithStore(st), crawler.WithScope(frontier.ScopeAny))
+	var mu sync.Mutex
+	got := map[string]int{}
+	c.OnDisallowed(func(ctx context.Context, u *url.URL, why crawler.DisallowReason) {
+		mu.Lock()
+		defer mu.Unlock()
+		if why != crawler.DisallowedByRules {
+			t.Errorf("OnDisallowed(%s): %s, want %s", u, why, crawler.DisallowedByRules)
+		}
+		got[u.String()]++
+	})
+	runCrawl(t, c, s.URL+"/")
+	want := map[string]int{s.URL + "/private/a": 1, s.URL + "/private/b": 1, other.URL + "/private/x": 1}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("OnDisallowed calls %v, want %v", got, want)
+	}
+	var leased []string
+	for _, u := range st.leased {
+		if strings.Contains(u, "/private/") {
+			leased = append(leased, u)
+		}
+	}
+	// other's robots.txt was not known when its link was found: that one
+	// URL is leased, checked, and reported.
+	if !slices.Equal(leased, []string{other.URL + "/private/x"}) {
+		t.Errorf("disallowed URLs leased: %v, want only %s", leased, other.URL+"/private/x")
+	}
+	for _, target := range append(s.targets(), other.targets()...) {
+		if strings.HasPrefix(target, "/private/") {
+			t.Errorf("disallowed %s requested", target)
+		}
+	}
+	if n := statsOf(t, c).Disallowed; n != 3 {
+		t.Errorf("Stats.Disallowed = %d, want 3", n)
+	}
+}
+
 func TestRedirectIntoDisallowedPath(t *testing.T) {
 	s := newSite(t, defaultRobots, map[string]http.HandlerFunc{
 		"/":               htmlPage("home", "/go/secret", "/go/open"),

@@ -20,7 +20,11 @@
 // fetch) downloads it without following redirects, to an address the crawl
 // may reach. The extractors find the page's links, which go back to the
 // frontier in one batch; a redirect's target does too, so it is checked
-// against robots.txt like any URL. When the lease ends, the host's pacing
+// against robots.txt like any URL. A link that the robots.txt the gate
+// already holds disallows is not queued at all: the Store records it seen
+// (frontier.Item.SeenOnly) and it is reported once, as disallowed; every
+// other URL is checked again, against the robots.txt of the time, when a
+// worker takes it. When the lease ends, the host's pacing
 // state goes back to the Store with how long the host must rest, as package
 // ratelimit's Policy decides.
 //

@@ -302,11 +302,50 @@ func (r *crawl) disallowed(ctx context.Context, j *lease, u *url.URL, why Disall
 		}
 	})
 	r.log.Debug("crawler: disallowed by robots.txt", "url", j.URL, "reason", string(why))
-	r.done(ctx, j, func() {
-		for _, f := range r.hooks().onDisallowed {
-			r.safely(ctx, j.URL, func() { f(ctx, u, why) })
+	r.done(ctx, j, func() { r.reportDisallowed(ctx, j.URL, u, why) }, nil)
+}
+
+// reportDisallowed runs the OnDisallowed handlers for u (rawURL).
+func (r *crawl) reportDisallowed(ctx context.Context, rawURL string, u *url.URL, why DisallowReason) {
+	for _, f := range r.hooks().onDisallowed {
+		r.safely(ctx, rawURL, func() { f(ctx, u, why) })
+	}
+}
+
+// markDisallowed marks SeenOnly the items that the robots.txt the gate
+// holds fresh for their authority disallows (gate.Disallows): such a URL
+// takes no place in a queue, and no lease, only one in the seen-set, so
+// that it is reported once however often it is found (disallowedFound).
+// Every other item is checked again when it is claimed, against the
+// robots.txt of that time.
+func (r *crawl) markDisallowed(items []frontier.Item) {
+	for i := range items {
+		if u, err := url.Parse(items[i].URL); err == nil && r.gate.Disallows(u) {
+			items[i].SeenOnly = true
 		}
-	}, nil)
+	}
+}
+
+// disallowedFound reports the items markDisallowed marked that the Store
+// took as new (errs[i] nil): disallowed by robots.txt, as a lease of
+// them would have been.
+func (r *crawl) disallowedFound(ctx context.Context, items []frontier.Item, errs []error) {
+	for i := range items {
+		if !items[i].SeenOnly || i >= len(errs) || errs[i] != nil {
+			continue
+		}
+		it := items[i] // the frontier took a copy: canonical as a lease's URL is
+		if r.fr.Identify(&it) != nil {
+			continue // the Store took it: not so
+		}
+		u, err := url.Parse(it.URL)
+		if err != nil {
+			continue
+		}
+		r.stats.update(func(s *Stats) { s.Disallowed++ })
+		r.log.Debug("crawler: disallowed by robots.txt", "url", it.URL, "reason", string(DisallowedByRules), "found", true)
+		r.reportDisallowed(ctx, it.URL, u, DisallowedByRules)
+	}
 }
 
 // robotsUnreachable says why robots.txt could not be read, for OnError.
@@ -564,8 +603,11 @@ func (r *crawl) addAll(ctx context.Context, items []frontier.Item, from *url.URL
 	if len(items) == 0 {
 		return nil
 	}
+	r.markDisallowed(items)
 	errs, err := r.fr.AddAll(ctx, items)
-	return r.scheduled(items, errs, err)
+	errs = r.scheduled(items, errs, err)
+	r.disallowedFound(ctx, items, errs)
+	return errs
 }
 
 // filter returns the items (from the page at from) that every filter lets

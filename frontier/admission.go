@@ -78,7 +78,7 @@ func (f *Frontier) add(ctx context.Context, items []Item, seed bool) ([]error, e
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrStore, err)
 	}
-	f.added(errs, at, refused)
+	f.added(errs, batch, at, refused)
 	return errs, nil
 }
 
@@ -151,7 +151,7 @@ func (f *Frontier) prepare(ctx context.Context, items []Item, seed bool) (errs [
 
 // added takes the Store's answers for a batch prepare made into errs, and
 // wakes the waiters if anything was queued.
-func (f *Frontier) added(errs []error, at []int, refused []error) {
+func (f *Frontier) added(errs []error, batch []Item, at []int, refused []error) {
 	queued := false
 	for j := range refused {
 		i := j
@@ -161,7 +161,7 @@ func (f *Frontier) added(errs []error, at []int, refused []error) {
 		errs[i] = refused[j]
 		switch {
 		case refused[j] == nil:
-			queued = true
+			queued = queued || !batch[j].SeenOnly
 		case errors.Is(refused[j], ErrLimit):
 			f.limitHit.Store(true)
 		}

@@ -64,7 +64,7 @@ func (f *Frontier) DoneAdding(ctx context.Context, l *Lease, o Outcome, items []
 	if refused == nil && err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrStore, err)
 	}
-	f.added(errs, at, refused)
+	f.added(errs, batch, at, refused)
 	switch {
 	case err == nil, errors.Is(err, ErrLeaseLost), errors.Is(err, ErrGivenUp), errors.Is(err, ErrRevisit):
 		return errs, err

@@ -152,6 +152,12 @@ func (s *MemoryStore) Add(ctx context.Context, batch []Item, lim Limits) ([]erro
 	refused := make([]error, len(batch))
 	for i := range batch {
 		it := &batch[i]
+		if it.SeenOnly {
+			if s.markSeen(it.URL) {
+				refused[i] = ErrSeen
+			}
+			continue
+		}
 		if err := s.sched.Admit(it, lim); err != nil {
 			refused[i] = err
 			continue

@@ -71,7 +71,9 @@ type Store interface {
 	// ErrHostLimit or ErrSitemapLimit; every other item's URL is marked
 	// seen and the item is queued under its key (by its Due, after the
 	// items of its key due no later) and counted, in one step, so that no
-	// URL is ever marked seen without being queued. An item comes back
+	// URL is ever marked seen without being queued — but for an item
+	// marked SeenOnly, whose URL is marked seen and nothing queued or
+	// counted, refused only with ErrSeen. An item comes back
 	// from Claim with every field as it was added (Key, Due and Visit
 	// included), but for the roundings a Store documents.
 	// refused[i] is nil or the reason batch[i] was refused. A non-nil err

@@ -16,6 +16,8 @@
 //
 //   - Item.Key is not encoded: both stores keep an item under its key, which
 //     they pass to DecodeItem.
+//   - Item.SeenOnly is not encoded: it asks Add not to queue the item, so a
+//     queued item never has it.
 //   - Times are kept to the nanosecond, as an instant: they come back in
 //     UTC, without the monotonic clock reading.
 //   - Item.Meta comes back nil when it was empty, and Item.Redirects too.

@@ -96,9 +96,11 @@ func (s *Store) addTo(b *pebble.Batch, batch []frontier.Item, lim frontier.Limit
 	clear(s.inBatch)
 	for i := range batch {
 		it := &batch[i]
-		if err := s.sched.Admit(it, lim); err != nil {
-			refused[i] = err
-			continue
+		if !it.SeenOnly {
+			if err := s.sched.Admit(it, lim); err != nil {
+				refused[i] = err
+				continue
+			}
 		}
 		seen := pre[i]
 		if !seen && len(batch) > 1 && s.inBatch != nil {
@@ -128,6 +130,10 @@ func (s *Store) addTo(b *pebble.Batch, batch []frontier.Item, lim frontier.Limit
 				s.inBatch = make(map[string]struct{})
 			}
 			s.inBatch[it.URL] = struct{}{}
+		}
+		if it.SeenOnly {
+			b.Set(seenKey(s.scratch[:0], it.URL), nil, nil)
+			continue
 		}
 		q, err := s.queue(it.Key)
 		if err != nil {

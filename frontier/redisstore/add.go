@@ -138,7 +138,7 @@ func (s *Store) addAnswered(r []any, g group, op string, done bool, batch []fron
 	}
 	for j, i := range g.idx {
 		refused[i] = got[j]
-		if got[j] == nil && items[j].Kind != frontier.KindSitemap && *budget > 0 {
+		if got[j] == nil && items[j].Kind != frontier.KindSitemap && !items[j].SeenOnly && *budget > 0 {
 			*budget--
 		}
 	}
@@ -153,7 +153,7 @@ func (s *Store) reserve(ctx context.Context, batch []frontier.Item, lim frontier
 	}
 	pages := 0
 	for i := range batch {
-		if batch[i].Kind != frontier.KindSitemap {
+		if batch[i].Kind != frontier.KindSitemap && !batch[i].SeenOnly {
 			pages++
 		}
 	}
@@ -295,6 +295,9 @@ func (s *Store) addArgs(args []any, now time.Time, batch []frontier.Item, lim fr
 		it := &batch[i]
 		class := "0"
 		switch {
+		case it.SeenOnly:
+			args = append(args, s.seenMember(it.URL), it.Key, "3", "", "")
+			continue
 		case it.Kind == frontier.KindSitemap:
 			class = "1"
 		case it.FromSitemap:

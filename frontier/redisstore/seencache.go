@@ -85,7 +85,9 @@ func (s *Store) seenFilter(batch []frontier.Item, lim frontier.Limits) (left []f
 	}
 	for i := range batch {
 		it := &batch[i]
-		if unlimited(it, lim) && c.has(fingerprint(s.seenMember(it.URL))) && !c.isGivenUp(it.Key) {
+		// Redis would answer a link of a key given up so, not as seen; a
+		// seen-only item, whatever its key, as seen.
+		if unlimited(it, lim) && c.has(fingerprint(s.seenMember(it.URL))) && (it.SeenOnly || !c.isGivenUp(it.Key)) {
 			if refused == nil {
 				refused = make([]error, len(batch))
 			}
@@ -106,6 +108,9 @@ func (s *Store) seenFilter(batch []frontier.Item, lim frontier.Limits) (left []f
 
 // unlimited reports whether no limit of lim may refuse it (add.lua).
 func unlimited(it *frontier.Item, lim frontier.Limits) bool {
+	if it.SeenOnly {
+		return true
+	}
 	if it.Kind == frontier.KindSitemap {
 		return lim.MaxSitemapsPerHost <= 0
 	}

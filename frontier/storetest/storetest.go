@@ -59,6 +59,7 @@ func Run(t *testing.T, h Harness) {
 		return s
 	}
 	t.Run("AddIfNew", func(t *testing.T) { testAddIfNew(t, open(t)) })
+	t.Run("SeenOnly", func(t *testing.T) { testSeenOnly(t, open(t)) })
 	t.Run("Fields", func(t *testing.T) { testFields(t, h, open(t)) })
 	t.Run("ConcurrentAdd", func(t *testing.T) { testConcurrentAdd(t, open(t)) })
 	t.Run("FIFOAndRoundRobin", func(t *testing.T) { testFIFOAndRoundRobin(t, open(t)) })
@@ -172,6 +173,44 @@ func testAddIfNew(t *testing.T, s frontier.Store) {
 	}
 	if r := add(t, s, frontier.Limits{}, item("a", "/1")); !errors.Is(r[0], frontier.ErrSeen) {
 		t.Errorf("re-adding a done URL: %v, want ErrSeen", r[0])
+	}
+}
+
+// testSeenOnly checks Item.SeenOnly: the URL joins the seen-set and
+// nothing is queued; no limit and no given-up key refuses it; only a
+// duplicate does, either way round.
+func testSeenOnly(t *testing.T, s frontier.Store) {
+	seenOnly := func(key, path string) frontier.Item {
+		it := item(key, path)
+		it.SeenOnly = true
+		return it
+	}
+	if err := s.GiveUp(ctx, "dead"); err != nil {
+		t.Fatal(err)
+	}
+	lim := frontier.Limits{MaxPages: 1, MaxPagesPerHost: 1}
+	refused := add(t, s, lim, seenOnly("a", "/1"), seenOnly("a", "/2"), seenOnly("dead", "/1"), item("a", "/3"), seenOnly("a", "/1"))
+	want := []error{nil, nil, nil, nil, frontier.ErrSeen}
+	for i := range want {
+		if (want[i] == nil) != (refused[i] == nil) || want[i] != nil && !errors.Is(refused[i], want[i]) {
+			t.Errorf("item %d: %v, want %v", i, refused[i], want[i])
+		}
+	}
+	refused = add(t, s, frontier.Limits{}, item("a", "/1"), seenOnly("a", "/3"))
+	for i, err := range refused {
+		if !errors.Is(err, frontier.ErrSeen) {
+			t.Errorf("second add, item %d: %v, want ErrSeen", i, err)
+		}
+	}
+	c, err := s.Counts(ctx, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Queued != 1 || c.Scheduled != 1 {
+		t.Errorf("Counts = %+v, want the one page queued and scheduled", c)
+	}
+	if got := drain(t, s, t0); !slices.Equal(got, []string{"http://a/3"}) {
+		t.Errorf("drained %v, want only http://a/3", got)
 	}
 }
 
@@ -597,7 +636,8 @@ func testFields(t *testing.T, h Harness, s frontier.Store) {
 	var in frontier.Item
 	Fill(t, &in, t0)
 	in.Key = "fields"
-	due := in.Due // hours after t0: claimed then, or when the key is closed
+	in.SeenOnly = false // an instruction to Add, never queued (testSeenOnly)
+	due := in.Due       // hours after t0: claimed then, or when the key is closed
 	first, second := in, in
 	first.URL, second.URL = "http://fields/1", "http://fields/2"
 	var host ratelimit.HostState

@@ -467,6 +467,29 @@ func (g *Gate) Cached(u *url.URL) (*Entry, bool) {
 	return e, e != nil
 }
 
+// Disallows reports whether the gate's fresh copy of the robots.txt of
+// u's authority, read successfully, disallows u — without fetching or
+// loading anything. A crawler asks it of the links it finds, so that a URL
+// it may not fetch never takes a place in its queues: the answer only
+// ever keeps a URL out, and a URL it lets in is checked again (Check)
+// before it is fetched. It is false when the gate holds no fresh copy, and
+// for a robots.txt that could not be read (unreachable: Check decides,
+// with its retry).
+func (g *Gate) Disallows(u *url.URL) bool {
+	auth, err := g.authority(u)
+	if err != nil {
+		return false
+	}
+	now := g.clock.Now()
+	g.mu.Lock()
+	e := g.cachedLocked(auth)
+	g.mu.Unlock()
+	if e == nil || !now.Before(e.Expires) || e.Outcome != OutcomeOK {
+		return false
+	}
+	return !e.Group.Allowed(pathQuery(u))
+}
+
 // Known returns the entry the gate holds for u's authority — in memory, or
 // else with its Keeper — fresh or expired, without making any request; ok
 // is false if it holds none. A crawler whose scheduler hands out a URL of

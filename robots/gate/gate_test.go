@@ -933,6 +933,33 @@ func TestCachedNeverFetches(t *testing.T) {
 	wantHits(t, s, 1)
 }
 
+// Disallows answers from a fresh copy of robots.txt read successfully,
+// never fetching: false before a Check, after the copy expired, and for a
+// robots.txt that could not be read.
+func TestDisallowsNeverFetches(t *testing.T) {
+	s := newSite(t, serveText("User-agent: *\nDisallow: /x\n"))
+	down := newSite(t, serveStatus(http.StatusServiceUnavailable))
+	g, clock := newForTest(t, gate.Config{})
+	x, y := s.url(t, "/x"), s.url(t, "/y")
+	if g.Disallows(x) {
+		t.Error("Disallows before any Check")
+	}
+	wantHits(t, s, 0)
+	check(t, g, y)
+	if !g.Disallows(x) || g.Disallows(y) {
+		t.Errorf("after Check: Disallows(/x) %v, Disallows(/y) %v; want true, false", g.Disallows(x), g.Disallows(y))
+	}
+	check(t, g, down.url(t, "/x"))
+	if g.Disallows(down.url(t, "/x")) {
+		t.Error("Disallows for an unreachable robots.txt: Check decides, with its retry")
+	}
+	clock.Advance(gate.DefaultTTL)
+	if g.Disallows(x) {
+		t.Error("Disallows from an expired copy")
+	}
+	wantHits(t, s, 1)
+}
+
 // CheckWith paces its fetch with the Pacer it is given, not Config.Pacer,
 // which Check, Entry and a nil Pacer use.
 func TestCheckWithPacesThisCall(t *testing.T) {

@@ -4,7 +4,8 @@
 -- the job's MaxPages; MaxPagesPerHost, MaxSitemapsPerHost,
 -- MaxSitemapURLsPerHost, 0 for none), ARGV[a+4] what the seen-set holds ('hash' or 'url'); from
 -- ARGV[a+5], five per item: its seen-set member, key, class (0
--- page, 1 sitemap, 2 page from a sitemap), encoded item and Due (see
+-- page, 1 sitemap, 2 page from a sitemap, 3 seen only: the seen-set takes
+-- it, no queue: frontier.Item.SeenOnly), encoded item and Due (see
 -- dueOf; '' for at once). It returns one
 -- code per item: 0 queued, 1 seen, 2 given up, 3 page limit, 4 host limit,
 -- 5 sitemap limit.
@@ -26,14 +27,16 @@ local function add(a, z)
   local keys, order, codes, added = {}, {}, {}, 0
   for i = a + 5, z or #ARGV, 5 do
     local name, class = ARGV[i + 1], ARGV[i + 2]
-    local s = keys[name]
-    if not s then
+    local s = class ~= '3' and keys[name]
+    if class ~= '3' and not s then
       s = key(name)
       keys[name] = s
       order[#order + 1] = s
     end
     local code = 0
-    if s.gu then
+    if class == '3' then -- seen only: its key is not touched
+      if redis.call('SADD', S, ARGV[i]) == 0 then code = 1 end
+    elseif s.gu then
       code = 2
     elseif class == '1' then
       if maxSM > 0 and s.sm >= maxSM then code = 5 end
@@ -44,10 +47,10 @@ local function add(a, z)
     elseif class == '2' and maxSMU > 0 and s.smu >= maxSMU then
       code = 5
     end
-    if code == 0 and redis.call('SADD', S, ARGV[i]) == 0 then
+    if code == 0 and class ~= '3' and redis.call('SADD', S, ARGV[i]) == 0 then
       code = 1
     end
-    if code == 0 then
+    if code == 0 and class ~= '3' then
       queue(s, ARGV[i + 3], dueOf(ARGV[i + 4]))
       s.changed = true
       added = added + 1
