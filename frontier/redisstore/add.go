@@ -61,10 +61,22 @@ func (s *Store) add(ctx context.Context, batch []frontier.Item, lim frontier.Lim
 	if err != nil {
 		return nil, err
 	}
-	for _, g := range s.split(len(batch), func(i int) string { return batch[i].Key }, nil) {
-		if err := s.addGroup(ctx, g, addScript, "add", nil, now, batch, lim, &budget, refused); err != nil {
-			return nil, s.giveBack(ctx, lim, budget, err)
+	gs := s.split(len(batch), func(i int) string { return batch[i].Key }, nil)
+	switch {
+	case budget < 0 && s.oneServer():
+		err = s.addAll(ctx, gs, now, batch, lim, refused)
+	case budget < 0 && len(gs) > 1:
+		err = s.addGroups(ctx, gs, now, batch, lim, refused) // one pipelined round
+	default:
+		// A page limit is shared out in order: a shard at a time.
+		for _, g := range gs {
+			if err = s.addGroup(ctx, g, addScript, "add", nil, now, batch, lim, &budget, refused); err != nil {
+				break
+			}
 		}
+	}
+	if err != nil {
+		return nil, s.giveBack(ctx, lim, budget, err)
 	}
 	s.seenLearn(batch, refused)
 	return refused, s.giveBack(ctx, lim, budget, nil)

@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -296,5 +297,110 @@ func claimConcurrently(t *testing.T, s *Store, n int, now time.Time, o frontier.
 		mu.Lock()
 		defer mu.Unlock()
 		return slices.Clone(got)
+	}
+}
+
+// TestBatchAdds: on a single Redis without a page limit, an Add waits
+// with the other calls of the Store and shares their script (batch.lua):
+// its items, of every shard, are added or refused as seen alike.
+func TestBatchAdds(t *testing.T) {
+	for _, shards := range []int{1, 4} {
+		t.Run(fmt.Sprintf("shards%d", shards), func(t *testing.T) {
+			srv := redistest.Start(t)
+			c := srv.Client()
+			s, err := New(c, newJob(t), Options{Shards: shards})
+			if err != nil {
+				t.Fatal(err)
+			}
+			mustAdd(t, s, item("a", "/1"))
+			l := claimAt(t, s, time.Now(), opt).Lease
+			mustAdd(t, s, item("e", "/1"))                         // ready: the Claim below waits for a batch
+			if err := batchScript.Load(ctx, c).Err(); err != nil { // no NOSCRIPT to count
+				t.Fatal(err)
+			}
+			gate := &firstScriptGate{gate: make(chan struct{})}
+			c.AddHook(gate)
+			count := new(countingHook)
+			c.AddHook(count)
+			queued := make(chan int, 4)
+			s.ops.queued = func(n int) {
+				select {
+				case queued <- n:
+				default: // the calls after the three this test holds
+				}
+			}
+			doneErr := make(chan error, 1)
+			go func() { doneErr <- s.Done(ctx, l, time.Now(), frontier.Outcome{Pace: l.Pace}) }()
+			wait := func() {
+				t.Helper()
+				select {
+				case <-queued:
+				case <-time.After(30 * time.Second): // a guard, not a wait: calls queue at once
+					t.Fatal("a call did not queue")
+				}
+			}
+			wait() // held in its script
+			type added struct {
+				refused []error
+				err     error
+			}
+			adds := make(chan added, 1)
+			go func() {
+				r, err := s.Add(ctx, []frontier.Item{item("b", "/1"), item("c", "/1"), item("a", "/1"), item("d", "/1")}, frontier.Limits{})
+				adds <- added{r, err}
+			}()
+			wait()
+			claims := make(chan frontier.Claim, 1)
+			go func() {
+				cl, err := s.Claim(ctx, time.Now(), opt)
+				if err != nil {
+					t.Errorf("Claim: %v", err)
+				}
+				claims <- cl
+			}()
+			wait()
+			close(gate.gate)
+			if err := <-doneErr; err != nil {
+				t.Fatalf("Done: %v", err)
+			}
+			a := <-adds
+			if a.err != nil {
+				t.Fatalf("Add: %v", a.err)
+			}
+			want := []error{nil, nil, frontier.ErrSeen, nil}
+			for i := range want {
+				if (want[i] == nil) != (a.refused[i] == nil) || want[i] != nil && !errors.Is(a.refused[i], want[i]) {
+					t.Errorf("item %d: %v, want %v", i, a.refused[i], want[i])
+				}
+			}
+			cl := <-claims
+			if cl.Lease == nil {
+				t.Fatalf("the Claim of the Add's batch = %+v, want a lease", cl)
+			}
+			if n := count.scripts.Load(); n != 2 {
+				t.Errorf("Done, Add and Claim ran %d scripts, want 2: the Done alone, then the Add and the Claim in one batch", n)
+			}
+			got := []string{cl.Lease.URL}
+			if err := s.Done(ctx, cl.Lease, time.Now(), frontier.Outcome{Pace: cl.Lease.Pace}); err != nil {
+				t.Fatal(err)
+			}
+			if shards == 1 {
+				checkInvariants(t, 0, c, s, time.Now(), 1)
+			}
+			for {
+				cl := claimAt(t, s, time.Now(), opt)
+				if cl.Lease == nil {
+					break
+				}
+				got = append(got, cl.Lease.URL)
+				if err := s.Done(ctx, cl.Lease, time.Now(), frontier.Outcome{Pace: cl.Lease.Pace}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			slices.Sort(got)
+			if want := []string{"http://b/1", "http://c/1", "http://d/1", "http://e/1"}; !slices.Equal(got, want) {
+				t.Errorf("handed out after the Add %v, want %v", got, want)
+			}
+		})
 	}
 }

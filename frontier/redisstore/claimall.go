@@ -60,6 +60,8 @@ type batchOp struct {
 	// The end of a lease: its shard, finish.lua's arguments, the groups of
 	// links to add first (the lease's shard first) with add.lua's
 	// arguments of each, and the reply: finish's code, then add's codes.
+	// Or an Add: no finish arguments (args nil), sh its first group's
+	// shard, and the reply add's codes alone.
 	sh     *shard
 	args   []any
 	groups []group
@@ -172,9 +174,13 @@ func (s *Store) runBatch(ctx context.Context, slot *shard, batch []*waiter[batch
 	args = append(args, len(ends))
 	replies := 0 // of the ends
 	for _, e := range ends {
-		args = append(append(args, a.at[e.req.sh]), e.req.args...)
+		if e.req.args == nil { // an Add: shard 0, no lease to end
+			args = append(args, 0)
+		} else {
+			args = append(append(args, a.at[e.req.sh]), e.req.args...)
+			replies++
+		}
 		args = append(args, len(e.req.groups))
-		replies++
 		for i, g := range e.req.groups {
 			args = append(args, a.at[g.sh], len(e.req.blocks[i]))
 			replies += len(g.idx)
@@ -187,6 +193,9 @@ func (s *Store) runBatch(ctx context.Context, slot *shard, batch []*waiter[batch
 	for _, w := range ends {
 		if w.req.err = err; err == nil {
 			n := 1
+			if w.req.args == nil {
+				n = 0 // an Add: no finish code
+			}
 			for _, g := range w.req.groups {
 				n += len(g.idx)
 			}

@@ -245,15 +245,16 @@
 //
 // # Batches
 //
-// On a single Redis, a Store's Claims, Dones, Requeues and DoneAddings
-// (without -max-pages) that wait at once share one script (lua/batch.lua);
-// on a cluster, where a script touches one slot, those that wait at once
-// for the same shard do — a Claim for the shard it asks, the end of a
-// lease for its key's shard, with a DoneAdding's links of that shard (the
-// others' go first, in one pipelined round). While a batch is in flight,
+// On a single Redis, a Store's Claims, Dones, Requeues, DoneAddings and
+// Adds (without -max-pages) that wait at once share one script
+// (lua/batch.lua); on a cluster, where a script touches one slot, those
+// that wait at once for the same shard do — a Claim for the shard it asks,
+// the end of a lease for its key's shard, with a DoneAdding's links of
+// that shard (the others' go first, in one pipelined round; an Add's
+// groups go so too, a script a shard). While a batch is in flight,
 // the calls that come queue, and the next
 // batch serves up to 32 of them — first the leases it ends, each after
-// the links of its page, then the Claims, in the order their
+// the links of its page, and the Adds, then the Claims, in the order their
 // keys became ready, so that a key a Done of the batch freed may go to a
 // Claim of the same batch in its turn. The call that finds no batch in
 // flight runs the next, and hands the lead on once served. A batch is

@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -70,19 +71,52 @@ func (s *Store) doneAddingAll(ctx context.Context, l *frontier.Lease, own *shard
 	}
 	r := w.reply
 	doneErr := finishAnswer("done adding", r[:1])
-	at := 1
+	if err := groupAnswers("done adding", r[1:], gs, batch, refused); err != nil {
+		return nil, err
+	}
+	s.unhold(l.Token)
+	return refused[:len(batch)], doneErr
+}
+
+// addAll is Add on a single Redis, without a page limit: the items of
+// every shard (gs, the batch's groups) are added in one script, with the
+// other calls of the Store that wait at once (batch.lua) — a sitemap's
+// entries share the script that ends the leases of the pages fetched
+// meanwhile. Their answers go into refused.
+func (s *Store) addAll(ctx context.Context, gs []group, now time.Time, batch []frontier.Item, lim frontier.Limits, refused []error) error {
+	blocks := make([][]any, len(gs))
+	for i, g := range gs {
+		blocks[i] = s.addArgs(nil, base(now), g.items(batch), lim, -1)
+	}
+	b, run := s.batcherOf(gs[0].sh)
+	w, err := b.join(ctx, batchOp{sh: gs[0].sh, now: now, groups: gs, blocks: blocks}, run)
+	if err != nil {
+		return err
+	}
+	if w.err != nil {
+		return w.err
+	}
+	return groupAnswers("add", w.reply, gs, batch, refused)
+}
+
+// groupAnswers reads add.lua's codes of each group of gs, in order, from
+// r into refused.
+func groupAnswers(op string, r []any, gs []group, batch []frontier.Item, refused []error) error {
+	at := 0
 	for _, g := range gs {
-		got, err := addAnswers("done adding", r[at:at+len(g.idx)], g.items(batch))
+		if at+len(g.idx) > len(r) {
+			return fmt.Errorf("redisstore: %s: %w: reply %v", op, errCorrupt, r)
+		}
+		got, err := addAnswers(op, r[at:at+len(g.idx)], g.items(batch))
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for j, i := range g.idx {
 			refused[i] = got[j]
 		}
 		at += len(g.idx)
 	}
-	s.unhold(l.Token)
-	return refused[:len(batch)], doneErr
+	return nil
 }
 
 // learnTail learns the tail t of a reply of shard sh, and publishes the

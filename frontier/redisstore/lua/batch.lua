@@ -11,12 +11,14 @@
 -- ahead of. ARGV[13] is C, the number of shards, and ARGV[14..13+3C]
 -- three per shard (see enterAll, shards.lua; the first is ARGV[1]'s,
 -- KEYS[1]). Then the number of candidates and their shards (1-based);
--- then the number of leases to end and per lease: its shard, finish's
--- arguments (14), G, the number of groups of links to add (a page's, by
--- shard: the first the lease's, whose links are added before the lease
--- ends), two per group — its shard and the number of
--- its add arguments — and add's arguments of each group (add.lua).
--- Reply: per lease ended, finish's code and add's codes of each group;
+-- then the number of leases to end (and Adds) and per lease: its shard,
+-- finish's arguments (14), G, the number of groups of links to add (a
+-- page's, by shard: the first the lease's, whose links are added before
+-- the lease ends), two per group — its shard and the number of its add
+-- arguments — and add's arguments of each group (add.lua); an Add is
+-- shard 0, no finish arguments, then G and its groups alike.
+-- Reply: per lease ended, finish's code and add's codes of each group
+-- (an Add's codes alone);
 -- then the number of leases granted n,
 -- then per lease its shard (1-based) and claimOne's nine values, then
 -- each shard's tail.
@@ -40,19 +42,23 @@ enterAll(14, c, function(i)
 end)
 local r = {}
 for _ = 1, ends do
-  local own, g = tonumber(ARGV[at]), tonumber(ARGV[at + 15])
-  local gh = at + 16
+  -- An Add's shard is 0: no lease to end, no finish arguments.
+  local own = tonumber(ARGV[at])
+  local fa = at + 1
+  local gat = own > 0 and at + 15 or at + 1
+  local g = tonumber(ARGV[gat])
+  local gh = gat + 1
   at = gh + 2 * g
   if g == 0 then
     back(own)
-    r[#r + 1] = finish(gh - 15)
+    r[#r + 1] = finish(fa)
   end
   for k = 1, g do
     local sh, n = tonumber(ARGV[gh + 2 * k - 2]), tonumber(ARGV[gh + 2 * k - 1])
     back(sh)
     local codes = add(at, at + n - 1)
     at = at + n
-    if k == 1 then r[#r + 1] = finish(gh - 15) end -- the lease's shard: its links, then its end
+    if k == 1 and own > 0 then r[#r + 1] = finish(fa) end -- the lease's shard: its links, then its end
     stash(sh) -- add may have changed its settings (keep)
     for _, c in ipairs(codes) do r[#r + 1] = c end
   end
