@@ -404,3 +404,123 @@ func TestBatchAdds(t *testing.T) {
 		})
 	}
 }
+
+// TestBatchKeyTouchedAgain: a batch that touches one key several times —
+// a lease of it ends with links of it, an Add queues more, a Claim takes
+// it again — leaves Redis holding what the calls one at a time would
+// have left: each step reads what the one before it wrote.
+func TestBatchKeyTouchedAgain(t *testing.T) {
+	srv := redistest.Start(t)
+	c := srv.Client()
+	s, err := New(c, newJob(t), Options{Shards: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustAdd(t, s, item("k", "/1"), item("other", "/1"), item("x", "/1"))
+	l := claimAt(t, s, time.Now(), opt).Lease
+	if l == nil || l.Key != "k" {
+		t.Fatalf("first Claim = %+v, want k's", l)
+	}
+	first := claimAt(t, s, time.Now(), opt).Lease // other's: its Done leads
+	if err := batchScript.Load(ctx, c).Err(); err != nil {
+		t.Fatal(err)
+	}
+	gate := &firstScriptGate{gate: make(chan struct{})}
+	c.AddHook(gate)
+	count := new(countingHook)
+	c.AddHook(count)
+	queued := make(chan int, 4)
+	s.ops.queued = func(n int) {
+		select {
+		case queued <- n:
+		default:
+		}
+	}
+	wait := func() {
+		t.Helper()
+		select {
+		case <-queued:
+		case <-time.After(30 * time.Second): // a guard, not a wait: calls queue at once
+			t.Fatal("a call did not queue")
+		}
+	}
+	errs := make(chan error, 3)
+	go func() { errs <- s.Done(ctx, first, time.Now(), frontier.Outcome{Pace: first.Pace}) }()
+	wait() // held in its script
+	pace := l.Pace
+	pace.Delay = 0
+	go func() {
+		_, err := s.DoneAdding(ctx, l, time.Now(), frontier.Outcome{Pace: pace}, []frontier.Item{item("k", "/2"), item("k", "/3")}, frontier.Limits{})
+		errs <- err
+	}()
+	wait()
+	go func() {
+		_, err := s.Add(ctx, []frontier.Item{item("k", "/4"), item("k", "/2")}, frontier.Limits{})
+		errs <- err
+	}()
+	wait()
+	// Two Claims: x/1, ready since it was added, then k/2, ready since
+	// k's lease ended in the same script.
+	claims := make(chan frontier.Claim, 2)
+	for range 2 {
+		go func() {
+			cl, err := s.Claim(ctx, time.Now(), opt)
+			if err != nil {
+				t.Errorf("Claim: %v", err)
+			}
+			claims <- cl
+		}()
+		wait()
+	}
+	close(gate.gate)
+	for range 3 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	var cl frontier.Claim
+	var leased []string
+	for range 2 {
+		c := <-claims
+		if c.Lease == nil {
+			t.Fatalf("a Claim of the batch = %+v, want a lease", c)
+		}
+		leased = append(leased, c.Lease.URL)
+		if c.Lease.Key == "k" {
+			cl = c
+		}
+	}
+	slices.Sort(leased)
+	if !slices.Equal(leased, []string{"http://k/2", "http://x/1"}) {
+		t.Fatalf("the batch's Claims took %v, want k/2 (k's lease ended, its links queued, in the same script) and x/1", leased)
+	}
+	if n := count.scripts.Load(); n != 2 {
+		t.Errorf("%d scripts, want 2: the Done alone, then one batch", n)
+	}
+	checkInvariants(t, 0, c, s, time.Now(), 1)
+	cnt, err := s.Counts(ctx, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cnt.Queued != 2 || cnt.Leased != 2 || cnt.Hosts != 2 || cnt.Busy != 2 {
+		t.Errorf("Counts = %+v, want k/3 and k/4 queued, k/2 and x/1 leased, two hosts, busy", cnt)
+	}
+	got := []string{cl.Lease.URL}
+	if err := s.Done(ctx, cl.Lease, time.Now(), frontier.Outcome{Pace: pace}); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		cl := claimAt(t, s, time.Now(), opt)
+		if cl.Lease == nil {
+			break
+		}
+		got = append(got, cl.Lease.URL)
+		if err := s.Done(ctx, cl.Lease, time.Now(), frontier.Outcome{Pace: pace}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want := []string{"http://k/2", "http://k/3", "http://k/4"}; !slices.Equal(got, want) {
+		t.Errorf("k's items handed out %v, want %v", got, want)
+	}
+	checkInvariants(t, 1, c, s, time.Now(), 1)
+}
