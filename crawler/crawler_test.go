@@ -610,6 +610,26 @@ func TestDisallowedLinksNotQueued(t *testing.T) {
 	}
 }
 
+// TestDisallowedLinksNotCounted: a link the robots.txt already fetched
+// disallows uses none of WithMaxPages.
+func TestDisallowedLinksNotCounted(t *testing.T) {
+	s := newSite(t, defaultRobots, map[string]http.HandlerFunc{
+		"/":  htmlPage("home", "/private/a", "/private/b", "/a", "/b"),
+		"/a": htmlPage("a"),
+		"/b": htmlPage("b"),
+	})
+	c := newCrawler(t, crawler.WithMaxPages(3))
+	runCrawl(t, c, s.URL+"/")
+	got := s.targets()
+	slices.Sort(got)
+	if want := []string{"/", "/a", "/b", "/robots.txt"}; !slices.Equal(got, want) {
+		t.Errorf("requests %q, want %q: the three pages allowed", got, want)
+	}
+	if st := statsOf(t, c); st.Disallowed != 2 || st.Skipped[crawler.SkippedMaxPages] != 0 {
+		t.Errorf("Stats.Disallowed = %d, Skipped[max-pages] = %d; want 2 and 0", st.Disallowed, st.Skipped[crawler.SkippedMaxPages])
+	}
+}
+
 func TestRedirectIntoDisallowedPath(t *testing.T) {
 	s := newSite(t, defaultRobots, map[string]http.HandlerFunc{
 		"/":               htmlPage("home", "/go/secret", "/go/open"),

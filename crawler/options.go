@@ -385,7 +385,8 @@ func WithMaxDepth(n int) Option {
 }
 
 // WithMaxPages bounds the pages scheduled in the whole crawl: at least 1,
-// or NoLimit (the default).
+// or NoLimit (the default). A link that the robots.txt already fetched
+// disallows is not scheduled, and does not count.
 func WithMaxPages(n int) Option {
 	return func(c *config) error {
 		c.maxPages = n
