@@ -35,10 +35,10 @@
 // shard, its default, 2.0 script calls, 2.0 round trips and some 64
 // commands a page; on a cluster of three primaries 10 script calls and
 // 3.6 round trips. On bench workload (a), 256 workers of one process and
-// one Redis: 0.2 script calls a page (most links were seen before: see
-// Seen cache; the links robots.txt disallows are only marked seen,
-// frontier.Item.SeenOnly, one SADD each); on three primaries 2.5 script
-// calls and 41 commands.
+// one Redis: 0.1 script calls and 12 commands a page (most links were
+// seen before: see Seen cache; the links robots.txt disallows are only
+// marked seen, frontier.Item.SeenOnly, one SADD each; a sitemap's entries
+// share a batch); on three primaries 2.5 script calls and 41 commands.
 //
 // What a script costs Redis is mostly Lua: on a shared 2-core machine
 // some 80 % of a script's time is Lua and its calls into Redis (each
