@@ -132,10 +132,28 @@ func TestFairBatch(t *testing.T) {
 	}
 }
 
-// firstScriptGate holds the first script call until gate is closed.
+// firstScriptGate holds the first script call until gate is closed;
+// held is closed once it holds it: the batch of that call is taken, and
+// the calls made after held wait for the next one. (A batcher's queued
+// hook says that a call queued, not that its batch was taken.)
 type firstScriptGate struct {
-	once sync.Once
-	gate chan struct{}
+	once       sync.Once
+	gate, held chan struct{}
+}
+
+func newFirstScriptGate() *firstScriptGate {
+	return &firstScriptGate{gate: make(chan struct{}), held: make(chan struct{})}
+}
+
+// wait waits until the gate holds the first script; a guard, not a wait:
+// a call that never sends one fails the test instead of hanging it.
+func (h *firstScriptGate) wait(t *testing.T) {
+	t.Helper()
+	select {
+	case <-h.held:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no script reached the gate")
+	}
 }
 
 func (h *firstScriptGate) DialHook(next redis.DialHook) redis.DialHook { return next }
@@ -143,7 +161,10 @@ func (h *firstScriptGate) DialHook(next redis.DialHook) redis.DialHook { return 
 func (h *firstScriptGate) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		if strings.HasPrefix(cmd.Name(), "eval") {
-			h.once.Do(func() { <-h.gate })
+			h.once.Do(func() {
+				close(h.held)
+				<-h.gate
+			})
 		}
 		return next(ctx, cmd)
 	}
@@ -160,7 +181,7 @@ func TestBatchClaimsInTurn(t *testing.T) {
 	for _, perHost := range []int{1, 2} {
 		t.Run(fmt.Sprintf("perhost%d", perHost), func(t *testing.T) {
 			srv := redistest.Start(t)
-			gate := &firstScriptGate{gate: make(chan struct{})}
+			gate := newFirstScriptGate()
 			c := srv.Client()
 			s, err := New(c, newJob(t), Options{CallerClock: true, Shards: 1})
 			if err != nil {
@@ -182,9 +203,11 @@ func TestBatchClaimsInTurn(t *testing.T) {
 			queued := make(chan int, claims+1)
 			s.ops.queued = func(n int) { queued <- n }
 			o := frontier.ClaimOptions{PerHost: perHost, Lease: time.Minute}
-			done, claimed := claimConcurrently(t, s, claims, t0.Add(time.Second), o)
 			// The first Claim's batch is held until every other waits (or
 			// every Claim came back: they failed).
+			first, claimedFirst := claimConcurrently(t, s, 1, t0.Add(time.Second), o)
+			gate.wait(t)
+			done, claimed := claimConcurrently(t, s, claims-1, t0.Add(time.Second), o)
 		wait:
 			for {
 				select {
@@ -200,8 +223,9 @@ func TestBatchClaimsInTurn(t *testing.T) {
 				}
 			}
 			close(gate.gate)
+			<-first
 			<-done
-			got := claimed()
+			got := append(claimedFirst(), claimed()...)
 			var want []string
 			for i := 0; len(want) < claims; i++ {
 				for p := 1; p <= perHost && len(want) < claims; p++ {
@@ -241,13 +265,14 @@ func TestBatchErrorSettles(t *testing.T) {
 	if err := batchScript.Load(ctx, c).Err(); err != nil {
 		t.Fatal(err)
 	}
-	gate := &firstScriptGate{gate: make(chan struct{})}
+	gate := newFirstScriptGate()
 	c.AddHook(gate)
 	queued := make(chan int, 4)
 	exact.ops.queued = func(n int) { queued <- n }
 	errs := make(chan error, 3)
 	go func() { errs <- exact.Done(ctx, ls[0], time.Now(), frontier.Outcome{Pace: ls[0].Pace}) }()
-	<-queued // held in its script
+	<-queued
+	gate.wait(t) // its batch, itself alone, held in its script
 	go func() { errs <- exact.Done(ctx, ls[1], time.Now(), frontier.Outcome{Pace: ls[1].Pace}) }()
 	<-queued
 	go func() {
@@ -318,7 +343,7 @@ func TestBatchAdds(t *testing.T) {
 			if err := batchScript.Load(ctx, c).Err(); err != nil { // no NOSCRIPT to count
 				t.Fatal(err)
 			}
-			gate := &firstScriptGate{gate: make(chan struct{})}
+			gate := newFirstScriptGate()
 			c.AddHook(gate)
 			count := new(countingHook)
 			c.AddHook(count)
@@ -331,6 +356,7 @@ func TestBatchAdds(t *testing.T) {
 			}
 			doneErr := make(chan error, 1)
 			go func() { doneErr <- s.Done(ctx, l, time.Now(), frontier.Outcome{Pace: l.Pace}) }()
+			gate.wait(t) // its batch, itself alone, held in its script
 			wait := func() {
 				t.Helper()
 				select {
@@ -339,7 +365,7 @@ func TestBatchAdds(t *testing.T) {
 					t.Fatal("a call did not queue")
 				}
 			}
-			wait() // held in its script
+			wait() // the Done's own queueing
 			type added struct {
 				refused []error
 				err     error
@@ -425,7 +451,7 @@ func TestBatchKeyTouchedAgain(t *testing.T) {
 	if err := batchScript.Load(ctx, c).Err(); err != nil {
 		t.Fatal(err)
 	}
-	gate := &firstScriptGate{gate: make(chan struct{})}
+	gate := newFirstScriptGate()
 	c.AddHook(gate)
 	count := new(countingHook)
 	c.AddHook(count)
@@ -446,7 +472,8 @@ func TestBatchKeyTouchedAgain(t *testing.T) {
 	}
 	errs := make(chan error, 3)
 	go func() { errs <- s.Done(ctx, first, time.Now(), frontier.Outcome{Pace: first.Pace}) }()
-	wait() // held in its script
+	gate.wait(t) // its batch, itself alone, held in its script
+	wait()       // the Done's own queueing
 	pace := l.Pace
 	pace.Delay = 0
 	go func() {
