@@ -7,14 +7,10 @@
 -- the revisit of the lease's item, due at ARGV[20] (see dueOf). The key
 -- takes revisit state ARGV[21] ('rv') unless it is ''. It returns 0 done,
 -- 1 lease lost. With o, its arguments are ARGV[o..o+13] instead
--- (batch.lua).
+-- (batch.lua): what is named ARGV[k] above is ARGV[b + k].
 local function finish(o)
-  local A = ARGV
-  if o then
-    A = {}
-    for k = 8, 21 do A[k] = ARGV[o + k - 8] end
-  end
-  local token, name = A[8], A[9]
+  local b = o and o - 8 or 0
+  local token, name = ARGV[b + 8], ARGV[b + 9]
   local at, item = leaseOf(token, name)
   if not at then return 1 end
   if at <= clock then
@@ -22,23 +18,23 @@ local function finish(o)
     return 1
   end
   local s = unlease(token, name)
-  rest(s, tonumber(A[14]))
-  if item and A[10] == '1' then
-    front(s, A[11], s.ldue)
+  rest(s, tonumber(ARGV[b + 14]))
+  if item and ARGV[b + 10] == '1' then
+    front(s, ARGV[b + 11], s.ldue)
     bump('queued', 1)
-  elseif item and A[19] ~= '' then
-    queue(s, A[19], dueOf(A[20]))
+  elseif item and ARGV[b + 19] ~= '' then
+    queue(s, ARGV[b + 19], dueOf(ARGV[b + 20]))
     bump('queued', 1)
   end
-  s.cu, s.delay = 0, tonumber(A[13])
-  if tonumber(A[18]) > 0 then s.cu = clock + tonumber(A[18]) end
-  if A[21] ~= '' then
-    save(s, A[12], A[21])
+  s.cu, s.delay = 0, tonumber(ARGV[b + 13])
+  if tonumber(ARGV[b + 18]) > 0 then s.cu = clock + tonumber(ARGV[b + 18]) end
+  if ARGV[b + 21] ~= '' then
+    save(s, ARGV[b + 12], ARGV[b + 21])
   else
-    save(s, A[12])
+    save(s, ARGV[b + 12])
   end
-  if A[15] == '1' then
-    redis.call('SET', P .. 'cp:' .. A[17], A[16])
+  if ARGV[b + 15] == '1' then
+    redis.call('SET', P .. 'cp:' .. ARGV[b + 17], ARGV[b + 16])
   end
   return 0
 end

@@ -4,7 +4,10 @@
 local states = {}
 
 local function stash(i)
-  states[i] = {P, N, R, E, LI, S, NV, cnt, dirty, epoch, epochAt, perHost, keep, pend, pendR}
+  local v = states[i] or {}
+  v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8] = P, N, R, E, LI, S, NV, cnt
+  v[9], v[10], v[11], v[12], v[13], v[14], v[15] = dirty, epoch, epochAt, perHost, keep, pend, pendR
+  states[i] = v -- in place: a batch stashes a shard after each group of links it adds
 end
 
 local function back(i)
