@@ -156,6 +156,28 @@ func (h *firstScriptGate) wait(t *testing.T) {
 	}
 }
 
+// watchQueue reports the calls that queue in s's batcher (on a single
+// Redis), and returns wait, which waits for the next one to have queued;
+// a guard, not a wait: a call that never queues fails the test instead of
+// hanging it. Calls beyond the few a test waits for are not reported.
+func watchQueue(t *testing.T, s *Store) (wait func()) {
+	queued := make(chan int, 4)
+	s.ops.queued = func(n int) {
+		select {
+		case queued <- n:
+		default:
+		}
+	}
+	return func() {
+		t.Helper()
+		select {
+		case <-queued:
+		case <-time.After(30 * time.Second):
+			t.Fatal("a call did not queue")
+		}
+	}
+}
+
 func (h *firstScriptGate) DialHook(next redis.DialHook) redis.DialHook { return next }
 
 func (h *firstScriptGate) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
@@ -347,25 +369,11 @@ func TestBatchAdds(t *testing.T) {
 			c.AddHook(gate)
 			count := new(countingHook)
 			c.AddHook(count)
-			queued := make(chan int, 4)
-			s.ops.queued = func(n int) {
-				select {
-				case queued <- n:
-				default: // the calls after the three this test holds
-				}
-			}
+			wait := watchQueue(t, s)
 			doneErr := make(chan error, 1)
 			go func() { doneErr <- s.Done(ctx, l, time.Now(), frontier.Outcome{Pace: l.Pace}) }()
 			gate.wait(t) // its batch, itself alone, held in its script
-			wait := func() {
-				t.Helper()
-				select {
-				case <-queued:
-				case <-time.After(30 * time.Second): // a guard, not a wait: calls queue at once
-					t.Fatal("a call did not queue")
-				}
-			}
-			wait() // the Done's own queueing
+			wait()       // the Done's own queueing
 			type added struct {
 				refused []error
 				err     error
@@ -406,23 +414,13 @@ func TestBatchAdds(t *testing.T) {
 			if n := count.scripts.Load(); n != 2 {
 				t.Errorf("Done, Add and Claim ran %d scripts, want 2: the Done alone, then the Add and the Claim in one batch", n)
 			}
-			got := []string{cl.Lease.URL}
 			if err := s.Done(ctx, cl.Lease, time.Now(), frontier.Outcome{Pace: cl.Lease.Pace}); err != nil {
 				t.Fatal(err)
 			}
 			if shards == 1 {
 				checkInvariants(t, 0, c, s, time.Now(), 1)
 			}
-			for {
-				cl := claimAt(t, s, time.Now(), opt)
-				if cl.Lease == nil {
-					break
-				}
-				got = append(got, cl.Lease.URL)
-				if err := s.Done(ctx, cl.Lease, time.Now(), frontier.Outcome{Pace: cl.Lease.Pace}); err != nil {
-					t.Fatal(err)
-				}
-			}
+			got := append(drainAt(t, s, time.Now()), cl.Lease.URL)
 			slices.Sort(got)
 			if want := []string{"http://b/1", "http://c/1", "http://d/1", "http://e/1"}; !slices.Equal(got, want) {
 				t.Errorf("handed out after the Add %v, want %v", got, want)
@@ -455,21 +453,7 @@ func TestBatchKeyTouchedAgain(t *testing.T) {
 	c.AddHook(gate)
 	count := new(countingHook)
 	c.AddHook(count)
-	queued := make(chan int, 4)
-	s.ops.queued = func(n int) {
-		select {
-		case queued <- n:
-		default:
-		}
-	}
-	wait := func() {
-		t.Helper()
-		select {
-		case <-queued:
-		case <-time.After(30 * time.Second): // a guard, not a wait: calls queue at once
-			t.Fatal("a call did not queue")
-		}
-	}
+	wait := watchQueue(t, s)
 	errs := make(chan error, 3)
 	go func() { errs <- s.Done(ctx, first, time.Now(), frontier.Outcome{Pace: first.Pace}) }()
 	gate.wait(t) // its batch, itself alone, held in its script
@@ -505,17 +489,15 @@ func TestBatchKeyTouchedAgain(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var cl frontier.Claim
+	var leases []*frontier.Lease
 	var leased []string
 	for range 2 {
 		c := <-claims
 		if c.Lease == nil {
 			t.Fatalf("a Claim of the batch = %+v, want a lease", c)
 		}
+		leases = append(leases, c.Lease)
 		leased = append(leased, c.Lease.URL)
-		if c.Lease.Key == "k" {
-			cl = c
-		}
 	}
 	slices.Sort(leased)
 	if !slices.Equal(leased, []string{"http://k/2", "http://x/1"}) {
@@ -532,22 +514,13 @@ func TestBatchKeyTouchedAgain(t *testing.T) {
 	if cnt.Queued != 2 || cnt.Leased != 2 || cnt.Hosts != 2 || cnt.Busy != 2 {
 		t.Errorf("Counts = %+v, want k/3 and k/4 queued, k/2 and x/1 leased, two hosts, busy", cnt)
 	}
-	got := []string{cl.Lease.URL}
-	if err := s.Done(ctx, cl.Lease, time.Now(), frontier.Outcome{Pace: pace}); err != nil {
-		t.Fatal(err)
-	}
-	for {
-		cl := claimAt(t, s, time.Now(), opt)
-		if cl.Lease == nil {
-			break
-		}
-		got = append(got, cl.Lease.URL)
-		if err := s.Done(ctx, cl.Lease, time.Now(), frontier.Outcome{Pace: pace}); err != nil {
+	for _, l := range leases {
+		if err := s.Done(ctx, l, time.Now(), frontier.Outcome{Pace: pace}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if want := []string{"http://k/2", "http://k/3", "http://k/4"}; !slices.Equal(got, want) {
-		t.Errorf("k's items handed out %v, want %v", got, want)
+	if got, want := drainAt(t, s, time.Now()), []string{"http://k/3", "http://k/4"}; !slices.Equal(got, want) {
+		t.Errorf("k's items handed out after k/2 %v, want %v", got, want)
 	}
 	checkInvariants(t, 1, c, s, time.Now(), 1)
 }
