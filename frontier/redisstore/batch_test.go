@@ -178,6 +178,26 @@ func watchQueue(t *testing.T, s *Store) (wait func()) {
 	}
 }
 
+// heldDone loads batch.lua, then ends lease l of s with a Done whose
+// script is held until the test closes gate.gate: the calls the test
+// makes meanwhile queue for the next batch (wait waits for each). count
+// counts the scripts from then on; done gets the Done's answer.
+func heldDone(t *testing.T, c *redis.Client, s *Store, l *frontier.Lease) (gate *firstScriptGate, count *countingHook, wait func(), done <-chan error) {
+	t.Helper()
+	if err := batchScript.Load(ctx, c).Err(); err != nil { // no NOSCRIPT to count
+		t.Fatal(err)
+	}
+	gate, count = newFirstScriptGate(), new(countingHook)
+	c.AddHook(gate)
+	c.AddHook(count)
+	wait = watchQueue(t, s)
+	answer := make(chan error, 1)
+	go func() { answer <- s.Done(ctx, l, time.Now(), frontier.Outcome{Pace: l.Pace}) }()
+	gate.wait(t) // its batch, itself alone, held in its script
+	wait()       // the Done's own queueing
+	return gate, count, wait, answer
+}
+
 func (h *firstScriptGate) DialHook(next redis.DialHook) redis.DialHook { return next }
 
 func (h *firstScriptGate) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
@@ -361,19 +381,8 @@ func TestBatchAdds(t *testing.T) {
 			}
 			mustAdd(t, s, item("a", "/1"))
 			l := claimAt(t, s, time.Now(), opt).Lease
-			mustAdd(t, s, item("e", "/1"))                         // ready: the Claim below waits for a batch
-			if err := batchScript.Load(ctx, c).Err(); err != nil { // no NOSCRIPT to count
-				t.Fatal(err)
-			}
-			gate := newFirstScriptGate()
-			c.AddHook(gate)
-			count := new(countingHook)
-			c.AddHook(count)
-			wait := watchQueue(t, s)
-			doneErr := make(chan error, 1)
-			go func() { doneErr <- s.Done(ctx, l, time.Now(), frontier.Outcome{Pace: l.Pace}) }()
-			gate.wait(t) // its batch, itself alone, held in its script
-			wait()       // the Done's own queueing
+			mustAdd(t, s, item("e", "/1")) // ready: the Claim below waits for a batch
+			gate, count, wait, doneErr := heldDone(t, c, s, l)
 			type added struct {
 				refused []error
 				err     error
@@ -446,18 +455,9 @@ func TestBatchKeyTouchedAgain(t *testing.T) {
 		t.Fatalf("first Claim = %+v, want k's", l)
 	}
 	first := claimAt(t, s, time.Now(), opt).Lease // other's: its Done leads
-	if err := batchScript.Load(ctx, c).Err(); err != nil {
-		t.Fatal(err)
-	}
-	gate := newFirstScriptGate()
-	c.AddHook(gate)
-	count := new(countingHook)
-	c.AddHook(count)
-	wait := watchQueue(t, s)
+	gate, count, wait, firstDone := heldDone(t, c, s, first)
 	errs := make(chan error, 3)
-	go func() { errs <- s.Done(ctx, first, time.Now(), frontier.Outcome{Pace: first.Pace}) }()
-	gate.wait(t) // its batch, itself alone, held in its script
-	wait()       // the Done's own queueing
+	go func() { errs <- <-firstDone }()
 	pace := l.Pace
 	pace.Delay = 0
 	go func() {
