@@ -198,6 +198,24 @@ func heldDone(t *testing.T, c *redis.Client, s *Store, l *frontier.Lease) (gate 
 	return gate, count, wait, answer
 }
 
+// queueClaims makes n Claims on s, each once the one before queued
+// (wait, of watchQueue), and returns their answers as they come.
+func queueClaims(t *testing.T, s *Store, n int, wait func()) <-chan frontier.Claim {
+	t.Helper()
+	claims := make(chan frontier.Claim, n)
+	for range n {
+		go func() {
+			cl, err := s.Claim(ctx, time.Now(), opt)
+			if err != nil {
+				t.Errorf("Claim: %v", err)
+			}
+			claims <- cl
+		}()
+		wait()
+	}
+	return claims
+}
+
 func (h *firstScriptGate) DialHook(next redis.DialHook) redis.DialHook { return next }
 
 func (h *firstScriptGate) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
@@ -393,15 +411,7 @@ func TestBatchAdds(t *testing.T) {
 				adds <- added{r, err}
 			}()
 			wait()
-			claims := make(chan frontier.Claim, 1)
-			go func() {
-				cl, err := s.Claim(ctx, time.Now(), opt)
-				if err != nil {
-					t.Errorf("Claim: %v", err)
-				}
-				claims <- cl
-			}()
-			wait()
+			claims := queueClaims(t, s, 1, wait)
 			close(gate.gate)
 			if err := <-doneErr; err != nil {
 				t.Fatalf("Done: %v", err)
@@ -472,17 +482,7 @@ func TestBatchKeyTouchedAgain(t *testing.T) {
 	wait()
 	// Two Claims: x/1, ready since it was added, then k/2, ready since
 	// k's lease ended in the same script.
-	claims := make(chan frontier.Claim, 2)
-	for range 2 {
-		go func() {
-			cl, err := s.Claim(ctx, time.Now(), opt)
-			if err != nil {
-				t.Errorf("Claim: %v", err)
-			}
-			claims <- cl
-		}()
-		wait()
-	}
+	claims := queueClaims(t, s, 2, wait)
 	close(gate.gate)
 	for range 3 {
 		if err := <-errs; err != nil {
