@@ -18,6 +18,15 @@ func (g *Gate) cachedLocked(auth string) *Entry {
 	return el.Value.(*Entry)
 }
 
+// peekLocked returns auth's entry, fresh or expired, leaving its place in
+// the LRU list: a look that is not a use (Disallows). g.mu must be held.
+func (g *Gate) peekLocked(auth string) *Entry {
+	if el := g.entries[auth]; el != nil {
+		return el.Value.(*Entry)
+	}
+	return nil
+}
+
 // storeLocked caches e, replacing the authority's previous entry and
 // evicting the least recently used ones beyond CacheSize or CacheBytes;
 // e itself always stays, however large. g.mu must be held.

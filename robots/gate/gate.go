@@ -482,7 +482,7 @@ func (g *Gate) Disallows(u *url.URL) bool {
 	}
 	now := g.clock.Now()
 	g.mu.Lock()
-	e := g.cachedLocked(auth)
+	e := g.peekLocked(auth) // a link found is not a use of its robots.txt
 	g.mu.Unlock()
 	if e == nil || !now.Before(e.Expires) || e.Outcome != OutcomeOK {
 		return false

@@ -960,6 +960,27 @@ func TestDisallowsNeverFetches(t *testing.T) {
 	wantHits(t, s, 1)
 }
 
+// Disallows is a look, not a use: the entry it reads keeps its place in
+// the LRU cache, and goes first when the cache is full.
+func TestDisallowsLeavesLRU(t *testing.T) {
+	a := newSite(t, serveText("User-agent: *\nDisallow: /x\n"))
+	b := newSite(t, serveText(rules))
+	c := newSite(t, serveText(rules))
+	g, _ := newForTest(t, gate.Config{CacheSize: 2})
+	check(t, g, a.url(t, "/"))
+	check(t, g, b.url(t, "/"))
+	if !g.Disallows(a.url(t, "/x")) {
+		t.Fatal("Disallows(a/x) = false, want true")
+	}
+	check(t, g, c.url(t, "/")) // evicts the least recently used: a, not b
+	if _, ok := g.Cached(b.url(t, "/")); !ok {
+		t.Error("b evicted: Disallows(a/x) counted as a use of a's entry")
+	}
+	if g.Disallows(a.url(t, "/x")) {
+		t.Error("Disallows(a/x) after a's entry was evicted = true, want false")
+	}
+}
+
 // CheckWith paces its fetch with the Pacer it is given, not Config.Pacer,
 // which Check, Entry and a nil Pacer use.
 func TestCheckWithPacesThisCall(t *testing.T) {
