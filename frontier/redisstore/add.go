@@ -235,6 +235,15 @@ func (s *Store) doneAdding(ctx context.Context, l *frontier.Lease, now time.Time
 	if len(batch) == 0 {
 		return []error{}, s.Done(ctx, l, now, o)
 	}
+	if s.willDefer(l, now, o) {
+		// The lease goes on with the run's next item (run.go): the
+		// links go alone, first.
+		refused, err := s.Add(ctx, batch, lim)
+		if err != nil {
+			return nil, err
+		}
+		return refused, s.Done(ctx, l, now, o)
+	}
 	if err := checkRevisit(l, o); err != nil {
 		refused, addErr := s.Add(ctx, batch, lim)
 		if addErr != nil {

@@ -10,6 +10,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -23,6 +24,7 @@ type request struct {
 	op     string
 	argv   []any
 	id     string
+	seq    uint64 // the number id spells, in the order of requests made
 	forget string
 	sent   bool // it may have run: a retry asks the script's memo first
 	// refresh: the script moves the memo's expiry later.
@@ -36,7 +38,8 @@ func (s *Store) prepare(sh *shard, sc *redis.Script, op string, now time.Time, a
 		for last := s.lastNow.Load(); micros(now) > last && !s.lastNow.CompareAndSwap(last, micros(now)); last = s.lastNow.Load() {
 		}
 	}
-	r := &request{sh: sh, sc: sc, op: op, id: strconv.FormatUint(s.lastReq.Add(1), 36), forget: sh.takeForget()}
+	seq := s.lastReq.Add(1)
+	r := &request{sh: sh, sc: sc, op: op, id: strconv.FormatUint(seq, 36), seq: seq, forget: sh.takeForget()}
 	forget := r.forget
 	if last := sh.memoAt.Load(); forget != "" || time.Since(time.Unix(0, last)) >= memoRefresh {
 		forget = "!" + forget // see prelude.lua: the memo's expiry moves
@@ -109,7 +112,17 @@ func (s *Store) received(ctx context.Context, r *request, reply []any) ([]any, e
 	if err := s.learnTail(ctx, r.sh, reply[len(reply)-tailLen:]); err != nil {
 		return nil, err
 	}
+	s.answeredBy(r)
 	return reply[:len(reply)-tailLen], nil
+}
+
+// answeredBy notes that the reply of r came: Redis held the job, as it
+// had, when r was sent.
+func (s *Store) answeredBy(r *request) {
+	for _, a := range []*atomic.Uint64{&r.sh.answered, &s.answered} {
+		for last := a.Load(); r.seq > last && !a.CompareAndSwap(last, r.seq); last = a.Load() {
+		}
+	}
 }
 
 // noted notes that r's reply arrived: its memo may be forgotten.

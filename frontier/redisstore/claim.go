@@ -30,6 +30,9 @@ func (s *Store) Claim(ctx context.Context, now time.Time, opt frontier.ClaimOpti
 	if err := s.setup(ctx); err != nil {
 		return frontier.Claim{}, err
 	}
+	if l, err := s.claimRun(ctx, now); l != nil || err != nil {
+		return frontier.Claim{Lease: l}, err
+	}
 	at := base(now)
 	for range 2 {
 		rnow := s.clockNow(now)
@@ -149,7 +152,7 @@ func (s *Store) claimSlot(ctx context.Context, sh *shard, now time.Time, opt fro
 // named name (none if bound is ""): a nil Lease if sh has no key to hand
 // out.
 func (s *Store) claimShard(ctx context.Context, sh *shard, now time.Time, opt frontier.ClaimOptions, bound, name string) (*frontier.Lease, error) {
-	r, err := s.call(ctx, sh, claimScript, "claim", now, max(opt.PerHost, 1), leaseMicros(opt.Lease), bound, name)
+	r, err := s.call(ctx, sh, claimScript, "claim", now, claimArg(opt), leaseMicros(opt.Lease), bound, name)
 	if err != nil {
 		return nil, err
 	}
@@ -163,15 +166,18 @@ func (s *Store) claimShard(ctx context.Context, sh *shard, now time.Time, opt fr
 }
 
 // leaseLen is the length of a lease in a claim's reply (claimone.lua).
-const leaseLen = 9
+const leaseLen = 10
 
 // leaseOf decodes a lease of shard sh granted to a Claim at now, r =
 // claimOne's {token, key, item, host state, next allowed, lease left µs,
-// given up, closed until, revisit state}, and holds it.
+// given up, closed until, revisit state, run}, and holds it.
 func (s *Store) leaseOf(sh *shard, now time.Time, r []any) (*frontier.Lease, error) {
 	tok := token(sh, intOf(r[0]))
 	key := strOf(r[1])
 	s.hold(tok, key)
+	if err := s.startRun(sh, tok, key, []byte(strOf(r[9])), time.Duration(intOf(r[5]))*time.Microsecond); err != nil {
+		return nil, err
+	}
 	it, err := decodeItem([]byte(strOf(r[2])), key)
 	if err != nil {
 		return nil, fmt.Errorf("redisstore: claim: item of %s: %w", key, err)
@@ -205,6 +211,9 @@ func (s *Store) ClaimKey(ctx context.Context, key string, now time.Time, opt fro
 		return nil, time.Time{}, err
 	}
 	if err := s.setup(ctx); err != nil {
+		return nil, time.Time{}, err
+	}
+	if err := s.endRunOf(ctx, key); err != nil {
 		return nil, time.Time{}, err
 	}
 	sh := s.shardOf(key)

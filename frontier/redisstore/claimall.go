@@ -158,10 +158,10 @@ func (s *Store) runBatch(ctx context.Context, slot *shard, batch []*waiter[batch
 	}
 	now := batch[0].req.now
 	var cands []any
-	bound, name, perHost, lease := "", "", 1, int64(0)
+	bound, name, perHost, lease := "", "", "1", int64(0)
 	if claimOpt != nil {
 		cands, bound, name = s.claimCandidates(&a, slot, now, ends, claims)
-		perHost, lease = max(claimOpt.opt.PerHost, 1), leaseMicros(claimOpt.opt.Lease)
+		perHost, lease = claimArg(claimOpt.opt), leaseMicros(claimOpt.opt.Lease)
 	}
 	if len(a.shards) == 0 {
 		return // Claims alone, and no shard ready

@@ -39,6 +39,9 @@ func (s *Store) end(ctx context.Context, l *frontier.Lease, now time.Time, o fro
 	if shardOfToken(l.Token) != sh.i {
 		return frontier.ErrLeaseLost // not a token of the key's shard
 	}
+	if !requeue && s.deferDone(l, now, o) {
+		return nil // the run's next item is handed out next (run.go)
+	}
 	if s.oneServer() || s.perSlot() {
 		b, run := s.batcherOf(sh)
 		w, err := b.join(ctx, batchOp{sh: sh, now: now, args: s.finishArgs(l, now, o, requeue)}, run)
@@ -82,6 +85,7 @@ func (s *Store) callShards(ctx context.Context, sc *redis.Script, op string, sha
 			return nil, err
 		}
 	}
+	s.answeredBy(r)
 	return reply[:at], nil
 }
 
@@ -114,7 +118,8 @@ func (s *Store) finishArgs(l *frontier.Lease, now time.Time, o frontier.Outcome,
 	}
 	return []any{counterOf(l.Token), l.Key, flag(requeue), item,
 		encodeHost(&o.Pace), ceilMicros(o.Pace.Delay), ceilMicros(o.Rest),
-		flag(o.Checkpoint != nil), cp, s.opt.Checkpoint, closedFor, revisit, due, revisiting}
+		flag(o.Checkpoint != nil), cp, s.opt.Checkpoint, closedFor, revisit, due, revisiting,
+		s.handedOf(l.Token)}
 }
 
 // stampCheckpoint returns cp behind its stamp, 8 bytes big-endian: µs on
@@ -154,6 +159,7 @@ func (s *Store) GiveUp(ctx context.Context, key string) error {
 	if s.seenCache != nil {
 		s.seenCache.gaveUp(key) // before: Redis answers for its links from now on
 	}
+	s.stopRuns(key)
 	_, err := s.call(ctx, s.shardOf(key), giveUpScript, "give up", s.addNow(), key)
 	return err
 }

@@ -19,8 +19,19 @@ import (
 // queuing revisits) and releases with rests, leases left to expire,
 // closures, give-ups, on two Stores — and after each checks the counters
 // and the ready set the scripts keep against what Redis holds: the queues
-// and the leases themselves.
+// and the leases themselves. It runs with two leases a key, and with
+// runs (Affinity, one lease a key, two Dones in three without a rest).
 func TestInvariants(t *testing.T) {
+	t.Run("perhost2", func(t *testing.T) {
+		testInvariants(t, frontier.ClaimOptions{PerHost: 2, Lease: 10 * time.Second})
+	})
+	t.Run("runs", func(t *testing.T) {
+		// A lease long enough for time passing to leave runs time to go on.
+		testInvariants(t, frontier.ClaimOptions{PerHost: 1, Lease: 40 * time.Second, Affinity: 3})
+	})
+}
+
+func testInvariants(t *testing.T, claimOpt frontier.ClaimOptions) {
 	srv := redistest.Start(t)
 	c := srv.Client()
 	job := newJob(t)
@@ -28,11 +39,11 @@ func TestInvariants(t *testing.T) {
 	stores := []*Store{mustNew(t, srv, job, o), mustNew(t, srv, job, o)}
 	rng := rand.New(rand.NewPCG(1, 2))
 	now := time.Now()
-	perHost := 2
-	claimOpt := frontier.ClaimOptions{PerHost: perHost, Lease: 10 * time.Second}
+	perHost := claimOpt.PerHost
 	lim := frontier.Limits{MaxPagesPerHost: 40, MaxSitemapsPerHost: 3}
 	var leases []*frontier.Lease
-	var granted, ended, lost, expiries, revisits int
+	var granted, ended, lost, expiries, revisits, runs int
+	tokens := map[uint64]bool{}
 	for step := range 1000 {
 		s := stores[rng.IntN(2)]
 		op := rng.IntN(100)
@@ -60,6 +71,10 @@ func TestInvariants(t *testing.T) {
 			if cl.Lease != nil {
 				granted++
 				leases = append(leases, cl.Lease)
+				if tokens[cl.Lease.Token] {
+					runs++ // a run's next item
+				}
+				tokens[cl.Lease.Token] = true
 			}
 		case op < 65:
 			l, _, err := s.ClaimKey(ctx, fmt.Sprintf("k%d", rng.IntN(11)), now, claimOpt)
@@ -80,6 +95,9 @@ func TestInvariants(t *testing.T) {
 				h.ClosedUntil = now.Add(time.Duration(rng.IntN(5000)) * time.Millisecond)
 			}
 			out := frontier.Outcome{Pace: h, Rest: time.Duration(rng.IntN(2000)) * time.Millisecond}
+			if claimOpt.Affinity > 0 && rng.IntN(3) != 0 {
+				out.Pace.Delay, out.Pace.ClosedUntil, out.Rest = 0, time.Time{}, 0 // a run goes on
+			}
 			var err error
 			switch r := rng.IntN(6); {
 			case r < 2:
@@ -103,7 +121,7 @@ func TestInvariants(t *testing.T) {
 			case !errors.Is(err, frontier.ErrGivenUp):
 				t.Fatalf("step %d: ending a lease: %v", step, err)
 			}
-		case op < 91:
+		case op < 91 && (claimOpt.Affinity == 0 || rng.IntN(5) == 0): // rarer with runs, which a key given up ends
 			key := fmt.Sprintf("k%d", rng.IntN(10))
 			if err := s.GiveUp(ctx, key); err != nil {
 				t.Fatalf("step %d: GiveUp: %v", step, err)
@@ -118,8 +136,8 @@ func TestInvariants(t *testing.T) {
 		}
 		checkInvariants(t, step, c, stores[0], now, perHost)
 	}
-	if granted < 100 || ended < 50 || lost == 0 || expiries == 0 || revisits < 20 {
-		t.Errorf("%d leases granted, %d ended, %d lost, %d expiries, %d revisits: the mix misses cases", granted, ended, lost, expiries, revisits)
+	if granted < 100 || ended < 50 || lost == 0 || expiries == 0 || revisits < 20 || claimOpt.Affinity > 0 && runs < 5 {
+		t.Errorf("%d leases granted, %d ended, %d lost, %d expiries, %d revisits, %d runs going on: the mix misses cases", granted, ended, lost, expiries, revisits, runs)
 	}
 }
 
@@ -178,12 +196,14 @@ func checkInvariants(t *testing.T, step int, c *redis.Client, s *Store, now time
 			t.Fatalf("step %d: key %s keeps %v items due later, the first at %.0f; holds %d, the first at %.0f", step, k, st["dn"], st["dh"], n, due)
 		}
 	}
-	for _, token := range c.HKeys(ctx, p+"item").Val() {
+	var want frontier.Counts
+	for token, rec := range c.HGetAll(ctx, p+"item").Val() {
 		if _, ok := leases[token]; !ok {
 			t.Fatalf("step %d: the item of lease %s outlived it", step, token)
 		}
+		// A run's items after its first count as queued until it ends.
+		want.Queued += max(runItems(t, rec)-1, 0)
 	}
-	var want frontier.Counts
 	keys := map[string]bool{}
 	for k, n := range queued {
 		want.Queued += n
@@ -225,4 +245,27 @@ func checkInvariants(t *testing.T, step int, c *redis.Client, s *Store, now time
 	for k := range ready {
 		t.Fatalf("step %d: key %s in the ready set with nothing queued", step, k)
 	}
+}
+
+// runItems returns how many items a lease record holds (lua/prelude.lua,
+// leaseRecord): 0 for a lease of one, a run's items.
+func runItems(t *testing.T, rec string) int {
+	t.Helper()
+	if len(rec) < 10 {
+		t.Fatalf("lease record %q: too short", rec)
+	}
+	n := int(rec[8])<<8 | int(rec[9])
+	if n < 32768 {
+		return 0
+	}
+	p, items := 10+n-32768, 0
+	for p+4 <= len(rec) {
+		l := int(rec[p])<<24 | int(rec[p+1])<<16 | int(rec[p+2])<<8 | int(rec[p+3])
+		p += 4 + l
+		items++
+	}
+	if p != len(rec) {
+		t.Fatalf("lease record %q: its items overrun it", rec)
+	}
+	return items
 }

@@ -127,6 +127,7 @@ func (s *Store) learnTail(ctx context.Context, sh *shard, t []any) error {
 		// Redis restarted or failed over since the shard's last reply:
 		// it may have lost writes.
 		s.resetSeen()
+		s.stopRunsOn(sh)
 	}
 	s.view.learn(sh.i, t, s.opt.CallerClock)
 	ver := intOf(t[3])

@@ -54,6 +54,9 @@ type shard struct {
 	joined atomic.Bool
 	memoAt atomic.Int64 // when a reply last said the memo's expiry moved, ns
 	epoch  atomic.Int64 // the shard's epoch (prelude.lua, join) plus one, as last told; 0: never
+	// answered is the latest request whose reply came from the shard,
+	// by number (request.seq): a run goes on only after one (run.go).
+	answered atomic.Uint64
 
 	mu     sync.Mutex
 	forget []string // ids of requests whose replies arrived

@@ -101,8 +101,11 @@ type Store struct {
 	opt     Options
 	seen    string // what the seen-set holds: "hash" or "url"
 	lastReq atomic.Uint64
-	lastNow atomic.Int64 // the latest caller's now, µs, for CallerClock
-	cpStamp atomic.Int64 // the stamp of the last checkpoint stored
+	// answered is the latest request whose reply came, by number
+	// (request.seq), whichever its shard.
+	answered atomic.Uint64
+	lastNow  atomic.Int64 // the latest caller's now, µs, for CallerClock
+	cpStamp  atomic.Int64 // the stamp of the last checkpoint stored
 	// verifiedAt is when the Store last read every shard (verify), ns.
 	verifiedAt atomic.Int64
 
@@ -121,6 +124,8 @@ type Store struct {
 
 	mu     sync.Mutex
 	held   map[uint64]string // the leases granted to this Store: token → key
+	runs   map[uint64]*run   // those of several items (run.go), by token
+	ready  []*run            // the runs whose next item may be handed out, in order
 	closed bool
 }
 
@@ -143,6 +148,7 @@ func New(client redis.UniversalClient, job string, opts Options) (*Store, error)
 		opt:    opts,
 		seen:   "hash",
 		held:   make(map[uint64]string),
+		runs:   make(map[uint64]*run),
 	}
 	if opts.ExactSeen {
 		s.seen = "url"
@@ -239,8 +245,8 @@ func flag(b bool) string {
 }
 
 // Close ends the leases this Store granted and that were not ended — their
-// items go back to the front of their queues, their keys rest a full Delay
-// — so that other processes need not wait for them to expire; and closes
+// items go back to the front of their queues (a run's but those done),
+// their keys rest a full Delay — so that other processes need not wait for them to expire; and closes
 // the client if Open made it. Items stay in Redis: the job goes on with
 // other Stores, or a later one.
 func (s *Store) Close() error {
@@ -253,9 +259,11 @@ func (s *Store) Close() error {
 	byShard := map[int][]any{}
 	for t, key := range s.held {
 		i := shardOfToken(t)
-		byShard[i] = append(byShard[i], counterOf(t), key)
+		byShard[i] = append(byShard[i], counterOf(t), key, s.doneOf(t))
 	}
 	clear(s.held)
+	clear(s.runs)
+	s.ready = nil
 	s.mu.Unlock()
 	var err error
 	if len(byShard) > 0 {
@@ -294,6 +302,7 @@ func (s *Store) hold(token uint64, key string) {
 func (s *Store) unhold(token uint64) {
 	s.mu.Lock()
 	delete(s.held, token)
+	delete(s.runs, token)
 	s.mu.Unlock()
 }
 

@@ -5,14 +5,14 @@
 -- ready keys — the key that has waited longest among them first, as
 -- claim.lua takes it in one shard (claimOne, claimone.lua). A key a lease
 -- of the batch freed may go to a claim of the same batch, in its turn.
--- ARGV[8] PerHost, ARGV[9] the lease in µs, ARGV[11] the bound (µs from
+-- ARGV[8] PerHost (setClaim), ARGV[9] the lease in µs, ARGV[11] the bound (µs from
 -- now, '' for none) and ARGV[12] its key's name: the first ready key of
 -- the shards that are not candidates, which no key ready later is taken
 -- ahead of. ARGV[13] is C, the number of shards, and ARGV[14..13+3C]
 -- three per shard (see enterAll, shards.lua; the first is ARGV[1]'s,
 -- KEYS[1]). Then the number of candidates and their shards (1-based);
 -- then the number of leases to end (and Adds) and per lease: its shard,
--- finish's arguments (14), G, the number of groups of links to add (a
+-- finish's arguments (15), G, the number of groups of links to add (a
 -- page's, by shard: the first the lease's, whose links are added before
 -- the lease ends), two per group — its shard and the number of its add
 -- arguments — and add's arguments of each group (add.lua); an Add is
@@ -20,7 +20,7 @@
 -- Reply: per lease ended, finish's code and add's codes of each group
 -- (an Add's codes alone);
 -- then the number of leases granted n,
--- then per lease its shard (1-based) and claimOne's nine values, then
+-- then per lease its shard (1-based) and claimOne's ten values, then
 -- each shard's tail.
 local lease, want, c = tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[13])
 local bound = ARGV[11] ~= '' and clock + tonumber(ARGV[11])
@@ -36,7 +36,7 @@ at = at + 1
 
 enterAll(14, c, function(i)
   if isCand[i] then
-    setPerHost(ARGV[8])
+    setClaim(ARGV[8])
     sweep()
   end
 end)
@@ -45,7 +45,7 @@ for _ = 1, ends do
   -- An Add's shard is 0: no lease to end, no finish arguments.
   local own = tonumber(ARGV[at])
   local fa = at + 1
-  local gat = own > 0 and at + 15 or at + 1
+  local gat = own > 0 and at + 16 or at + 1
   local g = tonumber(ARGV[gat])
   local gh = gat + 1
   at = gh + 2 * g

@@ -1,11 +1,11 @@
 -- claim.lua: lease the first item of the key that has waited longest
--- among those ready now (claimOne, claimone.lua). ARGV[8] PerHost,
--- ARGV[9] the lease in µs, ARGV[10] the bound (µs from now, '' for none)
--- and ARGV[11] its key's name: a key ready later is not taken.
--- Reply: {1, token, key, item, host state, next allowed, lease left µs,
--- given up, closed until, revisit state}, or {0, has next, next - now µs,
--- idle}.
-setPerHost(ARGV[8])
+-- among those ready now (claimOne, claimone.lua). ARGV[8] PerHost and
+-- run (setClaim), ARGV[9] the lease in µs, ARGV[10] the bound (µs from
+-- now, '' for none) and ARGV[11] its key's name: a key ready later is not
+-- taken. Reply: {1, token, key, item, host state, next allowed, lease
+-- left µs, given up, closed until, revisit state, run}, or {0, has next,
+-- next - now µs, idle}.
+setClaim(ARGV[8])
 local lease = tonumber(ARGV[9])
 sweep()
 local bound = ARGV[10] ~= '' and clock + tonumber(ARGV[10])

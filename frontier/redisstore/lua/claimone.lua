@@ -1,11 +1,14 @@
 -- claimone.lua: the function claimOne(name, lease), one step of a claim
 -- on the ready key name, the first of the shard's ready set: it leases
 -- the key's first item and returns {token, key, item, host state, next
--- allowed, lease left µs, given up, closed until, revisit state}, or
+-- allowed, lease left µs, given up, closed until, revisit state, run}, or
 -- puts a key that cannot be claimed now back to its place (or out of the
 -- ready set) and returns nil. A closed key (given up, or closed until
 -- 'cu') is claimed whatever its next allowed time and its items' Due; one
--- whose 'cu' has passed opens again, to its place.
+-- whose 'cu' has passed opens again, to its place. A key that is open,
+-- has no Delay and one lease at most (PerHost 1) leases up to runMax of
+-- the items queued due at once (a run): run is the items after the first,
+-- each behind its length (4 bytes, big-endian); '' for a lease of one.
 local function claimOne(name, lease)
   local s = key(name, nil, true)
   if s.qlen == 0 or s.leased >= perHost then
@@ -15,6 +18,17 @@ local function claimOne(name, lease)
     save(s) -- open again: to its place
   elseif s.na > clock and not closed(s) then
     save(s) -- resting since a restart: to its place
+  elseif runMax > 1 and s.llen > 1 and perHost == 1 and s.delay == 0 and not closed(s) and #s.name < RUN then
+    local run = redis.call('LPOP', s.Q, math.min(runMax, s.llen))
+    s.llen, s.qlen = s.llen - #run, s.qlen - #run
+    bump('queued', -1) -- the others stay counted until the run ends
+    local token, left = grant(s, run[1], lease, nil, run)
+    save(s)
+    local more = {}
+    for i = 2, #run do
+      more[#more + 1], more[#more + 2] = struct.pack('>I4', #run[i]), run[i]
+    end
+    return {token, s.name, run[1], s.st, s.na, left, 0, s.cu, s.rv, table.concat(more)}
   else
     local item, due = take(s)
     if not item then
@@ -24,7 +38,7 @@ local function claimOne(name, lease)
     bump('queued', -1)
     local token = grant(s, item, lease, due)
     save(s)
-    return {token, s.name, item, s.st, s.na, lease, s.gu and 1 or 0, s.cu, s.rv}
+    return {token, s.name, item, s.st, s.na, lease, s.gu and 1 or 0, s.cu, s.rv, ''}
   end
   return nil
 end

@@ -5,20 +5,27 @@
 -- checkpoint ARGV[16] under name ARGV[17]; the key is closed for ARGV[18]
 -- µs from now (0: open). A Done queues ARGV[19], unless it is '', again:
 -- the revisit of the lease's item, due at ARGV[20] (see dueOf). The key
--- takes revisit state ARGV[21] ('rv') unless it is ''. It returns 0 done,
--- 1 lease lost. With o, its arguments are ARGV[o..o+13] instead
--- (batch.lua): what is named ARGV[k] above is ARGV[b + k].
+-- takes revisit state ARGV[21] ('rv') unless it is ''. Of a run, ARGV[22]
+-- items were handed out (the last is the one ended; the others were
+-- done), and those after them go back to the front of the queue. It
+-- returns 0 done, 1 lease lost. With o, its arguments are ARGV[o..o+14]
+-- instead (batch.lua): what is named ARGV[k] above is ARGV[b + k].
 local function finish(o)
   local b = o and o - 8 or 0
   local token, name = ARGV[b + 8], ARGV[b + 9]
-  local at, item = leaseOf(token, name)
+  local at, item, run = leaseOf(token, name)
   if not at then return 1 end
   if at <= clock then
-    expire(token, name, item, at)
+    expire(token, name, item, at, run)
     return 1
   end
   local s = unlease(token, name)
   rest(s, tonumber(ARGV[b + 14]))
+  if run then
+    local h = math.min(math.max(tonumber(ARGV[b + 22]) or 1, 1), #run)
+    for i = #run, h + 1, -1 do front(s, run[i]) end
+    bump('queued', 1 - h) -- handed out after the first: counted until now
+  end
   if item and ARGV[b + 10] == '1' then
     front(s, ARGV[b + 11], s.ldue)
     bump('queued', 1)

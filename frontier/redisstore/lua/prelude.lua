@@ -44,8 +44,10 @@ local P, N, R, E, LI, S, NV, cnt, dirty, clock, runID, redisNow
 -- places in the ready set, not yet in Redis (see flushLeases, flushReady;
 -- pend.first is the first of those places: firstPending).
 local pend, pendR
--- The shard's settings and epoch, which join loads.
+-- The shard's settings and epoch, which join loads; and runMax, the
+-- items a claim of this script may lease at once (a run: setClaim).
 local epoch, epochAt, perHost, keep = 0, 0, 1, false
+local runMax = 1
 
 -- bump adds d to counter f.
 local function bump(f, d)
@@ -550,22 +552,42 @@ end
 
 -- leaseRecord returns the item hash's record of a lease of key name,
 -- expiring at µs, of item ('' for a lease of the key alone): what a Done
--- reads to know the lease is held, in one command.
-local function leaseRecord(name, at, item)
-  return struct.pack('>dH', at, #name) .. name .. (item or '')
+-- reads to know the lease is held, in one command. The record of a run
+-- (run, the items leased at once, item the first) flags the name's
+-- length with RUN and holds every item behind its length.
+local RUN = 32768
+local function leaseRecord(name, at, item, run)
+  if not run then return struct.pack('>dH', at, #name) .. name .. (item or '') end
+  local parts = {struct.pack('>dH', at, #name + RUN), name}
+  for _, it in ipairs(run) do
+    parts[#parts + 1], parts[#parts + 2] = struct.pack('>I4', #it), it
+  end
+  return table.concat(parts)
 end
 
--- leaseOf returns when lease token of key name expires and its item (nil
--- for a lease of the key alone); nothing if the lease is not held.
+-- leaseOf returns when lease token of key name expires, its item (nil
+-- for a lease of the key alone) and, for a run, its items in order (the
+-- first is item); nothing if the lease is not held.
 local function leaseOf(token, name)
   if pend.gone[token] then return nil end
   local v = pend.item[token] or redis.call('HGET', LI, token)
   if not v or #v < 10 then return nil end
   local at, n = struct.unpack('>dH', v)
+  local run = n >= RUN
+  if run then n = n - RUN end
   if string.sub(v, 11, 10 + n) ~= name then return nil end
-  local item = string.sub(v, 11 + n)
-  if item == '' then item = nil end
-  return at, item
+  if not run then
+    local item = string.sub(v, 11 + n)
+    if item == '' then item = nil end
+    return at, item
+  end
+  local items, p = {}, 11 + n
+  while p + 3 <= #v do
+    local l = struct.unpack('>I4', v, p)
+    items[#items + 1] = string.sub(v, p + 4, p + 3 + l)
+    p = p + 4 + l
+  end
+  return at, items[1], items
 end
 
 -- unlease ends lease token of key name: it loads the key, s, with one
@@ -589,12 +611,18 @@ local function unlease(token, name)
   return s
 end
 
--- expire ends lease token of key name, of item: the item, if any, goes
--- back to the front of its key's queue, and the key rests a full Delay
--- from restFrom, since a request may have been under way.
-local function expire(token, name, item, restFrom)
+-- expire ends lease token of key name, of item (of run's items, the
+-- first skip of which were done: they stay done): the items, if any, go
+-- back to the front of their key's queue, in order, and the key rests a
+-- full Delay from restFrom, since a request may have been under way.
+local function expire(token, name, item, restFrom, run, skip)
   local s = unlease(token, name)
-  if item then
+  if run then
+    skip = skip or 0
+    for i = #run, skip + 1, -1 do front(s, run[i]) end
+    -- A run's items after its first stayed counted as queued.
+    bump('queued', 1 - skip)
+  elseif item then
     front(s, item, s.ldue)
     bump('queued', 1)
   end
@@ -609,9 +637,9 @@ local function sweep()
   local due = redis.call('ZRANGEBYSCORE', E, '-inf', clock, 'WITHSCORES', 'LIMIT', 0, 32)
   for i = 1, #due, 2 do
     local token, name = string.match(due[i], '^(%d+) (.*)$')
-    local _, item = leaseOf(token or '', name or '')
+    local _, item, run = leaseOf(token or '', name or '')
     if token then
-      expire(token, name, item, tonumber(due[i + 1]))
+      expire(token, name, item, tonumber(due[i + 1]), run)
     else -- not a record of this layout
       redis.call('ZREM', E, due[i])
     end
@@ -619,14 +647,17 @@ local function sweep()
 end
 
 -- grant records a lease of s (of item, due at due if it is handed out
--- before, or of the key alone when item is false) expiring lease µs from
--- now, and returns its token; the next save of s writes the Due to its
--- hash.
-local function grant(s, item, lease, due)
+-- before, or of the key alone when item is false; or of the items of
+-- run, item its first) expiring lease µs from now — a run a quarter of a
+-- lease later: the Store hands its items out within that quarter, each
+-- with a lease left — and returns its token and the lease left; the next
+-- save of s writes the Due to its hash.
+local function grant(s, item, lease, due, run)
   bump('token', 1)
   local token = string.format('%d', cnt.token)
+  if run then lease = lease + math.floor(lease / 4) end
   local at = clock + lease
-  local rec = leaseRecord(s.name, at, item)
+  local rec = leaseRecord(s.name, at, item, run)
   pend.add[#pend.add + 1], pend.add[#pend.add + 2] = at, leaseMember(token, s.name)
   pend.li[#pend.li + 1], pend.li[#pend.li + 2], pend.item[token] = token, rec, rec
   if due then s.put = {'ld' .. token, due} end
@@ -637,7 +668,7 @@ local function grant(s, item, lease, due)
     -- the next may start no sooner than a Delay after this one.
     rest(s, s.delay)
   end
-  return cnt.token
+  return cnt.token, lease
 end
 
 -- setPerHost records the PerHost of the claim, which Add needs.
@@ -647,6 +678,15 @@ local function setPerHost(v)
     perHost = v
     redis.call('HSET', N, 'perhost', v)
   end
+end
+
+-- setClaim records a claim's PerHost and runMax, v: 'PERHOST', or
+-- 'PERHOST/RUN' when a key ready again at once may lease up to RUN
+-- items at once (ClaimOptions.Affinity; see claimOne).
+local function setClaim(v)
+  local p, r = string.match(v, '^(%d+)/(%d+)$')
+  setPerHost(p or v)
+  runMax = math.max(tonumber(r) or 1, 1)
 end
 
 if memo ~= '' then

@@ -1,0 +1,262 @@
+package redisstore
+
+// Runs: a key ready again as soon as its lease ends leases several items
+// at once (ClaimOptions.Affinity), which this Store hands out one after
+// the other.
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/heedcrawl/heed/frontier"
+)
+
+// runMax bounds the items of a run: how many a key is served in a row
+// ahead of the keys that wait, and how many a process that dies mid-run
+// may have fetched that are fetched again.
+const runMax = 16
+
+// runSize returns how many items a Claim with opt may lease at once: one
+// unless it asks for Affinity with one lease a key, then up to
+// Affinity+1 (the memory store's streak: a claim, then Affinity more in
+// a row), at most runMax.
+func runSize(opt frontier.ClaimOptions) int {
+	if opt.Affinity <= 0 || opt.PerHost > 1 {
+		return 1
+	}
+	return min(opt.Affinity+1, runMax)
+}
+
+// claimArg returns the claim scripts' PerHost argument for opt: with the
+// run size behind a slash when it is more than one (prelude.lua,
+// setClaim).
+func claimArg(opt frontier.ClaimOptions) string {
+	p := strconv.Itoa(max(opt.PerHost, 1))
+	if n := runSize(opt); n > 1 {
+		return p + "/" + strconv.Itoa(n)
+	}
+	return p
+}
+
+// run is a lease of several items of one key: the first was handed out
+// by the Claim that leased them, each other by a Claim of this Store
+// after the Done of the one before. The Dones in between are the Store's
+// alone (deferred): the lease ends in Redis once, with the Done of the
+// last item handed out, and the items not handed out go back to the
+// front of the key's queue. A process that dies mid-run thus leaves its
+// items to be fetched again when the lease expires — the lease expired,
+// as it does for a lease of one.
+//
+// A run goes on only while Redis answers: a Done is held back only if a
+// request the Store sent after the item was handed out came back (the
+// page's links, mostly; on a cluster a request of the run's shard), and
+// no reply said the shard's Redis restarted or failed over since the
+// run began. Otherwise it ends in Redis, as a lease of one would: a
+// process that lost Redis stops after the request under way, and one
+// whose lease a failover lost cannot go on fetching from the host while
+// another process is handed it.
+type run struct {
+	sh    *shard
+	key   string
+	token uint64
+	items [][]byte // encoded, after the first
+	next  int      // the index in items of the next to hand out
+	mark  uint64   // the last request made before the item out was handed out (request.seq)
+	// keep is how long a lease an item is handed out with, at least: the
+	// lease the Claim asked for (the run's is a quarter longer).
+	keep time.Duration
+	// done is the deferred Done of the item handed out last, nil while it
+	// is out; stop says the run ends at the next Done (GiveUp).
+	done *deferred
+	stop bool
+}
+
+// deferred is a Done a run holds back: the lease it ended, at now, with o.
+type deferred struct {
+	l   *frontier.Lease
+	now time.Time
+	o   frontier.Outcome
+}
+
+// handed returns how many of r's items were handed out, its first
+// included.
+func (r *run) handed() int { return 1 + r.next }
+
+// startRun records the run of token on key of shard sh whose items
+// after the first are packed in more (claimone.lua), leased for left:
+// nothing if more is empty.
+func (s *Store) startRun(sh *shard, token uint64, key string, more []byte, left time.Duration) error {
+	if len(more) == 0 {
+		return nil
+	}
+	r := &run{sh: sh, key: key, token: token, keep: left * 4 / 5, mark: s.lastReq.Load()}
+	for len(more) > 0 {
+		if len(more) < 4 || int(binary.BigEndian.Uint32(more)) > len(more)-4 {
+			return fmt.Errorf("redisstore: claim: run of %s: %w", key, errCorrupt)
+		}
+		n := int(binary.BigEndian.Uint32(more))
+		r.items = append(r.items, more[4:4+n])
+		more = more[4+n:]
+	}
+	s.mu.Lock()
+	if !s.closed {
+		s.runs[token] = r
+	}
+	s.mu.Unlock()
+	return nil
+}
+
+// continues reports whether the Done of l at now with o may be deferred:
+// l is an item of a run with items left, handed out with at least a lease
+// to go, Redis answered since (see run), and o leaves the key ready
+// again at once with nothing to store — no rest, Delay, closure, revisit,
+// revisit state or checkpoint. s.mu is held.
+func (s *Store) continues(l *frontier.Lease, now time.Time, o frontier.Outcome) (*run, bool) {
+	r := s.runs[l.Token]
+	if r == nil || r.key != l.Key {
+		return nil, false
+	}
+	answered := r.sh.answered.Load()
+	if s.oneServer() {
+		answered = s.answered.Load() // every shard's Redis
+	}
+	ok := !r.stop && r.done == nil && r.next < len(r.items) && !s.closed && answered > r.mark &&
+		o.Rest <= 0 && o.Pace.Delay <= 0 && o.Pace.ClosedUntil.IsZero() &&
+		o.Revisit == nil && o.Revisiting == nil && o.Checkpoint == nil &&
+		l.Expires.Sub(base(now)) > r.keep
+	return r, ok
+}
+
+// deferDone defers the Done of l at now with o if its run continues
+// (continues), and reports whether it did: the next Claim of the Store
+// hands out the run's next item.
+func (s *Store) deferDone(l *frontier.Lease, now time.Time, o frontier.Outcome) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.continues(l, now, o)
+	if ok {
+		r.done = &deferred{l: l, now: now, o: o}
+		s.ready = append(s.ready, r)
+	}
+	return ok
+}
+
+// willDefer reports whether the Done of l at now with o would be
+// deferred (DoneAdding adds the page's links on their own then).
+func (s *Store) willDefer(l *frontier.Lease, now time.Time, o frontier.Outcome) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.continues(l, now, o)
+	return ok
+}
+
+// handedOf returns how many items of the run of token were handed out,
+// for the script that ends it; 1 for a lease of one.
+func (s *Store) handedOf(token uint64) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r := s.runs[token]; r != nil {
+		return r.handed()
+	}
+	return 1
+}
+
+// claimRun hands out the next item of the first run whose Done was
+// deferred, at now: nil if there is none. A run whose next item would
+// have less than a lease left ends instead, with its deferred Done.
+func (s *Store) claimRun(ctx context.Context, now time.Time) (*frontier.Lease, error) {
+	for {
+		s.mu.Lock()
+		if len(s.ready) == 0 {
+			s.mu.Unlock()
+			return nil, nil
+		}
+		r := s.ready[0]
+		s.ready = s.ready[1:]
+		d := r.done
+		if d.l.Expires.Sub(base(now)) <= r.keep || r.stop {
+			s.mu.Unlock()
+			if err := s.end(ctx, d.l, d.now, d.o, false); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		raw := r.items[r.next]
+		r.next++
+		r.done, r.mark = nil, s.lastReq.Load()
+		s.mu.Unlock()
+		it, err := decodeItem(raw, r.key)
+		if err != nil {
+			return nil, fmt.Errorf("redisstore: claim: item of %s: %w", r.key, err)
+		}
+		pace := d.o.Pace
+		pace.NextAllowed = base(d.now)
+		return &frontier.Lease{
+			Item:       it,
+			Pace:       pace,
+			Token:      r.token,
+			Expires:    d.l.Expires,
+			Revisiting: d.l.Revisiting,
+		}, nil
+	}
+}
+
+// endRunOf ends the run of key whose Done was deferred, if any, with
+// that Done: ClaimKey asks for the key, which the run holds.
+func (s *Store) endRunOf(ctx context.Context, key string) error {
+	s.mu.Lock()
+	var d *deferred
+	for i, r := range s.ready {
+		if r.key == key {
+			d = r.done
+			s.ready = append(s.ready[:i], s.ready[i+1:]...)
+			break
+		}
+	}
+	s.mu.Unlock()
+	if d == nil {
+		return nil
+	}
+	return s.end(ctx, d.l, d.now, d.o, false)
+}
+
+// stopRunsOn makes the runs of shard sh end at their next Done (on a
+// single Redis, every run): a reply said its Redis restarted or failed
+// over, which may have lost their leases.
+func (s *Store) stopRunsOn(sh *shard) {
+	one := s.oneServer()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range s.runs {
+		if one || r.sh == sh {
+			r.stop = true
+		}
+	}
+}
+
+// stopRuns makes the runs of key end at their next Done: it was given up.
+func (s *Store) stopRuns(key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range s.runs {
+		if r.key == key {
+			r.stop = true
+		}
+	}
+}
+
+// doneOf returns how many items of the run of token were done, for the
+// script that drops it (Close); 0 for a lease of one. s.mu is held.
+func (s *Store) doneOf(token uint64) int {
+	r := s.runs[token]
+	if r == nil {
+		return 0
+	}
+	if r.done != nil {
+		return r.handed()
+	}
+	return r.handed() - 1
+}

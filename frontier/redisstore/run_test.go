@@ -1,0 +1,312 @@
+package redisstore
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/heedcrawl/heed/frontier"
+	"github.com/heedcrawl/heed/internal/redistest"
+)
+
+// runOpt claims with an Affinity of 3: runs of four items.
+var runOpt = frontier.ClaimOptions{PerHost: 1, Lease: time.Minute, Affinity: 3}
+
+// addPaths adds key's items /1 to /n, in order.
+func addPaths(t *testing.T, s *Store, key string, n int) {
+	t.Helper()
+	var items []frontier.Item
+	for i := 1; i <= n; i++ {
+		items = append(items, item(key, fmt.Sprintf("/%d", i)))
+	}
+	mustAdd(t, s, items...)
+}
+
+// claimURL claims at now with o and returns the lease, failing unless
+// it is of url.
+func claimURL(t *testing.T, s *Store, now time.Time, o frontier.ClaimOptions, url string) *frontier.Lease {
+	t.Helper()
+	l := claimAt(t, s, now, o).Lease
+	if l == nil || l.URL != url {
+		t.Fatalf("Claim = %+v, want %s", l, url)
+	}
+	return l
+}
+
+// mustDone ends l at now, after a request to Redis — as a page's links
+// are added — without which a run would not go on.
+func mustDone(t *testing.T, s *Store, l *frontier.Lease, now time.Time) {
+	t.Helper()
+	redisAnswers(t, s)
+	if err := s.Done(ctx, l, now, frontier.Outcome{Pace: l.Pace}); err != nil {
+		t.Fatalf("Done(%s): %v", l.URL, err)
+	}
+}
+
+// redisAnswers makes a request to Redis that changes nothing a test reads: a
+// URL recorded as seen.
+func redisAnswers(t *testing.T, s *Store) {
+	t.Helper()
+	u := fmt.Sprintf("http://answer/%d", s.lastReq.Load())
+	if _, err := s.Add(ctx, []frontier.Item{{URL: u, Key: "answer", SeenOnly: true}}, frontier.Limits{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func queuedAt(t *testing.T, s *Store, now time.Time) int {
+	t.Helper()
+	c, err := s.Counts(ctx, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.Queued
+}
+
+// TestRun: a key ready again at once is served Affinity+1 items in a row
+// by one lease, ahead of a key that waited; the Dones and Claims between
+// the first and the end of the run cost no round trip, and the items not done
+// stay counted as queued.
+func TestRun(t *testing.T) {
+	srv := redistest.Start(t)
+	c := srv.Client()
+	count := &countingHook{}
+	c.AddHook(count)
+	s, err := New(c, newJob(t), Options{CallerClock: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	addPaths(t, s, "a", 6)
+	addPaths(t, s, "b", 2)
+	now := time.Now()
+	l := claimURL(t, s, now, runOpt, "http://a/1")
+	if want := now.Add(runOpt.Lease * 5 / 4); !l.Expires.Equal(want) {
+		t.Errorf("a run's lease expires at now+%v, want now+%v", l.Expires.Sub(now), want.Sub(now))
+	}
+	token := l.Token
+	if got := queuedAt(t, s, now); got != 7 {
+		t.Errorf("while a run of 4 is out, Counts.Queued = %d, want 7", got)
+	}
+	for i := 2; i <= 4; i++ {
+		redisAnswers(t, s) // as the page's links are added
+		before := count.n.Load()
+		if err := s.Done(ctx, l, now, frontier.Outcome{Pace: l.Pace}); err != nil {
+			t.Fatal(err)
+		}
+		l = claimURL(t, s, now, runOpt, fmt.Sprintf("http://a/%d", i))
+		if n := count.n.Load() - before; n != 0 {
+			t.Errorf("a Done and a Claim in a run took %d round trips, want 0", n)
+		}
+		if l.Token != token || !l.Expires.Equal(now.Add(runOpt.Lease*5/4)) {
+			t.Errorf("a/%d: token %d, expires now+%v; want the run's, %d, now+%v", i, l.Token, l.Expires.Sub(now), token, runOpt.Lease*5/4)
+		}
+	}
+	mustDone(t, s, l, now) // the last: the run ends
+	if got := queuedAt(t, s, now); got != 4 {
+		t.Errorf("after the run, Counts.Queued = %d, want 4", got)
+	}
+	var got []string
+	for range 4 {
+		l := claimAt(t, s, now, runOpt).Lease
+		got = append(got, l.URL)
+		mustDone(t, s, l, now)
+	}
+	// b waited longer than a, which went back to the ready set at its end.
+	if want := []string{"http://b/1", "http://b/2", "http://a/5", "http://a/6"}; !slices.Equal(got, want) {
+		t.Errorf("after the run, Claims = %v, want %v", got, want)
+	}
+	if cl := claimAt(t, s, now, runOpt); !cl.Idle {
+		t.Errorf("all done: Claim = %+v, want idle", cl)
+	}
+}
+
+// TestRunEndsEarly: a Done that makes the key rest, or a Requeue, ends
+// the run; the items not handed out go back to the front of the queue in
+// order, behind a requeued item.
+func TestRunEndsEarly(t *testing.T) {
+	srv := redistest.Start(t)
+	s := mustNew(t, srv, newJob(t), Options{CallerClock: true})
+	addPaths(t, s, "a", 6)
+	now := time.Now()
+	l := claimURL(t, s, now, runOpt, "http://a/1")
+	mustDone(t, s, l, now)
+	l = claimURL(t, s, now, runOpt, "http://a/2")
+	redisAnswers(t, s)
+	if err := s.Done(ctx, l, now, frontier.Outcome{Pace: l.Pace, Rest: time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	if cl := claimAt(t, s, now, runOpt); cl.Lease != nil || !cl.Next.Equal(now.Add(time.Second)) {
+		t.Fatalf("while a rests, Claim = %+v, want its next at now+1s", cl)
+	}
+	now = now.Add(time.Second)
+	l = claimURL(t, s, now, runOpt, "http://a/3") // a new run: a/3 to a/6
+	l.Retries = 1
+	if err := s.Requeue(ctx, l, now, frontier.Outcome{Pace: l.Pace}); err != nil {
+		t.Fatal(err)
+	}
+	if got := drainAt(t, s, now); !slices.Equal(got, []string{"http://a/3", "http://a/4", "http://a/5", "http://a/6"}) {
+		t.Errorf("after the Requeue, the queue = %v, want a/3 to a/6", got)
+	}
+}
+
+// TestRunNotForDelayedKeys: a key with a Delay, or claimed with more than
+// one lease a key, or without Affinity, leases one item at a time.
+func TestRunNotForDelayedKeys(t *testing.T) {
+	srv := redistest.Start(t)
+	now := time.Now()
+	for _, o := range []frontier.ClaimOptions{{PerHost: 2, Lease: time.Minute, Affinity: 3}, {PerHost: 1, Lease: time.Minute}} {
+		s := mustNew(t, srv, newJob(t), Options{CallerClock: true})
+		addPaths(t, s, "a", 4)
+		if l := claimAt(t, s, now, o).Lease; !l.Expires.Equal(now.Add(time.Minute)) {
+			t.Errorf("Claim with %+v: lease of now+%v, want one item's, now+1m", o, l.Expires.Sub(now))
+		}
+	}
+	s := mustNew(t, srv, newJob(t), Options{CallerClock: true})
+	addPaths(t, s, "a", 4)
+	l := claimURL(t, s, now, runOpt, "http://a/1")
+	h := l.Pace
+	h.Delay = time.Second
+	if err := s.Done(ctx, l, now, frontier.Outcome{Pace: h, Rest: time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(time.Hour)
+	if l = claimURL(t, s, now, runOpt, "http://a/2"); !l.Expires.Equal(now.Add(time.Minute)) {
+		t.Errorf("a key with a Delay: lease of now+%v, want one item's, now+1m", l.Expires.Sub(now))
+	}
+}
+
+// TestRunExpires: the lease of a run that was not ended expires as one:
+// every item comes back, those whose Dones the Store held back too, and
+// the holder's Done is refused; a run whose next item would have less
+// than a lease left ends instead of handing it out.
+func TestRunExpires(t *testing.T) {
+	srv := redistest.Start(t)
+	job := newJob(t)
+	s1 := mustNew(t, srv, job, Options{CallerClock: true})
+	s2 := mustNew(t, srv, job, Options{CallerClock: true})
+	addPaths(t, s1, "a", 6)
+	now := time.Now()
+	l := claimURL(t, s1, now, runOpt, "http://a/1")
+	mustDone(t, s1, l, now)
+	l = claimURL(t, s1, now, runOpt, "http://a/2")
+	if cl := claimAt(t, s2, now, runOpt); cl.Lease != nil || cl.Idle {
+		t.Fatalf("another process's Claim while a run holds a = %+v, want nothing", cl)
+	}
+	late := now.Add(runOpt.Lease * 5 / 4)
+	if got := drainAt(t, s2, late); !slices.Equal(got, []string{"http://a/1", "http://a/2", "http://a/3", "http://a/4", "http://a/5", "http://a/6"}) {
+		t.Errorf("after the run's lease expired, the queue = %v, want a/1 to a/6", got)
+	}
+	if err := s1.Done(ctx, l, late, frontier.Outcome{Pace: l.Pace}); !errors.Is(err, frontier.ErrLeaseLost) {
+		t.Errorf("Done of an expired run's item: %v, want ErrLeaseLost", err)
+	}
+
+	// Too late to hand out the next item with a lease to go: the run
+	// ends, and the item comes in a lease of its own.
+	addPaths(t, s1, "b", 3)
+	now = late.Add(time.Hour)
+	l = claimURL(t, s1, now, runOpt, "http://b/1")
+	first := l.Token
+	mustDone(t, s1, l, now)
+	later := now.Add(runOpt.Lease / 4)
+	l = claimURL(t, s1, later, runOpt, "http://b/2")
+	if l.Token == first || !l.Expires.Equal(later.Add(runOpt.Lease*5/4)) {
+		t.Errorf("b/2 handed out a quarter lease into the run: token %d (the run's %d), expires later+%v; want a new lease of later+%v", l.Token, first, l.Expires.Sub(later), runOpt.Lease*5/4)
+	}
+}
+
+// TestRunClose: Close gives back the items of a run that were not done —
+// the one out, and those not handed out — and not those done.
+func TestRunClose(t *testing.T) {
+	srv := redistest.Start(t)
+	job := newJob(t)
+	s1 := mustNew(t, srv, job, Options{CallerClock: true})
+	s2 := mustNew(t, srv, job, Options{CallerClock: true})
+	addPaths(t, s1, "a", 5)
+	addPaths(t, s1, "b", 5)
+	now := time.Now()
+	l := claimURL(t, s1, now, runOpt, "http://a/1")
+	mustDone(t, s1, l, now)
+	claimURL(t, s1, now, runOpt, "http://a/2") // out when the Store closes
+	l = claimURL(t, s1, now, frontier.ClaimOptions{PerHost: 1, Lease: time.Minute, Affinity: 1}, "http://b/1")
+	mustDone(t, s1, l, now) // b/2 not handed out yet
+	if err := s1.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := queuedAt(t, s2, now); got != 8 {
+		t.Errorf("after Close, Counts.Queued = %d, want 8", got)
+	}
+	got := drainAt(t, s2, now.Add(time.Hour))
+	slices.Sort(got)
+	want := []string{"http://a/2", "http://a/3", "http://a/4", "http://a/5", "http://b/2", "http://b/3", "http://b/4", "http://b/5"}
+	if !slices.Equal(got, want) {
+		t.Errorf("after Close, the queue = %v, want %v", got, want)
+	}
+}
+
+// TestRunGivenUp: a key given up mid-run ends its run at the next Done:
+// its items are handed out to be reported, as given-up keys' are.
+func TestRunGivenUp(t *testing.T) {
+	srv := redistest.Start(t)
+	s := mustNew(t, srv, newJob(t), Options{CallerClock: true})
+	addPaths(t, s, "a", 5)
+	now := time.Now()
+	l := claimURL(t, s, now, runOpt, "http://a/1")
+	if err := s.GiveUp(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	mustDone(t, s, l, now)
+	l = claimURL(t, s, now, runOpt, "http://a/2")
+	if !l.GivenUp {
+		t.Errorf("after GiveUp, a/2 came from the run, not given up")
+	}
+}
+
+// TestRunClaimKey: ClaimKey of a key whose run waits for its next Claim
+// ends the run and leases the key.
+func TestRunClaimKey(t *testing.T) {
+	srv := redistest.Start(t)
+	s := mustNew(t, srv, newJob(t), Options{CallerClock: true})
+	addPaths(t, s, "a", 5)
+	now := time.Now()
+	l := claimURL(t, s, now, runOpt, "http://a/1")
+	mustDone(t, s, l, now)
+	k, next, err := s.ClaimKey(ctx, "a", now, runOpt)
+	if err != nil || k == nil {
+		t.Fatalf("ClaimKey(a) = %v, %v, %v; want the key", k, next, err)
+	}
+	if err := s.Done(ctx, k, now, frontier.Outcome{Pace: k.Pace}); err != nil {
+		t.Fatal(err)
+	}
+	if got := drainAt(t, s, now); !slices.Equal(got, []string{"http://a/2", "http://a/3", "http://a/4", "http://a/5"}) {
+		t.Errorf("after ClaimKey, the queue = %v, want a/2 to a/5", got)
+	}
+}
+
+// TestRunNeedsRedis: a run goes on only once Redis answered a request
+// made after its item was handed out, and not after a reply said Redis
+// restarted: a Done without either ends it in Redis.
+func TestRunNeedsRedis(t *testing.T) {
+	srv := redistest.Start(t)
+	s := mustNew(t, srv, newJob(t), Options{CallerClock: true})
+	addPaths(t, s, "a", 8)
+	now := time.Now()
+	l := claimURL(t, s, now, runOpt, "http://a/1")
+	first := l.Token
+	if err := s.Done(ctx, l, now, frontier.Outcome{Pace: l.Pace}); err != nil {
+		t.Fatal(err)
+	}
+	if l = claimURL(t, s, now, runOpt, "http://a/2"); l.Token == first {
+		t.Fatalf("a/2 came from the run, though Redis said nothing since a/1 was handed out")
+	}
+	srv.Kill()
+	srv.Restart()
+	redisAnswers(t, s) // its reply says Redis restarted
+	if err := s.Done(ctx, l, now, frontier.Outcome{Pace: l.Pace}); err != nil {
+		t.Fatal(err)
+	}
+	if l2 := claimURL(t, s, now, runOpt, "http://a/3"); l2.Token == l.Token {
+		t.Errorf("a/3 came from the run, though Redis restarted since it began")
+	}
+}
