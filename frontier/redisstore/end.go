@@ -39,8 +39,10 @@ func (s *Store) end(ctx context.Context, l *frontier.Lease, now time.Time, o fro
 	if shardOfToken(l.Token) != sh.i {
 		return frontier.ErrLeaseLost // not a token of the key's shard
 	}
-	if !requeue && s.deferDone(l, now, o) {
-		return nil // the run's next item is handed out next (run.go)
+	if !requeue {
+		if deferred, err := s.deferDone(ctx, sh, l, now, o); err != nil || deferred {
+			return err // if deferred, the run's next item is handed out next (run.go)
+		}
 	}
 	if s.oneServer() || s.perSlot() {
 		b, run := s.batcherOf(sh)

@@ -50,14 +50,15 @@ func claimArg(opt frontier.ClaimOptions) string {
 // items to be fetched again when the lease expires — the lease expired,
 // as it does for a lease of one.
 //
-// A run goes on only while Redis answers: a Done is held back only if a
+// A run goes on only while Redis answers: a Done is held back only once a
 // request the Store sent after the item was handed out came back (the
-// page's links, mostly; on a cluster a request of the run's shard), and
-// no reply said the shard's Redis restarted or failed over since the
-// run began. Otherwise it ends in Redis, as a lease of one would: a
-// process that lost Redis stops after the request under way, and one
-// whose lease a failover lost cannot go on fetching from the host while
-// another process is handed it.
+// page's links, mostly; on a cluster a request of the run's shard; if
+// none did, the Done asks for the shard's tail alone, in a batch with
+// the calls waiting: probe), and no reply said the shard's Redis
+// restarted or failed over since the run began. A process that lost
+// Redis thus stops after the request under way, and one whose lease a
+// failover lost does not go on fetching from the host while another
+// process is handed it.
 type run struct {
 	sh    *shard
 	key   string
@@ -111,45 +112,74 @@ func (s *Store) startRun(sh *shard, token uint64, key string, more []byte, left 
 
 // continues reports whether the Done of l at now with o may be deferred:
 // l is an item of a run with items left, handed out with at least a lease
-// to go, Redis answered since (see run), and o leaves the key ready
-// again at once with nothing to store — no rest, Delay, closure, revisit,
-// revisit state or checkpoint. s.mu is held.
-func (s *Store) continues(l *frontier.Lease, now time.Time, o frontier.Outcome) (*run, bool) {
-	r := s.runs[l.Token]
+// to go, and o leaves the key ready again at once with nothing to store —
+// no rest, Delay, closure, revisit, revisit state or checkpoint; and
+// whether Redis answered since the item was handed out (see run), which
+// it must have too. s.mu is held.
+func (s *Store) continues(l *frontier.Lease, now time.Time, o frontier.Outcome) (r *run, ok, answered bool) {
+	r = s.runs[l.Token]
 	if r == nil || r.key != l.Key {
-		return nil, false
+		return nil, false, false
 	}
-	answered := r.sh.answered.Load()
+	last := r.sh.answered.Load()
 	if s.oneServer() {
-		answered = s.answered.Load() // every shard's Redis
+		last = s.answered.Load() // every shard's Redis
 	}
-	ok := !r.stop && r.done == nil && r.next < len(r.items) && !s.closed && answered > r.mark &&
+	ok = !r.stop && r.done == nil && r.next < len(r.items) && !s.closed &&
 		o.Rest <= 0 && o.Pace.Delay <= 0 && o.Pace.ClosedUntil.IsZero() &&
 		o.Revisit == nil && o.Revisiting == nil && o.Checkpoint == nil &&
 		l.Expires.Sub(base(now)) > r.keep
-	return r, ok
+	return r, ok, last > r.mark
 }
 
 // deferDone defers the Done of l at now with o if its run continues
 // (continues), and reports whether it did: the next Claim of the Store
-// hands out the run's next item.
-func (s *Store) deferDone(l *frontier.Lease, now time.Time, o frontier.Outcome) bool {
+// hands out the run's next item. If Redis did not answer since the item
+// was handed out, it asks (probe) first.
+func (s *Store) deferDone(ctx context.Context, sh *shard, l *frontier.Lease, now time.Time, o frontier.Outcome) (bool, error) {
+	s.mu.Lock()
+	_, ok, answered := s.continues(l, now, o)
+	s.mu.Unlock()
+	if !ok {
+		return false, nil
+	}
+	if !answered {
+		if !s.oneServer() && !s.perSlot() {
+			return false, nil // a job of an earlier release: no batches
+		}
+		if err := s.probe(ctx, sh, now); err != nil {
+			return false, err
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	r, ok := s.continues(l, now, o)
-	if ok {
+	r, ok, answered := s.continues(l, now, o)
+	if ok && answered {
 		r.done = &deferred{l: l, now: now, o: o}
 		s.ready = append(s.ready, r)
 	}
-	return ok
+	return ok && answered, nil
+}
+
+// probe asks Redis for shard sh's tail alone, in a batch with the other
+// calls of the Store that wait (an Add of nothing): Redis answers, and
+// says whether it restarted.
+func (s *Store) probe(ctx context.Context, sh *shard, now time.Time) error {
+	b, run := s.batcherOf(sh)
+	w, err := b.join(ctx, batchOp{sh: sh, now: now}, run)
+	if err != nil {
+		return err
+	}
+	return w.err
 }
 
 // willDefer reports whether the Done of l at now with o would be
-// deferred (DoneAdding adds the page's links on their own then).
+// deferred, Redis answering (DoneAdding adds the page's links on their
+// own then).
 func (s *Store) willDefer(l *frontier.Lease, now time.Time, o frontier.Outcome) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	_, ok := s.continues(l, now, o)
+	_, ok, _ := s.continues(l, now, o)
 	return ok
 }
 

@@ -285,20 +285,33 @@ func TestRunClaimKey(t *testing.T) {
 }
 
 // TestRunNeedsRedis: a run goes on only once Redis answered a request
-// made after its item was handed out, and not after a reply said Redis
-// restarted: a Done without either ends it in Redis.
+// made after its item was handed out — if none was, the Done asks, in
+// one script call — and not once a reply said Redis restarted, nor when
+// Redis does not answer.
 func TestRunNeedsRedis(t *testing.T) {
 	srv := redistest.Start(t)
-	s := mustNew(t, srv, newJob(t), Options{CallerClock: true})
+	c := srv.Client()
+	count := &countingHook{}
+	c.AddHook(count)
+	s, err := New(c, newJob(t), Options{CallerClock: true, RetryFor: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
 	addPaths(t, s, "a", 8)
 	now := time.Now()
 	l := claimURL(t, s, now, runOpt, "http://a/1")
-	first := l.Token
+	before := count.scripts.Load()
 	if err := s.Done(ctx, l, now, frontier.Outcome{Pace: l.Pace}); err != nil {
 		t.Fatal(err)
 	}
-	if l = claimURL(t, s, now, runOpt, "http://a/2"); l.Token == first {
-		t.Fatalf("a/2 came from the run, though Redis said nothing since a/1 was handed out")
+	if n := count.scripts.Load() - before; n != 1 {
+		t.Errorf("a Done in a run with no reply since its item was handed out: %d script calls, want 1", n)
+	}
+	if l2 := claimURL(t, s, now, runOpt, "http://a/2"); l2.Token != l.Token {
+		t.Fatalf("a/2 did not come from the run")
+	} else {
+		l = l2
 	}
 	srv.Kill()
 	srv.Restart()
@@ -306,7 +319,16 @@ func TestRunNeedsRedis(t *testing.T) {
 	if err := s.Done(ctx, l, now, frontier.Outcome{Pace: l.Pace}); err != nil {
 		t.Fatal(err)
 	}
-	if l2 := claimURL(t, s, now, runOpt, "http://a/3"); l2.Token == l.Token {
+	run := l.Token
+	if l = claimURL(t, s, now, runOpt, "http://a/3"); l.Token == run {
 		t.Errorf("a/3 came from the run, though Redis restarted since it began")
 	}
+	srv.Kill()
+	if err := s.Done(ctx, l, now, frontier.Outcome{Pace: l.Pace}); err == nil {
+		t.Errorf("Done with Redis gone: no error")
+	}
+	if cl, err := s.Claim(ctx, now, runOpt); err == nil && cl.Lease != nil {
+		t.Errorf("with Redis gone, Claim handed out %s", cl.Lease.URL)
+	}
+	srv.Restart() // for Close
 }

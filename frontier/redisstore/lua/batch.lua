@@ -16,7 +16,8 @@
 -- page's, by shard: the first the lease's, whose links are added before
 -- the lease ends), two per group — its shard and the number of its add
 -- arguments — and add's arguments of each group (add.lua); an Add is
--- shard 0, no finish arguments, then G and its groups alike.
+-- shard 0, no finish arguments, then G and its groups alike (none: a
+-- probe, run.go, which only enters its shard).
 -- Reply: per lease ended, finish's code and add's codes of each group
 -- (an Add's codes alone);
 -- then the number of leases granted n,
@@ -49,7 +50,7 @@ for _ = 1, ends do
   local g = tonumber(ARGV[gat])
   local gh = gat + 1
   at = gh + 2 * g
-  if g == 0 then
+  if g == 0 and own > 0 then
     back(own)
     r[#r + 1] = finish(fa)
   end
