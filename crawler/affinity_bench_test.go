@@ -21,8 +21,8 @@ import (
 
 // affinityStore is a MemoryStore that claims with an Affinity of its own
 // instead of the crawler's, the one setting the crawler gives no option
-// for: how a crawl would go on a Store that ignores Affinity, as
-// redisstore does, all else being in memory.
+// for: how a crawl goes on a Store that ignores Affinity, all else being
+// in memory.
 type affinityStore struct {
 	*frontier.MemoryStore
 	affinity int          // the Affinity claims are made with; -1: the crawler's
@@ -52,7 +52,8 @@ func (s *affinityStore) ClaimKey(ctx context.Context, key string, now time.Time,
 // one request at a time per host, any host, sitemaps, the crawler's
 // transport and idle-connection cap), through a MemoryStore with the
 // crawler's Affinity and with Affinity 0, which is how a Store that
-// ignores it (redisstore) schedules; and through redisstore itself, on a
+// ignores it schedules; and through redisstore itself (which leases runs
+// of up to 16 items for it), on a
 // redis-server the benchmark starts (skipped without one), a fresh job
 // per crawl. "wrapped" passes the crawler's Affinity through the same
 // wrapper as "affinity=0", to show the wrapper costs nothing. It reports

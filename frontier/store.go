@@ -198,7 +198,7 @@ type ClaimOptions struct {
 	// in a row: a host crawled without delay is then fetched a run at a
 	// time over one warm connection. Zero means strict round-robin. It
 	// never hands a key out before its NextAllowed. frontier/redisstore
-	// ignores it, at a cost its package documentation measures.
+	// leases such a run at once, up to 16 items (see its documentation).
 	Affinity int
 }
 

@@ -35,10 +35,11 @@
 // shard, its default, 2.0 script calls, 2.0 round trips and some 64
 // commands a page; on a cluster of three primaries 10 script calls and
 // 3.6 round trips. On bench workload (a), 256 workers of one process and
-// one Redis: 0.1 script calls and 12 commands a page (most links were
-// seen before: see Seen cache; the links robots.txt disallows are only
-// marked seen, frontier.Item.SeenOnly, one SADD each; a sitemap's entries
-// share a batch); on three primaries 2.5 script calls and 41 commands.
+// one Redis: 0.05 script calls and 5 commands a page (a host's pages are
+// leased 16 at a time: see Affinity; most links were seen before: see
+// Seen cache; the links robots.txt disallows are only marked seen,
+// frontier.Item.SeenOnly, one SADD each; a sitemap's entries share a
+// batch).
 //
 // What a script costs Redis is mostly Lua: on a shared 2-core machine
 // some 80 % of a script's time is Lua and its calls into Redis (each
@@ -62,9 +63,9 @@
 // longest: round-robin among ready keys. Keys that became ready in the same
 // microsecond are taken in the order of their names. When no key is ready,
 // Claim's Next is the least score (or the first lease expiry): a process
-// waiting for a revisit sleeps until it falls due. ClaimOptions.Affinity is
-// ignored: a key that is ready again at once waits its turn like the others
-// (see Affinity).
+// waiting for a revisit sleeps until it falls due. With
+// ClaimOptions.Affinity a key ready again at once is served up to 16
+// items in a row (see Affinity).
 //
 // A key's queue is two Redis values. Items due when they are queued — new
 // URLs, with no Due or one already past — are appended to a LIST, as
@@ -110,29 +111,55 @@
 //
 // # Affinity
 //
-// The crawler claims with an Affinity of 64: in memory, a host crawled
-// without delay gets up to 64 pages in a row over one warm connection.
-// Here it waits its turn after every page, which costs nothing while the
-// hosts ready at once are fewer than the idle connections the crawler
-// keeps (512 at its 256 workers), each waiting for its host's next turn:
-// on bench workload (a), 200 hosts × 50 pages with no delay, a crawl in
-// memory with Affinity 0 opens the same 200 connections as with 64, at
-// 1.01× the CPU per page and 1.03× the pages/s (medians of 13 alternating
-// rounds; single rounds vary ±40 % on a shared 2-core machine). heed on
-// Redis runs at 0.35× heed in memory there (one process, one Redis, on
-// a shared 2-core machine: the crawl is CPU-bound, and a page costs Redis
-// some 0.3 script calls, 57 commands and 190 µs of its CPU, and the crawl
-// process 0.26 ms of CPU against 0.16 in memory): that is Redis, not
-// Affinity. With more hosts than that, a host's connection is dropped
-// before its turn comes back: on workload (c), 2,000 hosts × 20 pages,
-// Affinity 0 opens a connection per request, 40,000 instead of 2,000, in
-// memory as on Redis, for 2.1× the CPU per page (crawler and loopback
-// server together) and 0.4× the pages/s, and over a network a TCP (and
-// TLS) handshake per page. Measured with (BENCHMARKS.md, "Wave three"):
+// A Claim with ClaimOptions.Affinity and one lease a key (PerHost 1)
+// leases a run: up to Affinity+1 items, at most 16, of a key that has no
+// Delay and is open, those queued first and due already, in one lease a
+// quarter longer than ClaimOptions.Lease, with one lease record holding
+// them all. The Store hands them out one after the other: the Claim that
+// leased them gets the first, and after a Done that leaves the key ready
+// at once with nothing to store (no rest, Delay, closure, revisit,
+// revisit state or checkpoint) the Store's next Claim gets the next,
+// ahead of keys that waited and without a round trip; that Done is the
+// Store's alone. The run ends in Redis once — with the Done or Requeue of
+// the last item handed out, any other Done, or when its next item would
+// have less than a lease to go — and the items not handed out go back to
+// the front of the key's queue. So a key ready again at once is served
+// out of turn by at most 15 items, as the memory store's Affinity serves
+// it, and the crawler (Affinity 64) fetches a host crawled without delay
+// 16 pages at a time over one warm connection. The items after a run's
+// first count as queued until it ends; ClaimKey of a key whose run waits
+// for the next Claim ends the run first; GiveUp ends a run at its next
+// Done.
 //
-//	go test -run '^$' -bench 'Affinity/a/' -benchtime 3x ./crawler
+// A run goes on only while Redis answers: a Done is held back only if a
+// request the Store sent after the item was handed out came back (on a
+// single Redis any; on a cluster one of the run's shard) — the page's
+// links, mostly; if there was none, the Done asks for the shard's tail in
+// the batch of the calls waiting (an Add of nothing) — and no reply said
+// the shard's Redis restarted or failed over since the run began. A
+// process that loses Redis stops after the request under way, as with
+// leases of one item (the crawl command's TestRedisGoneDuringCrawl).
+// What a run gives up: a process that dies mid-run leaves its items, those
+// done too, to be fetched again once the lease expires (at most 16 a key:
+// the lease expired), and the Close of a Store gives back the items not
+// done.
+//
+// On bench workload (a), 200 hosts × 50 pages with no delay, runs take a
+// page from 1.07 leases to some 0.2, Redis's CPU a page from 80–89 µs to
+// 43–46 and the pages/s of one process on Redis from 0.49–0.52× to
+// 0.62–0.63× those in memory (2 shared cores, paired rounds). Without
+// runs (Affinity 0) a host waits its turn after every page, which costs
+// nothing while the hosts ready at once are fewer than the idle
+// connections the crawler keeps (512 at its 256 workers); with more hosts
+// than that, a host's connection is dropped before its turn comes back:
+// on workload (c), 2,000 hosts × 20 pages, Affinity 0 opens a connection
+// per request, 40,000 instead of 2,000, for 2.1× the CPU per page
+// (crawler and loopback server together) and 0.4× the pages/s, and over
+// a network a TCP (and TLS) handshake per page. Measured with
+// (BENCHMARKS.md, "Wave three"):
+//
 //	go test -run '^$' -bench 'Affinity/c/' -benchtime 1x ./crawler
-//	go -C bench run ./cmd/benchrun -workloads a -crawlers heed,heed-redis -runs 3
+//	go -C bench run ./cmd/benchrun -workloads a -crawlers heed,heed-redis -runs 2 -broken=false -port 0
 //
 // # Clock
 //
@@ -330,7 +357,8 @@
 //	                      of a leased item it handed out early (ldTOKEN)
 //	heed:{job/S}:ready    sorted set: keys with queued items and a free slot
 //	heed:{job/S}:item     hash: lease counter → its expiry (µs), key and
-//	                      item (none for a lease of a key alone)
+//	                      item (none for a lease of a key alone; a run's
+//	                      items, each behind its length)
 //	heed:{job/S}:exp      sorted set: the leases, "COUNTER KEY" → expiry, µs
 //	heed:{job/S}:robots:A string: the robots.txt entry of authority A, in
 //	                      the shard of A (no script reads it)
@@ -436,7 +464,9 @@
 //     lost script added, added again.
 //   - A lost Claim: the item is still queued; the worker that holds the
 //     lease finds it refused (frontier.ErrLeaseLost) at Done, and the
-//     page is fetched again.
+//     page is fetched again. A run (see Affinity) may hand out one item
+//     more before a reply tells the Store of the failover, which ends it;
+//     its key has no Delay to keep.
 //   - A lost robots.txt entry (SaveEntry): that authority's robots.txt is
 //     fetched once more.
 //   - A lost Add: URLs added by the lost script are not seen; those
