@@ -198,7 +198,8 @@ type ClaimOptions struct {
 	// in a row: a host crawled without delay is then fetched a run at a
 	// time over one warm connection. Zero means strict round-robin. It
 	// never hands a key out before its NextAllowed. frontier/redisstore
-	// leases such a run at once, up to 16 items (see its documentation).
+	// leases a run of up to 16 items at once, of a key with a delay too,
+	// handing each out once the key rested (see its documentation).
 	Affinity int
 }
 

@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -453,6 +454,24 @@ func isRobots(e testweb.Entry) bool {
 // redirect hop of a redirected robots.txt, which the crawler paces by its
 // own delay since the host's Crawl-delay is not known until it is read: a
 // crawl without -state does the same, and it is not about resuming.
+// runMax is how many of a host's URLs a process may hold at once: with
+// -per-host 1, frontier/redisstore leases up to 16 items of a key
+// together (a run), for 5/4 of -lease.
+const runMax = 16
+
+// heldAtDeath reports whether a process killed at killedAt could still
+// hold the lease of its request prev when it died — which a later fetch
+// of the same URL by another process then explains: prev started within
+// a run's lease of the death and was among the process's last requests
+// to its host (those of its run, with their robots.txt and redirects),
+// starts: the starts of each of the process's requests, by host, in
+// order.
+func heldAtDeath(prev testweb.Entry, starts map[string][]time.Time, killedAt time.Time, lease, slack time.Duration) bool {
+	s := starts[prev.Host]
+	i := slices.IndexFunc(s, prev.Start.Equal)
+	return i >= 0 && i >= len(s)-2*runMax && prev.Start.After(killedAt.Add(-lease*5/4-slack))
+}
+
 func politenessViolations(rep *testweb.Report) []string {
 	var v []string
 	for _, s := range rep.PolitenessViolations {

@@ -30,9 +30,19 @@ func (s *Store) Claim(ctx context.Context, now time.Time, opt frontier.ClaimOpti
 	if err := s.setup(ctx); err != nil {
 		return frontier.Claim{}, err
 	}
-	if l, err := s.claimRun(ctx, now); l != nil || err != nil {
+	l, next, err := s.claimRun(ctx, now)
+	if l != nil || err != nil {
 		return frontier.Claim{Lease: l}, err
 	}
+	c, err := s.claimStore(ctx, now, opt)
+	if err == nil && c.Lease == nil && !next.IsZero() && (c.Next.IsZero() || next.Before(c.Next)) {
+		c.Next, c.Idle = next, false // a run's next item, once its key rested
+	}
+	return c, err
+}
+
+// claimStore is Claim of a key in Redis.
+func (s *Store) claimStore(ctx context.Context, now time.Time, opt frontier.ClaimOptions) (frontier.Claim, error) {
 	at := base(now)
 	for range 2 {
 		rnow := s.clockNow(now)

@@ -112,21 +112,23 @@
 // # Affinity
 //
 // A Claim with ClaimOptions.Affinity and one lease a key (PerHost 1)
-// leases a run: up to Affinity+1 items, at most 16, of a key that has no
-// Delay and is open, those queued first and due already, in one lease a
-// quarter longer than ClaimOptions.Lease, with one lease record holding
-// them all. The Store hands them out one after the other: the Claim that
-// leased them gets the first, and after a Done that leaves the key ready
-// at once with nothing to store (no rest, Delay, closure, revisit,
-// revisit state or checkpoint) the Store's next Claim gets the next,
-// ahead of keys that waited and without a round trip; that Done is the
-// Store's alone. The run ends in Redis once — with the Done or Requeue of
-// the last item handed out, any other Done, or when its next item would
-// have less than a lease to go — and the items not handed out go back to
-// the front of the key's queue. So a key ready again at once is served
-// out of turn by at most 15 items, as the memory store's Affinity serves
-// it, and the crawler (Affinity 64) fetches a host crawled without delay
-// 16 pages at a time over one warm connection. The items after a run's
+// leases a run: up to Affinity+1 items, at most 16, of an open key —
+// those queued first and due already, no more than its Delay lets be
+// fetched in a quarter lease, none beyond the first if the Delay is
+// longer — in one lease a quarter longer than ClaimOptions.Lease, with one
+// lease record holding them all. The Store hands them out one after the
+// other: the Claim that leased them gets the first, and after a Done with
+// nothing to store but the key's pacing (no closure, revisit, revisit
+// state or checkpoint) the Store's first Claim once the key's rest is over
+// (Claim.Next says when) gets the next, ahead of keys that waited and
+// without a round trip; that Done is the Store's alone. The run ends in
+// Redis once — with the Done or Requeue of the last item handed out, any
+// other Done, or when its next item would have less than a lease to go —
+// and the items not handed out go back to the front of the key's queue,
+// the key resting from the last Done. So a key is served out of turn by at
+// most 15 items, as the memory store's Affinity serves one ready again at
+// once, and the crawler (Affinity 64) fetches a host 16 pages at a time
+// over one warm connection, its delay kept by the Store between them. The items after a run's
 // first count as queued until it ends; ClaimKey of a key whose run waits
 // for the next Claim ends the run first; GiveUp ends a run at its next
 // Done.
@@ -145,7 +147,7 @@
 // done.
 //
 // On bench workload (a), 200 hosts × 50 pages with no delay, runs take a
-// page from 1.07 leases to some 0.2, Redis's CPU a page from 80–89 µs to
+// page from 1.07 leases to some 0.12, Redis's CPU a page from 80–89 µs to
 // 43–46 and the pages/s of one process on Redis from 0.49–0.52× to
 // 0.62–0.63× those in memory (2 shared cores, paired rounds). Without
 // runs (Affinity 0) a host waits its turn after every page, which costs

@@ -43,10 +43,10 @@ func claimArg(opt frontier.ClaimOptions) string {
 
 // run is a lease of several items of one key: the first was handed out
 // by the Claim that leased them, each other by a Claim of this Store
-// after the Done of the one before. The Dones in between are the Store's
-// alone (deferred): the lease ends in Redis once, with the Done of the
-// last item handed out, and the items not handed out go back to the
-// front of the key's queue. A process that dies mid-run thus leaves its
+// once the key has rested after the Done of the one before. The Dones in
+// between are the Store's alone (deferred): the lease ends in Redis once,
+// with the Done of the last item handed out, and the items not handed out
+// go back to the front of the key's queue. A process that dies mid-run thus leaves its
 // items to be fetched again when the lease expires — the lease expired,
 // as it does for a lease of one.
 //
@@ -75,11 +75,13 @@ type run struct {
 	stop bool
 }
 
-// deferred is a Done a run holds back: the lease it ended, at now, with o.
+// deferred is a Done a run holds back: the lease it ended, at now, with
+// o; the run's next item may be handed out at at, once the key rested.
 type deferred struct {
 	l   *frontier.Lease
 	now time.Time
 	o   frontier.Outcome
+	at  time.Time
 }
 
 // handed returns how many of r's items were handed out, its first
@@ -111,9 +113,10 @@ func (s *Store) startRun(sh *shard, token uint64, key string, more []byte, left 
 }
 
 // continues reports whether the Done of l at now with o may be deferred:
-// l is an item of a run with items left, handed out with at least a lease
-// to go, and o leaves the key ready again at once with nothing to store —
-// no rest, Delay, closure, revisit, revisit state or checkpoint; and
+// l is an item of a run with items left, the next of which would be
+// handed out after o.Rest with at least a lease to go, and o has nothing
+// to store but the key's pacing — no closure, revisit, revisit state or
+// checkpoint; and
 // whether Redis answered since the item was handed out (see run), which
 // it must have too. s.mu is held.
 func (s *Store) continues(l *frontier.Lease, now time.Time, o frontier.Outcome) (r *run, ok, answered bool) {
@@ -126,9 +129,8 @@ func (s *Store) continues(l *frontier.Lease, now time.Time, o frontier.Outcome) 
 		last = s.answered.Load() // every shard's Redis
 	}
 	ok = !r.stop && r.done == nil && r.next < len(r.items) && !s.closed &&
-		o.Rest <= 0 && o.Pace.Delay <= 0 && o.Pace.ClosedUntil.IsZero() &&
-		o.Revisit == nil && o.Revisiting == nil && o.Checkpoint == nil &&
-		l.Expires.Sub(base(now)) > r.keep
+		o.Pace.ClosedUntil.IsZero() && o.Revisit == nil && o.Revisiting == nil && o.Checkpoint == nil &&
+		l.Expires.Sub(readyAt(now, o)) > r.keep
 	return r, ok, last > r.mark
 }
 
@@ -155,10 +157,16 @@ func (s *Store) deferDone(ctx context.Context, sh *shard, l *frontier.Lease, now
 	defer s.mu.Unlock()
 	r, ok, answered := s.continues(l, now, o)
 	if ok && answered {
-		r.done = &deferred{l: l, now: now, o: o}
+		r.done = &deferred{l: l, now: now, o: o, at: readyAt(now, o)}
 		s.ready = append(s.ready, r)
 	}
 	return ok && answered, nil
+}
+
+// readyAt is when a key whose lease ended at now with o may be fetched
+// again: once its rest is over.
+func readyAt(now time.Time, o frontier.Outcome) time.Time {
+	return base(now).Add(max(o.Rest, 0))
 }
 
 // probe asks Redis for shard sh's tail alone, in a batch with the other
@@ -194,23 +202,34 @@ func (s *Store) handedOf(token uint64) int {
 	return 1
 }
 
-// claimRun hands out the next item of the first run whose Done was
-// deferred, at now: nil if there is none. A run whose next item would
-// have less than a lease left ends instead, with its deferred Done.
-func (s *Store) claimRun(ctx context.Context, now time.Time) (*frontier.Lease, error) {
+// claimRun hands out the next item of the run whose Done was deferred
+// and whose key rested first, at now; with none rested, it returns when
+// the first will have (zero for none). A run whose next item would have
+// less than a lease left ends instead, with its deferred Done.
+func (s *Store) claimRun(ctx context.Context, now time.Time) (*frontier.Lease, time.Time, error) {
 	for {
 		s.mu.Lock()
-		if len(s.ready) == 0 {
-			s.mu.Unlock()
-			return nil, nil
+		first := -1
+		for i, r := range s.ready {
+			if first < 0 || r.done.at.Before(s.ready[first].done.at) {
+				first = i
+			}
 		}
-		r := s.ready[0]
-		s.ready = s.ready[1:]
+		if first < 0 || s.ready[first].done.at.After(base(now)) {
+			var next time.Time
+			if first >= 0 {
+				next = s.ready[first].done.at
+			}
+			s.mu.Unlock()
+			return nil, next, nil
+		}
+		r := s.ready[first]
+		s.ready = append(s.ready[:first], s.ready[first+1:]...)
 		d := r.done
 		if d.l.Expires.Sub(base(now)) <= r.keep || r.stop {
 			s.mu.Unlock()
 			if err := s.end(ctx, d.l, d.now, d.o, false); err != nil {
-				return nil, err
+				return nil, time.Time{}, err
 			}
 			continue
 		}
@@ -220,17 +239,17 @@ func (s *Store) claimRun(ctx context.Context, now time.Time) (*frontier.Lease, e
 		s.mu.Unlock()
 		it, err := decodeItem(raw, r.key)
 		if err != nil {
-			return nil, fmt.Errorf("redisstore: claim: item of %s: %w", r.key, err)
+			return nil, time.Time{}, fmt.Errorf("redisstore: claim: item of %s: %w", r.key, err)
 		}
 		pace := d.o.Pace
-		pace.NextAllowed = base(d.now)
+		pace.NextAllowed = d.at
 		return &frontier.Lease{
 			Item:       it,
 			Pace:       pace,
 			Token:      r.token,
 			Expires:    d.l.Expires,
 			Revisiting: d.l.Revisiting,
-		}, nil
+		}, time.Time{}, nil
 	}
 }
 

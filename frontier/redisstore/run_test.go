@@ -122,26 +122,36 @@ func TestRun(t *testing.T) {
 	}
 }
 
-// TestRunEndsEarly: a Done that makes the key rest, or a Requeue, ends
-// the run; the items not handed out go back to the front of the queue in
-// order, behind a requeued item.
-func TestRunEndsEarly(t *testing.T) {
+// TestRunRests: a Done that makes the key rest holds the run's next item
+// back until the rest is over; a Requeue ends the run, and the items not
+// handed out go back to the front of the queue in order, behind it.
+func TestRunRests(t *testing.T) {
 	srv := redistest.Start(t)
 	s := mustNew(t, srv, newJob(t), Options{CallerClock: true})
 	addPaths(t, s, "a", 6)
+	addPaths(t, s, "b", 1)
 	now := time.Now()
 	l := claimURL(t, s, now, runOpt, "http://a/1")
+	token := l.Token
 	mustDone(t, s, l, now)
 	l = claimURL(t, s, now, runOpt, "http://a/2")
 	redisAnswers(t, s)
 	if err := s.Done(ctx, l, now, frontier.Outcome{Pace: l.Pace, Rest: time.Second}); err != nil {
 		t.Fatal(err)
 	}
+	b := claimURL(t, s, now, runOpt, "http://b/1") // while a rests
+	mustDone(t, s, b, now)
 	if cl := claimAt(t, s, now, runOpt); cl.Lease != nil || !cl.Next.Equal(now.Add(time.Second)) {
 		t.Fatalf("while a rests, Claim = %+v, want its next at now+1s", cl)
 	}
+	if cl := claimAt(t, s, now.Add(time.Second-time.Microsecond), runOpt); cl.Lease != nil {
+		t.Fatalf("before a's rest is over, Claim = %s", cl.Lease.URL)
+	}
 	now = now.Add(time.Second)
-	l = claimURL(t, s, now, runOpt, "http://a/3") // a new run: a/3 to a/6
+	l = claimURL(t, s, now, runOpt, "http://a/3")
+	if l.Token != token || !l.Pace.NextAllowed.Equal(now) {
+		t.Errorf("after the rest, a/3: token %d, NextAllowed now%+v; want the run's %d, now", l.Token, l.Pace.NextAllowed.Sub(now), token)
+	}
 	l.Retries = 1
 	if err := s.Requeue(ctx, l, now, frontier.Outcome{Pace: l.Pace}); err != nil {
 		t.Fatal(err)
@@ -151,8 +161,10 @@ func TestRunEndsEarly(t *testing.T) {
 	}
 }
 
-// TestRunNotForDelayedKeys: a key with a Delay, or claimed with more than
-// one lease a key, or without Affinity, leases one item at a time.
+// TestRunNotForDelayedKeys: a run holds no more items than the key's
+// Delay lets be fetched in a quarter lease — none beyond the first if
+// the Delay is longer; and a key claimed with more than one lease a key,
+// or without Affinity, leases one item at a time.
 func TestRunNotForDelayedKeys(t *testing.T) {
 	srv := redistest.Start(t)
 	now := time.Now()
@@ -163,17 +175,37 @@ func TestRunNotForDelayedKeys(t *testing.T) {
 			t.Errorf("Claim with %+v: lease of now+%v, want one item's, now+1m", o, l.Expires.Sub(now))
 		}
 	}
-	s := mustNew(t, srv, newJob(t), Options{CallerClock: true})
-	addPaths(t, s, "a", 4)
-	l := claimURL(t, s, now, runOpt, "http://a/1")
-	h := l.Pace
-	h.Delay = time.Second
-	if err := s.Done(ctx, l, now, frontier.Outcome{Pace: h, Rest: time.Second}); err != nil {
-		t.Fatal(err)
-	}
-	now = now.Add(time.Hour)
-	if l = claimURL(t, s, now, runOpt, "http://a/2"); !l.Expires.Equal(now.Add(time.Minute)) {
-		t.Errorf("a key with a Delay: lease of now+%v, want one item's, now+1m", l.Expires.Sub(now))
+	for _, c := range []struct {
+		delay time.Duration
+		run   []string // the items leased with the first
+	}{
+		{10 * time.Second, []string{"http://a/2", "http://a/3"}}, // two Delays in 15 s
+		{20 * time.Second, []string{"http://a/2"}},
+	} {
+		s := mustNew(t, srv, newJob(t), Options{CallerClock: true})
+		addPaths(t, s, "a", 6)
+		l := claimURL(t, s, now, frontier.ClaimOptions{PerHost: 1, Lease: time.Minute}, "http://a/1")
+		h := l.Pace
+		h.Delay = c.delay
+		if err := s.Done(ctx, l, now, frontier.Outcome{Pace: h, Rest: c.delay}); err != nil {
+			t.Fatal(err)
+		}
+		at := now.Add(c.delay)
+		l = claimAt(t, s, at, runOpt).Lease
+		if want := at.Add(time.Minute * time.Duration(4+min(len(c.run)-1, 1)) / 4); !l.Expires.Equal(want) {
+			t.Errorf("Delay %v, lease 1m: lease of at+%v, want at+%v", c.delay, l.Expires.Sub(at), want.Sub(at))
+		}
+		got := []string{l.URL}
+		redisAnswers(t, s)
+		if err := s.Done(ctx, l, at, frontier.Outcome{Pace: h, Rest: c.delay}); err != nil {
+			t.Fatal(err)
+		}
+		if next := claimAt(t, s, at.Add(c.delay), runOpt).Lease; next != nil && next.Token == l.Token {
+			got = append(got, next.URL) // the run's second
+		}
+		if !slices.Equal(got, c.run) {
+			t.Errorf("Delay %v, lease 1m: a run of %v, want %v", c.delay, got, c.run)
+		}
 	}
 }
 

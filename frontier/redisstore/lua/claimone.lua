@@ -5,10 +5,12 @@
 -- puts a key that cannot be claimed now back to its place (or out of the
 -- ready set) and returns nil. A closed key (given up, or closed until
 -- 'cu') is claimed whatever its next allowed time and its items' Due; one
--- whose 'cu' has passed opens again, to its place. A key that is open,
--- has no Delay and one lease at most (PerHost 1) leases up to runMax of
--- the items queued due at once (a run): run is the items after the first,
--- each behind its length (4 bytes, big-endian); '' for a lease of one.
+-- whose 'cu' has passed opens again, to its place. A key that is open
+-- and has one lease at most (PerHost 1) leases up to runMax of the items
+-- queued due at once (a run), fewer if its Delay lets fewer be fetched in
+-- the quarter lease the run's are handed out in: run is the items after
+-- the first, each behind its length (4 bytes, big-endian); '' for a lease
+-- of one.
 local function claimOne(name, lease)
   local s = key(name, nil, true)
   if s.qlen == 0 or s.leased >= perHost then
@@ -18,8 +20,11 @@ local function claimOne(name, lease)
     save(s) -- open again: to its place
   elseif s.na > clock and not closed(s) then
     save(s) -- resting since a restart: to its place
-  elseif runMax > 1 and s.llen > 1 and perHost == 1 and s.delay == 0 and not closed(s) and #s.name < RUN then
-    local run = redis.call('LPOP', s.Q, math.min(runMax, s.llen))
+  elseif runMax > 1 and s.llen > 1 and perHost == 1 and not closed(s) and #s.name < RUN
+    and s.delay < lease / 4 then
+    local n = runMax
+    if s.delay > 0 then n = math.min(n, math.floor(lease / 4 / s.delay) + 1) end
+    local run = redis.call('LPOP', s.Q, math.min(n, s.llen))
     s.llen, s.qlen = s.llen - #run, s.qlen - #run
     bump('queued', -1) -- the others stay counted until the run ends
     local token, left = grant(s, run[1], lease, nil, run)
