@@ -114,14 +114,18 @@ func (s *Store) finishArgs(l *frontier.Lease, now time.Time, o frontier.Outcome,
 	if !requeue && o.Revisit != nil {
 		revisit, due = encodeItem(nil, o.Revisit), s.dueArg(o.Revisit.Due, base(now))
 	}
-	var revisiting []byte
+	handed, earlier, dues, rv := s.runEnd(l.Token, now)
 	if o.Revisiting != nil {
-		revisiting, _ = o.Revisiting.MarshalBinary() // never fails
+		rv = o.Revisiting
+	}
+	var revisiting []byte
+	if rv != nil {
+		revisiting, _ = rv.MarshalBinary() // never fails
 	}
 	return []any{counterOf(l.Token), l.Key, flag(requeue), item,
 		encodeHost(&o.Pace), ceilMicros(o.Pace.Delay), ceilMicros(o.Rest),
 		flag(o.Checkpoint != nil), cp, s.opt.Checkpoint, closedFor, revisit, due, revisiting,
-		s.handedOf(l.Token)}
+		handed, earlier, dues}
 }
 
 // stampCheckpoint returns cp behind its stamp, 8 bytes big-endian: µs on

@@ -7,11 +7,14 @@ package redisstore
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/heedcrawl/heed/frontier"
+	"github.com/heedcrawl/heed/frontier/revisit"
 )
 
 // runMax bounds the items of a run: how many a key is served in a row
@@ -73,6 +76,12 @@ type run struct {
 	// is out; stop says the run ends at the next Done (GiveUp).
 	done *deferred
 	stop bool
+	// revisits are the revisits of the items done before the one handed
+	// out last (their Dones deferred), queued when the run ends;
+	// revisiting is the host's revisit state the last of those Dones
+	// gave, if any.
+	revisits   []frontier.Item
+	revisiting *revisit.Host
 }
 
 // deferred is a Done a run holds back: the lease it ended, at now, with
@@ -114,9 +123,9 @@ func (s *Store) startRun(sh *shard, token uint64, key string, more []byte, left 
 
 // continues reports whether the Done of l at now with o may be deferred:
 // l is an item of a run with items left, the next of which would be
-// handed out after o.Rest with at least a lease to go, and o has nothing
-// to store but the key's pacing — no closure, revisit, revisit state or
-// checkpoint; and
+// handed out after o.Rest with at least a lease to go, and o neither
+// closes the key nor carries a checkpoint (its revisit waits for the run's
+// end); and
 // whether Redis answered since the item was handed out (see run), which
 // it must have too. s.mu is held.
 func (s *Store) continues(l *frontier.Lease, now time.Time, o frontier.Outcome) (r *run, ok, answered bool) {
@@ -129,7 +138,7 @@ func (s *Store) continues(l *frontier.Lease, now time.Time, o frontier.Outcome) 
 		last = s.answered.Load() // every shard's Redis
 	}
 	ok = !r.stop && r.done == nil && r.next < len(r.items) && !s.closed &&
-		o.Pace.ClosedUntil.IsZero() && o.Revisit == nil && o.Revisiting == nil && o.Checkpoint == nil &&
+		o.Pace.ClosedUntil.IsZero() && o.Checkpoint == nil &&
 		l.Expires.Sub(readyAt(now, o)) > r.keep
 	return r, ok, last > r.mark
 }
@@ -191,15 +200,26 @@ func (s *Store) willDefer(l *frontier.Lease, now time.Time, o frontier.Outcome) 
 	return ok
 }
 
-// handedOf returns how many items of the run of token were handed out,
-// for the script that ends it; 1 for a lease of one.
-func (s *Store) handedOf(token uint64) int {
+// runEnd returns what the script that ends the lease token at now needs
+// of its run: how many items were handed out (1 for a lease of one), the
+// revisits of those done before (finish.lua's ARGV[23], and their Dues,
+// ARGV[24]), and the host's revisit state the last Done deferred gave.
+func (s *Store) runEnd(token uint64, now time.Time) (handed int, revisits []byte, dues string, rv *revisit.Host) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if r := s.runs[token]; r != nil {
-		return r.handed()
+	r := s.runs[token]
+	if r == nil {
+		return 1, []byte{}, "", nil
 	}
-	return 1
+	revisits = []byte{}
+	var d []string
+	for i := range r.revisits {
+		it := encodeItem(nil, &r.revisits[i])
+		revisits = binary.BigEndian.AppendUint32(revisits, uint32(len(it)))
+		revisits = append(revisits, it...)
+		d = append(d, s.dueArg(r.revisits[i].Due, base(now)))
+	}
+	return r.handed(), revisits, strings.Join(d, ","), r.revisiting
 }
 
 // claimRun hands out the next item of the run whose Done was deferred
@@ -228,14 +248,22 @@ func (s *Store) claimRun(ctx context.Context, now time.Time) (*frontier.Lease, t
 		d := r.done
 		if d.l.Expires.Sub(base(now)) <= r.keep || r.stop {
 			s.mu.Unlock()
-			if err := s.end(ctx, d.l, d.now, d.o, false); err != nil {
-				return nil, time.Time{}, err
+			if err := s.end(ctx, d.l, d.now, d.o, false); err != nil && !errors.Is(err, frontier.ErrLeaseLost) {
+				return nil, time.Time{}, err // lost: its items came back already
 			}
 			continue
 		}
 		raw := r.items[r.next]
 		r.next++
 		r.done, r.mark = nil, s.lastReq.Load()
+		// The deferred Done is the run's now: what it stores waits for
+		// the run's end. (Ended otherwise, it carries them itself.)
+		if d.o.Revisit != nil {
+			r.revisits = append(r.revisits, *d.o.Revisit)
+		}
+		if d.o.Revisiting != nil {
+			r.revisiting = d.o.Revisiting
+		}
 		s.mu.Unlock()
 		it, err := decodeItem(raw, r.key)
 		if err != nil {
@@ -243,12 +271,16 @@ func (s *Store) claimRun(ctx context.Context, now time.Time) (*frontier.Lease, t
 		}
 		pace := d.o.Pace
 		pace.NextAllowed = d.at
+		rv := d.l.Revisiting
+		if d.o.Revisiting != nil {
+			rv = *d.o.Revisiting
+		}
 		return &frontier.Lease{
 			Item:       it,
 			Pace:       pace,
 			Token:      r.token,
 			Expires:    d.l.Expires,
-			Revisiting: d.l.Revisiting,
+			Revisiting: rv,
 		}, time.Time{}, nil
 	}
 }
@@ -269,7 +301,10 @@ func (s *Store) endRunOf(ctx context.Context, key string) error {
 	if d == nil {
 		return nil
 	}
-	return s.end(ctx, d.l, d.now, d.o, false)
+	if err := s.end(ctx, d.l, d.now, d.o, false); !errors.Is(err, frontier.ErrLeaseLost) {
+		return err
+	}
+	return nil // its items came back already
 }
 
 // stopRunsOn makes the runs of shard sh end at their next Done (on a
@@ -298,14 +333,13 @@ func (s *Store) stopRuns(key string) {
 }
 
 // doneOf returns how many items of the run of token were done, for the
-// script that drops it (Close); 0 for a lease of one. s.mu is held.
+// script that drops it (Close) while an item is out: 0 for a lease of one,
+// and for a run whose Dones deferred revisits, which would be lost — its
+// items are fetched again instead. s.mu is held.
 func (s *Store) doneOf(token uint64) int {
 	r := s.runs[token]
-	if r == nil {
+	if r == nil || len(r.revisits) > 0 {
 		return 0
-	}
-	if r.done != nil {
-		return r.handed()
 	}
 	return r.handed() - 1
 }

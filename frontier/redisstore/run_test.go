@@ -364,3 +364,58 @@ func TestRunNeedsRedis(t *testing.T) {
 	}
 	srv.Restart() // for Close
 }
+
+// TestRunRevisits: the revisits of a run's items wait for the run's end,
+// and are all queued then; a Store that closes while a run waits for its
+// next Claim ends it so, and one that closes while a run's item is out
+// gives back its items, those done too: no revisit is lost.
+func TestRunRevisits(t *testing.T) {
+	srv := redistest.Start(t)
+	job := newJob(t)
+	s1 := mustNew(t, srv, job, Options{CallerClock: true})
+	addPaths(t, s1, "a", 4)
+	now := time.Now()
+	due := now.Add(time.Hour)
+	l := claimURL(t, s1, now, runOpt, "http://a/1")
+	token := l.Token
+	for i := 2; i <= 4; i++ {
+		revisitAt(t, s1, l, now, due)
+		l = claimURL(t, s1, now, runOpt, fmt.Sprintf("http://a/%d", i))
+		if l.Token != token {
+			t.Fatalf("a/%d: not from the run: a Done with a revisit ended it", i)
+		}
+	}
+	revisitAt(t, s1, l, now, due) // the last: the run ends, four revisits queued
+	if got := queuedAt(t, s1, now); got != 4 {
+		t.Errorf("after the run, Counts.Queued = %d, want its 4 revisits", got)
+	}
+	got := drainAt(t, s1, due)
+	slices.Sort(got)
+	if want := []string{"http://a/1", "http://a/2", "http://a/3", "http://a/4"}; !slices.Equal(got, want) {
+		t.Errorf("revisits due = %v, want %v", got, want)
+	}
+
+	// Close while the run waits for its next Claim, then while its item
+	// is out.
+	for _, out := range []bool{false, true} {
+		job := newJob(t)
+		s := mustNew(t, srv, job, Options{CallerClock: true})
+		addPaths(t, s, "b", 3)
+		l := claimURL(t, s, now, runOpt, "http://b/1")
+		revisitAt(t, s, l, now, due)
+		if out {
+			claimURL(t, s, now, runOpt, "http://b/2")
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		s2 := mustNew(t, srv, job, Options{CallerClock: true})
+		got := drainAt(t, s2, due)
+		slices.Sort(got)
+		want := []string{"http://b/1", "http://b/2", "http://b/3"} // b/1 again, or its revisit
+		if !slices.Equal(got, want) {
+			t.Errorf("closed with an item out: %v; queued after Close, then due: %v, want %v", out, got, want)
+		}
+		s2.Close()
+	}
+}

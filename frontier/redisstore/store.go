@@ -256,18 +256,32 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
+	// A run waiting for its next Claim ends as its last Done would have,
+	// its revisits queued.
+	var ends []*deferred
+	for _, r := range s.ready {
+		ends = append(ends, r.done)
+		delete(s.held, r.token)
+	}
 	byShard := map[int][]any{}
 	for t, key := range s.held {
 		i := shardOfToken(t)
 		byShard[i] = append(byShard[i], counterOf(t), key, s.doneOf(t))
 	}
 	clear(s.held)
-	clear(s.runs)
 	s.ready = nil
 	s.mu.Unlock()
 	var err error
-	if len(byShard) > 0 {
+	if len(byShard)+len(ends) > 0 {
 		ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+		for _, d := range ends {
+			if e := s.end(ctx, d.l, d.now, d.o, false); !errors.Is(e, frontier.ErrLeaseLost) {
+				err = errors.Join(err, e)
+			}
+		}
+		s.mu.Lock()
+		clear(s.runs)
+		s.mu.Unlock()
 		for i, counters := range byShard {
 			_, e := s.call(ctx, s.shards[i], dropScript, "close", time.Time{}, counters...)
 			err = errors.Join(err, e)

@@ -12,7 +12,7 @@
 -- three per shard (see enterAll, shards.lua; the first is ARGV[1]'s,
 -- KEYS[1]). Then the number of candidates and their shards (1-based);
 -- then the number of leases to end (and Adds) and per lease: its shard,
--- finish's arguments (15), G, the number of groups of links to add (a
+-- finish's arguments (17), G, the number of groups of links to add (a
 -- page's, by shard: the first the lease's, whose links are added before
 -- the lease ends), two per group — its shard and the number of its add
 -- arguments — and add's arguments of each group (add.lua); an Add is
@@ -46,7 +46,7 @@ for _ = 1, ends do
   -- An Add's shard is 0: no lease to end, no finish arguments.
   local own = tonumber(ARGV[at])
   local fa = at + 1
-  local gat = own > 0 and at + 16 or at + 1
+  local gat = own > 0 and at + 18 or at + 1
   local g = tonumber(ARGV[gat])
   local gh = gat + 1
   at = gh + 2 * g

@@ -7,8 +7,10 @@
 -- the revisit of the lease's item, due at ARGV[20] (see dueOf). The key
 -- takes revisit state ARGV[21] ('rv') unless it is ''. Of a run, ARGV[22]
 -- items were handed out (the last is the one ended; the others were
--- done), and those after them go back to the front of the queue. It
--- returns 0 done, 1 lease lost. With o, its arguments are ARGV[o..o+14]
+-- done), and those after them go back to the front of the queue; the
+-- revisits of the others, ARGV[23] (each behind its length, 4 bytes
+-- big-endian), due at ARGV[24] (comma-separated), are queued first. It
+-- returns 0 done, 1 lease lost. With o, its arguments are ARGV[o..o+16]
 -- instead (batch.lua): what is named ARGV[k] above is ARGV[b + k].
 local function finish(o)
   local b = o and o - 8 or 0
@@ -23,8 +25,17 @@ local function finish(o)
   rest(s, tonumber(ARGV[b + 14]))
   if run then
     local h = math.min(math.max(tonumber(ARGV[b + 22]) or 1, 1), #run)
-    for i = #run, h + 1, -1 do front(s, run[i]) end
+    frontRun(s, run, h + 1)
     bump('queued', 1 - h) -- handed out after the first: counted until now
+    local more, dues, k, p = ARGV[b + 23], {}, 0, 1
+    for d in string.gmatch(ARGV[b + 24] .. ',', '([^,]*),') do dues[#dues + 1] = d end
+    while p + 3 <= #more do
+      local l = struct.unpack('>I4', more, p)
+      k = k + 1
+      queue(s, string.sub(more, p + 4, p + 3 + l), dueOf(dues[k] or ''))
+      bump('queued', 1)
+      p = p + 4 + l
+    end
   end
   if item and ARGV[b + 10] == '1' then
     front(s, ARGV[b + 11], s.ldue)

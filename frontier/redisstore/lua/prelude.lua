@@ -463,6 +463,18 @@ local function front(s, item, at)
   s.llen, s.qlen, s.moved = s.llen + 1, s.qlen + 1, true
 end
 
+-- frontRun puts the items of run from the i-th on back at the front of
+-- s's queue, in order, in one command: the items of a run (see grant)
+-- not done when it ends.
+local function frontRun(s, run, i)
+  local n = #run - i + 1
+  if n <= 0 then return end
+  local back = {}
+  for j = #run, i, -1 do back[#back + 1] = run[j] end
+  redis.call('LPUSH', s.Q, unpack(back))
+  s.llen, s.qlen, s.moved = s.llen + n, s.qlen + n, true
+end
+
 -- take takes s's first item, and returns it and, if it is not due yet
 -- (a closed key hands out every item), its Due; nothing if the first item
 -- is not due and s is not closed.
@@ -619,7 +631,7 @@ local function expire(token, name, item, restFrom, run, skip)
   local s = unlease(token, name)
   if run then
     skip = skip or 0
-    for i = #run, skip + 1, -1 do front(s, run[i]) end
+    frontRun(s, run, skip + 1)
     -- A run's items after its first stayed counted as queued.
     bump('queued', 1 - skip)
   elseif item then
