@@ -36,10 +36,10 @@
 // commands a page; on a cluster of three primaries 10 script calls and
 // 3.6 round trips. On bench workload (a), 256 workers of one process and
 // one Redis: 0.05 script calls and 5 commands a page (a host's pages are
-// leased 16 at a time: see Affinity; most links were seen before: see
-// Seen cache; the links robots.txt disallows are only marked seen,
-// frontier.Item.SeenOnly, one SADD each; a sitemap's entries share a
-// batch).
+// leased 16 at a time: see Affinity; on three primaries 1.3 and 22; most
+// links were seen before: see Seen cache; the links robots.txt disallows
+// are only marked seen, frontier.Item.SeenOnly, one SADD each; a
+// sitemap's entries share a batch).
 //
 // What a script costs Redis is mostly Lua: on a shared 2-core machine
 // some 80 % of a script's time is Lua and its calls into Redis (each
@@ -150,9 +150,11 @@
 // for the run's end: a revisit is never lost.
 //
 // On bench workload (a), 200 hosts × 50 pages with no delay, runs take a
-// page from 1.07 leases to some 0.12, Redis's CPU a page from 80–89 µs to
-// 43–46 and the pages/s of one process on Redis from 0.49–0.52× to
-// 0.62–0.63× those in memory (2 shared cores, paired rounds). Without
+// page from 1.07 leases to some 0.12, Redis's CPU a page from 86–100 µs
+// to 48–54 (from 56–63 to 28–30 with Redis on a core of its own) and the
+// pages/s of one process on Redis from 0.47–0.50× to 0.58–0.65× those in
+// memory (2 shared cores, paired rounds); on three primaries from 396 µs
+// and 0.22× to 172–195 µs and 0.36×. Without
 // runs (Affinity 0) a host waits its turn after every page, which costs
 // nothing while the hosts ready at once are fewer than the idle
 // connections the crawler keeps (512 at its 256 workers); with more hosts
