@@ -35,8 +35,21 @@ func claimURL(t *testing.T, s *Store, now time.Time, o frontier.ClaimOptions, ur
 	return l
 }
 
-// mustDone ends l at now, after a request to Redis — as a page's links
-// are added — without which a run would not go on.
+// wantQueue drains s at now (drainAt) and fails unless it handed out
+// key's items /from to /to, in order; when says after what.
+func wantQueue(t *testing.T, s *Store, now time.Time, key string, from, to int, when string) {
+	t.Helper()
+	var want []string
+	for i := from; i <= to; i++ {
+		want = append(want, fmt.Sprintf("http://%s/%d", key, i))
+	}
+	if got := drainAt(t, s, now); !slices.Equal(got, want) {
+		t.Errorf("%s, the queue = %v, want %v", when, got, want)
+	}
+}
+
+// mustDone ends l at now, after a request to Redis, as a page's links
+// are added: a run's Done then needs no probe of its own.
 func mustDone(t *testing.T, s *Store, l *frontier.Lease, now time.Time) {
 	t.Helper()
 	redisAnswers(t, s)
@@ -156,9 +169,7 @@ func TestRunRests(t *testing.T) {
 	if err := s.Requeue(ctx, l, now, frontier.Outcome{Pace: l.Pace}); err != nil {
 		t.Fatal(err)
 	}
-	if got := drainAt(t, s, now); !slices.Equal(got, []string{"http://a/3", "http://a/4", "http://a/5", "http://a/6"}) {
-		t.Errorf("after the Requeue, the queue = %v, want a/3 to a/6", got)
-	}
+	wantQueue(t, s, now, "a", 3, 6, "after the Requeue")
 }
 
 // TestRunNotForDelayedKeys: a run holds no more items than the key's
@@ -227,9 +238,7 @@ func TestRunExpires(t *testing.T) {
 		t.Fatalf("another process's Claim while a run holds a = %+v, want nothing", cl)
 	}
 	late := now.Add(runOpt.Lease * 5 / 4)
-	if got := drainAt(t, s2, late); !slices.Equal(got, []string{"http://a/1", "http://a/2", "http://a/3", "http://a/4", "http://a/5", "http://a/6"}) {
-		t.Errorf("after the run's lease expired, the queue = %v, want a/1 to a/6", got)
-	}
+	wantQueue(t, s2, late, "a", 1, 6, "after the run's lease expired")
 	if err := s1.Done(ctx, l, late, frontier.Outcome{Pace: l.Pace}); !errors.Is(err, frontier.ErrLeaseLost) {
 		t.Errorf("Done of an expired run's item: %v, want ErrLeaseLost", err)
 	}
@@ -311,9 +320,7 @@ func TestRunClaimKey(t *testing.T) {
 	if err := s.Done(ctx, k, now, frontier.Outcome{Pace: k.Pace}); err != nil {
 		t.Fatal(err)
 	}
-	if got := drainAt(t, s, now); !slices.Equal(got, []string{"http://a/2", "http://a/3", "http://a/4", "http://a/5"}) {
-		t.Errorf("after ClaimKey, the queue = %v, want a/2 to a/5", got)
-	}
+	wantQueue(t, s, now, "a", 2, 5, "after ClaimKey")
 }
 
 // TestRunNeedsRedis: a run goes on only once Redis answered a request
