@@ -19,10 +19,12 @@ func leaseMicros(d time.Duration) int64 {
 	return ceilMicros(d)
 }
 
-// Claim implements frontier.Store. It asks the shard whose ready key has
-// waited longest, as far as the Store knows (see the package
-// documentation, Shards), and with no shard ready, answers from what it
-// knows: Idle only once every shard was read empty.
+// Claim implements frontier.Store. The next item of a run this Store
+// holds comes first, without a round trip, once its key rested (see the
+// package documentation, Affinity); else it asks the shard whose ready
+// key has waited longest, as far as the Store knows (see Shards), and
+// with no shard ready, answers from what it knows: Idle only once every
+// shard was read empty.
 func (s *Store) Claim(ctx context.Context, now time.Time, opt frontier.ClaimOptions) (frontier.Claim, error) {
 	if err := s.open(); err != nil {
 		return frontier.Claim{}, err
