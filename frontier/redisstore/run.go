@@ -1,8 +1,8 @@
 package redisstore
 
-// Runs: a key ready again as soon as its lease ends leases several items
-// at once (ClaimOptions.Affinity), which this Store hands out one after
-// the other.
+// Runs: a Claim with ClaimOptions.Affinity leases several items of a key
+// at once, which this Store hands out one after the other, each once the
+// key has rested.
 
 import (
 	"context"
@@ -49,9 +49,9 @@ func claimArg(opt frontier.ClaimOptions) string {
 // once the key has rested after the Done of the one before. The Dones in
 // between are the Store's alone (deferred): the lease ends in Redis once,
 // with the Done of the last item handed out, and the items not handed out
-// go back to the front of the key's queue. A process that dies mid-run thus leaves its
-// items to be fetched again when the lease expires — the lease expired,
-// as it does for a lease of one.
+// go back to the front of the key's queue. A process that dies mid-run
+// thus leaves its items to be fetched again when the lease expires — the
+// lease expired, as it does for a lease of one.
 //
 // A run goes on only while Redis answers: a Done is held back only once a
 // request the Store sent after the item was handed out came back (the
@@ -60,8 +60,7 @@ func claimArg(opt frontier.ClaimOptions) string {
 // the calls waiting: probe), and no reply said the shard's Redis
 // restarted or failed over since the run began. A process that lost
 // Redis thus stops after the request under way, and one whose lease a
-// failover lost does not go on fetching from the host while another
-// process is handed it.
+// failover lost hands out one item more at most before it learns of it.
 type run struct {
 	sh    *shard
 	key   string
@@ -121,13 +120,12 @@ func (s *Store) startRun(sh *shard, token uint64, key string, more []byte, left 
 	return nil
 }
 
-// continues reports whether the Done of l at now with o may be deferred:
-// l is an item of a run with items left, the next of which would be
+// continues reports whether the Done of l at now with o may be deferred
+// — l is an item of a run with items left, the next of which would be
 // handed out after o.Rest with at least a lease to go, and o neither
-// closes the key nor carries a checkpoint (its revisit waits for the run's
-// end); and
-// whether Redis answered since the item was handed out (see run), which
-// it must have too. s.mu is held.
+// closes the key nor carries a checkpoint (its revisit waits for the
+// run's end) — and whether Redis answered since the item was handed out
+// (see run), which it must have too. s.mu is held.
 func (s *Store) continues(l *frontier.Lease, now time.Time, o frontier.Outcome) (r *run, ok, answered bool) {
 	r = s.runs[l.Token]
 	if r == nil || r.key != l.Key {
