@@ -35,6 +35,21 @@ func claimURL(t *testing.T, s *Store, now time.Time, o frontier.ClaimOptions, ur
 	return l
 }
 
+// countedStore returns a Store of a new job on srv with o, on a client of
+// its own whose round trips count counts.
+func countedStore(t *testing.T, srv *redistest.Server, o Options) (s *Store, count *countingHook) {
+	t.Helper()
+	c := srv.Client()
+	count = &countingHook{}
+	c.AddHook(count)
+	s, err := New(c, newJob(t), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, count
+}
+
 // wantQueue drains s at now (drainAt) and fails unless it handed out
 // key's items /from to /to, in order; when says after what.
 func wantQueue(t *testing.T, s *Store, now time.Time, key string, from, to int, when string) {
@@ -83,14 +98,7 @@ func queuedAt(t *testing.T, s *Store, now time.Time) int {
 // stay counted as queued.
 func TestRun(t *testing.T) {
 	srv := redistest.Start(t)
-	c := srv.Client()
-	count := &countingHook{}
-	c.AddHook(count)
-	s, err := New(c, newJob(t), Options{CallerClock: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s, count := countedStore(t, srv, Options{CallerClock: true})
 	addPaths(t, s, "a", 6)
 	addPaths(t, s, "b", 2)
 	now := time.Now()
@@ -329,14 +337,7 @@ func TestRunClaimKey(t *testing.T) {
 // Redis does not answer.
 func TestRunNeedsRedis(t *testing.T) {
 	srv := redistest.Start(t)
-	c := srv.Client()
-	count := &countingHook{}
-	c.AddHook(count)
-	s, err := New(c, newJob(t), Options{CallerClock: true, RetryFor: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s, count := countedStore(t, srv, Options{CallerClock: true, RetryFor: -1})
 	addPaths(t, s, "a", 8)
 	now := time.Now()
 	l := claimURL(t, s, now, runOpt, "http://a/1")
