@@ -62,9 +62,8 @@ type crawlCmd struct {
 
 	f         flags
 	fs        *flag.FlagSet
-	seedsName string
-	seeds     []string
-	streaming bool // the seeds are read from standard input as the crawl goes
+	seeds     []string // those of the arguments, standard input's too unless streaming
+	streaming bool     // standard input's seeds are read as the crawl goes
 
 	metricsLn      net.Listener
 	metricsHandler http.Handler
@@ -98,7 +97,7 @@ func (c *crawlCmd) unwind() {
 }
 
 // parse reads the flags, checks that they go together, and reads the
-// seeds file.
+// seeds: URLs and seeds files, in any mix.
 func (c *crawlCmd) parse(context.Context) refusal {
 	f := &c.f
 	c.fs = newFlagSet(f)
@@ -114,30 +113,26 @@ func (c *crawlCmd) parse(context.Context) refusal {
 	if r := checkRevisitFlags(c.fs, f, c.stderr); r != notRefused {
 		return r
 	}
-	switch {
-	case f.redis != "" && c.fs.NArg() > 1:
-		fmt.Fprintln(c.stderr, "crawl: want at most one seeds file with -redis (without one, the process joins the job as it is); see crawl -h")
-		return badUsage
-	case f.redis == "" && c.fs.NArg() != 1:
-		fmt.Fprintln(c.stderr, "crawl: want exactly one seeds file (or - for standard input); see crawl -h")
+	if f.redis == "" && c.fs.NArg() == 0 {
+		fmt.Fprintln(c.stderr, "crawl: want a URL or a seeds file to start from (- for standard input); see crawl -h")
 		return badUsage
 	}
-	c.seedsName = c.fs.Arg(0)
 	if f.out == "-" {
 		f.out = ""
 	}
-	if err := checkOutputs(f, c.seedsName, c.stdin); err != nil {
+	args, r := seedArgs(c.fs.Args(), c.stderr)
+	if r != notRefused {
+		return r
+	}
+	if err := checkOutputs(f, args.files, c.stdin); err != nil {
 		fmt.Fprintf(c.stderr, "crawl: %v\n", err)
 		return badUsage
 	}
-	// "-" streams: crawling starts as lines arrive on standard input. A
-	// crawl with a state to resume, or a job to join, reads it whole first.
-	c.streaming = c.seedsName == "-" && f.state == "" && f.redis == ""
-	if c.seedsName == "" || c.streaming {
-		return notRefused
-	}
-	var r refusal
-	c.seeds, r = loadSeeds(c.seedsName, c.stdin, c.stderr)
+	// "-" streams: crawling starts as lines arrive on standard input,
+	// after the seeds of the other arguments. A crawl with a state to
+	// resume, or a job to join, reads it whole first.
+	c.streaming = args.stdin && f.state == "" && f.redis == ""
+	c.seeds, r = loadSeeds(args, !c.streaming, c.stdin, c.stderr)
 	return r
 }
 
@@ -340,7 +335,7 @@ func (c *crawlCmd) run(ctx context.Context, showProgress bool) error {
 	var runErr error
 	if c.streaming {
 		feed := make(chan crawler.Seed)
-		go streamSeeds(ctx, c.stdin, feed, c.stderr)
+		go streamSeeds(ctx, c.seeds, c.stdin, feed, c.stderr)
 		runErr = c.crawler.RunFeed(ctx, feed)
 	} else {
 		runErr = c.crawler.Run(ctx, c.seeds...)

@@ -161,16 +161,19 @@ func newFlagSet(f *flags) *flag.FlagSet {
 
 func usage(fs *flag.FlagSet, w io.Writer) {
 	fmt.Fprint(w, `Usage:
-  crawl [flags] seeds.txt       crawl from the URLs in seeds.txt (one per line; "-": standard input, crawled as lines arrive)
-  crawl -redis URL -job NAME [flags] [seeds.txt]
+  crawl [flags] URL|seeds.txt|- ...
+                                crawl from the URLs given and those in the seeds files (one per line;
+                                "-": standard input, crawled as lines arrive)
+  crawl -redis URL -job NAME [flags] [URL|seeds.txt|- ...]
                                 start or join a crawl shared by many processes
   crawl status -redis URL -job NAME
                                 show how a -redis crawl is going
   crawl robots URL|FILE [agent] [path ...]
                                 show how heed reads a site's robots.txt for an agent
 
-Pages go to standard output as JSON Lines (one object per fetched page), as
-the crawl goes; a summary goes to standard error at the end. Durations are Go
+Flags may come before or after the URLs and files ("--" ends them). Pages go
+to standard output as JSON Lines (one object per fetched page), as the crawl
+goes; a summary goes to standard error at the end. Durations are Go
 durations (500ms, 2s, 1m).
 `)
 	for _, g := range flagGroups {
