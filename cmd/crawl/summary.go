@@ -23,6 +23,7 @@ import (
 type failures struct {
 	mu          sync.Mutex
 	examples    map[string]string // error kind → "URL (cause)"
+	firstCause  string            // the cause of the first failure
 	network     bool              // some failure was DNS, a refused connection or a timeout
 	byRules     int
 	unscheduled map[string]int // limit flag → seeds it refused
@@ -76,6 +77,9 @@ func (f *failures) note(kind, u, cause string, network bool) {
 	if _, ok := f.examples[kind]; !ok {
 		f.examples[kind] = u + " (" + cause + ")"
 	}
+	if f.firstCause == "" {
+		f.firstCause = cause
+	}
 	f.network = f.network || network
 }
 
@@ -103,10 +107,18 @@ func (f *failures) nothingFetched(s crawler.Stats) (msg string, failed bool) {
 	if f.byRules > 0 {
 		return "no page fetched: robots.txt disallows the seeds; `crawl robots URL` shows its rules", false
 	}
-	if f.network {
-		return "no seed could be fetched; offline? try `go run ./examples/titles`, which serves its own site", true
+	// The cause first, where the eye lands; a hint only after it.
+	msg = "no seed could be fetched"
+	if f.firstCause != "" {
+		msg += ": " + f.firstCause
 	}
-	return "no seed could be fetched; the errors above say why", true
+	if len(f.examples) > 1 {
+		msg += " (and other errors, above)"
+	}
+	if f.network {
+		msg += "; offline? try `go run ./examples/titles`, which serves its own site"
+	}
+	return msg, true
 }
 
 // causeText is err without what the summary line says already: the URL

@@ -24,7 +24,7 @@ import (
 )
 
 // TestNothingFetched crawls seeds that give no page: the summary says why
-// with an example, and the last line what to try. A seed whose robots.txt
+// with an example, and the last line the cause, then what to try. A seed whose robots.txt
 // could not be fetched is an error, with a record of its own; one that
 // robots.txt rules keep out is neither.
 func TestNothingFetched(t *testing.T) {
@@ -62,14 +62,14 @@ func TestNothingFetched(t *testing.T) {
 			"; 0 disallowed by robots.txt; 2 errors; ",
 			"\ncrawl: errors: 2 robots-unavailable, e.g. http://" + refused + "/ (robots.txt unreachable: dial tcp " + refused + ": connect: connection refused)\n",
 			"robots.txt unreachable: fetch http://" + refused + "/robots.txt: ",
-			"crawl: no seed could be fetched; offline? try `go run ./examples/titles`, which serves its own site",
+			"crawl: no seed could be fetched: robots.txt unreachable: dial tcp " + refused + ": connect: connection refused; offline? try `go run ./examples/titles`, which serves its own site",
 		},
 		{
 			"robots.txt answers 500", []string{robots500.URL + "/"}, 1,
 			"; 0 disallowed by robots.txt; 1 errors; ",
 			"\ncrawl: errors: 1 robots-unavailable, e.g. " + robots500.URL + "/ (robots.txt unreachable: answered 500 Internal Server Error)\n",
 			"robots.txt unreachable: answered 500 Internal Server Error",
-			"crawl: no seed could be fetched; the errors above say why",
+			"crawl: no seed could be fetched: robots.txt unreachable: answered 500 Internal Server Error",
 		},
 		{
 			"robots.txt disallows", []string{disallowAll.URL + "/"}, 0,
@@ -206,7 +206,7 @@ func TestSummaryExampleOfDNSFailure(t *testing.T) {
 	if m := regexp.MustCompile(`(?m)^crawl: [a-z-]+: e\.g\. .*$`).FindString(b.String()); m != "" {
 		t.Errorf("an example under a kind the crawler did not count: %s", m)
 	}
-	if msg, failed := fails.nothingFetched(crawler.Stats{}); !failed || msg != "no seed could be fetched; offline? try `go run ./examples/titles`, which serves its own site" {
+	if msg, failed := fails.nothingFetched(crawler.Stats{}); !failed || msg != "no seed could be fetched: robots.txt unreachable: lookup books.toscrape.com: no such host; offline? try `go run ./examples/titles`, which serves its own site" {
 		t.Errorf("nothingFetched = %q, %v", msg, failed)
 	}
 }
@@ -395,5 +395,21 @@ func TestSummaryReadsTheOneClassification(t *testing.T) {
 		if got, want := fails.examples[tc.kind], u+" ("+tc.cause+")"; got != want {
 			t.Errorf("%s: example %q, want %q under %q (examples %v)", tc.name, got, want, tc.kind, fails.examples)
 		}
+	}
+}
+
+// TestNothingFetchedLeadsWithCause runs the built command on a seed where
+// nothing listens: the last line says why first, the hint after it.
+func TestNothingFetchedLeadsWithCause(t *testing.T) {
+	bin := buildCrawl(t)
+	code, stderr := runBin(t, bin, "http://"+closedPort(t)+"/", "-progress", "off")
+	if code != 1 {
+		t.Errorf("exit %d, want 1; stderr:\n%s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+	last := lines[len(lines)-1]
+	cause, hint, ok := strings.Cut(last, "; offline? ")
+	if !ok || !strings.HasPrefix(cause, "crawl: no seed could be fetched: ") || !strings.HasSuffix(cause, "connection refused") || !strings.HasPrefix(hint, "try ") {
+		t.Errorf("last line %q; want the cause (connection refused), then the hint", last)
 	}
 }
