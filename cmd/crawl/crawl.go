@@ -253,9 +253,10 @@ func (c *crawlCmd) openOutput(context.Context) refusal {
 // begin makes the recorder of the output, hands it what the crawler
 // finds, and lets the mode record this run's start.
 func (c *crawlCmd) begin(ctx context.Context) refusal {
-	// A terminal shows each record as it comes; a pipe or a file gets them
-	// at least once a second, so a reader sees the crawl go on and a
-	// crash or kill loses at most a second of it.
+	// A terminal shows each record as it comes; a pipe or a file gets the
+	// first at once, then the rest at least once a second, so a reader
+	// sees the crawl go on and a crash or kill loses at most a second of
+	// it.
 	c.rec = newRecorder(c.out, c.f.body, isTerminal(c.out))
 	c.rec.base, c.rec.syncOut = c.outBase, syncFunc(c.out)
 	c.rec.revisit = c.f.revisit

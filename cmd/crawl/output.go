@@ -117,7 +117,7 @@ type recorder struct {
 	enc     *json.Encoder
 	body    bool
 	revisit bool // -revisit: records say what each fetch found
-	each    bool // flush after every record
+	each    bool // flush after every record, not only after the first
 	err     error
 	onFail  func(error)
 	records int64 // records written
@@ -162,7 +162,9 @@ func (r *recorder) write(rec *record) {
 	if err == nil {
 		r.records++
 	}
-	if err == nil && r.each {
+	// The first record goes out at once, so that crawl … | head -1
+	// answers as soon as there is an answer; the rest are batched.
+	if err == nil && (r.each || r.records == 1) {
 		err = r.w.Flush()
 	}
 	r.fail(err) // unlocks

@@ -269,8 +269,13 @@ func TestRecorderFlushing(t *testing.T) {
 	b.Reset()
 	r = newRecorder(&b, false, false)
 	r.write(rec)
+	if !strings.Contains(b.String(), `"url":"https://example.com/"`) {
+		t.Errorf("writing to a pipe: first record not written at once: %q", b.String())
+	}
+	b.Reset()
+	r.write(rec)
 	if b.Len() != 0 {
-		t.Errorf("writing to a pipe: record written before a flush: %q", b.String())
+		t.Errorf("writing to a pipe: second record written before a flush: %q", b.String())
 	}
 	var failed []error
 	r.onFail = func(err error) { failed = append(failed, err) }
