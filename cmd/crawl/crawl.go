@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -197,11 +196,19 @@ func (c *crawlCmd) newCrawler(context.Context) refusal {
 	}
 	opts = append(opts, c.m.options(c.logger)...)
 	if c.f.warcDir != "" {
+		// The warcinfo record names the User-Agent sent, which the
+		// crawler makes of -agent and -ua: asked of a crawler of the same
+		// options, before the one that writes the WARC.
+		probe, err := crawler.New(opts...)
+		if err != nil {
+			fmt.Fprintf(c.stderr, "crawl: %s; see crawl -h\n", optionErrorText(err))
+			return badUsage
+		}
 		w, err := warc.NewWriter(c.f.warcDir, warc.Options{
 			MaxSize:  int64(c.f.warcSize),
 			Dedup:    c.f.warcDedup,
 			Software: "heed/" + crawler.Version + " (crawl)",
-			Info:     warcInfo(&c.f, c.fs.Args()),
+			Info:     warcInfo(&c.f, c.fs.Args(), probe.UserAgent()),
 		})
 		if err != nil {
 			fmt.Fprintf(c.stderr, "crawl: -warc: %v\n", err)
@@ -408,19 +415,16 @@ func isTerminal(w io.Writer) bool {
 }
 
 // warcInfo is what a warcinfo record says of the crawl: the settings that
-// shaped it.
-func warcInfo(f *flags, args []string) []warc.Field {
-	info := []warc.Field{
+// shaped it, as the command shows them (limits "none" when there is none),
+// and ua, the User-Agent sent.
+func warcInfo(f *flags, args []string, ua string) []warc.Field {
+	return []warc.Field{
 		{Name: "robots", Value: "classic"},
-		{Name: "http-header-user-agent", Value: f.ua},
+		{Name: "http-header-user-agent", Value: ua},
 		{Name: "description", Value: "crawl " + strings.Join(args, " ")},
 		{Name: "scope", Value: f.scope},
 		{Name: "delay", Value: f.delay.String()},
-		{Name: "max-depth", Value: strconv.Itoa(f.maxDepth)},
-		{Name: "max-pages", Value: strconv.Itoa(f.maxPages)},
+		{Name: "max-depth", Value: (*limitValue)(&f.maxDepth).String()},
+		{Name: "max-pages", Value: (*limitValue)(&f.maxPages).String()},
 	}
-	if f.ua == "" {
-		info[1].Value = "(default for -agent " + f.agent + ")"
-	}
-	return info
 }
