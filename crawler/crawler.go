@@ -185,7 +185,7 @@ func (c *Crawler) OnPage(f func(ctx context.Context, p *Page)) {
 // redirect target that cannot be scoped). err is always an *Error: a
 // failure has a Kind, the ErrorKind Stats.Errors counts it under — each
 // count there is one call, whatever the kind — and a dropped URL a Skipped,
-// the SkipReason Stats.Skipped counts it under. u is a *url.URL like every
+// the SkipReason Stats.SkippedLinks counts it under. u is a *url.URL like every
 // hook's; a seed that is not a URL at all comes whole in u.Opaque, so
 // u.String() gives it back. Same concurrency guarantees as OnPage.
 func (c *Crawler) OnError(f func(ctx context.Context, u *url.URL, err error)) {

@@ -15,6 +15,7 @@ import (
 	"github.com/heedcrawl/heed/crawler"
 	"github.com/heedcrawl/heed/fetch"
 	"github.com/heedcrawl/heed/frontier"
+	"github.com/heedcrawl/heed/internal/readable"
 )
 
 // failures keeps what the summary tells of what went wrong: one example of
@@ -179,7 +180,7 @@ func summary(w io.Writer, s crawler.Stats, fails *failures, f *flags) {
 		rate = float64(s.Pages) / s.Elapsed.Seconds()
 	}
 	fmt.Fprintf(w, "crawl: %d pages, %s, in %s (%.1f pages/s); %d disallowed by robots.txt; %d errors; %d retries\n",
-		s.Pages, humanBytes(s.Bytes), s.Elapsed.Round(time.Millisecond), rate, s.Disallowed, s.ErrorCount(), s.Retries)
+		s.Pages, readable.Bytes(s.Bytes), s.Elapsed.Round(time.Millisecond), rate, s.Disallowed, s.ErrorCount(), s.Retries)
 	if len(s.Statuses) > 0 {
 		var parts []string
 		for _, code := range s.StatusCodes() {
@@ -205,10 +206,10 @@ func summary(w io.Writer, s crawler.Stats, fails *failures, f *flags) {
 		fmt.Fprintf(w, "crawl: %s: e.g. %s\n", kind, examples[kind])
 	}
 	if len(s.RobotsOutcomes) > 0 {
-		fmt.Fprintf(w, "crawl: robots.txt %s\n", countList(s.RobotsOutcomes))
+		fmt.Fprintf(w, "crawl: robots.txt: %s\n", readable.RobotsOutcomes(s.RobotsOutcomes))
 	}
-	if len(s.Skipped) > 0 {
-		fmt.Fprintf(w, "crawl: skipped %s\n", countList(s.Skipped))
+	if len(s.SkippedLinks) > 0 {
+		fmt.Fprintf(w, "crawl: links skipped, each occurrence counted: %s\n", countList(s.SkippedLinks))
 	}
 	for _, flag := range slices.Sorted(maps.Keys(unscheduled)) {
 		limit := f.maxPages
@@ -242,16 +243,4 @@ func countList[K ~string](m map[K]int64) string {
 		parts[i] = fmt.Sprintf("%s %d", k, m[k])
 	}
 	return strings.Join(parts, ", ")
-}
-
-func humanBytes(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
 }

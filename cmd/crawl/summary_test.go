@@ -418,3 +418,37 @@ func TestNothingFetchedLeadsWithCause(t *testing.T) {
 		t.Errorf("last line %q; want the cause (connection refused), then the hint", last)
 	}
 }
+
+// TestSummaryWords runs the built command on a site without robots.txt
+// whose pages link to each other, often, and to another host, and on a
+// seed where nothing listens: the summary says what each robots.txt
+// outcome meant, and that the skips count link occurrences.
+func TestSummaryWords(t *testing.T) {
+	bin := buildCrawl(t)
+	links := `<a href="/">home</a><a href="/a">a</a><a href="/b">b</a><a href="http://elsewhere.invalid/x">elsewhere</a>`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/", "/a", "/b":
+			w.Header().Set("Content-Type", "text/html")
+			io.WriteString(w, links)
+		default:
+			http.NotFound(w, r) // robots.txt too: none, all allowed
+		}
+	}))
+	defer srv.Close()
+	code, stderr := runBin(t, bin, "-delay", "0s", "-sitemaps=false", "-progress", "off", "-o", filepath.Join(t.TempDir(), "out"),
+		srv.URL+"/", "http://"+closedPort(t)+"/")
+	if code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
+	}
+	for _, want := range []string{
+		"\ncrawl: robots.txt: none (4xx, all allowed) 1, unreachable (all disallowed) 1\n",
+		// Each of the three pages links to /, /a and /b (seen: 3×3 less
+		// the two first sightings) and to the other host (scope: 3).
+		"\ncrawl: links skipped, each occurrence counted: scope 3, seen 7\n",
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("summary lacks %q:\n%s", strings.TrimSpace(want), stderr)
+		}
+	}
+}
