@@ -225,6 +225,9 @@ func (c *crawlCmd) newCrawler(context.Context) refusal {
 		fmt.Fprintf(c.stderr, "crawl: %s; see crawl -h\n", optionErrorText(err))
 		return badUsage
 	}
+	if filter := pathFilter(c.f.include, c.f.exclude); filter != nil {
+		c.crawler.Filter(filter)
+	}
 	// Before Run: the metrics record each page through an OnPage handler
 	// from its registration on.
 	if c.metricsLn != nil {

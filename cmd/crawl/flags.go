@@ -57,6 +57,7 @@ type flags struct {
 	revisit                  bool
 	minRevisit, maxRevisit   time.Duration
 	forDuration              time.Duration
+	include, exclude         pathPatterns
 }
 
 // flagGroups orders the -h output, and the README's flags table, by topic.
@@ -66,7 +67,7 @@ var flagGroups = []struct {
 }{
 	{"Identity", []string{"agent", "ua"}},
 	{"Politeness", []string{"delay", "max-delay", "per-host", "key", "retries", "robots-wait", "max-failures"}},
-	{"Scope and limits", []string{"scope", "follow", "allow-private", "max-depth", "max-pages", "max-pages-per-host", "sitemaps", "max-sitemaps", "max-sitemap-urls", "nofollow", "max-links", "max-redirects", "max-path-segments", "max-segment-repeats", "sort-query", "strip-tracking"}},
+	{"Scope and limits", []string{"scope", "include", "exclude", "follow", "allow-private", "max-depth", "max-pages", "max-pages-per-host", "sitemaps", "max-sitemaps", "max-sitemap-urls", "nofollow", "max-links", "max-redirects", "max-path-segments", "max-segment-repeats", "sort-query", "strip-tracking"}},
 	{"Throughput and timeouts", []string{"workers", "connect-timeout", "header-timeout", "timeout", "max-body", "grace"}},
 	{"Output", []string{"o", "body", "log", "progress", "v", "metrics", "warc", "warc-size", "warc-dedup", "cpuprofile", "memprofile"}},
 	{"State", []string{"state", "state-override"}},
@@ -78,6 +79,8 @@ var flagGroups = []struct {
 // take.
 var flagArgs = map[string]string{
 	"agent":    "NAME",
+	"include":  "PATTERN",
+	"exclude":  "PATTERN",
 	"scope":    "seeds|domain|any",
 	"key":      "host|domain|ip",
 	"progress": "auto|on|off",
@@ -111,6 +114,8 @@ func newFlagSet(f *flags) *flag.FlagSet {
 	duration(&f.robotsWait, "robots-wait", 0, "how long URLs wait for an unreachable robots.txt (5xx, 429, timeouts) to come back before they are given up as errors (robots-unavailable)")
 	limit(&f.hostFailures, "max-failures", crawler.DefaultHostFailures, "consecutive failed requests (timeouts, resets, 429, 5xx) after which a host is given up and its URLs reported")
 	fs.StringVar(&f.scope, "scope", "seeds", "links followed: to the seed hosts, to their registrable domains, or anywhere")
+	fs.Var(&f.include, "include", "follow only links whose path and query (/docs/a?b=1, percent-encoded) begin with PATTERN, a path such as /docs/, or match it, a regular expression beginning with ^ such as ^/(en|fr)/docs/; may be given many times (any one matches); seeds and redirect targets are not filtered")
+	fs.Var(&f.exclude, "exclude", "follow no link whose path and query begin with, or match, PATTERN (as for -include), e.g. /whatsnew/ or ^/.*\\.pdf$; may be given many times; wins over -include")
 	boolean(&f.allowPrivate, "allow-private", false, "allow loopback, private, link-local and multicast addresses (by default refused unless the seeds are on such addresses)")
 	limit(&f.maxDepth, "max-depth", crawler.NoLimit, "links followed from a seed at most; pages listed in sitemaps count as depth 0")
 	limit(&f.maxPages, "max-pages", crawler.NoLimit, "pages scheduled in all")
