@@ -255,7 +255,7 @@ const (
 	// The crawler's own.
 	FailedRobotsUnavailable ErrorKind = "robots-unavailable" // robots.txt unreachable: a complete disallow (ErrRobotsUnavailable)
 	FailedHostGivenUp       ErrorKind = "host-given-up"      // dropped with a host that kept failing (WithHostFailures)
-	FailedHandlerPanic      ErrorKind = "handler-panic"      // a hook (OnPage, OnHTML, OnError, OnDisallowed, Filter) panicked
+	FailedHandlerPanic      ErrorKind = "handler-panic"      // a hook (OnPage, OnHTML, OnScraped, OnError, OnDisallowed, Filter) panicked
 	FailedExtract           ErrorKind = "extract"            // an extractor failed; the links found are kept
 	FailedExtractorPanic    ErrorKind = "extractor-panic"    // an extractor panicked
 	FailedSitemap           ErrorKind = "sitemap"            // a sitemap that is not one, or was read in part

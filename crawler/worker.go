@@ -489,6 +489,9 @@ func (r *crawl) fetchPage(ctx context.Context, j *lease, u *url.URL) {
 			r.safely(ctx, j.URL, func() { f(ctx, page) })
 		}
 		r.runHTML(ctx, page)
+		for _, f := range r.hooks().onScraped {
+			r.safely(ctx, j.URL, func() { f(ctx, page) })
+		}
 	}, follow)
 }
 
