@@ -25,6 +25,8 @@ func TestUsageErrors(t *testing.T) {
 	}{
 		{"no seeds", nil, "crawl: want a URL or a seeds file to start from (- for standard input); see crawl -h"},
 		{"URL without scheme", []string{"example.com"}, "crawl: seeds: open example.com: no such file or directory (a URL needs its scheme: https://example.com/)"},
+		{"host and path without scheme", []string{"docs.python.org/3/library/"}, "crawl: seeds: open docs.python.org/3/library/: no such file or directory (a URL needs its scheme: https://docs.python.org/3/library/)"},
+		{"missing seeds file named like one", []string{"seeds.txt"}, "crawl: seeds: open seeds.txt: no such file or directory"},
 		{"subcommand out of place", []string{"-delay", "0s", "status"}, "crawl: seeds: open status: no such file or directory (crawl status must come first: see crawl status -h)"},
 		{"URL not crawlable", []string{"ftp://example.com/x", seeds}, "crawl: ftp://example.com/x: scheme ftp is not crawlable (want http or https)"},
 		{"URL without host", []string{"http://"}, "crawl: http://: no host"},

@@ -11,6 +11,8 @@ import (
 	"os"
 	"strings"
 
+	"golang.org/x/net/publicsuffix"
+
 	"github.com/heedcrawl/heed/crawler"
 )
 
@@ -228,11 +230,12 @@ func seedsHint(name string, err error) string {
 	if !errors.Is(err, fs.ErrNotExist) {
 		return ""
 	}
-	switch {
-	case name == "status" || name == "robots":
+	if name == "status" || name == "robots" {
 		return fmt.Sprintf(" (crawl %s must come first: see crawl %s -h)", name, name)
-	case strings.Contains(name, ".") && !strings.ContainsAny(name, `/\`) && checkSeed("https://"+name+"/") == "":
-		return fmt.Sprintf(" (a URL needs its scheme: https://%s/)", name)
+	}
+	host, path, _ := strings.Cut(name, "/")
+	if _, icann := publicsuffix.PublicSuffix(strings.ToLower(host)); icann && strings.Contains(host, ".") && checkSeed("https://"+name) == "" {
+		return fmt.Sprintf(" (a URL needs its scheme: https://%s/%s)", host, path)
 	}
 	return ""
 }
