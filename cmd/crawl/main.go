@@ -10,6 +10,10 @@
 //	crawl robots URL|FILE [agent] [path ...]
 //	                            show how heed reads a robots.txt for an agent
 //
+// An argument with "://" is a URL to start from, "-" standard input, any
+// other a seeds file (one URL per line); flags may come before or after
+// them, and -- ends the flags.
+//
 // Every fetched page is written as one JSON object per line (JSON Lines) to
 // standard output or to -o FILE, as the crawl goes; see the README for the
 // schema. robots.txt decisions and skipped URLs go to the optional -log file.
