@@ -37,7 +37,11 @@ type Stats struct {
 
 	// Disallowed counts URLs robots.txt did not let us fetch.
 	Disallowed int64
-	// RobotsOutcomes counts robots.txt fetches by outcome.
+	// RobotsOutcomes counts robots.txt fetches by outcome, named as
+	// gate.Outcome's String names it: "ok"; "unavailable", no robots.txt
+	// (4xx), so all is allowed; "unreachable" (5xx, 429, network errors),
+	// so all is disallowed; "stale", unreachable with an earlier copy in
+	// force; "assumed-allow", unreachable for so long that all is allowed.
 	RobotsOutcomes map[string]int64
 	// SkippedLinks counts, by reason (see SkipReason), the links not
 	// scheduled or not fetched: each occurrence of a URL on a page or in
