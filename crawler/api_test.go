@@ -114,8 +114,8 @@ func TestHooksRegisteredDuringRun(t *testing.T) {
 	if want := []string{"a", "b", "home", "y"}; !slices.Equal(titles, want) {
 		t.Errorf("OnHTML registered during Run saw titles %v, want %v", titles, want)
 	}
-	if s.count("/x") != 0 || statsOf(t, c).Skipped["filter"] != 1 {
-		t.Errorf("Filter registered during Run: /x requested %d times, Skipped[filter] = %d; want 0 and 1", s.count("/x"), statsOf(t, c).Skipped["filter"])
+	if s.count("/x") != 0 || statsOf(t, c).SkippedLinks["filter"] != 1 {
+		t.Errorf("Filter registered during Run: /x requested %d times, Skipped[filter] = %d; want 0 and 1", s.count("/x"), statsOf(t, c).SkippedLinks["filter"])
 	}
 	if !slices.Equal(errs, []string{"/z"}) {
 		t.Errorf("OnError registered during Run saw %v, want [/z]", errs)

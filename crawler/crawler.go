@@ -108,6 +108,7 @@ type hooks struct {
 	onError      []func(context.Context, *url.URL, error)
 	onDisallowed []func(context.Context, *url.URL, DisallowReason)
 	onHTML       []htmlHandler
+	onScraped    []func(context.Context, *Page)
 	filters      []func(u *url.URL, from *url.URL, depth int) bool
 }
 
@@ -122,7 +123,7 @@ func (c *Crawler) register(add func(h *hooks)) {
 	// Clipped, so that add's append copies instead of writing into an
 	// array a running crawl may be reading.
 	h.onPage, h.onError, h.onDisallowed = slices.Clip(h.onPage), slices.Clip(h.onError), slices.Clip(h.onDisallowed)
-	h.onHTML, h.filters = slices.Clip(h.onHTML), slices.Clip(h.filters)
+	h.onHTML, h.onScraped, h.filters = slices.Clip(h.onHTML), slices.Clip(h.onScraped), slices.Clip(h.filters)
 	add(&h)
 	c.hooks.Store(&h)
 }
@@ -185,7 +186,7 @@ func (c *Crawler) OnPage(f func(ctx context.Context, p *Page)) {
 // redirect target that cannot be scoped). err is always an *Error: a
 // failure has a Kind, the ErrorKind Stats.Errors counts it under — each
 // count there is one call, whatever the kind — and a dropped URL a Skipped,
-// the SkipReason Stats.Skipped counts it under. u is a *url.URL like every
+// the SkipReason Stats.SkippedLinks counts it under. u is a *url.URL like every
 // hook's; a seed that is not a URL at all comes whole in u.Opaque, so
 // u.String() gives it back. Same concurrency guarantees as OnPage.
 func (c *Crawler) OnError(f func(ctx context.Context, u *url.URL, err error)) {

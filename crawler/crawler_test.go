@@ -372,8 +372,8 @@ func TestFilterBlocksLinks(t *testing.T) {
 			t.Errorf("filter called for %s with from %q, depth %d; want %q, %d", p, got.from, got.depth, w.from, w.depth)
 		}
 	}
-	if got := statsOf(t, c).Skipped["filter"]; got != 2 {
-		t.Errorf("Stats.Skipped[filter] = %d, want 2", got)
+	if got := statsOf(t, c).SkippedLinks["filter"]; got != 2 {
+		t.Errorf("Stats.SkippedLinks[filter] = %d, want 2", got)
 	}
 }
 
@@ -625,8 +625,8 @@ func TestDisallowedLinksNotCounted(t *testing.T) {
 	if want := []string{"/", "/a", "/b", "/robots.txt"}; !slices.Equal(got, want) {
 		t.Errorf("requests %q, want %q: the three pages allowed", got, want)
 	}
-	if st := statsOf(t, c); st.Disallowed != 2 || st.Skipped[crawler.SkippedMaxPages] != 0 {
-		t.Errorf("Stats.Disallowed = %d, Skipped[max-pages] = %d; want 2 and 0", st.Disallowed, st.Skipped[crawler.SkippedMaxPages])
+	if st := statsOf(t, c); st.Disallowed != 2 || st.SkippedLinks[crawler.SkippedMaxPages] != 0 {
+		t.Errorf("Stats.Disallowed = %d, Skipped[max-pages] = %d; want 2 and 0", st.Disallowed, st.SkippedLinks[crawler.SkippedMaxPages])
 	}
 }
 
@@ -875,8 +875,8 @@ func TestStats(t *testing.T) {
 	}
 	// /a is met four more times: the fragment spelling, /a's link back
 	// to /, the redirect from /go and the sitemap (in some order).
-	if st.Skipped["seen"] < 3 {
-		t.Errorf("Skipped[seen] = %d, want at least 3", st.Skipped["seen"])
+	if st.SkippedLinks["seen"] < 3 {
+		t.Errorf("Skipped[seen] = %d, want at least 3", st.SkippedLinks["seen"])
 	}
 	if st.ErrorCount() != 0 {
 		t.Errorf("Errors = %v, want none", st.Errors)
@@ -1056,8 +1056,8 @@ func TestMaxDepth(t *testing.T) {
 	if got := pages.targets(); !reflect.DeepEqual(got, []string{"/", "/1", "/2"}) {
 		t.Errorf("fetched %q with max depth 2, want /, /1, /2", got)
 	}
-	if n := statsOf(t, c).Skipped["depth"]; n != 1 {
-		t.Errorf("Stats.Skipped[depth] = %d, want 1", n)
+	if n := statsOf(t, c).SkippedLinks["depth"]; n != 1 {
+		t.Errorf("Stats.SkippedLinks[depth] = %d, want 1", n)
 	}
 }
 

@@ -61,10 +61,11 @@
 //
 // # Hooks
 //
-// OnPage, OnHTML, OnError, OnDisallowed and Filter are called from the
-// workers: handlers of different pages run concurrently, the handlers of
-// one page in registration order, and Run returns only after every handler
-// has returned. A hook registered during Run takes effect for the URLs
+// OnPage, OnHTML, OnScraped, OnError, OnDisallowed and Filter are called
+// from the workers: handlers of different pages run concurrently, the
+// handlers of one page in registration order (OnPage's, then OnHTML's,
+// then OnScraped's), and Run returns only after every handler has
+// returned. A hook registered during Run takes effect for the URLs
 // handled from then on. OnHTML takes a Selector compiled beforehand by
 // CompileSelector, so that a broken selector is an error before the
 // crawl. A handler or extractor that panics is recovered, counted and

@@ -272,8 +272,8 @@ func (res *e2eResult) checkTrapBoundedByDepth(t *testing.T, maxDepth int) {
 	if limit := 2*maxDepth - 1; res.rep.TrapFetches > limit {
 		t.Errorf("%d trap pages fetched with max depth %d, want at most %d", res.rep.TrapFetches, maxDepth, limit)
 	}
-	if res.stats.Skipped["depth"] == 0 {
-		t.Error("Stats.Skipped[depth] = 0 after a crawl cut short by the depth limit")
+	if res.stats.SkippedLinks["depth"] == 0 {
+		t.Error("Stats.SkippedLinks[depth] = 0 after a crawl cut short by the depth limit")
 	}
 }
 
@@ -360,8 +360,8 @@ func TestEndToEndVirtualWeb(t *testing.T) {
 				t.Errorf("request to %s, outside the seed hosts: %s", e.Host, e.URL())
 			}
 		}
-		if res.stats.Skipped["scope"] == 0 {
-			t.Error("Stats.Skipped[scope] = 0, though the seed hosts link to other hosts")
+		if res.stats.SkippedLinks["scope"] == 0 {
+			t.Error("Stats.SkippedLinks[scope] = 0, though the seed hosts link to other hosts")
 		}
 	})
 
@@ -423,8 +423,8 @@ func TestEndToEndVirtualWeb(t *testing.T) {
 		if res.rep.TrapFetches == 0 || res.rep.TrapFetches > perHost {
 			t.Errorf("%d trap pages fetched, want between 1 and the per-host limit %d", res.rep.TrapFetches, perHost)
 		}
-		if res.stats.Skipped["max-pages-per-host"] == 0 {
-			t.Error("Stats.Skipped[max-pages-per-host] = 0 after a crawl cut short by it")
+		if res.stats.SkippedLinks["max-pages-per-host"] == 0 {
+			t.Error("Stats.SkippedLinks[max-pages-per-host] = 0 after a crawl cut short by it")
 		}
 	})
 
@@ -438,8 +438,8 @@ func TestEndToEndVirtualWeb(t *testing.T) {
 		if res.rep.PageRequests > total {
 			t.Errorf("%d page requests, limit %d", res.rep.PageRequests, total)
 		}
-		if res.stats.Skipped["max-pages"] == 0 {
-			t.Error("Stats.Skipped[max-pages] = 0 after a crawl cut short by it")
+		if res.stats.SkippedLinks["max-pages"] == 0 {
+			t.Error("Stats.SkippedLinks[max-pages] = 0 after a crawl cut short by it")
 		}
 	})
 }

@@ -160,7 +160,7 @@ func reportScenarios() []reportScenario {
 // and each kind of skip reported to OnError, befalls a URL, and holds
 // OnError to its word: every error is an *Error with exactly one of Kind
 // and Skipped; every count in Stats.Errors is one call with that Kind,
-// every call with a Skipped is counted in Stats.Skipped; and every
+// every call with a Skipped is counted in Stats.SkippedLinks; and every
 // ErrorKind the package declares is reached.
 func TestOnErrorReportsEveryKind(t *testing.T) {
 	reached := map[crawler.ErrorKind]bool{}
@@ -251,8 +251,8 @@ func runScenario(t *testing.T, sc reportScenario) bool {
 		t.Errorf("OnError got kinds %v, Stats.Errors counts %v: each count must be one report", kinds, st.Errors)
 	}
 	for reason, n := range skips {
-		if st.Skipped[reason] < n {
-			t.Errorf("OnError got %d skips %q, Stats.Skipped counts %d", n, reason, st.Skipped[reason])
+		if st.SkippedLinks[reason] < n {
+			t.Errorf("OnError got %d skips %q, Stats.SkippedLinks counts %d", n, reason, st.SkippedLinks[reason])
 		}
 	}
 	if !delivered {

@@ -141,3 +141,61 @@ func ExampleCrawler_OnHTML() {
 	// /       Teapot  12 €
 	// /page/2 Saucer  2 €
 }
+
+// Count, per page, the elements a selector matches: OnHTML counts them one
+// by one, OnScraped reports each page's count once its OnHTML callbacks
+// are all done.
+func ExampleCrawler_OnScraped() {
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		pages := map[string]string{
+			"/": `<title>Library</title><a href="/os">os</a> <a href="/io">io</a>`,
+			"/os": `<title>os</title><dl class="py function"><dt>os.getcwd()</dt></dl>
+				<dl class="py function"><dt>os.listdir()</dt></dl><dl class="py class"><dt>os.DirEntry</dt></dl>`,
+			"/io": `<title>io</title><dl class="py function"><dt>io.open()</dt></dl>`,
+		}
+		body, ok := pages[r.URL.Path]
+		if !ok {
+			http.NotFound(w, r) // robots.txt too: everything is allowed
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, body)
+	}))
+	defer site.Close()
+
+	function, err := crawler.CompileSelector("dl.py.function")
+	if err != nil {
+		log.Fatal(err)
+	}
+	c, err := crawler.New(crawler.WithDelay(0), crawler.WithSitemaps(false))
+	if err != nil {
+		log.Fatal(err)
+	}
+	// Pages are handled concurrently; one page's callbacks one after the
+	// other, OnScraped last.
+	var mu sync.Mutex
+	counts := map[*crawler.Page]int{}
+	var lines []string
+	c.OnHTML(function, func(ctx context.Context, e *crawler.Element) {
+		mu.Lock()
+		counts[e.Page]++
+		mu.Unlock()
+	})
+	c.OnScraped(func(ctx context.Context, p *crawler.Page) {
+		mu.Lock()
+		defer mu.Unlock()
+		lines = append(lines, fmt.Sprintf("%-4s %d functions", p.URL.Path, counts[p]))
+		delete(counts, p)
+	})
+	if err := c.Run(context.Background(), site.URL+"/"); err != nil {
+		log.Fatal(err)
+	}
+	slices.Sort(lines)
+	for _, l := range lines {
+		fmt.Println(l)
+	}
+	// Output:
+	// /    0 functions
+	// /io  1 functions
+	// /os  2 functions
+}

@@ -181,7 +181,7 @@ func TestSitemapChainsAreBounded(t *testing.T) {
 	if n := smRequests.Load(); n != 100 {
 		t.Errorf("%d sitemaps fetched, want the budget of 100", n)
 	}
-	if got := statsOf(t, c).Skipped["sitemap-limit"]; got != 1 {
+	if got := statsOf(t, c).SkippedLinks["sitemap-limit"]; got != 1 {
 		t.Errorf("Skipped[sitemap-limit] = %d, want 1", got)
 	}
 
@@ -192,7 +192,7 @@ func TestSitemapChainsAreBounded(t *testing.T) {
 		if n := smRequests.Load(); n != 4 { // the root and three levels below
 			t.Errorf("%d sitemaps fetched, want 4", n)
 		}
-		if got := statsOf(t, c).Skipped["sitemap-depth"]; got != 1 {
+		if got := statsOf(t, c).SkippedLinks["sitemap-depth"]; got != 1 {
 			t.Errorf("Skipped[sitemap-depth] = %d, want 1", got)
 		}
 	})
@@ -335,10 +335,10 @@ func TestPathologicalAndCappedLinks(t *testing.T) {
 	c := newCrawler(t, crawler.WithMaxLinks(12))
 	runCrawl(t, c, s.URL+"/")
 	st := statsOf(t, c)
-	if got := st.Skipped["pathological"]; got != 2 {
+	if got := st.SkippedLinks["pathological"]; got != 2 {
 		t.Errorf("Skipped[pathological] = %d, want 2", got)
 	}
-	if got := st.Skipped["max-links"]; got != 40 {
+	if got := st.SkippedLinks["max-links"]; got != 40 {
 		t.Errorf("Skipped[max-links] = %d, want 40 (52 links, 12 kept)", got)
 	}
 	fetched := 0

@@ -96,6 +96,17 @@ func (c *Crawler) OnHTML(sel Selector, f func(ctx context.Context, e *Element)) 
 	c.register(func(h *hooks) { h.onHTML = append(h.onHTML, htmlHandler{sel: sel, f: f}) })
 }
 
+// OnScraped registers f to be called once for every page OnPage handlers
+// get (any status), after all of them and every OnHTML callback of the
+// page have returned: the place to act on what the page's OnHTML callbacks
+// gathered, element by element — a count per page, a record made whole.
+// Handlers run like OnPage's, on the same goroutine as the page's OnPage
+// and OnHTML handlers: see there for concurrency and panics. (For a figure
+// one query gives, OnPage with p.Document().Find(...) is enough.)
+func (c *Crawler) OnScraped(f func(ctx context.Context, p *Page)) {
+	c.register(func(h *hooks) { h.onScraped = append(h.onScraped, f) })
+}
+
 // runHTML calls the OnHTML handlers for page.
 func (r *crawl) runHTML(ctx context.Context, page *Page) {
 	handlers := r.hooks().onHTML

@@ -155,3 +155,50 @@ func TestStatsString(t *testing.T) {
 		}
 	}
 }
+
+// TestOnScrapedAfterEveryCallback: OnScraped is called once per page, any
+// status, after the page's OnPage handlers and all its OnHTML callbacks,
+// even those registered after it; one that panics is counted, and the
+// crawl goes on.
+func TestOnScrapedAfterEveryCallback(t *testing.T) {
+	s := newSite(t, defaultRobots, map[string]http.HandlerFunc{
+		"/":  htmlPage("home", "/a", "/b", "/gone"),
+		"/a": htmlPage("a"),
+		"/b": htmlPage("b"),
+	})
+	anchor, err := crawler.CompileSelector("a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newCrawler(t)
+	var mu sync.Mutex
+	events := map[string][]string{} // page path → its callbacks, in order
+	note := func(p *crawler.Page, what string) {
+		mu.Lock()
+		events[p.URL.Path] = append(events[p.URL.Path], what)
+		mu.Unlock()
+	}
+	c.OnScraped(func(ctx context.Context, p *crawler.Page) {
+		note(p, "scraped")
+		if p.URL.Path == "/b" {
+			panic("boom")
+		}
+	})
+	c.OnPage(func(ctx context.Context, p *crawler.Page) { note(p, "page") })
+	c.OnHTML(anchor, func(ctx context.Context, e *crawler.Element) { note(e.Page, "a") })
+	runCrawl(t, c, s.URL+"/")
+	want := map[string][]string{
+		"/":     {"page", "a", "a", "a", "scraped"},
+		"/a":    {"page", "scraped"},
+		"/b":    {"page", "scraped"},
+		"/gone": {"page", "scraped"}, // a 404: no OnHTML, still scraped
+	}
+	for path, w := range want {
+		if got := events[path]; strings.Join(got, " ") != strings.Join(w, " ") {
+			t.Errorf("%s: callbacks %v, want %v", path, got, w)
+		}
+	}
+	if n := statsOf(t, c).Errors[crawler.FailedHandlerPanic]; n != 1 {
+		t.Errorf("Errors[handler-panic] = %d, want 1 (the OnScraped of /b)", n)
+	}
+}

@@ -44,7 +44,7 @@ const (
 	DefaultBodyLimit    = fetch.DefaultMaxBodySize
 	DefaultMaxRedirects = fetch.DefaultMaxRedirects
 	// DefaultMaxLinks caps the followable links taken from one page; the
-	// rest are counted in Stats.Skipped[SkippedMaxLinks].
+	// rest are counted in Stats.SkippedLinks[SkippedMaxLinks].
 	DefaultMaxLinks = 10_000
 	// DefaultMaxSitemaps and DefaultMaxSitemapURLs are each host's sitemap
 	// budget: sitemap documents fetched, and pages taken from them.
@@ -631,7 +631,7 @@ func WithExtractors(mediaType string, es ...fetch.Extractor) Option {
 // WithMaxLinks caps the followable links taken from one page
 // (DefaultMaxLinks), so that a page of a million links costs no more than
 // its body: at least 1, or NoLimit. The links past the cap are counted in
-// Stats.Skipped[SkippedMaxLinks]. To follow no links, use
+// Stats.SkippedLinks[SkippedMaxLinks]. To follow no links, use
 // WithFollowLinks(false).
 func WithMaxLinks(n int) Option {
 	return func(c *config) error {
@@ -642,7 +642,7 @@ func WithMaxLinks(n int) Option {
 
 // WithMaxSitemaps caps the sitemap documents fetched per host
 // (DefaultMaxSitemaps): at least 1, or NoLimit. Those refused are counted
-// in Stats.Skipped[SkippedSitemapLimit]. To read none, use WithSitemaps(false).
+// in Stats.SkippedLinks[SkippedSitemapLimit]. To read none, use WithSitemaps(false).
 func WithMaxSitemaps(n int) Option {
 	return func(c *config) error {
 		c.maxSitemaps = n
@@ -652,7 +652,7 @@ func WithMaxSitemaps(n int) Option {
 
 // WithMaxSitemapURLs caps the pages taken from sitemaps per host
 // (DefaultMaxSitemapURLs): at least 1, or NoLimit. Those refused are
-// counted in Stats.Skipped[SkippedSitemapLimit].
+// counted in Stats.SkippedLinks[SkippedSitemapLimit].
 func WithMaxSitemapURLs(n int) Option {
 	return func(c *config) error {
 		c.maxSitemapURLs = n
@@ -664,7 +664,7 @@ func WithMaxSitemapURLs(n int) Option {
 // (DefaultMaxSitemapDepth), or NoLimit: zero reads the root sitemaps only,
 // not the sitemaps an index among them lists. Nesting does not use up
 // WithMaxDepth, which counts links followed. What it refuses is counted in
-// Stats.Skipped[SkippedSitemapDepth].
+// Stats.SkippedLinks[SkippedSitemapDepth].
 func WithMaxSitemapDepth(n int) Option {
 	return func(c *config) error {
 		switch {
@@ -681,7 +681,7 @@ func WithMaxSitemapDepth(n int) Option {
 
 // WithMaxPathSegments bounds the segments of a URL's path
 // (DefaultMaxPathSegments): URLs with more are not scheduled and are
-// counted in Stats.Skipped[SkippedPathological]. It takes at least 1, or
+// counted in Stats.SkippedLinks[SkippedPathological]. It takes at least 1, or
 // NoLimit to turn the check off. With WithMaxSegmentRepeats it is the
 // pathological-path rule against link loops; calendar-like traps, which
 // do not repeat, are stopped by WithMaxDepth and the page limits.
@@ -695,7 +695,7 @@ func WithMaxPathSegments(n int) Option {
 // WithMaxSegmentRepeats bounds how often one path segment, or run of
 // segments, may repeat in a row, as in /a/a/a/ or /x/y/x/y/
 // (DefaultMaxSegmentRepeats): URLs that repeat one more often are not
-// scheduled and are counted in Stats.Skipped[SkippedPathological]. It takes at
+// scheduled and are counted in Stats.SkippedLinks[SkippedPathological]. It takes at
 // least 1, or NoLimit to turn the check off.
 func WithMaxSegmentRepeats(n int) Option {
 	return func(c *config) error {
@@ -724,7 +724,7 @@ func WithHostFailures(n int) Option {
 // dialled is checked, so DNS rebinding cannot get round it — unless the
 // seeds themselves are on that kind of address, so that an intranet or a
 // local test site crawls as expected. Refusals are counted in
-// Stats.Skipped[SkippedPrivateAddress].
+// Stats.SkippedLinks[SkippedPrivateAddress].
 func WithAllowPrivate(on bool) Option {
 	return func(c *config) error {
 		c.allowPrivate = on

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/heedcrawl/heed/frontier"
+	"github.com/heedcrawl/heed/internal/readable"
 	"github.com/heedcrawl/heed/ratelimit"
 )
 
@@ -36,11 +37,19 @@ type Stats struct {
 
 	// Disallowed counts URLs robots.txt did not let us fetch.
 	Disallowed int64
-	// RobotsOutcomes counts robots.txt fetches by outcome.
+	// RobotsOutcomes counts robots.txt fetches by outcome, named as
+	// gate.Outcome's String names it: "ok"; "unavailable", no robots.txt
+	// (4xx), so all is allowed; "unreachable" (5xx, 429, network errors),
+	// so all is disallowed; "stale", unreachable with an earlier copy in
+	// force; "assumed-allow", unreachable for so long that all is allowed.
 	RobotsOutcomes map[string]int64
-	// Skipped counts URLs not scheduled or not fetched, by reason (see
-	// SkipReason).
-	Skipped map[SkipReason]int64
+	// SkippedLinks counts, by reason (see SkipReason), the links not
+	// scheduled or not fetched: each occurrence of a URL on a page or in
+	// a sitemap, and each seed, redirect target and Enqueue, counts once.
+	// A URL linked from a hundred pages counts a hundred times (under
+	// SkippedSeen, SkippedScope, …), so on a site of 500 pages these run
+	// into the thousands.
+	SkippedLinks map[SkipReason]int64
 	// Nofollow counts pages whose links were not followed because of a
 	// nofollow directive; Noindex the pages that asked not to be indexed.
 	Nofollow int64
@@ -104,7 +113,7 @@ func newStats(now time.Time) *stats {
 		Statuses:       map[int]int64{},
 		Errors:         map[ErrorKind]int64{},
 		RobotsOutcomes: map[string]int64{},
-		Skipped:        map[SkipReason]int64{},
+		SkippedLinks:   map[SkipReason]int64{},
 	}}
 }
 
@@ -123,7 +132,7 @@ func (st *stats) page(status int, bytes int64) {
 }
 
 func (st *stats) failed(kind ErrorKind)     { st.update(func(s *Stats) { s.Errors[kind]++ }) }
-func (st *stats) skipped(reason SkipReason) { st.update(func(s *Stats) { s.Skipped[reason]++ }) }
+func (st *stats) skipped(reason SkipReason) { st.update(func(s *Stats) { s.SkippedLinks[reason]++ }) }
 
 // snapshot returns the counters, and the queue's figures as the frontier's
 // Store gives them within ctx (once the run has ended, as they were then).
@@ -133,7 +142,7 @@ func (st *stats) snapshot(ctx context.Context, now time.Time) (Stats, error) {
 	out.Statuses = maps.Clone(st.s.Statuses)
 	out.Errors = maps.Clone(st.s.Errors)
 	out.RobotsOutcomes = maps.Clone(st.s.RobotsOutcomes)
-	out.Skipped = maps.Clone(st.s.Skipped)
+	out.SkippedLinks = maps.Clone(st.s.SkippedLinks)
 	out.Started = st.started
 	end := now
 	if !st.ended.IsZero() {
@@ -206,7 +215,7 @@ type Error struct {
 	// Kind is the Stats.Errors key the failure is counted under; empty
 	// when the URL was skipped.
 	Kind ErrorKind
-	// Skipped is the Stats.Skipped key of a URL dropped without a failure
+	// Skipped is the Stats.SkippedLinks key of a URL dropped without a failure
 	// of its own (a seed the frontier refused, a host at an address the
 	// crawl may not reach, a redirect target that cannot be scoped); empty
 	// when the URL failed.
@@ -250,7 +259,7 @@ const (
 	// The crawler's own.
 	FailedRobotsUnavailable ErrorKind = "robots-unavailable" // robots.txt unreachable: a complete disallow (ErrRobotsUnavailable)
 	FailedHostGivenUp       ErrorKind = "host-given-up"      // dropped with a host that kept failing (WithHostFailures)
-	FailedHandlerPanic      ErrorKind = "handler-panic"      // a hook (OnPage, OnHTML, OnError, OnDisallowed, Filter) panicked
+	FailedHandlerPanic      ErrorKind = "handler-panic"      // a hook (OnPage, OnHTML, OnScraped, OnError, OnDisallowed, Filter) panicked
 	FailedExtract           ErrorKind = "extract"            // an extractor failed; the links found are kept
 	FailedExtractorPanic    ErrorKind = "extractor-panic"    // an extractor panicked
 	FailedSitemap           ErrorKind = "sitemap"            // a sitemap that is not one, or was read in part
@@ -259,10 +268,10 @@ const (
 // failureKind is the kind a fetch failure f is counted under.
 func failureKind(f ratelimit.Failure) ErrorKind { return ErrorKind(f.String()) }
 
-// SkipReason names why a URL was not scheduled or not fetched: the keys of
-// Stats.Skipped, the Skipped of an *Error reported to OnError (for the
-// reasons a report names), and the heed_skipped_urls_total metric's reason
-// label.
+// SkipReason names why a link to a URL was not scheduled or not fetched:
+// the keys of Stats.SkippedLinks, the Skipped of an *Error reported to
+// OnError (for the reasons a report names), and the
+// heed_skipped_links_total metric's reason label.
 type SkipReason string
 
 // Reasons for skipping a URL. A seed refused for any reason but
@@ -287,7 +296,7 @@ const (
 	SkippedPrivateAddress  SkipReason = "private-address"    // its host is at an address the crawl may not reach (WithAllowPrivate)
 )
 
-// skipReason names why the frontier refused a URL, for Stats.Skipped.
+// skipReason names why the frontier refused a URL, for Stats.SkippedLinks.
 func skipReason(err error) SkipReason {
 	switch {
 	case errors.Is(err, frontier.ErrSeen):
@@ -323,24 +332,27 @@ func (s Stats) String() string {
 	if s.Elapsed > 0 {
 		rate = float64(s.Pages) / s.Elapsed.Seconds()
 	}
-	fmt.Fprintf(&b, "%d pages, %d bytes in %v (%.1f pages/s)", s.Pages, s.Bytes, s.Elapsed.Round(time.Millisecond), rate)
+	fmt.Fprintf(&b, "%d pages, %s in %v (%.1f pages/s)", s.Pages, readable.Bytes(s.Bytes), s.Elapsed.Round(time.Millisecond), rate)
 	if len(s.Statuses) > 0 {
 		b.WriteString("\nstatuses:")
 		for _, code := range s.StatusCodes() {
 			fmt.Fprintf(&b, " %d×%d", code, s.Statuses[code])
 		}
 	}
-	fmt.Fprintf(&b, "\nrobots.txt: %d disallowed%s", s.Disallowed, countsText(s.RobotsOutcomes, "; fetches"))
+	fmt.Fprintf(&b, "\nrobots.txt: %d disallowed", s.Disallowed)
+	if len(s.RobotsOutcomes) > 0 {
+		fmt.Fprintf(&b, "; fetched: %s", readable.RobotsOutcomes(s.RobotsOutcomes))
+	}
 	if s.CrawlDelayHosts > 0 {
 		fmt.Fprintf(&b, "; Crawl-delay on %d hosts (longest applied %v)", s.CrawlDelayHosts, s.MaxCrawlDelay)
 	}
 	fmt.Fprintf(&b, "\nerrors: %d%s; retries %d", s.ErrorCount(), countsText(s.Errors, ""), s.Retries)
-	if len(s.Skipped) > 0 {
-		fmt.Fprintf(&b, "\nskipped:%s", countsText(s.Skipped, ""))
+	if len(s.SkippedLinks) > 0 {
+		fmt.Fprintf(&b, "\nlinks skipped, each occurrence counted%s", countsText(s.SkippedLinks, ""))
 	}
 	if s.Revisits > 0 || s.RevisitsDropped > 0 {
-		fmt.Fprintf(&b, "\nrevisits: %d, %d changed, %d not modified (%d bytes saved), %d dropped, %d sitemap lastmods",
-			s.Revisits, s.RevisitChanges, s.NotModified, s.BytesSaved, s.RevisitsDropped, s.SitemapLastmods)
+		fmt.Fprintf(&b, "\nrevisits: %d, %d changed, %d not modified (%s saved), %d dropped, %d sitemap lastmods",
+			s.Revisits, s.RevisitChanges, s.NotModified, readable.Bytes(s.BytesSaved), s.RevisitsDropped, s.SitemapLastmods)
 	}
 	if s.Sitemaps > 0 {
 		fmt.Fprintf(&b, "\nsitemaps: %d listing %d pages", s.Sitemaps, s.SitemapURLs)

@@ -489,6 +489,9 @@ func (r *crawl) fetchPage(ctx context.Context, j *lease, u *url.URL) {
 			r.safely(ctx, j.URL, func() { f(ctx, page) })
 		}
 		r.runHTML(ctx, page)
+		for _, f := range r.hooks().onScraped {
+			r.safely(ctx, j.URL, func() { f(ctx, page) })
+		}
 	}, follow)
 }
 
@@ -559,7 +562,7 @@ func (r *crawl) extract(ctx context.Context, j *lease, p *fetch.Page) ([]Link, [
 	}
 	links, dropped, err := r.reg.ExtractLimited(ctx, p)
 	if dropped > 0 {
-		r.stats.update(func(s *Stats) { s.Skipped[SkippedMaxLinks] += int64(dropped) })
+		r.stats.update(func(s *Stats) { s.SkippedLinks[SkippedMaxLinks] += int64(dropped) })
 	}
 	if err != nil {
 		kind := FailedExtract
@@ -634,7 +637,7 @@ func (r *crawl) scheduled(items []frontier.Item, errs []error, err error) []erro
 		if errors.Is(err, frontier.ErrStore) {
 			r.fail(fmt.Errorf("crawler: scheduling %d URLs: %w", len(items), err))
 		}
-		r.stats.update(func(s *Stats) { s.Skipped[skipReason(err)] += int64(len(items)) })
+		r.stats.update(func(s *Stats) { s.SkippedLinks[skipReason(err)] += int64(len(items)) })
 		errs = make([]error, len(items))
 		for i := range errs {
 			errs[i] = err
@@ -694,7 +697,7 @@ func (r *crawl) failed(ctx context.Context, url string, kind ErrorKind, err erro
 	r.reportError(ctx, url, &Error{Kind: kind, Err: err})
 }
 
-// reportSkip counts url skipped for reason in Stats.Skipped and reports it,
+// reportSkip counts url skipped for reason in Stats.SkippedLinks and reports it,
 // with err, to OnError as an *Error whose Skipped is reason.
 func (r *crawl) reportSkip(ctx context.Context, url string, reason SkipReason, err error) {
 	r.stats.skipped(reason)

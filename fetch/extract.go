@@ -28,7 +28,9 @@ var ErrExtractorPanic = errors.New("fetch: extractor panicked")
 
 // Link is a URL found on a page.
 type Link struct {
-	// URL is absolute, http or https, with the fragment removed.
+	// URL is absolute, http or https, with the fragment removed, as
+	// Registry.Extract returns it. An Extractor may return it relative:
+	// Registry.Extract resolves it against the page's URL.
 	URL string
 	// Tag is the element the link came from: "a", "area", "link",
 	// "iframe", "frame", or whatever a custom extractor reports.
@@ -46,7 +48,8 @@ type Link struct {
 // Extractor finds links in a fetched page. The crawler calls it for every
 // page whose content type it is registered for, and enqueues the links.
 // Links may be relative: Registry.Extract resolves them against the page's
-// URL, as a browser would, removes fragments and drops links that are not
+// URL (not its <base href>, which only the markup's own extractors read;
+// Page.BaseURL gives it), removes fragments and drops links that are not
 // http or https.
 type Extractor interface {
 	Extract(ctx context.Context, p *Page) ([]Link, error)

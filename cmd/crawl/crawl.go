@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -62,9 +61,8 @@ type crawlCmd struct {
 
 	f         flags
 	fs        *flag.FlagSet
-	seedsName string
-	seeds     []string
-	streaming bool // the seeds are read from standard input as the crawl goes
+	seeds     []string // those of the arguments, standard input's too unless streaming
+	streaming bool     // standard input's seeds are read as the crawl goes
 
 	metricsLn      net.Listener
 	metricsHandler http.Handler
@@ -98,7 +96,7 @@ func (c *crawlCmd) unwind() {
 }
 
 // parse reads the flags, checks that they go together, and reads the
-// seeds file.
+// seeds: URLs and seeds files, in any mix.
 func (c *crawlCmd) parse(context.Context) refusal {
 	f := &c.f
 	c.fs = newFlagSet(f)
@@ -114,30 +112,26 @@ func (c *crawlCmd) parse(context.Context) refusal {
 	if r := checkRevisitFlags(c.fs, f, c.stderr); r != notRefused {
 		return r
 	}
-	switch {
-	case f.redis != "" && c.fs.NArg() > 1:
-		fmt.Fprintln(c.stderr, "crawl: want at most one seeds file with -redis (without one, the process joins the job as it is); see crawl -h")
-		return badUsage
-	case f.redis == "" && c.fs.NArg() != 1:
-		fmt.Fprintln(c.stderr, "crawl: want exactly one seeds file (or - for standard input); see crawl -h")
+	if f.redis == "" && c.fs.NArg() == 0 {
+		fmt.Fprintln(c.stderr, "crawl: want a URL or a seeds file to start from (- for standard input); see crawl -h")
 		return badUsage
 	}
-	c.seedsName = c.fs.Arg(0)
 	if f.out == "-" {
 		f.out = ""
 	}
-	if err := checkOutputs(f, c.seedsName, c.stdin); err != nil {
+	args, r := seedArgs(c.fs.Args(), c.stderr)
+	if r != notRefused {
+		return r
+	}
+	if err := checkOutputs(f, args.files, c.stdin); err != nil {
 		fmt.Fprintf(c.stderr, "crawl: %v\n", err)
 		return badUsage
 	}
-	// "-" streams: crawling starts as lines arrive on standard input. A
-	// crawl with a state to resume, or a job to join, reads it whole first.
-	c.streaming = c.seedsName == "-" && f.state == "" && f.redis == ""
-	if c.seedsName == "" || c.streaming {
-		return notRefused
-	}
-	var r refusal
-	c.seeds, r = loadSeeds(c.seedsName, c.stdin, c.stderr)
+	// "-" streams: crawling starts as lines arrive on standard input,
+	// after the seeds of the other arguments. A crawl with a state to
+	// resume, or a job to join, reads it whole first.
+	c.streaming = args.stdin && f.state == "" && f.redis == ""
+	c.seeds, r = loadSeeds(args, !c.streaming, c.stdin, c.stderr)
 	return r
 }
 
@@ -202,11 +196,19 @@ func (c *crawlCmd) newCrawler(context.Context) refusal {
 	}
 	opts = append(opts, c.m.options(c.logger)...)
 	if c.f.warcDir != "" {
+		// The warcinfo record names the User-Agent sent, which the
+		// crawler makes of -agent and -ua: asked of a crawler of the same
+		// options, before the one that writes the WARC.
+		probe, err := crawler.New(opts...)
+		if err != nil {
+			fmt.Fprintf(c.stderr, "crawl: %s; see crawl -h\n", optionErrorText(err))
+			return badUsage
+		}
 		w, err := warc.NewWriter(c.f.warcDir, warc.Options{
 			MaxSize:  int64(c.f.warcSize),
 			Dedup:    c.f.warcDedup,
 			Software: "heed/" + crawler.Version + " (crawl)",
-			Info:     warcInfo(&c.f, c.fs.Args()),
+			Info:     warcInfo(&c.f, c.fs.Args(), probe.UserAgent()),
 		})
 		if err != nil {
 			fmt.Fprintf(c.stderr, "crawl: -warc: %v\n", err)
@@ -222,6 +224,9 @@ func (c *crawlCmd) newCrawler(context.Context) refusal {
 	if c.crawler, err = crawler.New(opts...); err != nil {
 		fmt.Fprintf(c.stderr, "crawl: %s; see crawl -h\n", optionErrorText(err))
 		return badUsage
+	}
+	if filter := pathFilter(c.f.include, c.f.exclude); filter != nil {
+		c.crawler.Filter(filter)
 	}
 	// Before Run: the metrics record each page through an OnPage handler
 	// from its registration on.
@@ -258,9 +263,10 @@ func (c *crawlCmd) openOutput(context.Context) refusal {
 // begin makes the recorder of the output, hands it what the crawler
 // finds, and lets the mode record this run's start.
 func (c *crawlCmd) begin(ctx context.Context) refusal {
-	// A terminal shows each record as it comes; a pipe or a file gets them
-	// at least once a second, so a reader sees the crawl go on and a
-	// crash or kill loses at most a second of it.
+	// A terminal shows each record as it comes; a pipe or a file gets the
+	// first at once, then the rest at least once a second, so a reader
+	// sees the crawl go on and a crash or kill loses at most a second of
+	// it.
 	c.rec = newRecorder(c.out, c.f.body, isTerminal(c.out))
 	c.rec.base, c.rec.syncOut = c.outBase, syncFunc(c.out)
 	c.rec.revisit = c.f.revisit
@@ -340,7 +346,7 @@ func (c *crawlCmd) run(ctx context.Context, showProgress bool) error {
 	var runErr error
 	if c.streaming {
 		feed := make(chan crawler.Seed)
-		go streamSeeds(ctx, c.stdin, feed, c.stderr)
+		go streamSeeds(ctx, c.seeds, c.stdin, feed, c.stderr)
 		runErr = c.crawler.RunFeed(ctx, feed)
 	} else {
 		runErr = c.crawler.Run(ctx, c.seeds...)
@@ -412,19 +418,16 @@ func isTerminal(w io.Writer) bool {
 }
 
 // warcInfo is what a warcinfo record says of the crawl: the settings that
-// shaped it.
-func warcInfo(f *flags, args []string) []warc.Field {
-	info := []warc.Field{
+// shaped it, as the command shows them (limits "none" when there is none),
+// and ua, the User-Agent sent.
+func warcInfo(f *flags, args []string, ua string) []warc.Field {
+	return []warc.Field{
 		{Name: "robots", Value: "classic"},
-		{Name: "http-header-user-agent", Value: f.ua},
+		{Name: "http-header-user-agent", Value: ua},
 		{Name: "description", Value: "crawl " + strings.Join(args, " ")},
 		{Name: "scope", Value: f.scope},
 		{Name: "delay", Value: f.delay.String()},
-		{Name: "max-depth", Value: strconv.Itoa(f.maxDepth)},
-		{Name: "max-pages", Value: strconv.Itoa(f.maxPages)},
+		{Name: "max-depth", Value: (*limitValue)(&f.maxDepth).String()},
+		{Name: "max-pages", Value: (*limitValue)(&f.maxPages).String()},
 	}
-	if f.ua == "" {
-		info[1].Value = "(default for -agent " + f.agent + ")"
-	}
-	return info
 }

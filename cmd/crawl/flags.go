@@ -57,6 +57,7 @@ type flags struct {
 	revisit                  bool
 	minRevisit, maxRevisit   time.Duration
 	forDuration              time.Duration
+	include, exclude         pathPatterns
 }
 
 // flagGroups orders the -h output, and the README's flags table, by topic.
@@ -66,7 +67,7 @@ var flagGroups = []struct {
 }{
 	{"Identity", []string{"agent", "ua"}},
 	{"Politeness", []string{"delay", "max-delay", "per-host", "key", "retries", "robots-wait", "max-failures"}},
-	{"Scope and limits", []string{"scope", "follow", "allow-private", "max-depth", "max-pages", "max-pages-per-host", "sitemaps", "max-sitemaps", "max-sitemap-urls", "nofollow", "max-links", "max-redirects", "max-path-segments", "max-segment-repeats", "sort-query", "strip-tracking"}},
+	{"Scope and limits", []string{"scope", "include", "exclude", "follow", "allow-private", "max-depth", "max-pages", "max-pages-per-host", "sitemaps", "max-sitemaps", "max-sitemap-urls", "nofollow", "max-links", "max-redirects", "max-path-segments", "max-segment-repeats", "sort-query", "strip-tracking"}},
 	{"Throughput and timeouts", []string{"workers", "connect-timeout", "header-timeout", "timeout", "max-body", "grace"}},
 	{"Output", []string{"o", "body", "log", "progress", "v", "metrics", "warc", "warc-size", "warc-dedup", "cpuprofile", "memprofile"}},
 	{"State", []string{"state", "state-override"}},
@@ -78,6 +79,8 @@ var flagGroups = []struct {
 // take.
 var flagArgs = map[string]string{
 	"agent":    "NAME",
+	"include":  "PATTERN",
+	"exclude":  "PATTERN",
 	"scope":    "seeds|domain|any",
 	"key":      "host|domain|ip",
 	"progress": "auto|on|off",
@@ -111,6 +114,8 @@ func newFlagSet(f *flags) *flag.FlagSet {
 	duration(&f.robotsWait, "robots-wait", 0, "how long URLs wait for an unreachable robots.txt (5xx, 429, timeouts) to come back before they are given up as errors (robots-unavailable)")
 	limit(&f.hostFailures, "max-failures", crawler.DefaultHostFailures, "consecutive failed requests (timeouts, resets, 429, 5xx) after which a host is given up and its URLs reported")
 	fs.StringVar(&f.scope, "scope", "seeds", "links followed: to the seed hosts, to their registrable domains, or anywhere")
+	fs.Var(&f.include, "include", "follow only links whose path and query (/docs/a?b=1, percent-encoded) begin with PATTERN, a path such as /docs/, or match it, a regular expression beginning with ^ such as ^/(en|fr)/docs/; may be given many times (any one matches); seeds and redirect targets are not filtered")
+	fs.Var(&f.exclude, "exclude", "follow no link whose path and query begin with, or match, PATTERN (as for -include), e.g. /whatsnew/ or ^/.*\\.pdf$; may be given many times; wins over -include")
 	boolean(&f.allowPrivate, "allow-private", false, "allow loopback, private, link-local and multicast addresses (by default refused unless the seeds are on such addresses)")
 	limit(&f.maxDepth, "max-depth", crawler.NoLimit, "links followed from a seed at most; pages listed in sitemaps count as depth 0")
 	limit(&f.maxPages, "max-pages", crawler.NoLimit, "pages scheduled in all")
@@ -145,8 +150,8 @@ func newFlagSet(f *flags) *flag.FlagSet {
 	fs.StringVar(&f.metrics, "metrics", "", "serve Prometheus metrics at http://`ADDR`/metrics during the crawl, e.g. localhost:9090 (port 0: any free port; the address is printed on stderr)")
 	fs.StringVar(&f.state, "state", "", "keep the crawl's state in `DIR` (created if missing): run the same command again after Ctrl-C, a kill or a crash to resume it; with -o FILE each record appears in FILE exactly once across restarts (on standard output at least once)")
 	boolean(&f.stateOverride, "state-override", false, "resume a -state crawl, or join a -redis job, with flags (scope, limits, agent, -o, ...) other than those it was started with, and keep these from then on")
-	fs.StringVar(&f.redis, "redis", "", "keep the crawl's state in the Redis server at `URL` (redis://[user:password@]host:port[/db], rediss:// for TLS) or in a Redis Cluster (redis://host1:port1?addr=host2:port2&addr=host3:port3, or the plain URL of any one node), shared by every process of the -job, on any machine; the seeds file is then optional")
-	fs.StringVar(&f.job, "job", "", "the crawl on -redis this process joins, by `NAME`: the first process with a seeds file starts it, any number of others, with or without seeds, join it")
+	fs.StringVar(&f.redis, "redis", "", "keep the crawl's state in the Redis server at `URL` (redis://[user:password@]host:port[/db], rediss:// for TLS) or in a Redis Cluster (redis://host1:port1?addr=host2:port2&addr=host3:port3, or the plain URL of any one node), shared by every process of the -job, on any machine; the seeds (URLs, seeds files) are then optional")
+	fs.StringVar(&f.job, "job", "", "the crawl on -redis this process joins, by `NAME`: the first process with seeds starts it, any number of others, with or without seeds, join it")
 	fs.StringVar(&f.process, "process", "", "this process's `NAME` in the -job, as crawl status lists it (default HOST-PID)")
 	duration(&f.lease, "lease", frontier.DefaultLease, "how long this process holds a URL it took from -redis: if it dies, the URL goes to another process that long after it was taken; at least twice -timeout")
 	duration(&f.redisRetry, "redis-retry", redisstore.DefaultRetryFor, "how long an operation on -redis that failed for a transient reason (Redis unreachable, restarting) is retried before the crawl stops with the error; 0s: only the client's own few retries")
@@ -161,16 +166,19 @@ func newFlagSet(f *flags) *flag.FlagSet {
 
 func usage(fs *flag.FlagSet, w io.Writer) {
 	fmt.Fprint(w, `Usage:
-  crawl [flags] seeds.txt       crawl from the URLs in seeds.txt (one per line; "-": standard input, crawled as lines arrive)
-  crawl -redis URL -job NAME [flags] [seeds.txt]
+  crawl [flags] URL|seeds.txt|- ...
+                                crawl from the URLs given and those in the seeds files (one per line;
+                                "-": standard input, crawled as lines arrive)
+  crawl -redis URL -job NAME [flags] [URL|seeds.txt|- ...]
                                 start or join a crawl shared by many processes
   crawl status -redis URL -job NAME
                                 show how a -redis crawl is going
   crawl robots URL|FILE [agent] [path ...]
                                 show how heed reads a site's robots.txt for an agent
 
-Pages go to standard output as JSON Lines (one object per fetched page), as
-the crawl goes; a summary goes to standard error at the end. Durations are Go
+Flags may come before or after the URLs and files ("--" ends them). Pages go
+to standard output as JSON Lines (one object per fetched page), as the crawl
+goes; a summary goes to standard error at the end. Durations are Go
 durations (500ms, 2s, 1m).
 `)
 	for _, g := range flagGroups {

@@ -1,12 +1,18 @@
 // Command crawl runs heed, the polite web crawler, from the command line.
 //
-//	crawl [flags] seeds.txt     crawl from the URLs in seeds.txt ("-" for stdin)
-//	crawl -redis URL -job NAME [flags] [seeds.txt]
+//	crawl [flags] URL|seeds.txt|- ...
+//	                            crawl from the URLs given and those in the
+//	                            seeds files ("-" for stdin)
+//	crawl -redis URL -job NAME [flags] [URL|seeds.txt|- ...]
 //	                            start or join a crawl shared by many processes
 //	crawl status -redis URL -job NAME
 //	                            show how such a crawl is going
 //	crawl robots URL|FILE [agent] [path ...]
 //	                            show how heed reads a robots.txt for an agent
+//
+// An argument with "://" is a URL to start from, "-" standard input, any
+// other a seeds file (one URL per line); flags may come before or after
+// them, and -- ends the flags.
 //
 // Every fetched page is written as one JSON object per line (JSON Lines) to
 // standard output or to -o FILE, as the crawl goes; see the README for the
@@ -75,22 +81,40 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	return runCrawl(ctx, args, stdin, stdout, stderr)
 }
 
-// parseFlags parses args into fs. -h prints usage on stdout; a bad flag is
-// one line on stderr naming it, with a hint, rather than the whole usage.
-// ok is false when the command should stop, with exit status code.
+// parseFlags parses args into fs, flags and arguments in any order, as
+// most commands take them (crawl seeds.txt -delay 0s): the flag package
+// stops at the first argument that is not a flag, so it is parsed again
+// after each one; "--" ends the flags, and fs.Args() is the arguments in
+// their order. -h prints usage on stdout; a bad flag is one line on stderr
+// naming it, with a hint, rather than the whole usage. ok is false when
+// the command should stop, with exit status code.
 func parseFlags(fs *flag.FlagSet, args []string, usage func(io.Writer), stdout, stderr io.Writer) (code int, ok bool) {
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
-	err := fs.Parse(args)
-	if err == nil {
-		return 0, true
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				usage(stdout)
+				return 0, false
+			}
+			fmt.Fprintf(stderr, "%s: %s; see %s -h\n", fs.Name(), flagErrorText(err), fs.Name())
+			return 2, false
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		if used := len(args) - len(rest); used > 0 && args[used-1] == "--" {
+			positional = append(positional, rest...)
+			break
+		}
+		positional, args = append(positional, rest[0]), rest[1:]
 	}
-	if errors.Is(err, flag.ErrHelp) {
-		usage(stdout)
-		return 0, false
-	}
-	fmt.Fprintf(stderr, "%s: %s; see %s -h\n", fs.Name(), flagErrorText(err), fs.Name())
-	return 2, false
+	// Parsing only "--" leaves the flags as they are and the arguments
+	// where fs.Args() finds them.
+	fs.Parse(append([]string{"--"}, positional...))
+	return 0, true
 }
 
 // flagErrorText rewords the flag package's errors: "flag provided but not

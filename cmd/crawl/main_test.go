@@ -23,7 +23,16 @@ func TestUsageErrors(t *testing.T) {
 		args []string
 		want string // the whole of stderr
 	}{
-		{"no seeds file", nil, "crawl: want exactly one seeds file (or - for standard input); see crawl -h"},
+		{"no seeds", nil, "crawl: want a URL or a seeds file to start from (- for standard input); see crawl -h"},
+		{"URL without scheme", []string{"example.com"}, "crawl: seeds: open example.com: no such file or directory (a URL needs its scheme: https://example.com/)"},
+		{"host and path without scheme", []string{"docs.python.org/3/library/"}, "crawl: seeds: open docs.python.org/3/library/: no such file or directory (a URL needs its scheme: https://docs.python.org/3/library/)"},
+		{"missing seeds file named like one", []string{"seeds.txt"}, "crawl: seeds: open seeds.txt: no such file or directory"},
+		{"subcommand out of place", []string{"-delay", "0s", "status"}, "crawl: seeds: open status: no such file or directory (crawl status must come first: see crawl status -h)"},
+		{"URL not crawlable", []string{"ftp://example.com/x", seeds}, "crawl: ftp://example.com/x: scheme ftp is not crawlable (want http or https)"},
+		{"URL without host", []string{"http://"}, "crawl: http://: no host"},
+		{"standard input twice", []string{"-", seeds, "-"}, "crawl: - (standard input) given twice"},
+		{"missing file among several", []string{seeds, filepath.Join(dir, "nope.txt")}, "crawl: seeds: open " + filepath.Join(dir, "nope.txt") + ": no such file or directory"},
+		{"bad flag after the seeds", []string{seeds, "-delay", "5"}, `crawl: invalid value "5" for -delay: missing unit, e.g. 5s; see crawl -h`},
 		{"missing file", []string{filepath.Join(dir, "nope.txt")}, "crawl: seeds: open " + filepath.Join(dir, "nope.txt") + ": no such file or directory"},
 		{"directory", []string{dir}, "crawl: seeds: " + dir + " is a directory"},
 		{"unknown flag", []string{"-no-such-flag", seeds}, "crawl: unknown flag -no-such-flag; see crawl -h"},
@@ -32,7 +41,7 @@ func TestUsageErrors(t *testing.T) {
 		{"not a number", []string{"-workers", "many", seeds}, `crawl: invalid value "many" for -workers: want a whole number; see crawl -h`},
 		{"huge number", []string{"-max-pages", "99999999999999999999", seeds}, `crawl: invalid value "99999999999999999999" for -max-pages: out of range; see crawl -h`},
 		{"not a boolean", []string{"-sitemaps=maybe", seeds}, `crawl: invalid boolean value "maybe" for -sitemaps: want true or false; see crawl -h`},
-		{"missing value", []string{seeds, "-delay"}, "crawl: want exactly one seeds file (or - for standard input); see crawl -h"},
+		{"missing value", []string{seeds, "-delay"}, "crawl: flag needs an argument: -delay; see crawl -h"},
 		{"flag without its value", []string{"-delay"}, "crawl: flag needs an argument: -delay; see crawl -h"},
 		{"bad scope", []string{"-scope", "planet", seeds}, `crawl: invalid value "planet" for -scope: want seeds, domain or any; see crawl -h`},
 		{"bad key", []string{"-key", "mac", seeds}, `crawl: invalid value "mac" for -key: want host, domain or ip; see crawl -h`},

@@ -18,15 +18,22 @@ import (
 )
 
 // checkOutputs refuses -o and -log files and a -state directory that
-// would overwrite the seeds, or each other, before anything is created.
-func checkOutputs(f *flags, seedsName string, stdin io.Reader) error {
-	var seeds os.FileInfo
-	if seedsName == "-" {
-		if sf, ok := stdin.(*os.File); ok {
-			seeds, _ = sf.Stat()
+// would overwrite a seeds file ("-": standard input's), or each other,
+// before anything is created.
+func checkOutputs(f *flags, seedsFiles []string, stdin io.Reader) error {
+	var seeds []os.FileInfo
+	for _, name := range seedsFiles {
+		var st os.FileInfo
+		if name == "-" {
+			if sf, ok := stdin.(*os.File); ok {
+				st, _ = sf.Stat()
+			}
+		} else {
+			st, _ = os.Stat(name)
 		}
-	} else {
-		seeds, _ = os.Stat(seedsName)
+		if st != nil && !st.IsDir() {
+			seeds = append(seeds, st)
+		}
 	}
 	outputs := []struct{ flag, name string }{{"-o", f.out}, {"-log", f.logFile}, {"-state", f.state}}
 	for i, o := range outputs {
@@ -37,8 +44,10 @@ func checkOutputs(f *flags, seedsName string, stdin io.Reader) error {
 		if err != nil {
 			st = nil // not there yet: it cannot be the seeds
 		}
-		if st != nil && seeds != nil && !seeds.IsDir() && os.SameFile(st, seeds) {
-			return fmt.Errorf("%s %s is the seeds file: refusing to overwrite it", o.flag, o.name)
+		for _, seed := range seeds {
+			if st != nil && os.SameFile(st, seed) {
+				return fmt.Errorf("%s %s is the seeds file: refusing to overwrite it", o.flag, o.name)
+			}
 		}
 		for _, p := range outputs[:i] {
 			if p.name != "" && sameName(p.name, o.name) {
@@ -108,7 +117,7 @@ type recorder struct {
 	enc     *json.Encoder
 	body    bool
 	revisit bool // -revisit: records say what each fetch found
-	each    bool // flush after every record
+	each    bool // flush after every record, not only after the first
 	err     error
 	onFail  func(error)
 	records int64 // records written
@@ -153,7 +162,9 @@ func (r *recorder) write(rec *record) {
 	if err == nil {
 		r.records++
 	}
-	if err == nil && r.each {
+	// The first record goes out at once, so that crawl … | head -1
+	// answers as soon as there is an answer; the rest are batched.
+	if err == nil && (r.each || r.records == 1) {
 		err = r.w.Flush()
 	}
 	r.fail(err) // unlocks

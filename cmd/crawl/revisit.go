@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/heedcrawl/heed/crawler"
+	"github.com/heedcrawl/heed/internal/readable"
 )
 
 // checkRevisitFlags checks that -revisit, its bounds and -for go
@@ -104,5 +105,5 @@ func revisitRecord(p *crawler.Page) revisitFields {
 // spared the sites, and the sitemaps' <lastmod>s taken as evidence.
 func revisitSummary(w io.Writer, s crawler.Stats) {
 	fmt.Fprintf(w, "crawl: revisits: %d, %d found changed, %d answered 304 Not Modified (about %s not transferred against unconditional refetches); %d %s no longer revisited (gone, moved or disallowed); %d sitemap lastmods of pages held\n",
-		s.Revisits, s.RevisitChanges, s.NotModified, humanBytes(s.BytesSaved), s.RevisitsDropped, plural(int(s.RevisitsDropped), "page", "pages"), s.SitemapLastmods)
+		s.Revisits, s.RevisitChanges, s.NotModified, readable.Bytes(s.BytesSaved), s.RevisitsDropped, plural(int(s.RevisitsDropped), "page", "pages"), s.SitemapLastmods)
 }

@@ -3,11 +3,15 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/url"
 	"os"
 	"strings"
+
+	"golang.org/x/net/publicsuffix"
 
 	"github.com/heedcrawl/heed/crawler"
 )
@@ -125,14 +129,77 @@ func checkSeed(s string) string {
 	return ""
 }
 
-// loadSeeds reads the seeds file (or stdin for "-"), reporting bad lines.
-// A file that cannot be read, or holds no seed, is a refusal.
-func loadSeeds(name string, stdin io.Reader, stderr io.Writer) ([]string, refusal) {
+// seedList is what the command's arguments name to start from: seed
+// URLs, seeds files and standard input ("-"), each in the order given.
+type seedList struct {
+	args  []string // every argument, in order
+	files []string // the seeds files among them, "-" for standard input
+	stdin bool     // "-" is among them
+}
+
+// isURLArg reports whether a command argument is meant as a URL rather
+// than a seeds file: it has a scheme. A file name with "://" in it is
+// not worth the ambiguity.
+func isURLArg(arg string) bool { return strings.Contains(arg, "://") }
+
+// seedArgs sorts the command's arguments into URLs and seeds files,
+// refusing a URL that cannot be a seed, and "-" given twice.
+func seedArgs(args []string, stderr io.Writer) (seedList, refusal) {
+	l := seedList{args: args}
+	for _, arg := range args {
+		switch {
+		case arg == "-" && l.stdin:
+			fmt.Fprintln(stderr, "crawl: - (standard input) given twice")
+			return l, badUsage
+		case arg == "-":
+			l.stdin = true
+			l.files = append(l.files, arg)
+		case isURLArg(arg):
+			if reason := checkSeed(arg); reason != "" {
+				fmt.Fprintf(stderr, "crawl: %s: %s\n", arg, reason)
+				return l, badUsage
+			}
+		default:
+			l.files = append(l.files, arg)
+		}
+	}
+	return l, notRefused
+}
+
+// loadSeeds returns the seeds of l: its URLs, and the lines of its seeds
+// files, in the order given, reporting bad lines. Standard input is read
+// too when withStdin is set; otherwise streamSeeds reads it as the crawl
+// goes. A file that cannot be read, or holds no seed, is a refusal; no
+// arguments give no seeds (a -redis process joining a job).
+func loadSeeds(l seedList, withStdin bool, stdin io.Reader, stderr io.Writer) ([]string, refusal) {
+	var seeds []string
+	for _, arg := range l.args {
+		var got []string
+		r := notRefused
+		switch {
+		case arg == "-" && !withStdin:
+			continue
+		case isURLArg(arg):
+			got = []string{arg}
+		default:
+			got, r = readSeedsFile(arg, stdin, stderr)
+		}
+		if r != notRefused {
+			return nil, r
+		}
+		seeds = append(seeds, got...)
+	}
+	return seeds, notRefused
+}
+
+// readSeedsFile reads the seeds file name (or stdin for "-"), reporting
+// bad lines. A file that cannot be read, or holds no seed, is a refusal.
+func readSeedsFile(name string, stdin io.Reader, stderr io.Writer) ([]string, refusal) {
 	var r io.Reader = stdin
 	if name != "-" {
 		sf, err := os.Open(name)
 		if err != nil {
-			fmt.Fprintf(stderr, "crawl: seeds: %v\n", err)
+			fmt.Fprintf(stderr, "crawl: seeds: %v%s\n", err, seedsHint(name, err))
 			return nil, badUsage
 		}
 		defer sf.Close()
@@ -157,19 +224,41 @@ func loadSeeds(name string, stdin io.Reader, stderr io.Writer) ([]string, refusa
 	return seeds, notRefused
 }
 
-// streamSeeds sends the seeds of standard input to feed as their lines
-// arrive, reporting bad lines, and closes feed at the end of the input or
-// when ctx ends.
-func streamSeeds(ctx context.Context, stdin io.Reader, feed chan<- crawler.Seed, stderr io.Writer) {
+// seedsHint is what a seeds file that is not there may have been meant
+// as: a URL without its scheme, or a command out of place.
+func seedsHint(name string, err error) string {
+	if !errors.Is(err, fs.ErrNotExist) {
+		return ""
+	}
+	if name == "status" || name == "robots" {
+		return fmt.Sprintf(" (crawl %s must come first: see crawl %s -h)", name, name)
+	}
+	host, path, _ := strings.Cut(name, "/")
+	if _, icann := publicsuffix.PublicSuffix(strings.ToLower(host)); icann && strings.Contains(host, ".") && checkSeed("https://"+name) == "" {
+		return fmt.Sprintf(" (a URL needs its scheme: https://%s/%s)", host, path)
+	}
+	return ""
+}
+
+// streamSeeds sends seeds to feed, then those of standard input as their
+// lines arrive, reporting bad lines, and closes feed at the end of the
+// input or when ctx ends.
+func streamSeeds(ctx context.Context, seeds []string, stdin io.Reader, feed chan<- crawler.Seed, stderr io.Writer) {
 	defer close(feed)
-	err := scanSeeds(stdin, func(s string) bool {
+	send := func(s string) bool {
 		select {
 		case feed <- crawler.Seed{URL: s}:
 			return true
 		case <-ctx.Done():
 			return false
 		}
-	}, func(p seedProblem) { fmt.Fprintf(stderr, "crawl: -: skipped %s\n", p) })
+	}
+	for _, s := range seeds {
+		if !send(s) {
+			return
+		}
+	}
+	err := scanSeeds(stdin, send, func(p seedProblem) { fmt.Fprintf(stderr, "crawl: -: skipped %s\n", p) })
 	if err != nil {
 		fmt.Fprintf(stderr, "crawl: seeds: %v\n", err)
 	}

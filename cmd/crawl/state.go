@@ -35,7 +35,7 @@ const (
 // so may -revisit's bounds: a page's next fetch, already scheduled, is
 // kept, and later ones follow the new bounds.
 var stateFlags = []string{
-	"agent", "key", "scope", "allow-private", "max-depth", "max-pages", "max-pages-per-host",
+	"agent", "key", "scope", "include", "exclude", "allow-private", "max-depth", "max-pages", "max-pages-per-host",
 	"sitemaps", "max-sitemaps", "max-sitemap-urls", "nofollow", "follow", "max-links", "max-redirects",
 	"max-path-segments", "max-segment-repeats", "sort-query", "strip-tracking", "body",
 	"revisit",

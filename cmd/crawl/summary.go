@@ -15,6 +15,7 @@ import (
 	"github.com/heedcrawl/heed/crawler"
 	"github.com/heedcrawl/heed/fetch"
 	"github.com/heedcrawl/heed/frontier"
+	"github.com/heedcrawl/heed/internal/readable"
 )
 
 // failures keeps what the summary tells of what went wrong: one example of
@@ -23,6 +24,7 @@ import (
 type failures struct {
 	mu          sync.Mutex
 	examples    map[string]string // error kind → "URL (cause)"
+	firstCause  string            // the cause of the first failure
 	network     bool              // some failure was DNS, a refused connection or a timeout
 	byRules     int
 	unscheduled map[string]int // limit flag → seeds it refused
@@ -76,6 +78,9 @@ func (f *failures) note(kind, u, cause string, network bool) {
 	if _, ok := f.examples[kind]; !ok {
 		f.examples[kind] = u + " (" + cause + ")"
 	}
+	if f.firstCause == "" {
+		f.firstCause = cause
+	}
 	f.network = f.network || network
 }
 
@@ -103,10 +108,18 @@ func (f *failures) nothingFetched(s crawler.Stats) (msg string, failed bool) {
 	if f.byRules > 0 {
 		return "no page fetched: robots.txt disallows the seeds; `crawl robots URL` shows its rules", false
 	}
-	if f.network {
-		return "no seed could be fetched; offline? try `go run ./examples/titles`, which serves its own site", true
+	// The cause first, where the eye lands; a hint only after it.
+	msg = "no seed could be fetched"
+	if f.firstCause != "" {
+		msg += ": " + f.firstCause
 	}
-	return "no seed could be fetched; the errors above say why", true
+	if len(f.examples) > 1 {
+		msg += " (and other errors, above)"
+	}
+	if f.network {
+		msg += "; offline? try `go run ./examples/titles`, which serves its own site"
+	}
+	return msg, true
 }
 
 // causeText is err without what the summary line says already: the URL
@@ -167,7 +180,7 @@ func summary(w io.Writer, s crawler.Stats, fails *failures, f *flags) {
 		rate = float64(s.Pages) / s.Elapsed.Seconds()
 	}
 	fmt.Fprintf(w, "crawl: %d pages, %s, in %s (%.1f pages/s); %d disallowed by robots.txt; %d errors; %d retries\n",
-		s.Pages, humanBytes(s.Bytes), s.Elapsed.Round(time.Millisecond), rate, s.Disallowed, s.ErrorCount(), s.Retries)
+		s.Pages, readable.Bytes(s.Bytes), s.Elapsed.Round(time.Millisecond), rate, s.Disallowed, s.ErrorCount(), s.Retries)
 	if len(s.Statuses) > 0 {
 		var parts []string
 		for _, code := range s.StatusCodes() {
@@ -193,10 +206,10 @@ func summary(w io.Writer, s crawler.Stats, fails *failures, f *flags) {
 		fmt.Fprintf(w, "crawl: %s: e.g. %s\n", kind, examples[kind])
 	}
 	if len(s.RobotsOutcomes) > 0 {
-		fmt.Fprintf(w, "crawl: robots.txt %s\n", countList(s.RobotsOutcomes))
+		fmt.Fprintf(w, "crawl: robots.txt: %s\n", readable.RobotsOutcomes(s.RobotsOutcomes))
 	}
-	if len(s.Skipped) > 0 {
-		fmt.Fprintf(w, "crawl: skipped %s\n", countList(s.Skipped))
+	if len(s.SkippedLinks) > 0 {
+		fmt.Fprintf(w, "crawl: links skipped, each occurrence counted: %s\n", countList(s.SkippedLinks))
 	}
 	for _, flag := range slices.Sorted(maps.Keys(unscheduled)) {
 		limit := f.maxPages
@@ -230,16 +243,4 @@ func countList[K ~string](m map[K]int64) string {
 		parts[i] = fmt.Sprintf("%s %d", k, m[k])
 	}
 	return strings.Join(parts, ", ")
-}
-
-func humanBytes(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
 }

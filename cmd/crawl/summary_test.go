@@ -24,7 +24,7 @@ import (
 )
 
 // TestNothingFetched crawls seeds that give no page: the summary says why
-// with an example, and the last line what to try. A seed whose robots.txt
+// with an example, and the last line the cause, then what to try. A seed whose robots.txt
 // could not be fetched is an error, with a record of its own; one that
 // robots.txt rules keep out is neither.
 func TestNothingFetched(t *testing.T) {
@@ -62,14 +62,14 @@ func TestNothingFetched(t *testing.T) {
 			"; 0 disallowed by robots.txt; 2 errors; ",
 			"\ncrawl: errors: 2 robots-unavailable, e.g. http://" + refused + "/ (robots.txt unreachable: dial tcp " + refused + ": connect: connection refused)\n",
 			"robots.txt unreachable: fetch http://" + refused + "/robots.txt: ",
-			"crawl: no seed could be fetched; offline? try `go run ./examples/titles`, which serves its own site",
+			"crawl: no seed could be fetched: robots.txt unreachable: dial tcp " + refused + ": connect: connection refused; offline? try `go run ./examples/titles`, which serves its own site",
 		},
 		{
 			"robots.txt answers 500", []string{robots500.URL + "/"}, 1,
 			"; 0 disallowed by robots.txt; 1 errors; ",
 			"\ncrawl: errors: 1 robots-unavailable, e.g. " + robots500.URL + "/ (robots.txt unreachable: answered 500 Internal Server Error)\n",
 			"robots.txt unreachable: answered 500 Internal Server Error",
-			"crawl: no seed could be fetched; the errors above say why",
+			"crawl: no seed could be fetched: robots.txt unreachable: answered 500 Internal Server Error",
 		},
 		{
 			"robots.txt disallows", []string{disallowAll.URL + "/"}, 0,
@@ -206,7 +206,7 @@ func TestSummaryExampleOfDNSFailure(t *testing.T) {
 	if m := regexp.MustCompile(`(?m)^crawl: [a-z-]+: e\.g\. .*$`).FindString(b.String()); m != "" {
 		t.Errorf("an example under a kind the crawler did not count: %s", m)
 	}
-	if msg, failed := fails.nothingFetched(crawler.Stats{}); !failed || msg != "no seed could be fetched; offline? try `go run ./examples/titles`, which serves its own site" {
+	if msg, failed := fails.nothingFetched(crawler.Stats{}); !failed || msg != "no seed could be fetched: robots.txt unreachable: lookup books.toscrape.com: no such host; offline? try `go run ./examples/titles`, which serves its own site" {
 		t.Errorf("nothingFetched = %q, %v", msg, failed)
 	}
 }
@@ -269,8 +269,13 @@ func TestRecorderFlushing(t *testing.T) {
 	b.Reset()
 	r = newRecorder(&b, false, false)
 	r.write(rec)
+	if !strings.Contains(b.String(), `"url":"https://example.com/"`) {
+		t.Errorf("writing to a pipe: first record not written at once: %q", b.String())
+	}
+	b.Reset()
+	r.write(rec)
 	if b.Len() != 0 {
-		t.Errorf("writing to a pipe: record written before a flush: %q", b.String())
+		t.Errorf("writing to a pipe: second record written before a flush: %q", b.String())
 	}
 	var failed []error
 	r.onFail = func(err error) { failed = append(failed, err) }
@@ -394,6 +399,56 @@ func TestSummaryReadsTheOneClassification(t *testing.T) {
 		}
 		if got, want := fails.examples[tc.kind], u+" ("+tc.cause+")"; got != want {
 			t.Errorf("%s: example %q, want %q under %q (examples %v)", tc.name, got, want, tc.kind, fails.examples)
+		}
+	}
+}
+
+// TestNothingFetchedLeadsWithCause runs the built command on a seed where
+// nothing listens: the last line says why first, the hint after it.
+func TestNothingFetchedLeadsWithCause(t *testing.T) {
+	bin := buildCrawl(t)
+	code, stderr := runBin(t, bin, "http://"+closedPort(t)+"/", "-progress", "off")
+	if code != 1 {
+		t.Errorf("exit %d, want 1; stderr:\n%s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+	last := lines[len(lines)-1]
+	cause, hint, ok := strings.Cut(last, "; offline? ")
+	if !ok || !strings.HasPrefix(cause, "crawl: no seed could be fetched: ") || !strings.HasSuffix(cause, "connection refused") || !strings.HasPrefix(hint, "try ") {
+		t.Errorf("last line %q; want the cause (connection refused), then the hint", last)
+	}
+}
+
+// TestSummaryWords runs the built command on a site without robots.txt
+// whose pages link to each other, often, and to another host, and on a
+// seed where nothing listens: the summary says what each robots.txt
+// outcome meant, and that the skips count link occurrences.
+func TestSummaryWords(t *testing.T) {
+	bin := buildCrawl(t)
+	links := `<a href="/">home</a><a href="/a">a</a><a href="/b">b</a><a href="http://elsewhere.invalid/x">elsewhere</a>`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/", "/a", "/b":
+			w.Header().Set("Content-Type", "text/html")
+			io.WriteString(w, links)
+		default:
+			http.NotFound(w, r) // robots.txt too: none, all allowed
+		}
+	}))
+	defer srv.Close()
+	code, stderr := runBin(t, bin, "-delay", "0s", "-sitemaps=false", "-progress", "off", "-o", filepath.Join(t.TempDir(), "out"),
+		srv.URL+"/", "http://"+closedPort(t)+"/")
+	if code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
+	}
+	for _, want := range []string{
+		"\ncrawl: robots.txt: none (4xx, all allowed) 1, unreachable (all disallowed) 1\n",
+		// Each of the three pages links to /, /a and /b (seen: 3×3 less
+		// the two first sightings) and to the other host (scope: 3).
+		"\ncrawl: links skipped, each occurrence counted: scope 3, seen 7\n",
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("summary lacks %q:\n%s", strings.TrimSpace(want), stderr)
 		}
 	}
 }

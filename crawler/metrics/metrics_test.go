@@ -239,8 +239,8 @@ func want(s crawler.Stats) map[string]float64 {
 	for outcome, n := range s.RobotsOutcomes {
 		w[fmt.Sprintf("heed_robots_fetches_total{outcome=%q}", outcome)] = float64(n)
 	}
-	for reason, n := range s.Skipped {
-		w[fmt.Sprintf("heed_skipped_urls_total{reason=%q}", reason)] = float64(n)
+	for reason, n := range s.SkippedLinks {
+		w[fmt.Sprintf("heed_skipped_links_total{reason=%q}", reason)] = float64(n)
 	}
 	return w
 }
@@ -381,20 +381,20 @@ func TestMetricsMatchStats(t *testing.T) {
 	// The site's shape, so that the comparison above is not between two
 	// empty sets.
 	for k, v := range map[string]float64{
-		`heed_pages_total{class="2xx"}`:            3, // /, /a, /hold
-		`heed_pages_total{class="3xx"}`:            1, // /moved
-		`heed_pages_total{class="4xx"}`:            1, // /missing
-		`heed_pages_total{class="5xx"}`:            1, // /broken
-		"heed_disallowed_urls_total":               1, // /private/x
-		`heed_robots_fetches_total{outcome="ok"}`:  1,
-		`heed_skipped_urls_total{reason="scope"}`:  1, // the other host
-		"heed_fetch_duration_seconds_count":        6,
-		"heed_page_size_bytes_count":               6,
-		"heed_queued_urls":                         0,
-		"heed_urls_in_flight":                      0,
-		"heed_hosts_active":                        0,
-		`heed_errors_total{kind="handler-panic"}`:  math.NaN(), // absent
-		`heed_skipped_urls_total{reason="filter"}`: math.NaN(), // absent
+		`heed_pages_total{class="2xx"}`:             3, // /, /a, /hold
+		`heed_pages_total{class="3xx"}`:             1, // /moved
+		`heed_pages_total{class="4xx"}`:             1, // /missing
+		`heed_pages_total{class="5xx"}`:             1, // /broken
+		"heed_disallowed_urls_total":                1, // /private/x
+		`heed_robots_fetches_total{outcome="ok"}`:   1,
+		`heed_skipped_links_total{reason="scope"}`:  1, // the other host
+		"heed_fetch_duration_seconds_count":         6,
+		"heed_page_size_bytes_count":                6,
+		"heed_queued_urls":                          0,
+		"heed_urls_in_flight":                       0,
+		"heed_hosts_active":                         0,
+		`heed_errors_total{kind="handler-panic"}`:   math.NaN(), // absent
+		`heed_skipped_links_total{reason="filter"}`: math.NaN(), // absent
 	} {
 		got, ok := after[k]
 		switch {
@@ -404,7 +404,7 @@ func TestMetricsMatchStats(t *testing.T) {
 			t.Errorf("after Run: %s = %v, want %v", k, got, v)
 		}
 	}
-	if after[`heed_skipped_urls_total{reason="seen"}`] < 1 {
+	if after[`heed_skipped_links_total{reason="seen"}`] < 1 {
 		t.Errorf("after Run: no URL skipped as seen; / links /a twice")
 	}
 	// Every page is observed once by the histograms.

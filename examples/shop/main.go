@@ -186,9 +186,9 @@ func (f *findings) print(stdout, stderr io.Writer, s crawler.Stats) {
 }
 
 // apiLinks is an extractor for the shop's JSON API: it follows the product
-// URLs of a page of results and the link to the next page. Relative URLs are
-// resolved against the response's URL, since extractors return absolute
-// links.
+// URLs of a page of results and the link to the next page. It resolves them
+// against the response's URL itself, to keep only http(s) ones; a relative
+// link it returned would be resolved against that URL all the same.
 func apiLinks(ctx context.Context, p *fetch.Page) ([]fetch.Link, error) {
 	var page struct {
 		Products []struct {

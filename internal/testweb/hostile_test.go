@@ -160,7 +160,7 @@ func crawlHostile(t *testing.T, cfg testweb.HostileConfig, scenarios []testweb.S
 	t.Logf("crawl of %v: Run = %v after %v, peak heap in use %d MiB", scenarios, res.runErr, res.elapsed.Round(time.Millisecond), res.peakHeap>>20)
 	t.Logf("report:\n%s", res.rep)
 	t.Logf("stats: pages %d, errors %v, skipped %v, disallowed %d, robots %v, sitemaps %d",
-		res.stats.Pages, res.stats.Errors, res.stats.Skipped, res.stats.Disallowed, res.stats.RobotsOutcomes, res.stats.Sitemaps)
+		res.stats.Pages, res.stats.Errors, res.stats.SkippedLinks, res.stats.Disallowed, res.stats.RobotsOutcomes, res.stats.Sitemaps)
 	res.logHostile(t, start)
 	res.logErrors(t)
 	if n := dnsLookups.Load() - dnsBefore; n > 0 {
@@ -298,7 +298,7 @@ func (res *hostileCrawl) checkDisallowed(t *testing.T, u string, why crawler.Dis
 
 func (res *hostileCrawl) skipped(match func(reason string) bool) int64 {
 	var n int64
-	for reason, k := range res.stats.Skipped {
+	for reason, k := range res.stats.SkippedLinks {
 		if match(string(reason)) {
 			n += k
 		}
@@ -440,7 +440,7 @@ func hostileCases() []hostileCase {
 		}},
 		{scenario: testweb.ScenarioSitemapChain, check: func(t *testing.T, res *hostileCrawl) {
 			if n := res.skipped(func(r string) bool { return strings.HasPrefix(r, "sitemap") }); n == 0 {
-				t.Errorf("no sitemap refused and counted in Stats.Skipped (%v), though the chain never ends", res.stats.Skipped)
+				t.Errorf("no sitemap refused and counted in Stats.SkippedLinks (%v), though the chain never ends", res.stats.SkippedLinks)
 			}
 		}},
 		{
@@ -512,7 +512,7 @@ func hostileCases() []hostileCase {
 			// Refused by policy, before robots.txt or any dial, and counted.
 			h := res.hw.Scenario(testweb.ScenarioPrivateRedirect)[0]
 			if n := res.skipped(func(r string) bool { return strings.Contains(r, "private") }); n < int64(len(h.Unreachable)) {
-				t.Errorf("Stats.Skipped = %v: %d private-address refusals, want at least %d (%q)", res.stats.Skipped, n, len(h.Unreachable), h.Unreachable)
+				t.Errorf("Stats.SkippedLinks = %v: %d private-address refusals, want at least %d (%q)", res.stats.SkippedLinks, n, len(h.Unreachable), h.Unreachable)
 			}
 			res.mu.Lock()
 			defer res.mu.Unlock()
@@ -524,7 +524,7 @@ func hostileCases() []hostileCase {
 		}},
 		{scenario: testweb.ScenarioPaths, check: func(t *testing.T, res *hostileCrawl) {
 			if n := res.skipped(func(string) bool { return true }); n == 0 {
-				t.Errorf("Stats.Skipped = %v: the endless /a/a/a/… was not refused and counted", res.stats.Skipped)
+				t.Errorf("Stats.SkippedLinks = %v: the endless /a/a/a/… was not refused and counted", res.stats.SkippedLinks)
 			}
 		}},
 	}
@@ -594,7 +594,7 @@ func TestHostileStaleRobots(t *testing.T) {
 			t.Errorf("Stats: %v", err)
 		}
 		t.Logf("Run = %v after %v on the bubble's clock; requests:%s", runErr, elapsed, b.String())
-		t.Logf("stats: pages %d, errors %v, skipped %v, disallowed %d, robots %v", st.Pages, st.Errors, st.Skipped, st.Disallowed, st.RobotsOutcomes)
+		t.Logf("stats: pages %d, errors %v, skipped %v, disallowed %d, robots %v", st.Pages, st.Errors, st.SkippedLinks, st.Disallowed, st.RobotsOutcomes)
 		if runErr != nil {
 			t.Errorf("the crawl did not end within %v: Run = %v", horizon, runErr)
 		}
