@@ -94,9 +94,9 @@ func (r *crawl) process(ctx context.Context, j *lease) {
 	}
 	if j.Kind == frontier.KindSitemap && r.fr.LimitReached() {
 		// Every page it could list would be refused: the crawl ends with
-		// the pages already scheduled.
-		r.stats.skipped(SkippedMaxPages)
-		r.done(ctx, j, nil, nil)
+		// the pages already scheduled. Skipped on its lease, it is
+		// reported like any URL that was scheduled and not fetched.
+		r.done(ctx, j, func() { r.reportSkip(ctx, j.URL, SkippedMaxPages, errSitemapAfterLimit) }, nil)
 		return
 	}
 	if !r.robotsAllow(ctx, j, u) {
@@ -119,6 +119,10 @@ func (r *crawl) process(ctx context.Context, j *lease) {
 		r.fetchPage(ctx, j, u)
 	}
 }
+
+// errSitemapAfterLimit is why a sitemap claimed after WithMaxPages was
+// reached is skipped.
+var errSitemapAfterLimit = errors.New("sitemap not read: the crawl reached its page limit")
 
 // robotsAction is what a worker does with its lease once the robots gate
 // has answered for its item.
@@ -318,7 +322,17 @@ func (r *crawl) reportDisallowed(ctx context.Context, rawURL string, u *url.URL,
 // that it is reported once however often it is found (disallowedFound).
 // Every other item is checked again when it is claimed, against the
 // robots.txt of that time.
+//
+// With WithCheckpoint it marks none: a URL reported after the Store
+// operation that took it (disallowedFound) has no acknowledgement of its
+// own to carry its checkpoint, and a crash before the next would lose its
+// report while its URL stays seen. Queued, it is reported on its own
+// lease, whose Done carries the checkpoint, exactly once across a crash;
+// the lease costs the host no rest, since nothing is requested under it.
 func (r *crawl) markDisallowed(items []frontier.Item) {
+	if r.cfg.checkpoint != nil {
+		return
+	}
 	for i := range items {
 		if u, err := url.Parse(items[i].URL); err == nil && r.gate.Disallows(u) {
 			items[i].SeenOnly = true
