@@ -75,13 +75,17 @@
 //
 // # Reports
 //
-// Every URL the crawl schedules is reported once, to one hook, whatever
-// the order in which things happen: OnPage for an answer (any status),
-// OnError for a URL that failed or was dropped unfetched — its robots.txt
-// unreachable (Error.Kind FailedRobotsUnavailable), its host given up
-// (FailedHostGivenUp), its address private (Error.Skipped
-// SkippedPrivateAddress), a sitemap claimed once WithMaxPages was reached
-// (SkippedMaxPages) — and OnDisallowed for one robots.txt rules keep out.
+// Every page the crawl schedules is reported once, whatever the order in
+// which things happen: OnPage for an answer (any status), OnError for a
+// URL that failed or was dropped unfetched — its robots.txt unreachable
+// (Error.Kind FailedRobotsUnavailable; OnDisallowed is told too, with
+// DisallowedUnavailable), its host given up (FailedHostGivenUp), its
+// address private (Error.Skipped SkippedPrivateAddress) — and OnDisallowed
+// for one robots.txt rules keep out (DisallowedByRules). A sitemap is
+// reported only when it is not read: a failure, an answer other than 2xx,
+// a redirect, 304, 404 or 410 (FailedSitemap), its host given up, or
+// WithMaxPages reached before it was claimed (SkippedMaxPages); one read
+// is counted in Stats.Sitemaps.
 // Each such report is made on the URL's own lease, before the Store
 // operation that ends it, so it is made exactly once per run, by the one
 // process that held the lease, and with WithCheckpoint it carries its
