@@ -81,11 +81,12 @@
 // (Error.Kind FailedRobotsUnavailable; OnDisallowed is told too, with
 // DisallowedUnavailable), its host given up (FailedHostGivenUp), its
 // address private (Error.Skipped SkippedPrivateAddress) — and OnDisallowed
-// for one robots.txt rules keep out (DisallowedByRules). A sitemap is
-// reported only when it is not read: a failure, an answer other than 2xx,
-// a redirect, 304, 404 or 410 (FailedSitemap), its host given up, or
-// WithMaxPages reached before it was claimed (SkippedMaxPages); one read
-// is counted in Stats.Sitemaps.
+// for one robots.txt rules keep out (DisallowedByRules). A sitemap is not
+// a page: one read is counted (Stats.Sitemaps), and so is one not asked
+// for — its host given up (Stats.Skipped SkippedHostGivenUp), WithMaxPages
+// reached before it was claimed — since whether it was asked depends on
+// timing; one asked that failed or could not be parsed is reported
+// (FailedSitemap, or the fetch's kind).
 // Each such report is made on the URL's own lease, before the Store
 // operation that ends it, so it is made exactly once per run, by the one
 // process that held the lease, and with WithCheckpoint it carries its

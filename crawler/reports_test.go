@@ -181,75 +181,37 @@ func minus(a, b []string) []string {
 	return out
 }
 
-// sitemapSite serves a home page linking to /a and a robots.txt naming
-// the sitemap /sm.xml, which sm answers; /sitemap.xml is not there (404).
-func sitemapSite(t *testing.T, sm http.HandlerFunc) *testSite {
-	t.Helper()
-	s := newSite(t, "", map[string]http.HandlerFunc{
-		"/":       htmlPage("Home", "/a"),
-		"/a":      htmlPage("A"),
-		"/sm.xml": sm,
-	})
+// TestGivenUpSitemapCounted: a sitemap dropped with its host given up is
+// counted, not reported — as a sitemap read is not — while the host's
+// pages are reported given up.
+func TestGivenUpSitemapCounted(t *testing.T) {
+	s := newSite(t, "", map[string]http.HandlerFunc{})
 	s.mu.Lock()
 	s.routes["/robots.txt"] = func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprintf(w, "User-agent: *\nDisallow: /private/\nSitemap: %s/sm.xml\nSitemap: %s/sitemap.xml\n", s.URL, s.URL)
+		fmt.Fprintf(w, "User-agent: *\nDisallow:\nSitemap: %s/sm.xml\n", s.URL)
+	}
+	for _, p := range []string{"/", "/sm.xml"} {
+		s.routes[p] = func(w http.ResponseWriter, r *http.Request) { http.Error(w, "down", http.StatusServiceUnavailable) }
 	}
 	s.mu.Unlock()
-	return s
-}
-
-// reportedErrors crawls s from its home page with opts and returns what
-// OnError was told, by path.
-func reportedErrors(t *testing.T, s *testSite, opts ...crawler.Option) map[string][]*crawler.Error {
-	t.Helper()
-	c, err := crawler.New(append([]crawler.Option{crawler.WithDelay(0)}, opts...)...)
+	c, err := crawler.New(crawler.WithDelay(0), crawler.WithRetries(0), crawler.WithHostFailures(1))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var mu sync.Mutex
-	got := map[string][]*crawler.Error{}
+	var reported []string
 	c.OnError(func(_ context.Context, u *url.URL, err error) {
-		e, _ := err.(*crawler.Error)
 		mu.Lock()
-		got[u.Path] = append(got[u.Path], e)
+		reported = append(reported, u.Path)
 		mu.Unlock()
 	})
-	if err := c.Run(context.Background(), s.URL+"/"); err != nil {
+	if err := c.Run(context.Background(), s.URL+"/", s.URL+"/second"); err != nil {
 		t.Fatal(err)
 	}
-	return got
-}
-
-// TestSitemapNotReadReported: a sitemap answered with a status that is no
-// sitemap's is reported once, as a sitemap error — as it would be had its
-// host been given up before it was asked — while a /sitemap.xml that is
-// not there (404) is not an error.
-func TestSitemapNotReadReported(t *testing.T) {
-	s := sitemapSite(t, func(w http.ResponseWriter, r *http.Request) {
-		http.Error(w, "busy", http.StatusServiceUnavailable)
-	})
-	got := reportedErrors(t, s, crawler.WithRetries(0))
-	if errs := got["/sm.xml"]; len(errs) != 1 || errs[0] == nil || errs[0].Kind != crawler.FailedSitemap || !strings.Contains(errs[0].Error(), "503") {
-		t.Errorf("reports of /sm.xml (503): %v, want one sitemap error saying 503", errs)
+	if !slices.Equal(reported, []string{"/second"}) {
+		t.Errorf("reported to OnError: %q, want /second alone (given up; / is a page, /sm.xml a sitemap)", reported)
 	}
-	if errs := got["/sitemap.xml"]; len(errs) != 0 {
-		t.Errorf("reports of /sitemap.xml (404): %v, want none", errs)
-	}
-}
-
-// TestSitemapPastMaxPagesReported: a sitemap claimed once WithMaxPages was
-// reached is not read, and reported once as skipped for the limit.
-func TestSitemapPastMaxPagesReported(t *testing.T) {
-	s := sitemapSite(t, func(w http.ResponseWriter, r *http.Request) {
-		t.Error("the sitemap was read past the page limit")
-	})
-	got := reportedErrors(t, s, crawler.WithMaxPages(1))
-	for _, path := range []string{"/sm.xml", "/sitemap.xml"} {
-		if errs := got[path]; len(errs) != 1 || errs[0] == nil || errs[0].Skipped != crawler.SkippedMaxPages {
-			t.Errorf("reports of %s: %v, want one skip for max-pages", path, errs)
-		}
-	}
-	if n := s.count("/a"); n != 0 {
-		t.Errorf("/a requested %d times past the page limit", n)
+	if st := statsOf(t, c); st.Skipped[crawler.SkippedHostGivenUp] != 1 || s.count("/sm.xml") != 0 {
+		t.Errorf("Skipped[host-given-up] = %d, /sm.xml asked %d times; want the sitemap counted, not asked", st.Skipped[crawler.SkippedHostGivenUp], s.count("/sm.xml"))
 	}
 }

@@ -59,14 +59,8 @@ func (r *crawl) fetchSitemap(ctx context.Context, j *lease, u *url.URL) {
 	case p.Redirect != nil:
 		target = r.redirectTarget(ctx, j, p)
 	case p.NotModified():
-	case status == http.StatusNotFound || status == http.StatusGone:
-		// No sitemap there: /sitemap.xml is only a guess when robots.txt
-		// names none.
-		r.log.Info("crawler: sitemap skipped", "url", j.URL, "status", status)
 	case status < 200 || status > 299:
-		// Not read: reported, as it would be had its host been given up
-		// before it was asked, so that its report does not depend on when.
-		readErr = fmt.Errorf("sitemap answered %d %s", status, http.StatusText(status))
+		r.log.Info("crawler: sitemap skipped", "url", j.URL, "status", status)
 	}
 	var report func()
 	if readErr != nil {

@@ -266,8 +266,7 @@ func failureKind(f ratelimit.Failure) ErrorKind { return ErrorKind(f.String()) }
 type SkipReason string
 
 // Reasons for skipping a URL. A seed refused for any reason but
-// SkippedSeen, a redirect target refused as SkippedInvalid, a sitemap
-// claimed once WithMaxPages was reached (SkippedMaxPages) and every
+// SkippedSeen, a redirect target refused as SkippedInvalid and every
 // SkippedPrivateAddress are also reported to OnError, as an *Error with
 // Skipped set; the others are only counted (see "Reports" in the package
 // documentation for why).
@@ -282,7 +281,7 @@ const (
 	SkippedSitemapLimit    SkipReason = "sitemap-limit"      // past a host's sitemap budget (frontier.ErrSitemapLimit)
 	SkippedSitemapDepth    SkipReason = "sitemap-depth"      // a sitemap nested past WithMaxSitemapDepth
 	SkippedPathological    SkipReason = "pathological"       // a trap-shaped path (WithMaxPathSegments, WithMaxSegmentRepeats; frontier.ErrPathological)
-	SkippedHostGivenUp     SkipReason = "host-given-up"      // unused: a URL found for a host given up is queued and reported as FailedHostGivenUp
+	SkippedHostGivenUp     SkipReason = "host-given-up"      // a sitemap dropped with its host given up (a page is reported, FailedHostGivenUp)
 	SkippedStore           SkipReason = "store"              // the Store failed to take it (frontier.ErrStore)
 	SkippedFilter          SkipReason = "filter"             // a Filter kept it out
 	SkippedInvalid         SkipReason = "invalid"            // not a URL the frontier takes

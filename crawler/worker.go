@@ -94,9 +94,10 @@ func (r *crawl) process(ctx context.Context, j *lease) {
 	}
 	if j.Kind == frontier.KindSitemap && r.fr.LimitReached() {
 		// Every page it could list would be refused: the crawl ends with
-		// the pages already scheduled. Skipped on its lease, it is
-		// reported like any URL that was scheduled and not fetched.
-		r.done(ctx, j, func() { r.reportSkip(ctx, j.URL, SkippedMaxPages, errSitemapAfterLimit) }, nil)
+		// the pages already scheduled. Counted, not reported, as a
+		// sitemap read is (see "Reports" in the package documentation).
+		r.stats.skipped(SkippedMaxPages)
+		r.done(ctx, j, nil, nil)
 		return
 	}
 	if !r.robotsAllow(ctx, j, u) {
@@ -119,10 +120,6 @@ func (r *crawl) process(ctx context.Context, j *lease) {
 		r.fetchPage(ctx, j, u)
 	}
 }
-
-// errSitemapAfterLimit is why a sitemap claimed after WithMaxPages was
-// reached is skipped.
-var errSitemapAfterLimit = errors.New("sitemap not read: the crawl reached its page limit")
 
 // robotsAction is what a worker does with its lease once the robots gate
 // has answered for its item.
@@ -233,12 +230,19 @@ func (r *crawl) unreachable(ctx context.Context, j *lease, u *url.URL, e *gate.E
 
 // closedItem ends a lease of a closed key (frontier.Lease.Closed), which
 // may come before the host's rest is over, so nothing is requested under
-// it: a given-up host's URL is reported so; one whose robots.txt is still
+// it: a given-up host's URL is reported so (a sitemap only counted); one whose robots.txt is still
 // known unreachable is reported robots-unavailable. Any other — a URL of
 // another authority paced under the same key — opens the key again and
 // waits its turn.
 func (r *crawl) closedItem(ctx context.Context, j *lease, u *url.URL) {
-	if j.GivenUp {
+	switch {
+	case j.GivenUp && j.Kind == frontier.KindSitemap:
+		// Counted, not reported, as a sitemap read is: whether its host
+		// was given up before it was asked must not change the reports.
+		r.stats.skipped(SkippedHostGivenUp)
+		r.done(ctx, j, nil, nil)
+		return
+	case j.GivenUp:
 		r.done(ctx, j, func() { r.givenUp(ctx, j.URL, j.Key) }, nil)
 		return
 	}
