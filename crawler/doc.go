@@ -87,6 +87,7 @@
 // reached before it was claimed — since whether it was asked depends on
 // timing; one asked that failed or could not be parsed is reported
 // (FailedSitemap, or the fetch's kind).
+//
 // Each such report is made on the URL's own lease, before the Store
 // operation that ends it, so it is made exactly once per run, by the one
 // process that held the lease, and with WithCheckpoint it carries its
@@ -105,8 +106,8 @@
 // Store refuses these before it marks the URL seen, so the same URL may
 // be refused each time it is found (a report per find would repeat it),
 // and some may still be scheduled when found another way (at a smaller
-// depth, as a link rather than a sitemap entry). A seed refused is
-// reported to OnError.
+// depth, as a link rather than a sitemap entry). A seed refused, but as a
+// duplicate, is reported to OnError.
 //
 // # Revisiting
 //
