@@ -21,10 +21,10 @@
 // may reach. The extractors find the page's links, which go back to the
 // frontier in one batch; a redirect's target does too, so it is checked
 // against robots.txt like any URL. A link that the robots.txt the gate
-// already holds disallows is not queued at all: the Store records it seen
-// (frontier.Item.SeenOnly) and it is reported once, as disallowed; every
-// other URL is checked again, against the robots.txt of the time, when a
-// worker takes it. When the lease ends, the host's pacing
+// already holds disallows is not queued at all (but with WithCheckpoint:
+// see Reports): the Store records it seen (frontier.Item.SeenOnly) and it
+// is reported once, as disallowed; every other URL is checked again,
+// against the robots.txt of the time, when a worker takes it. When the lease ends, the host's pacing
 // state goes back to the Store with how long the host must rest, as package
 // ratelimit's Policy decides.
 //
@@ -73,6 +73,42 @@
 // from inside a handler, with metadata that travels to their pages
 // (Page.Meta). WithExtractor and WithExtractors add or replace link
 // extractors per media type.
+//
+// # Reports
+//
+// Every page the crawl schedules is reported once, whatever the order in
+// which things happen: OnPage for an answer (any status), OnError for a
+// URL that failed or was dropped unfetched — its robots.txt unreachable
+// (Error.Kind FailedRobotsUnavailable; OnDisallowed is told too, with
+// DisallowedUnavailable), its host given up (FailedHostGivenUp), its
+// address private (Error.Skipped SkippedPrivateAddress) — and OnDisallowed
+// for one robots.txt rules keep out (DisallowedByRules). A sitemap is not
+// a page: one read is counted (Stats.Sitemaps), and so is one not asked
+// for — its host given up (Stats.SkippedLinks SkippedHostGivenUp), WithMaxPages
+// reached before it was claimed — since whether it was asked depends on
+// timing; one asked that failed or could not be parsed is reported
+// (FailedSitemap, or the fetch's kind).
+//
+// Each such report is made on the URL's own lease, before the Store
+// operation that ends it, so it is made exactly once per run, by the one
+// process that held the lease, and with WithCheckpoint it carries its
+// checkpoint (a link that robots.txt rules keep out is then queued like
+// any, not only marked seen, for the same reason). A URL found for a host
+// already given up is queued all the same, and handed out at once to be
+// reported, as the host's URLs queued when it was given up are: which
+// report a URL gets does not depend on when it was found. Without
+// WithCheckpoint, a link robots.txt rules keep out is reported by the
+// process whose Store operation marked it seen, just after it.
+//
+// Refusals of a URL that does not become one of the crawl's are only
+// counted, in Stats.SkippedLinks: out of scope, a duplicate, past WithMaxDepth,
+// a trap-shaped path, a Filter's, links past WithMaxLinks, sitemap
+// budgets, and the page limits WithMaxPages and WithMaxPagesPerHost. The
+// Store refuses these before it marks the URL seen, so the same URL may
+// be refused each time it is found (a report per find would repeat it),
+// and some may still be scheduled when found another way (at a smaller
+// depth, as a link rather than a sitemap entry). A seed refused, but as a
+// duplicate, is reported to OnError.
 //
 // # Revisiting
 //

@@ -277,7 +277,8 @@ type SkipReason string
 // Reasons for skipping a URL. A seed refused for any reason but
 // SkippedSeen, a redirect target refused as SkippedInvalid and every
 // SkippedPrivateAddress are also reported to OnError, as an *Error with
-// Skipped set; the others are only counted.
+// Skipped set; the others are only counted (see "Reports" in the package
+// documentation for why).
 const (
 	SkippedSeen            SkipReason = "seen"               // already scheduled (frontier.ErrSeen)
 	SkippedScope           SkipReason = "scope"              // outside the crawl's scope (frontier.ErrScope)
@@ -289,7 +290,7 @@ const (
 	SkippedSitemapLimit    SkipReason = "sitemap-limit"      // past a host's sitemap budget (frontier.ErrSitemapLimit)
 	SkippedSitemapDepth    SkipReason = "sitemap-depth"      // a sitemap nested past WithMaxSitemapDepth
 	SkippedPathological    SkipReason = "pathological"       // a trap-shaped path (WithMaxPathSegments, WithMaxSegmentRepeats; frontier.ErrPathological)
-	SkippedHostGivenUp     SkipReason = "host-given-up"      // found for a host given up (frontier.ErrGivenUp)
+	SkippedHostGivenUp     SkipReason = "host-given-up"      // a sitemap dropped with its host given up (a page is reported, FailedHostGivenUp)
 	SkippedStore           SkipReason = "store"              // the Store failed to take it (frontier.ErrStore)
 	SkippedFilter          SkipReason = "filter"             // a Filter kept it out
 	SkippedInvalid         SkipReason = "invalid"            // not a URL the frontier takes

@@ -94,7 +94,8 @@ func (r *crawl) process(ctx context.Context, j *lease) {
 	}
 	if j.Kind == frontier.KindSitemap && r.fr.LimitReached() {
 		// Every page it could list would be refused: the crawl ends with
-		// the pages already scheduled.
+		// the pages already scheduled. Counted, not reported, as a
+		// sitemap read is (see "Reports" in the package documentation).
 		r.stats.skipped(SkippedMaxPages)
 		r.done(ctx, j, nil, nil)
 		return
@@ -229,12 +230,19 @@ func (r *crawl) unreachable(ctx context.Context, j *lease, u *url.URL, e *gate.E
 
 // closedItem ends a lease of a closed key (frontier.Lease.Closed), which
 // may come before the host's rest is over, so nothing is requested under
-// it: a given-up host's URL is reported so; one whose robots.txt is still
+// it: a given-up host's URL is reported so (a sitemap only counted); one whose robots.txt is still
 // known unreachable is reported robots-unavailable. Any other — a URL of
 // another authority paced under the same key — opens the key again and
 // waits its turn.
 func (r *crawl) closedItem(ctx context.Context, j *lease, u *url.URL) {
-	if j.GivenUp {
+	switch {
+	case j.GivenUp && j.Kind == frontier.KindSitemap:
+		// Counted, not reported, as a sitemap read is: whether its host
+		// was given up before it was asked must not change the reports.
+		r.stats.skipped(SkippedHostGivenUp)
+		r.done(ctx, j, nil, nil)
+		return
+	case j.GivenUp:
 		r.done(ctx, j, func() { r.givenUp(ctx, j.URL, j.Key) }, nil)
 		return
 	}
@@ -318,7 +326,17 @@ func (r *crawl) reportDisallowed(ctx context.Context, rawURL string, u *url.URL,
 // that it is reported once however often it is found (disallowedFound).
 // Every other item is checked again when it is claimed, against the
 // robots.txt of that time.
+//
+// With WithCheckpoint it marks none: a URL reported after the Store
+// operation that took it (disallowedFound) has no acknowledgement of its
+// own to carry its checkpoint, and a crash before the next would lose its
+// report while its URL stays seen. Queued, it is reported on its own
+// lease, whose Done carries the checkpoint, exactly once across a crash;
+// the lease costs the host no rest, since nothing is requested under it.
 func (r *crawl) markDisallowed(items []frontier.Item) {
+	if r.cfg.checkpoint != nil {
+		return
+	}
 	for i := range items {
 		if u, err := url.Parse(items[i].URL); err == nil && r.gate.Disallows(u) {
 			items[i].SeenOnly = true

@@ -32,10 +32,12 @@
 //   - scope: the seeds' hosts by default, their registrable domains
 //     (ScopeSeedDomains), anything (ScopeAny) or Config.InScope
 //     (ErrScope); AddScope widens it by a seed's redirect target;
-//   - then, in the Store and atomically with its counters: a key given up
-//     (ErrGivenUp), the page and sitemap limits of Config.Limits (ErrLimit,
-//     ErrHostLimit, ErrSitemapLimit) and duplicates (ErrSeen): each
-//     canonical URL is scheduled at most once per crawl.
+//   - then, in the Store and atomically with its counters: the page and
+//     sitemap limits of Config.Limits (ErrLimit, ErrHostLimit,
+//     ErrSitemapLimit) and duplicates (ErrSeen): each canonical URL is
+//     scheduled at most once per crawl. A URL of a key given up (GiveUp)
+//     is scheduled whatever the limits, to be handed out at once and
+//     reported, not fetched.
 //
 // Errors are sentinels for the crawler to count with errors.Is. Limits count
 // items scheduled, not fetched: a page later disallowed or failing still

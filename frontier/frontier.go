@@ -40,8 +40,9 @@ var (
 	// ErrPathological: the URL's path looks like a crawler trap: too many
 	// segments, or a run of segments repeated (/a/a/a/…, /x/y/x/y/x/y/…).
 	ErrPathological = errors.New("frontier: pathological path")
-	// ErrGivenUp: the item's key was given up (GiveUp) and takes no more
-	// items.
+	// ErrGivenUp: the item's key was given up (GiveUp). Add does not
+	// refuse with it — a given-up key's new URLs are queued to be
+	// reported — but a crawler reports the URLs it hands out so.
 	ErrGivenUp = errors.New("frontier: host given up")
 )
 

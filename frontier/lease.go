@@ -113,11 +113,12 @@ func (f *Frontier) end(ctx context.Context, l *Lease, o Outcome, requeue bool) e
 	return fmt.Errorf("%w: %w", ErrStore, err)
 }
 
-// GiveUp stops crawling key: Add refuses its URLs from now on with
-// ErrGivenUp, and Next hands out its queued items at once, whatever the
-// key's pace, with Lease.GivenUp set: the caller reports each and ends its
-// lease with Done, so that each is reported once, even across a crash of a
-// Store that persists. A crawler gives a host up when it keeps failing, so
+// GiveUp stops crawling key: Next hands out its queued items at once,
+// whatever the key's pace, with Lease.GivenUp set, and so the new URLs of
+// the key that AddAll and DoneAdding queue from now on: the caller reports
+// each and ends its lease with Done, so that each URL of the key is
+// reported once, whenever it was found, even across a crash of a Store
+// that persists. A crawler gives a host up when it keeps failing, so
 // that one dead server cannot hold a crawl open.
 func (f *Frontier) GiveUp(ctx context.Context, key string) error {
 	err := f.store.GiveUp(ctx, key)

@@ -141,12 +141,16 @@ func (s *Schedule) key(key string) *keyState {
 	return k
 }
 
-// Admit reports whether lim lets it be scheduled: nil, or ErrGivenUp,
-// ErrLimit, ErrHostLimit or ErrSitemapLimit. It changes nothing.
+// Admit reports whether lim lets it be scheduled: nil, or ErrLimit,
+// ErrHostLimit or ErrSitemapLimit. It changes nothing. An item of a key
+// given up is admitted whatever lim, and counts against none (see Queue):
+// it is queued to be handed out at once and reported, as the key's items
+// queued when it was given up are, so that every URL of the key has one
+// report, whenever it was found.
 func (s *Schedule) Admit(it *Item, lim Limits) error {
 	k := s.keys[it.Key]
 	if k != nil && k.givenUp {
-		return ErrGivenUp
+		return nil
 	}
 	if it.Kind == KindSitemap {
 		if k != nil && lim.MaxSitemapsPerHost > 0 && int(k.sitemaps) >= lim.MaxSitemapsPerHost {
@@ -167,7 +171,8 @@ func (s *Schedule) Admit(it *Item, lim Limits) error {
 }
 
 // Queue counts a new item of it.Key, admitted by Admit, as queued and
-// scheduled, and puts the key on the heap if it can be claimed.
+// (unless the key was given up) scheduled, and puts the key on the heap if
+// it can be claimed.
 func (s *Schedule) Queue(it *Item, lim Limits) {
 	if lim.MaxPagesPerHost > 0 || lim.MaxSitemapsPerHost > 0 || lim.MaxSitemapURLsPerHost > 0 {
 		s.keep = true
@@ -176,6 +181,8 @@ func (s *Schedule) Queue(it *Item, lim Limits) {
 	k := s.key(it.Key)
 	k.idleAt = 0
 	switch {
+	case k.givenUp:
+		// Never to be fetched: not counted against Limits.
 	case it.Kind == KindSitemap:
 		k.sitemaps++
 	case it.FromSitemap:
@@ -429,8 +436,8 @@ func (s *Schedule) Head(key string, due time.Time) {
 	s.schedule(k)
 }
 
-// GiveUp marks key given up: Admit refuses its items from now on, and
-// those queued are handed out at once, to be reported.
+// GiveUp marks key given up: its items, those queued and those Admit
+// takes from now on, are handed out at once, to be reported.
 func (s *Schedule) GiveUp(key string) {
 	k := s.key(key)
 	k.givenUp = true

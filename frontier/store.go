@@ -67,11 +67,13 @@ type QueueEditor interface {
 type Store interface {
 	// Add schedules the items of batch, which are canonical and carry
 	// their keys, in order: an item whose URL was seen before is refused
-	// with ErrSeen, and one that lim forbids with ErrGivenUp, ErrLimit,
-	// ErrHostLimit or ErrSitemapLimit; every other item's URL is marked
-	// seen and the item is queued under its key (by its Due, after the
-	// items of its key due no later) and counted, in one step, so that no
-	// URL is ever marked seen without being queued — but for an item
+	// with ErrSeen, and one that lim forbids with ErrLimit, ErrHostLimit
+	// or ErrSitemapLimit; every other item's URL is marked seen and the
+	// item is queued under its key (by its Due, after the items of its
+	// key due no later) and counted, in one step, so that no URL is ever
+	// marked seen without being queued. An item of a key given up
+	// (GiveUp) is queued so too, whatever lim, and not counted against it:
+	// Claim hands it out at once, to be reported — but for an item
 	// marked SeenOnly, whose URL is marked seen and nothing queued or
 	// counted, refused only with ErrSeen. An item comes back
 	// from Claim with every field as it was added (Key, Due and Visit
@@ -128,11 +130,12 @@ type Store interface {
 	// Done.
 	Requeue(ctx context.Context, l *Lease, now time.Time, o Outcome) error
 
-	// GiveUp marks key given up, durably: Add refuses its URLs with
-	// ErrGivenUp from now on, and Claim hands out its queued items at
-	// once, whatever its NextAllowed, with Lease.GivenUp set — to be
-	// reported and done like any item, so that each is reported exactly
-	// once even across a crash. Its leases end as usual.
+	// GiveUp marks key given up, durably: Claim hands out its queued
+	// items at once, whatever its NextAllowed, with Lease.GivenUp set —
+	// those queued now and those Add queues from now on, new URLs found
+	// after — to be reported and done like any item, so that each URL of
+	// the key is reported exactly once even across a crash, whenever it
+	// was found. Its leases end as usual.
 	GiveUp(ctx context.Context, key string) error
 
 	// Host returns key's pacing state (the zero ratelimit.HostState for a key the

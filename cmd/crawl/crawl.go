@@ -280,6 +280,10 @@ func (c *crawlCmd) begin(ctx context.Context) refusal {
 	c.crawler.OnDisallowed(func(ctx context.Context, u *url.URL, why crawler.DisallowReason) {
 		c.logger.Info("disallowed by robots.txt", "url", u.String(), "reason", string(why))
 		c.fails.disallowed(why)
+		if why == crawler.DisallowedByRules {
+			// One whose robots.txt is unreachable has its error record.
+			c.rec.disallowed(ctx, u.String())
+		}
 	})
 	return c.m.begin(ctx, c.crawler, c.rec, len(c.seeds) > 0, c.stderr)
 }

@@ -321,8 +321,11 @@ func TestOutputRecordsAndBody(t *testing.T) {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
 		recs := readRecords(t, []byte(out))
-		if len(recs) != 2 {
-			t.Fatalf("%d records, want 2 (/ and /a):\n%s", len(recs), out)
+		if len(recs) != 3 {
+			t.Fatalf("%d records, want 3 (/, /a and /private/x, disallowed):\n%s", len(recs), out)
+		}
+		if rx := recs[s.URL+"/private/x"]; rx.Skipped != "disallowed" || rx.Error != "" || rx.Status != 0 || rx.Body != nil {
+			t.Errorf("record of /private/x: %+v, want a skip record, disallowed", rx)
 		}
 		r, ra := recs[s.URL+"/"], recs[s.URL+"/a"]
 		if r.Status != 200 || r.Title != "Home page" || r.Links != 2 || r.Depth != 0 || r.ContentType != "text/html" || r.Bytes != len(home) {

@@ -176,9 +176,10 @@ func usage(fs *flag.FlagSet, w io.Writer) {
   crawl robots URL|FILE [agent] [path ...]
                                 show how heed reads a site's robots.txt for an agent
 
-Flags may come before or after the URLs and files ("--" ends them). Pages go
-to standard output as JSON Lines (one object per fetched page), as the crawl
-goes; a summary goes to standard error at the end. Durations are Go
+Flags may come before or after the URLs and files ("--" ends them). Records
+go to standard output as JSON Lines, as the crawl goes: one object per URL
+the crawl schedules, a page, an error or a skip (robots.txt rules); a
+summary goes to standard error at the end. Durations are Go
 durations (500ms, 2s, 1m).
 `)
 	for _, g := range flagGroups {

@@ -14,9 +14,12 @@
 // other a seeds file (one URL per line); flags may come before or after
 // them, and -- ends the flags.
 //
-// Every fetched page is written as one JSON object per line (JSON Lines) to
-// standard output or to -o FILE, as the crawl goes; see the README for the
-// schema. robots.txt decisions and skipped URLs go to the optional -log file.
+// Every URL the crawl schedules has one record — a page, an error, or a
+// skip (a URL robots.txt rules keep out) — written as one JSON object per
+// line (JSON Lines) to standard output or to -o FILE, as the crawl goes;
+// see the README for the schema, and for the refusals that are only
+// counted. robots.txt decisions and skipped URLs go to the optional -log
+// file too.
 // Run crawl -h for the flags.
 //
 // With -state DIR the crawl keeps its state in DIR, and the same command

@@ -104,8 +104,9 @@ type record struct {
 	Noindex     bool      `json:"noindex"`
 	Nofollow    bool      `json:"nofollow"`
 	revisitFields
-	Error string  `json:"error,omitempty"`
-	Body  *string `json:"body,omitempty"`
+	Error   string  `json:"error,omitempty"`
+	Skipped string  `json:"skipped,omitempty"`
+	Body    *string `json:"body,omitempty"`
 }
 
 // recorder writes records; it is called from many workers at once. The
@@ -308,6 +309,22 @@ func (r *recorder) page(_ context.Context, p *crawler.Page) {
 	r.write(rec)
 }
 
+// failure writes the record of u, which failed or was skipped with err (an
+// *crawler.Error with Skipped set names the reason).
 func (r *recorder) failure(_ context.Context, u string, err error) {
-	r.write(&record{URL: u, FetchedAt: time.Now().UTC(), Error: err.Error()})
+	rec := &record{URL: u, FetchedAt: time.Now().UTC(), Error: err.Error()}
+	if e, ok := errors.AsType[*crawler.Error](err); ok {
+		rec.Skipped = string(e.Skipped)
+	}
+	r.write(rec)
+}
+
+// skippedDisallowed is the Skipped of the record of a URL robots.txt rules
+// keep out.
+const skippedDisallowed = "disallowed"
+
+// disallowed writes the record of u, which robots.txt rules keep out: a
+// skip, not an error.
+func (r *recorder) disallowed(_ context.Context, u string) {
+	r.write(&record{URL: u, FetchedAt: time.Now().UTC(), Skipped: skippedDisallowed})
 }

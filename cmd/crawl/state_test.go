@@ -128,7 +128,7 @@ func TestStateCompleteRerun(t *testing.T) {
 	if code, stderr := runBin(t, bin, args...); code != 0 || strings.Contains(stderr, complete) {
 		t.Fatalf("first run: exit %d; stderr:\n%s", code, stderr)
 	}
-	checkOnce(t, out, a.URL+"/", a.URL+"/a1", a.URL+"/a2")
+	checkOnce(t, out, a.URL+"/", a.URL+"/a1", a.URL+"/a2", a.URL+"/private/x")
 	first, err := os.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
@@ -162,7 +162,7 @@ func TestStateCompleteRerun(t *testing.T) {
 	if now, _ := os.ReadFile(out); !bytes.HasPrefix(now, first) {
 		t.Errorf("the output of the first run was not kept:\n%s", now)
 	}
-	checkOnce(t, out, a.URL+"/", a.URL+"/a1", a.URL+"/a2", b.URL+"/", b.URL+"/b1")
+	checkOnce(t, out, a.URL+"/", a.URL+"/a1", a.URL+"/a2", a.URL+"/private/x", b.URL+"/", b.URL+"/b1")
 
 	if code, stderr := runBin(t, bin, args...); code != 0 || !strings.Contains(stderr, complete) {
 		t.Errorf("rerun after the new seed: exit %d, stderr:\n%s\nwant 0 and %q", code, stderr, complete)

@@ -378,8 +378,6 @@ func addAnswers(op string, r []any, batch []frontier.Item) ([]error, error) {
 		case 0:
 		case 1:
 			refused[i] = frontier.ErrSeen
-		case 2:
-			refused[i] = frontier.ErrGivenUp
 		case 3:
 			refused[i] = frontier.ErrLimit
 		case 4:

@@ -204,9 +204,6 @@ func (s *Store) leaseOf(sh *shard, now time.Time, r []any) (*frontier.Lease, err
 	if err != nil {
 		return nil, fmt.Errorf("redisstore: claim: revisit state of %s: %w", key, err)
 	}
-	if intOf(r[6]) == 1 && s.seenCache != nil {
-		s.seenCache.gaveUp(key)
-	}
 	return &frontier.Lease{
 		Item:       it,
 		Pace:       host,

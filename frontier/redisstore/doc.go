@@ -311,14 +311,12 @@
 // refused them as seen — in a bounded, lossy table (4 MiB, 2¹⁹ slots; a
 // fingerprint overwrites the one in its slot), and refuses such a link
 // with frontier.ErrSeen without asking Redis: on workload (a) it takes
-// Redis's SADDs from 4.3 to 1.6 a page. Redis checks the limits and a
-// key given up before the seen-set, and answers with those refusals, so
-// the cache does not answer for a link a limit applies to (MaxPages,
-// MaxPagesPerHost; MaxSitemapsPerHost for a sitemap,
-// MaxSitemapURLsPerHost for a page from one) nor for a key the Store
-// knows was given up (it gave it up, or Redis said so of a link or a
-// lease): a link seen before of a key another process gave up since this
-// Store last heard of it is refused as seen, not as given up. The
+// Redis's SADDs from 4.3 to 1.6 a page. Redis checks the limits
+// before the seen-set, and answers with those refusals, so the cache does
+// not answer for a link a limit applies to (MaxPages, MaxPagesPerHost;
+// MaxSitemapsPerHost for a sitemap, MaxSitemapURLsPerHost for a page from
+// one). A link of a key given up is queued, to be reported, if new, and
+// refused as seen otherwise, as the cache answers. The
 // seen-set only grows, except when Redis loses writes (see Failures and
 // persistence, and Failover): the Store forgets the whole cache when an
 // operation fails for a transient reason (a dropped connection, a

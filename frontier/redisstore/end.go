@@ -162,9 +162,6 @@ func (s *Store) GiveUp(ctx context.Context, key string) error {
 	if err := s.setup(ctx); err != nil {
 		return err
 	}
-	if s.seenCache != nil {
-		s.seenCache.gaveUp(key) // before: Redis answers for its links from now on
-	}
 	s.stopRuns(key)
 	_, err := s.call(ctx, s.shardOf(key), giveUpScript, "give up", s.addNow(), key)
 	return err

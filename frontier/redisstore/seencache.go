@@ -5,7 +5,6 @@ package redisstore
 
 import (
 	"encoding/binary"
-	"sync"
 	"sync/atomic"
 
 	"github.com/heedcrawl/heed/frontier"
@@ -24,13 +23,10 @@ const seenCacheSlots = 1 << 19
 // cleared whenever the Store sees a sign of one (resetSeen).
 type seenCache struct {
 	slots atomic.Pointer[[]atomic.Uint64] // 0: empty; replaced whole by reset
-
-	mu      sync.Mutex
-	givenUp map[string]struct{} // keys known given up: Redis must answer their links
 }
 
 func newSeenCache() *seenCache {
-	c := &seenCache{givenUp: map[string]struct{}{}}
+	c := new(seenCache)
 	c.reset()
 	return c
 }
@@ -57,24 +53,9 @@ func (c *seenCache) reset() {
 	c.slots.Store(&slots)
 }
 
-// gaveUp notes that key was given up.
-func (c *seenCache) gaveUp(key string) {
-	c.mu.Lock()
-	c.givenUp[key] = struct{}{}
-	c.mu.Unlock()
-}
-
-func (c *seenCache) isGivenUp(key string) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	_, ok := c.givenUp[key]
-	return ok
-}
-
 // seenFilter drops from batch the items the Store knows seen, if it may:
 // those no limit of lim applies to (Redis checks the limits before the
-// seen-set, and reports a link over a limit as such) of keys not known
-// given up (likewise).
+// seen-set, and reports a link over a limit as such).
 // It returns the items left, their indexes in batch, and batch's
 // refusals so far (ErrSeen for those dropped); a nil refused when none
 // was dropped.
@@ -85,9 +66,7 @@ func (s *Store) seenFilter(batch []frontier.Item, lim frontier.Limits) (left []f
 	}
 	for i := range batch {
 		it := &batch[i]
-		// Redis would answer a link of a key given up so, not as seen; a
-		// seen-only item, whatever its key, as seen.
-		if unlimited(it, lim) && c.has(fingerprint(s.seenMember(it.URL))) && (it.SeenOnly || !c.isGivenUp(it.Key)) {
+		if unlimited(it, lim) && c.has(fingerprint(s.seenMember(it.URL))) {
 			if refused == nil {
 				refused = make([]error, len(batch))
 			}
@@ -118,18 +97,15 @@ func unlimited(it *frontier.Item, lim frontier.Limits) bool {
 }
 
 // seenLearn notes the answers Redis gave for batch: an item added or
-// refused as seen is in the seen-set, a key that refused as given up is.
+// refused as seen is in the seen-set.
 func (s *Store) seenLearn(batch []frontier.Item, refused []error) {
 	c := s.seenCache
 	if c == nil || refused == nil {
 		return
 	}
 	for i := range batch {
-		switch refused[i] {
-		case nil, frontier.ErrSeen:
+		if refused[i] == nil || refused[i] == frontier.ErrSeen {
 			c.add(fingerprint(s.seenMember(batch[i].URL)))
-		case frontier.ErrGivenUp:
-			c.gaveUp(batch[i].Key)
 		}
 	}
 }

@@ -62,8 +62,12 @@ func TestSeenCache(t *testing.T) {
 	if err := a.GiveUp(ctx, "x"); err != nil {
 		t.Fatal(err)
 	}
-	if err := addOne(a, item("x", "/1"), frontier.Limits{}); !errors.Is(err, frontier.ErrGivenUp) {
-		t.Errorf("x/1 after GiveUp: %v, want ErrGivenUp", err)
+	// A key given up takes new URLs, to be reported; one seen is seen.
+	if err := addOne(a, item("x", "/1"), frontier.Limits{}); !errors.Is(err, frontier.ErrSeen) {
+		t.Errorf("x/1 after GiveUp: %v, want ErrSeen", err)
+	}
+	if err := addOne(a, item("x", "/2"), frontier.Limits{MaxPagesPerHost: 1}); err != nil {
+		t.Errorf("x/2, new, after GiveUp: %v, want it queued", err)
 	}
 
 	exact := mustNew(t, srv, newJob(t), Options{ExactSeen: true})

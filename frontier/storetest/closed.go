@@ -36,18 +36,33 @@ func closedDrain(t *testing.T, s frontier.Store, now time.Time) (closed, open []
 	return nil, nil
 }
 
-// testGiveUp: a key given up refuses new URLs, and its queued items —
-// the one whose lease was under way included — are handed out at once,
-// marked GivenUp, whatever its pace, which they leave as it was; after a
-// reopen too, for the items not yet done.
+// testGiveUp: a key given up takes a new URL whatever the limits, once,
+// counting it against none, and its queued items — the one whose lease
+// was under way and the one added after included — are handed out at
+// once, marked GivenUp, whatever its pace, which they leave as it was;
+// after a reopen too, for the items not yet done.
 func testGiveUp(t *testing.T, h Harness, s frontier.Store) {
 	mustAdd(t, s, item("dead", "/1"), item("dead", "/2"), item("dead", "/3"), item("dead", "/4"), item("live", "/1"))
 	l := mustClaim(t, s, t0, "http://dead/1")
 	if err := s.GiveUp(ctx, "dead"); err != nil {
 		t.Fatal(err)
 	}
-	if r := add(t, s, frontier.Limits{}, item("dead", "/new")); !errors.Is(r[0], frontier.ErrGivenUp) {
-		t.Errorf("Add to a given-up key: %v, want ErrGivenUp", r[0])
+	before, err := s.Counts(ctx, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := frontier.Limits{MaxPages: 1, MaxPagesPerHost: 1}
+	if r := add(t, s, full, item("dead", "/new")); r[0] != nil {
+		t.Errorf("Add to a given-up key over the limits: %v, want it queued, to be reported", r[0])
+	}
+	if r := add(t, s, full, item("dead", "/new")); !errors.Is(r[0], frontier.ErrSeen) {
+		t.Errorf("Add of the given-up key's new URL again: %v, want ErrSeen", r[0])
+	}
+	if c, err := s.Counts(ctx, t0); err != nil {
+		t.Fatal(err)
+	} else if c.Scheduled != before.Scheduled || c.Queued != before.Queued+1 {
+		t.Errorf("Counts after a given-up key's new URL = %d scheduled, %d queued; want %d scheduled (not counted), %d queued",
+			c.Scheduled, c.Queued, before.Scheduled, before.Queued+1)
 	}
 	if err := s.Requeue(ctx, l, t0, frontier.Outcome{Pace: l.Pace, Rest: time.Hour}); err != nil {
 		t.Fatalf("Requeue on a given-up key: %v", err)
@@ -62,7 +77,7 @@ func testGiveUp(t *testing.T, h Harness, s frontier.Store) {
 		t.Cleanup(func() { s.Close() })
 	}
 	closed, open := closedDrain(t, s, t0)
-	if want := []string{"http://dead/2", "http://dead/3", "http://dead/4"}; !slices.Equal(closed, want) {
+	if want := []string{"http://dead/2", "http://dead/3", "http://dead/4", "http://dead/new"}; !slices.Equal(closed, want) {
 		t.Errorf("given-up items handed out %v, want %v", closed, want)
 	}
 	if !slices.Equal(open, []string{"http://live/1"}) {

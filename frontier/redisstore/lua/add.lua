@@ -7,8 +7,10 @@
 -- page, 1 sitemap, 2 page from a sitemap, 3 seen only: the seen-set takes
 -- it, no queue: frontier.Item.SeenOnly), encoded item and Due (see
 -- dueOf; '' for at once). It returns one
--- code per item: 0 queued, 1 seen, 2 given up, 3 page limit, 4 host limit,
--- 5 sitemap limit.
+-- code per item: 0 queued, 1 seen, 3 page limit, 4 host limit, 5 sitemap
+-- limit. An item of a key given up is queued whatever the limits, and not
+-- counted against them: it is handed out at once to be reported, as the
+-- items queued when the key was given up are (frontier.Store.GiveUp).
 local function add(a, z)
   local budget, maxHost, maxSM, maxSMU = tonumber(ARGV[a]), tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3])
   if (maxHost > 0 or maxSM > 0 or maxSMU > 0) and not keep then
@@ -37,7 +39,7 @@ local function add(a, z)
     if class == '3' then -- seen only: its key is not touched
       if redis.call('SADD', S, ARGV[i]) == 0 then code = 1 end
     elseif s.gu then
-      code = 2
+      -- no limit applies: it is never fetched
     elseif class == '1' then
       if maxSM > 0 and s.sm >= maxSM then code = 5 end
     elseif budget >= 0 and used >= budget then
@@ -54,7 +56,9 @@ local function add(a, z)
       queue(s, ARGV[i + 3], dueOf(ARGV[i + 4]))
       s.changed = true
       added = added + 1
-      if class == '1' then
+      if s.gu then
+        -- counted as queued only, like the key's items before
+      elseif class == '1' then
         s.sm = s.sm + 1
       else
         s.sched = s.sched + 1
