@@ -87,7 +87,7 @@ func peersRow(sums []Summary, w Workload, skipped map[string]error, p Provenance
 		}
 		return crawlCell(s, against)
 	}
-	return fmt.Sprintf("| (%s) %s | %s | %s | %s | %s |%s\n", w.Name, w.Title,
+	return fmt.Sprintf("| %s | %s | %s | %s | %s |%s\n", label(w),
 		cell(HeedBaseline), cell(Baseline), cell("colly"), w.Bar, p.cells())
 }
 
@@ -96,7 +96,7 @@ func peersRow(sums []Summary, w Workload, skipped map[string]error, p Provenance
 // ran), or on a continuous workload against uniform revisiting and the
 // optimum.
 func figuresRow(sums []Summary, w Workload, s Summary, p Provenance) string {
-	measure := fmt.Sprintf("(%s) %s: %s", w.Name, w.Title, s.Crawler)
+	measure := label(w) + ": " + s.Crawler
 	if f := s.Fresh; f != nil {
 		heed := fmt.Sprintf("fresh / optimum %.3f · gap closed %.2f · %.3f at full budget · %s violations · %.1f %% conditional · bytes ratio %.2f",
 			f.RatioToOptimum, f.GapClosed, f.RatioToFullBudget, thousands(f.PolitenessViolations+f.RobotsViolations), 100*f.ConditionalShare, f.BytesRatio)
@@ -105,7 +105,7 @@ func figuresRow(sums []Summary, w Workload, s Summary, p Provenance) string {
 		if f.Broken {
 			against += fmt.Sprintf("; broken hosts: %s faults", thousands(f.BrokenRobots+f.BrokenPoliteness+f.BrokenPastRobots))
 		}
-		return fmt.Sprintf("| (%s) %s, -for %v: %s | %s | %s | %s |%s\n", w.Name, w.Title, w.Continuous.For, s.Crawler,
+		return fmt.Sprintf("| %s, -for %v: %s | %s | %s | %s |%s\n", label(w), w.Continuous.For, s.Crawler,
 			heed, against, w.Bar, p.cells())
 	}
 	if w.Continuous != nil {
@@ -129,6 +129,16 @@ func figuresRow(sums []Summary, w Workload, s Summary, p Provenance) string {
 		heed += fmt.Sprintf(" · %d processes", s.Procs)
 	}
 	return fmt.Sprintf("| %s | %s | %s | %s |%s\n", measure, heed, against, w.VariantBar, p.cells())
+}
+
+// label names w in a table: its name and title, and whether testweb's
+// broken hosts were served beside it.
+func label(w Workload) string {
+	l := fmt.Sprintf("(%s) %s", w.Name, w.Title)
+	if withBroken(w) {
+		l += " + the broken hosts"
+	}
+	return l
 }
 
 // crawlCell is one crawler's figures on a workload, with ratios against

@@ -31,6 +31,7 @@ func TestFigures(t *testing.T) {
 	}
 	a, _ := WorkloadByName("a")
 	f, _ := WorkloadByName("f")
+	a.Config.NoBrokenHosts, f.Config.NoBrokenHosts = true, true
 	p := Provenance{Machine: "2 CPUs", Command: "go -C bench run ./cmd/benchrun -workloads a,f", Date: "2026-12-06", Build: "5f0bbe3"}
 	out := Figures(Summarize(ms), []Workload{a, f}, map[string]error{"colly": ErrNotRequested}, p)
 
@@ -54,6 +55,13 @@ func TestFigures(t *testing.T) {
 		t.Errorf("Figures has a row of heed against itself:\n%s", out)
 	}
 	checkShape(t, out)
+
+	// With the broken hosts, the row says so.
+	a.Config.NoBrokenHosts = false
+	out = Figures(Summarize(ms), []Workload{a}, nil, p)
+	if !strings.Contains(out, "| (a) throughput: 200 hosts × 50 pages, no delay + the broken hosts | 1.00 s wall") {
+		t.Errorf("Figures does not say the broken hosts were served:\n%s", out)
+	}
 }
 
 // checkShape fails t for a row with other than its header's cells.
@@ -81,6 +89,7 @@ func checkShape(t *testing.T, out string) {
 // ran, with no variant, has no row.
 func TestFiguresContinuous(t *testing.T) {
 	g := ContinuousWorkload()
+	g.Config.NoBrokenHosts = true
 	m := Measurement{Crawler: "heed", Workload: "g", Wall: time.Minute, Requests: 100,
 		Freshness: &testweb.FreshnessReport{Measured: 0.6, Uniform: 0.5, Optimum: 0.61, RatioToOptimum: 0.98, GapClosed: 0.9,
 			ConditionalShare: 1}}

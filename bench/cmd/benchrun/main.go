@@ -3,8 +3,10 @@
 // address in 127.0.0.0/8 per host), runs heed's crawl command, colly and
 // gocrawl as separate processes, alternating, measures each process's wall
 // time, CPU time and peak RSS, judges each crawl from the server's request
-// log, and prints a markdown table of the medians with ratios against
-// gocrawl.
+// log, and prints the medians as BENCHMARKS.md's tables of today's figures,
+// each row ending with the machine, the command, the date and the commit
+// measured, so that they can be pasted there; then each crawler in detail,
+// with ratios against gocrawl.
 //
 // Run it from the repository's root:
 //
