@@ -58,6 +58,7 @@ func ContinuousWorkload() Workload {
 		Title:  "continuous: 20 hosts × 50 changing pages, Crawl-delay 0.1 s, revisited",
 		Config: testweb.Config{Hosts: 4, PagesPerHost: 10, CrawlDelay: delay, Seed: seed},
 		Delay:  delay, HeedOnly: true,
+		Bar:        "fresh / optimum ≥ 0.9, gap closed ≥ 0.5, ≥ 0.8 at full budget, 0 violations, ≥ 99 % conditional",
 		Continuous: &Continuous{Web: web, For: 3 * time.Minute, MinRevisit: iu / 16, MaxRevisit: 64 * iu},
 	}
 }

@@ -57,6 +57,10 @@ type Workload struct {
 	// HeedOnly runs only heed's variants on the workload: colly and gocrawl
 	// would take very long on it, or have no setting that matches.
 	HeedOnly bool
+	// Bar is the figure heed must reach on the workload, and VariantBar
+	// the one its variants (heed-state, heed-redis, heed-redis-N) must,
+	// against heed in memory; Figures prints them beside the figures.
+	Bar, VariantBar string
 	// Continuous, when set, makes the workload a continuous crawl of a
 	// changing web, judged on its freshness (see Continuous); Config then
 	// describes the small static web served beside it for its broken
@@ -76,21 +80,29 @@ type Workload struct {
 // time and its judgement.
 var Workloads = []Workload{
 	{Name: "a", Title: "throughput: 200 hosts × 50 pages, no delay",
-		Config: testweb.Config{Hosts: 200, PagesPerHost: 50, Seed: 1}},
+		Config:     testweb.Config{Hosts: 200, PagesPerHost: 50, Seed: 1},
+		Bar:        "≥ 2× gocrawl's pages/s at ≤ 0.5× its CPU a page; coverage 1, 0 faults",
+		VariantBar: "heed-redis: ≥ 0.5× memory's pages/s, ≤ 50 µs Redis CPU a page; coverage 1, 0 faults"},
 	{Name: "b", Title: "politeness: 20 hosts × 20 pages, Crawl-delay 0.2 s",
-		Config: testweb.Config{Hosts: 20, PagesPerHost: 20, CrawlDelay: 200 * time.Millisecond, Seed: 2},
-		Delay:  200 * time.Millisecond},
+		Config:     testweb.Config{Hosts: 20, PagesPerHost: 20, CrawlDelay: 200 * time.Millisecond, Seed: 2},
+		Delay:      200 * time.Millisecond,
+		Bar:        "makespan ≤ 1.10× ideal; coverage 1, 0 faults",
+		VariantBar: "makespan ≤ 1.15× ideal, by any number of processes; coverage 1, 0 faults"},
 	{Name: "c", Title: "scale: 2,000 hosts × 20 pages, no delay",
-		Config: testweb.Config{Hosts: 2000, PagesPerHost: 20, Seed: 3}},
+		Config: testweb.Config{Hosts: 2000, PagesPerHost: 20, Seed: 3},
+		Bar:    "wall ≤ 0.5× gocrawl's, peak RSS ≤ 100 MB; coverage 1, 0 faults"},
 	{Name: "d", Title: "slow servers: 200 hosts × 20 pages, 300 ms latency per response",
-		Config: testweb.Config{Hosts: 200, PagesPerHost: 20, Latency: 300 * time.Millisecond, Seed: 4}},
+		Config: testweb.Config{Hosts: 200, PagesPerHost: 20, Latency: 300 * time.Millisecond, Seed: 4},
+		Bar:    "makespan near the ideal (one request at a time a host); coverage 1, 0 faults"},
 	{Name: "e", Title: "state on disk: 1,000 hosts × 1,000 pages, no delay",
-		Config:   testweb.Config{Hosts: 1000, PagesPerHost: 1000, Seed: 5},
-		HeedOnly: true},
+		Config:     testweb.Config{Hosts: 1000, PagesPerHost: 1000, Seed: 5},
+		HeedOnly:   true,
+		VariantBar: "heed-state: wall ≤ 1.3× memory's, peak RSS ≤ 150 MB; coverage 1, 0 faults"},
 	{Name: "f", Title: "scale-out: 100 hosts × 10 pages, 200 ms latency per response, 4 workers per process",
-		Config:   testweb.Config{Hosts: 100, PagesPerHost: 10, Latency: 200 * time.Millisecond, Seed: 6},
-		Workers:  4,
-		HeedOnly: true},
+		Config:     testweb.Config{Hosts: 100, PagesPerHost: 10, Latency: 200 * time.Millisecond, Seed: 6},
+		Workers:    4,
+		HeedOnly:   true,
+		VariantBar: "heed-redis-N: wall ≤ 1/3 of one process's (heed-redis) at N = 4; coverage 1, 0 faults"},
 	ContinuousWorkload(),
 }
 

@@ -46,6 +46,7 @@ type Summary struct {
 	RedisScriptsPerPage  float64 // script calls (EVALSHA, EVAL): round trips
 	RedisCommandsPerPage float64 // every command, those run inside scripts included
 	RedisCPU             time.Duration
+	RedisCPUPerPage      time.Duration // redis-server's CPU per reachable page (or request answered)
 	RedisScriptTime      time.Duration // of RedisCPU, running scripts (wall time inside them)
 
 	// Fresh is the medians of the freshness judgements of a Continuous
@@ -71,7 +72,7 @@ func Summarize(ms []Measurement) []Summary {
 		g := groups[k]
 		s := Summary{Crawler: k.c, Workload: k.w, Runs: len(g), Procs: max(g[0].Procs, 1)}
 		var wall, cpu, cpp, rss, pps, cov, smo, rv, pv, dup, dshare, un, nf, mk []float64
-		var rScripts, rCmds, rCPU, rScript, span []float64
+		var rScripts, rCmds, rCPU, rCPUpp, rScript, span []float64
 		exits := make([][]float64, s.Procs)
 		for _, m := range g {
 			if len(m.Exits) == s.Procs {
@@ -84,6 +85,7 @@ func Summarize(ms []Measurement) []Summary {
 				rScripts = append(rScripts, float64(m.Redis.Scripts())/pages)
 				rCmds = append(rCmds, float64(m.Redis.Commands())/pages)
 				rCPU = append(rCPU, float64(m.Redis.CPU))
+				rCPUpp = append(rCPUpp, float64(m.Redis.CPU)/pages)
 				rScript = append(rScript, float64(m.Redis.ScriptTime))
 			}
 			if m.Err != nil {
@@ -128,7 +130,7 @@ func Summarize(ms []Measurement) []Summary {
 		if len(rCmds) > 0 {
 			s.Redis = true
 			s.RedisScriptsPerPage, s.RedisCommandsPerPage, s.RedisCPU = median(rScripts), median(rCmds), time.Duration(median(rCPU))
-			s.RedisScriptTime = time.Duration(median(rScript))
+			s.RedisScriptTime, s.RedisCPUPerPage = time.Duration(median(rScript)), time.Duration(median(rCPUpp))
 		}
 		s.Fresh = summarizeFreshness(g)
 		out = append(out, s)

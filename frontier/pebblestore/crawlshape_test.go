@@ -47,7 +47,7 @@ func crawlShape(t *testing.B) {
 				po.ApplyCompressionSettings(func() pebble.DBCompressionSettings {
 					return pebble.UniformDBCompressionSettings(sstable.SnappyCompression)
 				})
-			case "l08": // the Store's setting before session 4
+			case "l08": // the Store's setting before b56792f (2026-11-23)
 				po.L0CompactionThreshold, po.L0StopWritesThreshold = 8, 24
 			}
 		}

@@ -163,7 +163,7 @@
 // per request, 40,000 instead of 2,000, for 2.1× the CPU per page
 // (crawler and loopback server together) and 0.4× the pages/s, and over
 // a network a TCP (and TLS) handshake per page. Measured with
-// (BENCHMARKS.md, "Wave three"):
+// (2026-11-25, f7ce9a1; the runs since, in BENCHMARKS.md):
 //
 //	go test -run '^$' -bench 'Affinity/c/' -benchtime 1x ./crawler
 //	go -C bench run ./cmd/benchrun -workloads a -crawlers heed,heed-redis -runs 2 -broken=false -port 0

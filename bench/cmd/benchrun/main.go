@@ -3,8 +3,10 @@
 // address in 127.0.0.0/8 per host), runs heed's crawl command, colly and
 // gocrawl as separate processes, alternating, measures each process's wall
 // time, CPU time and peak RSS, judges each crawl from the server's request
-// log, and prints a markdown table of the medians with ratios against
-// gocrawl.
+// log, and prints the medians as BENCHMARKS.md's tables of today's figures,
+// each row ending with the machine, the command, the date and the commit
+// measured, so that they can be pasted there; then each crawler in detail,
+// with ratios against gocrawl.
 //
 // Run it from the repository's root:
 //
@@ -46,12 +48,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
-	"runtime"
 	"strings"
 	"time"
 
@@ -75,28 +77,25 @@ func run() int {
 	}
 	defer spawner.Close()
 
-	workloads := flag.String("workloads", strings.Join(harness.DefaultWorkloads, ","), "comma-separated workloads: "+workloadList())
-	crawlers := flag.String("crawlers", strings.Join(harness.CrawlerNames, ","), "comma-separated crawlers; heed's variants: "+harness.HeedVariants)
-	runs := flag.Int("runs", 3, "runs of each crawler per workload (alternating); 1 for a smoke test")
-	port := flag.Int("port", 8080, "port of every host's listener on its 127.0.x.y address; 0 picks free ports")
-	timeout := flag.Duration("timeout", 10*time.Minute, "stop a crawler run after this long")
-	repo := flag.String("repo", "..", "heed checkout (for cmd/crawl), relative to the bench module")
-	out := flag.String("out", "", "also write the markdown table to this file")
-	forDuration := flag.Duration("for", 0, "how long each run of a continuous workload (g) revisits (crawl -for); 0 keeps the workload's (3m)")
-	cluster := flag.Int("redis-cluster", 0, "run heed-redis on a Redis Cluster of this many primaries (at least 3) instead of one redis-server")
-	redisCPUs := flag.String("redis-cpus", "", "run redis-server on these CPUs only (taskset -c `LIST`); run benchrun on the others")
-	broken := flag.Bool("broken", true, "serve testweb's broken hosts with each workload; false: the healthy web alone, as before wave three")
-	flag.Parse()
+	var o options
+	fs := newFlagSet(&o)
+	if err := fs.Parse(os.Args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	workloads, err := chosenWorkloads(o.workloads, o.broken, o.forDuration)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "benchrun:", err)
+		return 2
+	}
 
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 
-	var plan harness.Plan
-	var ok bool
-	if plan.Workloads, ok = chosenWorkloads(*workloads, *broken, *forDuration); !ok {
-		return 2
-	}
+	plan := harness.Plan{Workloads: workloads}
 	scratch, err := os.MkdirTemp("", "benchrun-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "benchrun:", err)
@@ -105,7 +104,7 @@ func run() int {
 	defer os.RemoveAll(scratch)
 
 	log.Info("building crawlers")
-	built, skipped := harness.BuildCrawlers(ctx, strings.Split(*crawlers, ","), ".", *repo, scratch)
+	built, skipped := harness.BuildCrawlers(ctx, strings.Split(o.crawlers, ","), ".", o.repo, scratch)
 	for name, err := range skipped {
 		log.Warn("crawler skipped", "crawler", name, "reason", err)
 	}
@@ -113,14 +112,14 @@ func run() int {
 		fmt.Fprintln(os.Stderr, "benchrun: no crawler to run")
 		return 1
 	}
-	plan.Crawlers, plan.Runs, plan.Port, plan.Timeout, plan.Scratch, plan.Logger = built, *runs, *port, *timeout, scratch, log
+	plan.Crawlers, plan.Runs, plan.Port, plan.Timeout, plan.Scratch, plan.Logger = built, o.runs, o.port, o.timeout, scratch, log
 	plan.Spawner = spawner
 	for _, c := range built {
 		if c.Redis && plan.Redis == nil {
-			if *cluster > 0 {
-				plan.Redis, err = harness.StartRedisCluster(ctx, scratch, *cluster, harness.RedisOptions{CPUs: *redisCPUs})
+			if o.cluster > 0 {
+				plan.Redis, err = harness.StartRedisCluster(ctx, scratch, o.cluster, harness.RedisOptions{CPUs: o.redisCPUs})
 			} else {
-				plan.Redis, err = harness.StartRedis(ctx, scratch, harness.RedisOptions{CPUs: *redisCPUs})
+				plan.Redis, err = harness.StartRedis(ctx, scratch, harness.RedisOptions{CPUs: o.redisCPUs})
 			}
 			if err != nil {
 				fmt.Fprintln(os.Stderr, "benchrun:", err)
@@ -131,8 +130,9 @@ func run() int {
 		}
 	}
 
+	prov := provenance(ctx, o.repo, os.Args[1:])
 	ms, err := harness.Run(ctx, plan)
-	report(ms, plan.Workloads, skipped, *runs, *out)
+	report(ms, plan.Workloads, skipped, prov, o.out)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "benchrun:", err)
 		return 1
@@ -142,14 +142,14 @@ func run() int {
 
 // chosenWorkloads returns the workloads named in the comma-separated
 // list, with or without the broken hosts, continuous ones revisiting for
-// forDuration unless it is 0; ok is false, said on stderr, for a name it
-// does not know.
-func chosenWorkloads(list string, broken bool, forDuration time.Duration) (ws []harness.Workload, ok bool) {
+// forDuration unless it is 0, or an error naming a workload it does not
+// know.
+func chosenWorkloads(list string, broken bool, forDuration time.Duration) ([]harness.Workload, error) {
+	var ws []harness.Workload
 	for _, name := range strings.Split(list, ",") {
 		w, ok := harness.WorkloadByName(strings.TrimSpace(name))
 		if !ok {
-			fmt.Fprintf(os.Stderr, "benchrun: unknown workload %q (known: %s)\n", name, workloadList())
-			return nil, false
+			return nil, fmt.Errorf("unknown workload %q (known: %s)", name, workloadList())
 		}
 		w.Config.NoBrokenHosts = !broken
 		if w.Continuous != nil && forDuration > 0 {
@@ -159,17 +159,18 @@ func chosenWorkloads(list string, broken bool, forDuration time.Duration) (ws []
 		}
 		ws = append(ws, w)
 	}
-	return ws, true
+	return ws, nil
 }
 
-// report prints the table of the measurements ms, and writes it to the
-// file out too unless out is empty.
-func report(ms []harness.Measurement, workloads []harness.Workload, skipped map[string]error, runs int, out string) {
+// report prints the tables of the measurements ms — today's figures in
+// BENCHMARKS.md's shape, then each workload's crawlers in detail — and
+// writes them to the file out too unless out is empty.
+func report(ms []harness.Measurement, workloads []harness.Workload, skipped map[string]error, p harness.Provenance, out string) {
+	sums := harness.Summarize(ms)
 	var b strings.Builder
-	fmt.Fprintf(&b, "Machine: %d CPUs (runtime.NumCPU), %s %s/%s; medians of %d run(s); command: `%s`\n\n",
-		runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH, runs,
-		strings.Join(append([]string{"go -C bench run ./cmd/benchrun"}, os.Args[1:]...), " "))
-	b.WriteString(harness.Table(harness.Summarize(ms), workloads, skipped))
+	b.WriteString(harness.Figures(sums, workloads, skipped, p))
+	b.WriteString("Each crawler in detail (medians):\n\n")
+	b.WriteString(harness.Table(sums, workloads, skipped))
 	fmt.Print(b.String())
 	if out != "" {
 		if werr := os.WriteFile(out, []byte(b.String()), 0o644); werr != nil {
