@@ -206,7 +206,7 @@ type Config struct {
 const (
 	DefaultMaxPathSegments   = 32
 	DefaultMaxSegmentRepeats = 2
-	DefaultLease             = 5 * time.Minute
+	DefaultLease             = 15 * time.Second
 )
 
 // Frontier schedules URLs for fetching: it canonicalises them, checks them

@@ -50,7 +50,7 @@ func (s *Store) prepare(sh *shard, sc *redis.Script, op string, now time.Time, a
 	if s.oneServer() {
 		clock += "w" // see prelude.lua: the script tells the wake index
 	}
-	r.argv = append(r.argv, sh.prefix, sh.memo, r.id, forget, micros(now), clock, flag(sh.joined.Load()))
+	r.argv = append(r.argv, sh.prefix, sh.memo, r.id, forget, micros(now), clock, flag(sh.joined.Load())+s.memberArg())
 	r.argv = append(r.argv, args...)
 	return r
 }
@@ -167,7 +167,7 @@ func (s *Store) callMany(ctx context.Context, rs []*request) ([][]any, error) {
 }
 
 // tailLen is the length of the tail of a script's reply (prelude.lua).
-const tailLen = 7
+const tailLen = 8
 
 // takeForget returns, comma-separated, ids of requests whose replies
 // arrived, for the next script to forget their memos.

@@ -19,6 +19,26 @@ func leaseMicros(d time.Duration) int64 {
 	return ceilMicros(d)
 }
 
+// leaseArg returns the claim scripts' lease argument for opt, µs: the
+// lease, for FixedLeases; for a member, whose leases last while it
+// beats, the lease whose quarter bounds a run (runLease).
+func (s *Store) leaseArg(opt frontier.ClaimOptions) int64 {
+	if s.opt.FixedLeases {
+		return leaseMicros(opt.Lease)
+	}
+	return ceilMicros(runLease)
+}
+
+// leaseExpires returns the Lease.Expires, on the clock of now, of a lease
+// a script granted with left µs to go, or, for left -ID, held while
+// member ID beats (expiresAt).
+func (s *Store) leaseExpires(now time.Time, left int64) time.Time {
+	if left < 0 {
+		return s.expiresAt(now, -left)
+	}
+	return base(now).Add(time.Duration(left) * time.Microsecond)
+}
+
 // Claim implements frontier.Store. The next item of a run this Store
 // holds comes first, without a round trip, once its key rested (see the
 // package documentation, Affinity); else it asks the shard whose ready
@@ -30,6 +50,9 @@ func (s *Store) Claim(ctx context.Context, now time.Time, opt frontier.ClaimOpti
 		return frontier.Claim{}, err
 	}
 	if err := s.setup(ctx); err != nil {
+		return frontier.Claim{}, err
+	}
+	if err := s.ensureMember(ctx, opt.Lease); err != nil {
 		return frontier.Claim{}, err
 	}
 	l, next, err := s.claimRun(ctx, now)
@@ -164,7 +187,7 @@ func (s *Store) claimSlot(ctx context.Context, sh *shard, now time.Time, opt fro
 // named name (none if bound is ""): a nil Lease if sh has no key to hand
 // out.
 func (s *Store) claimShard(ctx context.Context, sh *shard, now time.Time, opt frontier.ClaimOptions, bound, name string) (*frontier.Lease, error) {
-	r, err := s.call(ctx, sh, claimScript, "claim", now, claimArg(opt), leaseMicros(opt.Lease), bound, name)
+	r, err := s.call(ctx, sh, claimScript, "claim", now, claimArg(opt), s.leaseArg(opt), bound, name)
 	if err != nil {
 		return nil, err
 	}
@@ -187,7 +210,7 @@ func (s *Store) leaseOf(sh *shard, now time.Time, r []any) (*frontier.Lease, err
 	tok := token(sh, intOf(r[0]))
 	key := strOf(r[1])
 	s.hold(tok, key)
-	if err := s.startRun(sh, tok, key, []byte(strOf(r[9])), time.Duration(intOf(r[5]))*time.Microsecond); err != nil {
+	if err := s.startRun(sh, tok, key, []byte(strOf(r[9])), intOf(r[5])); err != nil {
 		return nil, err
 	}
 	it, err := decodeItem([]byte(strOf(r[2])), key)
@@ -211,7 +234,7 @@ func (s *Store) leaseOf(sh *shard, now time.Time, r []any) (*frontier.Lease, err
 		Item:       it,
 		Pace:       host,
 		Token:      tok,
-		Expires:    base(now).Add(time.Duration(intOf(r[5])) * time.Microsecond),
+		Expires:    s.leaseExpires(now, intOf(r[5])),
 		GivenUp:    intOf(r[6]) == 1,
 		Revisiting: rv,
 	}, nil
@@ -225,11 +248,14 @@ func (s *Store) ClaimKey(ctx context.Context, key string, now time.Time, opt fro
 	if err := s.setup(ctx); err != nil {
 		return nil, time.Time{}, err
 	}
+	if err := s.ensureMember(ctx, opt.Lease); err != nil {
+		return nil, time.Time{}, err
+	}
 	if err := s.endRunOf(ctx, key); err != nil {
 		return nil, time.Time{}, err
 	}
 	sh := s.shardOf(key)
-	r, err := s.call(ctx, sh, claimKeyScript, "claim key", now, max(opt.PerHost, 1), leaseMicros(opt.Lease), key, ceilMicros(fullRecheck))
+	r, err := s.call(ctx, sh, claimKeyScript, "claim key", now, max(opt.PerHost, 1), s.leaseArg(opt), key, ceilMicros(fullRecheck))
 	if err != nil {
 		return nil, time.Time{}, err
 	}
@@ -252,7 +278,7 @@ func (s *Store) ClaimKey(ctx context.Context, key string, now time.Time, opt fro
 			Item:       frontier.Item{Key: key},
 			Pace:       host,
 			Token:      tok,
-			Expires:    at.Add(time.Duration(intOf(r[4])) * time.Microsecond),
+			Expires:    s.leaseExpires(now, intOf(r[4])),
 			Revisiting: rv,
 		}, time.Time{}, nil
 	case len(r) == 2 && intOf(r[0]) == 0:

@@ -69,8 +69,11 @@ type run struct {
 	next  int      // the index in items of the next to hand out
 	mark  uint64   // the last request made before the item out was handed out (request.seq)
 	// keep is how long a lease an item is handed out with, at least: the
-	// lease the Claim asked for (the run's is a quarter longer).
+	// lease the Claim asked for (the run's is a quarter longer); mem is,
+	// instead, the member whose run it is: its items are handed out while
+	// the member may start requests (Store.alive).
 	keep time.Duration
+	mem  int64
 	// done is the deferred Done of the item handed out last, nil while it
 	// is out; stop says the run ends at the next Done (GiveUp).
 	done *deferred
@@ -98,12 +101,18 @@ func (r *run) handed() int { return 1 + r.next }
 
 // startRun records the run of token on key of shard sh whose items
 // after the first are packed in more (claimone.lua), leased for left:
-// nothing if more is empty.
-func (s *Store) startRun(sh *shard, token uint64, key string, more []byte, left time.Duration) error {
+// nothing if more is empty. left is the lease's µs to go, or -ID for a
+// lease held while member ID beats.
+func (s *Store) startRun(sh *shard, token uint64, key string, more []byte, left int64) error {
 	if len(more) == 0 {
 		return nil
 	}
-	r := &run{sh: sh, key: key, token: token, keep: left * 4 / 5, mark: s.lastReq.Load()}
+	r := &run{sh: sh, key: key, token: token, mark: s.lastReq.Load()}
+	if left < 0 {
+		r.mem = -left
+	} else {
+		r.keep = time.Duration(left) * time.Microsecond * 4 / 5
+	}
 	for len(more) > 0 {
 		if len(more) < 4 || int(binary.BigEndian.Uint32(more)) > len(more)-4 {
 			return fmt.Errorf("redisstore: claim: run of %s: %w", key, errCorrupt)
@@ -137,7 +146,7 @@ func (s *Store) continues(l *frontier.Lease, now time.Time, o frontier.Outcome) 
 	}
 	ok = !r.stop && r.done == nil && r.next < len(r.items) && !s.closed &&
 		o.Pace.ClosedUntil.IsZero() && o.Checkpoint == nil &&
-		l.Expires.Sub(readyAt(now, o)) > r.keep
+		(r.mem != 0 && s.alive(r.mem) || r.mem == 0 && l.Expires.Sub(readyAt(now, o)) > r.keep)
 	return r, ok, last > r.mark
 }
 
@@ -244,7 +253,7 @@ func (s *Store) claimRun(ctx context.Context, now time.Time) (*frontier.Lease, t
 		r := s.ready[first]
 		s.ready = append(s.ready[:first], s.ready[first+1:]...)
 		d := r.done
-		if d.l.Expires.Sub(base(now)) <= r.keep || r.stop {
+		if r.mem != 0 && !s.alive(r.mem) || r.mem == 0 && d.l.Expires.Sub(base(now)) <= r.keep || r.stop {
 			s.mu.Unlock()
 			if err := s.end(ctx, d.l, d.now, d.o, false); err != nil && !errors.Is(err, frontier.ErrLeaseLost) {
 				return nil, time.Time{}, err // lost: its items came back already
@@ -273,11 +282,15 @@ func (s *Store) claimRun(ctx context.Context, now time.Time) (*frontier.Lease, t
 		if d.o.Revisiting != nil {
 			rv = *d.o.Revisiting
 		}
+		exp := d.l.Expires
+		if r.mem != 0 {
+			exp = s.expiresAt(now, r.mem)
+		}
 		return &frontier.Lease{
 			Item:       it,
 			Pace:       pace,
 			Token:      r.token,
-			Expires:    d.l.Expires,
+			Expires:    exp,
 			Revisiting: rv,
 		}, time.Time{}, nil
 	}
