@@ -98,9 +98,11 @@ func livenessTimeout(lease time.Duration) time.Duration {
 }
 
 // memberArg returns the suffix of the scripts' ARGV[7] that names the
-// Store's member (prelude.lua), "" for none.
+// Store's member (prelude.lua), "" for none. A member known dead is named
+// all the same: a claim of it must grant nothing (it would be a lease no
+// heartbeat keeps), and the script's tail says so again.
 func (s *Store) memberArg() string {
-	if m := s.live.cur.Load(); m != nil && !m.dead.Load() {
+	if m := s.live.cur.Load(); m != nil {
 		return ":" + strconv.FormatInt(m.id, 10)
 	}
 	return ""
@@ -272,9 +274,12 @@ func (s *Store) reclaim(ctx context.Context, ids []int64) error {
 	for i, id := range ids {
 		args[i] = id
 	}
+	// With CallerClock, on the latest now a caller gave: the keys rest
+	// from the moment the heartbeat found the members dead.
+	now := timeOf(s.callerNow())
 	rs := make([]*request, len(s.shards))
 	for i, sh := range s.shards {
-		rs[i] = s.prepare(sh, reclaimScript, "reclaim", time.Time{}, args...)
+		rs[i] = s.prepare(sh, reclaimScript, "reclaim", now, args...)
 	}
 	if _, err := s.callMany(ctx, rs); err != nil {
 		return err

@@ -34,7 +34,8 @@ local LAYOUT = '2'
 local callerClock, wakeHere = string.sub(ARGV[6], 1, 1) == '1', string.sub(ARGV[6], 2, 2) == 'w'
 -- The member whose claims this script serves, 0 for none: a lease then
 -- expires a lease after it was granted, as before members existed.
-local member = tonumber(string.match(ARGV[7], ':(%d+)$')) or 0
+local memberID = string.match(ARGV[7], ':(%d+)$') or '0'
+local member = tonumber(memberID)
 
 local function num(v)
   if v then return tonumber(v) or 0 end
@@ -68,7 +69,7 @@ local function enter(p, n)
   pend = {add = {}, del = {}, gone = {}, li = {}, lidel = {}, item = {}, first = false}
   pendR = {}
   NV = redis.call('HMGET', N, 'lastnow', 'runid', 'epoch', 'epochat', 'perhost', 'keep', 'pub', 'pv',
-    'queued', 'leased', 'hosts', 'busy', 'scheduled', 'seen', 'token', 'lv', 'x:' .. member)
+    'queued', 'leased', 'hosts', 'busy', 'scheduled', 'seen', 'token', 'lv', 'x:' .. memberID)
   cnt = {queued = num(NV[9]), leased = num(NV[10]), hosts = num(NV[11]), busy = num(NV[12]),
     scheduled = num(NV[13]), token = num(NV[15])}
   dirty = {}

@@ -13,7 +13,7 @@ for i = 8, #ARGV do
   local id = tonumber(ARGV[i])
   if id and id > 0 then
     dead[-id] = true
-    marks[#marks + 1], marks[#marks + 2] = 'x:' .. id, clock
+    marks[#marks + 1], marks[#marks + 2] = 'x:' .. ARGV[i], clock
   end
 end
 if #marks > 0 then redis.call('HSET', N, unpack(marks)) end
