@@ -34,10 +34,7 @@ type request struct {
 // prepare makes the request to run the script sc, which changes the state
 // of shard sh, with the common arguments and args.
 func (s *Store) prepare(sh *shard, sc *redis.Script, op string, now time.Time, args ...any) *request {
-	if s.opt.CallerClock && !now.IsZero() {
-		for last := s.lastNow.Load(); micros(now) > last && !s.lastNow.CompareAndSwap(last, micros(now)); last = s.lastNow.Load() {
-		}
-	}
+	s.noteNow(now)
 	seq := s.lastReq.Add(1)
 	r := &request{sh: sh, sc: sc, op: op, id: strconv.FormatUint(seq, 36), seq: seq, forget: sh.takeForget()}
 	forget := r.forget
@@ -53,6 +50,14 @@ func (s *Store) prepare(sh *shard, sc *redis.Script, op string, now time.Time, a
 	r.argv = append(r.argv, sh.prefix, sh.memo, r.id, forget, micros(now), clock, flag(sh.joined.Load())+s.memberArg())
 	r.argv = append(r.argv, args...)
 	return r
+}
+
+// noteNow keeps now as the latest now a caller gave, with CallerClock.
+func (s *Store) noteNow(now time.Time) {
+	if s.opt.CallerClock && !now.IsZero() {
+		for last := s.lastNow.Load(); micros(now) > last && !s.lastNow.CompareAndSwap(last, micros(now)); last = s.lastNow.Load() {
+		}
+	}
 }
 
 // call runs the script sc, which changes the state of shard sh, with the

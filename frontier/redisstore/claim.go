@@ -4,6 +4,7 @@ package redisstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -52,9 +53,29 @@ func (s *Store) Claim(ctx context.Context, now time.Time, opt frontier.ClaimOpti
 	if err := s.setup(ctx); err != nil {
 		return frontier.Claim{}, err
 	}
+	s.noteNow(now) // the heartbeat's clock, with CallerClock
 	if err := s.ensureMember(ctx, opt.Lease); err != nil {
 		return frontier.Claim{}, err
 	}
+	for {
+		c, err := s.claimOnce(ctx, now, opt)
+		if err != nil || c.Lease == nil {
+			return c, err
+		}
+		rv, ok := s.takeLost(c.Lease)
+		if !ok {
+			return c, nil
+		}
+		// This process wrote the item's record already, and lost its
+		// lease before its Done (lost.go): it is done, not fetched twice.
+		if err := s.Done(ctx, c.Lease, now, frontier.Outcome{Pace: c.Lease.Pace, Revisit: rv}); err != nil && !errors.Is(err, frontier.ErrLeaseLost) {
+			return frontier.Claim{}, err
+		}
+	}
+}
+
+// claimOnce is Claim of a run's next item or a key in Redis.
+func (s *Store) claimOnce(ctx context.Context, now time.Time, opt frontier.ClaimOptions) (frontier.Claim, error) {
 	l, next, err := s.claimRun(ctx, now)
 	if l != nil || err != nil {
 		return frontier.Claim{Lease: l}, err
@@ -248,6 +269,7 @@ func (s *Store) ClaimKey(ctx context.Context, key string, now time.Time, opt fro
 	if err := s.setup(ctx); err != nil {
 		return nil, time.Time{}, err
 	}
+	s.noteNow(now)
 	if err := s.ensureMember(ctx, opt.Lease); err != nil {
 		return nil, time.Time{}, err
 	}

@@ -180,3 +180,41 @@ func TestLivenessPausedStartsNothing(t *testing.T) {
 		t.Errorf("the run goes on with %d items ready while its member may be dead", ready)
 	}
 }
+
+// TestLivenessLostNotTwice: an item a Store did under a lease it lost
+// (its member was declared dead) is not handed to its workers again: if
+// the Store claims it again, it ends it at once — the process wrote its
+// record already — and hands out the next.
+func TestLivenessLostNotTwice(t *testing.T) {
+	srv := redistest.Start(t)
+	job := newJob(t)
+	a, aMono := manualMember(t, srv, job)
+	b, _ := manualMember(t, srv, job)
+	t0 := time.Now().Truncate(time.Second)
+	mustAdd(t, a, item("k", "/1"), item("k", "/2"))
+	one := frontier.ClaimOptions{PerHost: 1, Lease: liveOpt.Lease}
+	l := claimAt(t, a, t0, one).Lease
+	if l == nil || l.URL != "http://k/1" {
+		t.Fatalf("Claim = %v, want k/1", l)
+	}
+	claimAt(t, b, t0, one) // b joins
+	beatAt(t, b, t0)
+	// a is paused past its timeout: b takes k/1 back.
+	t1 := t0.Add(liveOpt.Lease + time.Second)
+	aMono.Store(int64(liveOpt.Lease + time.Second))
+	beatAt(t, b, t1)
+	if err := a.Done(ctx, l, t1, frontier.Outcome{}); !errors.Is(err, frontier.ErrLeaseLost) {
+		t.Fatalf("Done of the lost lease = %v, want ErrLeaseLost", err)
+	}
+	// a joins again and claims k: k/1 is ended, k/2 handed out.
+	got := claimAt(t, a, t1, one).Lease
+	if got == nil || got.URL != "http://k/2" {
+		t.Fatalf("a's Claim after it lost k/1 = %v, want k/2: k/1 is done, its record written", got)
+	}
+	if err := a.Done(ctx, got, t1, frontier.Outcome{}); err != nil {
+		t.Fatal(err)
+	}
+	if c := claimAt(t, b, t1, one); !c.Idle {
+		t.Errorf("b's Claim = %+v, want idle: k/1 done once, by a", c)
+	}
+}

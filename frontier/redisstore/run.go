@@ -84,6 +84,10 @@ type run struct {
 	// gave, if any.
 	revisits   []frontier.Item
 	revisiting *revisit.Host
+	// done are the items whose Dones the run held back, with their
+	// revisits: done by this process, though Redis does not know it
+	// until the run ends (lost.go).
+	doneItems []lostItem
 }
 
 // deferred is a Done a run holds back: the lease it ended, at now, with
@@ -174,6 +178,7 @@ func (s *Store) deferDone(ctx context.Context, sh *shard, l *frontier.Lease, now
 	r, ok, answered := s.continues(l, now, o)
 	if ok && answered {
 		r.done = &deferred{l: l, now: now, o: o, at: readyAt(now, o)}
+		r.doneItems = append(r.doneItems, lostItem{url: l.URL, revisit: o.Revisit})
 		s.ready = append(s.ready, r)
 	}
 	return ok && answered, nil

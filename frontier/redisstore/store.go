@@ -135,9 +135,10 @@ type Store struct {
 	reserved  bool // the job's page reservations are counted
 
 	mu     sync.Mutex
-	held   map[uint64]string // the leases granted to this Store: token → key
-	runs   map[uint64]*run   // those of several items (run.go), by token
-	ready  []*run            // the runs whose next item may be handed out, in order
+	held   map[uint64]string         // the leases granted to this Store: token → key
+	runs   map[uint64]*run           // those of several items (run.go), by token
+	ready  []*run                    // the runs whose next item may be handed out, in order
+	lost   map[string]*frontier.Item // items done under leases lost, by URL, with their revisits (lost.go)
 	closed bool
 }
 
