@@ -50,6 +50,21 @@ func startLivenessJob(t *testing.T, ctx context.Context, bin string, srv *redist
 	return j
 }
 
+// untilMidCrawl waits until process 1 made 15 requests: it holds hosts,
+// and has fetched pages of its runs whose Dones it holds back.
+func (j *livenessJob) untilMidCrawl() {
+	j.t.Helper()
+	untilTrue(j.t, "15 requests by process 1", j.runs, func() bool {
+		n := 0
+		for _, e := range j.web.Log.Entries() {
+			if e.UserAgent == "heed-live-test/1" {
+				n++
+			}
+		}
+		return n >= 15
+	})
+}
+
 func (j *livenessJob) out(n int) string { return filepath.Join(j.dir, fmt.Sprintf("out%d.jsonl", n)) }
 
 // processOf returns the number of the process that made request e.
@@ -161,7 +176,7 @@ func TestRedisLiveness(t *testing.T) {
 
 	t.Run("kill", func(t *testing.T) {
 		j := startLivenessJob(t, ctx, bin, srv, "kill", 31)
-		untilTrue(t, "40 requests", j.runs, func() bool { return j.web.Log.Len() >= 40 })
+		j.untilMidCrawl()
 		j.runs[0].signal(t, syscall.SIGKILL)
 		killedAt := time.Now()
 		<-j.runs[0].exited
@@ -199,7 +214,7 @@ func TestRedisLiveness(t *testing.T) {
 
 	t.Run("pause", func(t *testing.T) {
 		j := startLivenessJob(t, ctx, bin, srv, "pause", 32)
-		untilTrue(t, "40 requests", j.runs, func() bool { return j.web.Log.Len() >= 40 })
+		j.untilMidCrawl()
 		j.runs[0].signal(t, syscall.SIGSTOP)
 		stoppedAt := time.Now()
 		// Until the others declared it dead and took its leases back:
