@@ -123,16 +123,24 @@
 // Each heartbeat, of any member, declares dead every member whose last
 // heartbeat is older than its timeout, and the Store that beat takes the
 // dead members' leases back in every shard at once (lua/reclaim.lua, one
-// pipelined round): their items go back to the front of their queues in
+// pipelined round, beside its heartbeats: a shard failing over meanwhile
+// does not hold them back): their items go back to the front of their queues in
 // the order they were queued (a run's items too, those the dead process
 // had done included, as Redis does not know of them: at most 16 a key,
 // reported as fetched again, as kill -9 always was), and each key rests a
 // full Delay from then, since a request may have been under way; its
 // bucket then decides the next request as ever. The reclaim marks the
 // member dead in each shard (field x:ID of its counters hash, kept a day),
-// so that a claim of it that arrives late grants nothing. Measured by the
-// crawl command's TestRedisLiveness (3 s timeout, three processes, one
-// SIGKILLed): the job took 2.7 s longer than without the kill.
+// so that a claim of it that arrives late grants nothing. From a
+// process's death to its item in another's hands: the timeout, less the
+// time since its last heartbeat, plus up to a heartbeat interval and a
+// Poll (BenchmarkReclaim; BENCHMARKS.md, "Liveness").
+//
+// The timeout must outlast what may hold heartbeats back: a failover of
+// the primary of the job's slot (2–3 s with cluster-node-timeout 1 s)
+// plus a heartbeat interval, and a Redis slow to answer. Declarations of
+// death are made in the same slot as the heartbeats, so while that slot
+// has no primary no member is declared dead either.
 //
 // A process paused (SIGSTOP, a long GC pause, a partition) must not act
 // as a second crawler when it resumes. A Store knows, on its monotonic

@@ -75,6 +75,10 @@ type liveness struct {
 	clock   func() time.Duration // the monotonic clock, since start
 	loop    sync.Once
 	running atomic.Bool // the beat loop was started
+	// reclaiming is set while a reclaim runs (reclaimLater); pending
+	// counts them, for Close.
+	reclaiming atomic.Bool
+	pending    sync.WaitGroup
 	stop    chan struct{}
 	stopped chan struct{}
 	manual  bool // tests beat (export_test.go)
@@ -234,7 +238,29 @@ func (s *Store) beat(ctx context.Context) error {
 			return err
 		}
 	}
-	return s.reclaim(ctx, dead)
+	s.reclaimLater(dead, m.timeout)
+	return nil
+}
+
+// reclaimLater takes back the leases of the dead members ids (reclaim)
+// on its own, unless a reclaim of the Store is under way: a shard that
+// fails over meanwhile must not hold the heartbeats back, or the Store
+// would be presumed dead in turn. Within timeout, else the next heartbeat
+// tries again.
+func (s *Store) reclaimLater(ids []int64, timeout time.Duration) {
+	if len(ids) == 0 || !s.live.reclaiming.CompareAndSwap(false, true) {
+		return
+	}
+	s.live.pending.Add(1)
+	go func() {
+		defer s.live.pending.Done()
+		defer s.live.reclaiming.Store(false)
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		if err := s.reclaim(ctx, ids); err != nil && s.opt.Log != nil {
+			s.opt.Log.Warn("redisstore: taking back the leases of dead members failed; the next heartbeat tries again", "job", s.job, "members", ids, "err", err)
+		}
+	}()
 }
 
 // beatLoop beats every timeout/beatsPerTimeout until Close.
@@ -337,6 +363,7 @@ func (s *Store) leaveJob(ctx context.Context) error {
 	if s.live.running.Load() {
 		<-s.live.stopped
 	}
+	s.live.pending.Wait()
 	if m.dead.Load() {
 		return nil
 	}

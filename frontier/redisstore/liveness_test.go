@@ -37,6 +37,7 @@ func beatAt(t *testing.T, s *Store, now time.Time) {
 	if err != nil {
 		t.Fatalf("heartbeat: %v", err)
 	}
+	s.live.pending.Wait() // its reclaim, if any
 }
 
 // TestLivenessReclaim: a member that stops beating loses every lease it
