@@ -79,9 +79,9 @@ type liveness struct {
 	// counts them, for Close.
 	reclaiming atomic.Bool
 	pending    sync.WaitGroup
-	stop    chan struct{}
-	stopped chan struct{}
-	manual  bool // tests beat (export_test.go)
+	stop       chan struct{}
+	stopped    chan struct{}
+	manual     bool // tests beat (export_test.go)
 }
 
 // mono returns the Store's monotonic clock: time since it was made,
