@@ -50,8 +50,8 @@ func claimArg(opt frontier.ClaimOptions) string {
 // between are the Store's alone (deferred): the lease ends in Redis once,
 // with the Done of the last item handed out, and the items not handed out
 // go back to the front of the key's queue. A process that dies mid-run
-// thus leaves its items to be fetched again when the lease expires — the
-// lease expired, as it does for a lease of one.
+// thus leaves its items to be fetched again once it is declared dead (see
+// Liveness in the package documentation), as for a lease of one.
 //
 // A run goes on only while Redis answers: a Done is held back only once a
 // request the Store sent after the item was handed out came back (the
@@ -236,8 +236,9 @@ func (s *Store) runEnd(token uint64, now time.Time) (handed int, revisits []byte
 
 // claimRun hands out the next item of the run whose Done was deferred
 // and whose key rested first, at now; with none rested, it returns when
-// the first will have (zero for none). A run whose next item would have
-// less than a lease left ends instead, with its deferred Done.
+// the first will have (zero for none). A run whose member may be dead
+// (Store.alive), or, with FixedLeases, whose next item would have less
+// than a lease left, ends instead, with its deferred Done.
 func (s *Store) claimRun(ctx context.Context, now time.Time) (*frontier.Lease, time.Time, error) {
 	for {
 		s.mu.Lock()
