@@ -27,6 +27,10 @@ import (
 // timeout: four may be lost or late before the member is presumed dead.
 const beatsPerTimeout = 5
 
+// minBeat is the shortest interval between heartbeats, whatever the
+// timeout.
+const minBeat = 10 * time.Millisecond
+
 // runLease bounds a member's runs as the default lease bounded them
 // before members: a run holds no more items than its key's Delay lets be
 // fetched in a quarter of it (see Affinity).
@@ -268,7 +272,7 @@ func (s *Store) beatLoop() {
 	defer close(s.live.stopped)
 	for {
 		m := s.live.cur.Load()
-		t := time.NewTimer(m.timeout / beatsPerTimeout)
+		t := time.NewTimer(max(m.timeout/beatsPerTimeout, minBeat))
 		select {
 		case <-s.live.stop:
 			t.Stop()
