@@ -26,9 +26,9 @@ func (s *Store) Requeue(ctx context.Context, l *frontier.Lease, now time.Time, o
 // end ends l with o (requeue: Requeue), and notes the items this process
 // had done under it if the lease was lost (lost.go).
 func (s *Store) end(ctx context.Context, l *frontier.Lease, now time.Time, o frontier.Outcome, requeue bool) error {
-	done := s.runDone(l)
+	done := s.runDone(l, o, requeue)
 	err := s.endLease(ctx, l, now, o, requeue)
-	s.noteLost(err, l, o, requeue, done)
+	s.noteLost(err, done)
 	return err
 }
 

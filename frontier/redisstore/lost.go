@@ -26,30 +26,35 @@ type lostItem struct {
 	revisit *frontier.Item
 }
 
-// runDone returns the items of l's run whose Dones were held back, nil if
-// l is no run's.
-func (s *Store) runDone(l *frontier.Lease) []lostItem {
+// runDone returns, if the Store holds l (a lease it ended already is
+// not lost when its Done is refused), l's own item, unless it is
+// requeued, and those of l's run whose Dones were held back: the items
+// its end would leave done by this process if the lease was lost.
+func (s *Store) runDone(l *frontier.Lease, o frontier.Outcome, requeue bool) []lostItem {
 	if l == nil {
 		return nil
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if r := s.runs[l.Token]; r != nil && r.key == l.Key {
-		return append([]lostItem(nil), r.doneItems...)
+	if _, ok := s.held[l.Token]; !ok {
+		return nil
 	}
-	return nil
-}
-
-// noteLost remembers, if err says l was lost, the items done under it:
-// done, those of its run, and l's own unless it was requeued.
-func (s *Store) noteLost(err error, l *frontier.Lease, o frontier.Outcome, requeue bool, done []lostItem) {
-	if !errors.Is(err, frontier.ErrLeaseLost) || l == nil || s.opt.FixedLeases {
-		// With FixedLeases a lease expires while its worker is slow:
-		// its item is fetched again, by whichever process.
-		return
+	var done []lostItem
+	if r := s.runs[l.Token]; r != nil && r.key == l.Key {
+		done = append(done, r.doneItems...)
 	}
 	if !requeue && l.URL != "" {
 		done = append(done, lostItem{url: l.URL, revisit: o.Revisit})
+	}
+	return done
+}
+
+// noteLost remembers done (runDone), if err says their lease was lost.
+func (s *Store) noteLost(err error, done []lostItem) {
+	if !errors.Is(err, frontier.ErrLeaseLost) || len(done) == 0 || s.opt.FixedLeases {
+		// With FixedLeases a lease expires while its worker is slow:
+		// its item is fetched again, by whichever process.
+		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
