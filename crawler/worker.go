@@ -99,6 +99,12 @@ func (r *crawl) process(ctx context.Context, j *lease) {
 		r.done(ctx, j, nil, nil)
 		return
 	}
+	if !j.Expires.IsZero() && !r.now().Before(j.Expires) {
+		// A shared store may have handed the host to another process
+		// (this one was paused): no request, robots.txt's included.
+		r.requeue(ctx, j, time.Time{})
+		return
+	}
 	if !r.robotsAllow(ctx, j, u) {
 		return
 	}
@@ -273,8 +279,9 @@ func (p leasePacer) Acquire(ctx context.Context, key string) (gate.Release, erro
 			return nil, err
 		}
 		if !j.Expires.IsZero() && !r.now().Before(j.Expires) {
-			// A shared store may have handed the host to another
-			// process: its robots.txt is not this worker's to fetch.
+			// Expired since process checked: a shared store may have
+			// handed the host to another process, whose robots.txt
+			// fetch this is not.
 			return nil, errLeaseExpired
 		}
 		if !j.answered.IsZero() {
