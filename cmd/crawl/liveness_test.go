@@ -238,6 +238,12 @@ func TestRedisLiveness(t *testing.T) {
 			}
 			return alive == 2 && dead == 0 && time.Since(stoppedAt) > liveTimeout
 		})
+		// crawl status lists the two members alive, with what they hold.
+		code, stdout, stderr := runCmd(t, "", "status", "-redis", srv.URL(), "-job", "pause")
+		if code != 0 || !strings.Contains(stdout, "members:    2 alive\n") || strings.Count(stdout, "last heartbeat") != 2 {
+			t.Errorf("crawl status while process 1 is stopped: exit %d, stderr %q, stdout:\n%s\nwant two members alive", code, stderr, stdout)
+		}
+		store.Close()
 		j.runs[0].signal(t, syscall.SIGCONT)
 		resumedAt := time.Now()
 		j.wait(0)
