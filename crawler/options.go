@@ -213,22 +213,15 @@ func (cfg *config) check() error {
 	if cfg.maxDelay < cfg.minDelay {
 		return invalid("WithMaxDelay", "%v is below the minimum delay %v", cfg.maxDelay, cfg.minDelay)
 	}
-	// A URL's robots.txt and then the URL itself may each take a whole
-	// fetch timeout under one lease; a request running past its lease
-	// could overlap another process's to the same host.
-	if cfg.lease != 0 && cfg.lease < 2*cfg.timeout {
-		return invalid("WithLease", "%v is shorter than twice the fetch timeout %v: a URL's robots.txt and the URL may take a fetch timeout each under one lease", cfg.lease, cfg.timeout)
-	}
 	*cfg = cfg.completed()
 	return nil
 }
 
 // completed returns cfg with the defaults that depend on other options
-// filled in: the User-Agent from the agent token, the lease from the fetch
-// timeout.
+// filled in: the User-Agent from the agent token, the lease.
 func (cfg config) completed() config {
 	if cfg.lease == 0 {
-		cfg.lease = max(frontier.DefaultLease, 2*cfg.timeout)
+		cfg.lease = frontier.DefaultLease
 	}
 	if cfg.userAgent == "" {
 		cfg.userAgent = fmt.Sprintf("%s/%s (+https://github.com/heedcrawl/heed)", cfg.agent, Version)
@@ -416,8 +409,7 @@ func WithHeaderTimeout(d time.Duration) Option {
 }
 
 // WithFetchTimeout bounds a whole fetch, connect, headers and body
-// included (DefaultFetchTimeout); it must be positive. A lease
-// (WithLease) must outlast two of them.
+// included (DefaultFetchTimeout); it must be positive.
 func WithFetchTimeout(d time.Duration) Option {
 	return timeoutOption("WithFetchTimeout", d, func(c *config) *time.Duration { return &c.timeout })
 }
@@ -782,13 +774,13 @@ func WithWARC(rec fetch.Recorder) Option {
 	}
 }
 
-// WithLease sets how long a worker holds a URL it was handed, for a Store
-// shared by several processes (frontier/redisstore): if the process dies,
-// the URL goes back to its queue that long after it was handed out, and its
-// host rests a full delay from then. It must outlast two fetch timeouts
-// (WithFetchTimeout) — a URL's robots.txt and the URL itself may each take
-// one — since a worker never starts a request on an expired lease; by
-// default it is frontier.DefaultLease, or two fetch timeouts if longer.
+// WithLease sets the liveness timeout of a Store shared by several
+// processes (frontier/redisstore): a worker holds a URL it was handed as
+// long as its process keeps beating, however long its fetches take; once
+// the process's last heartbeat is older than d (it died, or was paused or
+// cut off), the URL goes back to its queue at once, and its host rests a
+// full delay from then. A worker never starts a request on a lease its
+// process may have lost. By default it is frontier.DefaultLease.
 func WithLease(d time.Duration) Option {
 	return func(c *config) error {
 		if d <= 0 {

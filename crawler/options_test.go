@@ -69,8 +69,6 @@ func TestBadOptionValues(t *testing.T) {
 		{"nil recorder", []Option{WithWARC(nil)}, "WithWARC"},
 		{"WARC with transport", []Option{WithWARC(nopRecorder{}), WithTransport(nopTransport{})}, "WithWARC"},
 		{"zero lease", []Option{WithLease(0)}, "WithLease"},
-		{"lease under two fetches", []Option{WithLease(time.Minute)}, "WithLease"}, // the default fetch timeout is a minute
-		{"lease under two set fetches", []Option{WithFetchTimeout(10 * time.Second), WithLease(19 * time.Second)}, "WithLease"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := New(tc.opts...)
@@ -187,9 +185,9 @@ func TestOptionZeroAndNoLimit(t *testing.T) {
 				t.Errorf("lease %v, want frontier.DefaultLease", cfg.lease)
 			}
 		}},
-		{"default lease outlasts two long fetches", []Option{WithFetchTimeout(4 * time.Minute)}, func(t *testing.T, cfg *config) {
-			if cfg.lease != 8*time.Minute {
-				t.Errorf("lease %v, want 8m", cfg.lease)
+		{"lease is a liveness timeout, not bound to the fetch timeout", []Option{WithFetchTimeout(4 * time.Minute), WithLease(5 * time.Second)}, func(t *testing.T, cfg *config) {
+			if cfg.lease != 5*time.Second {
+				t.Errorf("lease %v, want 5s", cfg.lease)
 			}
 		}},
 		{"nil logger discards", []Option{WithLogger(nil)}, func(t *testing.T, cfg *config) {

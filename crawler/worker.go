@@ -100,6 +100,12 @@ func (r *crawl) process(ctx context.Context, j *lease) {
 		r.done(ctx, j, nil, nil)
 		return
 	}
+	if !j.Expires.IsZero() && !r.now().Before(j.Expires) {
+		// A shared store may have handed the host to another process
+		// (this one was paused): no request, robots.txt's included.
+		r.requeue(ctx, j, time.Time{})
+		return
+	}
 	if !r.robotsAllow(ctx, j, u) {
 		return
 	}
@@ -168,7 +174,7 @@ func robotsDecision(v gate.Verdict, restLeft, wait time.Duration) robotsAction {
 func (r *crawl) robotsAllow(ctx context.Context, j *lease, u *url.URL) bool {
 	v, err := r.gate.CheckWith(r.stop, u, leasePacer{r: r, held: j})
 	if err != nil {
-		if r.stop.Err() != nil {
+		if r.stop.Err() != nil || errors.Is(err, errLeaseExpired) {
 			r.requeue(ctx, j, time.Time{})
 			return false
 		}
@@ -265,6 +271,10 @@ func (r *crawl) closedItem(ctx context.Context, j *lease, u *url.URL) {
 // the permission — and its outcome sets how long the host rests when the
 // lease ends; a redirect hop to another key, or any request when held is
 // nil, waits for a lease of that key.
+// errLeaseExpired: a robots.txt request was to be made under a lease
+// past its expiry (see frontier.Lease.Expires); the item goes back.
+var errLeaseExpired = errors.New("crawler: lease expired before the request")
+
 type leasePacer struct {
 	r    *crawl
 	held *lease
@@ -275,6 +285,12 @@ func (p leasePacer) Acquire(ctx context.Context, key string) (gate.Release, erro
 	if j := p.held; j != nil && j.Key == key {
 		if err := r.sleep(ctx, r.interruptedUntil(j).Sub(r.now())); err != nil {
 			return nil, err
+		}
+		if !j.Expires.IsZero() && !r.now().Before(j.Expires) {
+			// Expired since process checked: a shared store may have
+			// handed the host to another process, whose robots.txt
+			// fetch this is not.
+			return nil, errLeaseExpired
 		}
 		if !j.answered.IsZero() {
 			// A redirect hop on the same host: it rests from the answer

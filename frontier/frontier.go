@@ -193,8 +193,8 @@ type Config struct {
 	MaxSegmentRepeats int
 	// Claim holds the scheduling settings passed to the Store: items of one
 	// key in flight at once (PerHost, default 1), runs of a ready key
-	// (Affinity), and how long a lease lasts in a Store shared by several
-	// processes (Lease, default DefaultLease).
+	// (Affinity), and the liveness timeout of a process of a Store shared
+	// by several (Lease, default DefaultLease).
 	Claim ClaimOptions
 	// Poll is how often a waiting Next asks the Store again when nothing
 	// in this process has changed: for a Store shared by several processes,
@@ -203,11 +203,12 @@ type Config struct {
 }
 
 // Defaults of the pathological-path check (Config.MaxPathSegments and
-// Config.MaxSegmentRepeats), and of a lease's duration.
+// Config.MaxSegmentRepeats), and of the liveness timeout of a process in
+// a shared Store (ClaimOptions.Lease).
 const (
 	DefaultMaxPathSegments   = 32
 	DefaultMaxSegmentRepeats = 2
-	DefaultLease             = 5 * time.Minute
+	DefaultLease             = 15 * time.Second
 )
 
 // Frontier schedules URLs for fetching: it canonicalises them, checks them

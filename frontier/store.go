@@ -192,9 +192,13 @@ type Limits struct {
 type ClaimOptions struct {
 	// PerHost is how many leases one key may have at once; 0 means 1.
 	PerHost int
-	// Lease bounds how long a lease is held before the Store may take it
-	// back; stores whose leases die with their process (MemoryStore,
-	// pebblestore) ignore it.
+	// Lease is, for a Store shared by several processes
+	// (frontier/redisstore), the liveness timeout of this process: a
+	// lease lasts while the process keeps a heartbeat in the Store, and
+	// once its last heartbeat is older than Lease (it died, or was paused
+	// or cut off) every lease it held may be taken back at once. Zero
+	// means DefaultLease. Stores whose leases die with their process
+	// (MemoryStore, pebblestore) ignore it.
 	Lease time.Duration
 	// Affinity lets a key that is ready again as soon as its lease ends be
 	// claimed next, ahead of keys that have waited, up to Affinity times
@@ -232,7 +236,9 @@ type Lease struct {
 	// cannot finish someone else's.
 	Token uint64
 	// Expires is when the Store may take the lease back and hand the item
-	// to another worker; zero if it never does. A worker must not start a
+	// to another worker, as far as this process can tell (for a lease that
+	// lasts while its process beats, a bound from its last acknowledged
+	// heartbeat); zero if it never does. A worker must not start a
 	// request on a lease past its expiry.
 	Expires time.Time
 	// GivenUp reports that the key was given up (Store.GiveUp): the item

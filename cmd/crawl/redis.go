@@ -95,12 +95,32 @@ func (r *redisLog) Printf(ctx context.Context, format string, v ...any) {
 	l.Log(ctx, slog.LevelWarn, "redis: "+strings.TrimSpace(fmt.Sprintf(format, v...)))
 }
 
+// Enabled, Handle, WithAttrs and WithGroup make a redisLog the
+// slog.Handler of the Store's own messages (a process presumed dead that
+// joins again, a heartbeat that failed), which go to the command's log
+// once it is open. The Store logs its attributes with each message: a
+// logger of it With attributes keeps none.
+func (r *redisLog) Enabled(ctx context.Context, level slog.Level) bool {
+	l := r.l.Load()
+	return l != nil && l.Handler().Enabled(ctx, level)
+}
+
+func (r *redisLog) Handle(ctx context.Context, rec slog.Record) error {
+	if l := r.l.Load(); l != nil {
+		return l.Handler().Handle(ctx, rec)
+	}
+	return nil
+}
+
+func (r *redisLog) WithAttrs([]slog.Attr) slog.Handler { return r }
+func (r *redisLog) WithGroup(string) slog.Handler      { return r }
+
 // redisClient connects to the Redis at rawURL, a server or a cluster,
 // for job, with a Store of it. A URL or job that cannot work is a usage
 // error (status 2), its error wrapping redisstore.ErrURL or ErrJob; any
 // other error is Redis's, unreachable. Telling a cluster node from a
 // server asks Redis, retried for retry as the Store retries.
-func redisClient(ctx context.Context, rawURL, job, process string, retry time.Duration) (redis.UniversalClient, *redisstore.Store, error) {
+func redisClient(ctx context.Context, rawURL, job, process string, retry time.Duration, logs *redisLog) (redis.UniversalClient, *redisstore.Store, error) {
 	if err := redisstore.CheckJob(job); err != nil {
 		return nil, nil, fmt.Errorf("-job %q: not a job name (empty, or with { or }): %w", job, err)
 	}
@@ -114,7 +134,7 @@ func redisClient(ctx context.Context, rawURL, job, process string, retry time.Du
 	case err != nil:
 		return nil, nil, errors.New(unreachable(rawURL, err))
 	}
-	s, err := redisstore.New(c, job, redisstore.Options{Checkpoint: process, RetryFor: retry})
+	s, err := redisstore.New(c, job, redisstore.Options{Checkpoint: process, RetryFor: retry, Log: slog.New(logs)})
 	if err != nil {
 		c.Close()
 		return nil, nil, err
@@ -179,7 +199,7 @@ type redisJob struct {
 // cannot work, unavailable for a Redis that cannot be reached.
 func openRedis(ctx context.Context, f *flags, stderr io.Writer) (*redisJob, refusal) {
 	logs := logRedis() // before the client exists, which may log at once
-	client, store, err := redisClient(ctx, f.redis, f.job, f.process, f.redisRetry)
+	client, store, err := redisClient(ctx, f.redis, f.job, f.process, f.redisRetry, logs)
 	if err != nil {
 		fmt.Fprintf(stderr, "crawl: %v\n", err)
 		if badRedis(err) {
@@ -540,7 +560,6 @@ func checkModeFlags(fs *flag.FlagSet, f *flags, stderr io.Writer) refusal {
 		fmt.Fprintf(stderr, "crawl: "+format+"; see crawl -h\n", a...)
 		return badUsage
 	}
-	timeout := f.timeout // if not positive, crawler.New says so
 	switch {
 	case f.redis == "":
 		if f.job != "" || set["job"] {
@@ -556,11 +575,8 @@ func checkModeFlags(fs *flag.FlagSet, f *flags, stderr io.Writer) refusal {
 		return fail("-state and -redis both keep the crawl's state: give one of them")
 	case f.job == "":
 		return fail("-redis needs -job NAME, the crawl to start or join")
-	case f.lease < 2*timeout:
-		// A URL's robots.txt and then the URL itself may each take a
-		// whole -timeout under one lease; a request running past its
-		// lease could overlap another process's to the same host.
-		return fail("-lease %v is too short for -timeout %v: a URL's robots.txt and the URL may take a -timeout each under one lease; give at least %v", f.lease, timeout, 2*timeout)
+	case f.lease <= 0:
+		return fail("-lease must be positive, got %v", f.lease)
 	case f.redisRetry < 0:
 		return fail("-redis-retry must not be negative, got %v", f.redisRetry)
 	}

@@ -27,7 +27,7 @@ func TestRedisUsageErrors(t *testing.T) {
 		{"lease without redis", []string{"-lease", "10m", seeds}, "crawl: -lease is for a crawl with -redis; see crawl -h"},
 		{"redis without job", []string{"-redis", "redis://127.0.0.1:1", seeds}, "crawl: -redis needs -job NAME, the crawl to start or join; see crawl -h"},
 		{"state and redis", []string{"-redis", "redis://127.0.0.1:1", "-job", "j", "-state", t.TempDir(), seeds}, "crawl: -state and -redis both keep the crawl's state: give one of them; see crawl -h"},
-		{"short lease", []string{"-redis", "redis://127.0.0.1:1", "-job", "j", "-timeout", "10s", "-lease", "15s", seeds}, "crawl: -lease 15s is too short for -timeout 10s: a URL's robots.txt and the URL may take a -timeout each under one lease; give at least 20s; see crawl -h"},
+		{"zero lease", []string{"-redis", "redis://127.0.0.1:1", "-job", "j", "-lease", "0s", seeds}, "crawl: -lease must be positive, got 0s; see crawl -h"},
 		{"negative retry", []string{"-redis", "redis://127.0.0.1:1", "-job", "j", "-redis-retry", "-1s", seeds}, "crawl: -redis-retry must not be negative, got -1s; see crawl -h"},
 		{"not a redis URL", []string{"-redis", "http://127.0.0.1:1", "-job", "j", seeds}, "crawl: -redis http://127.0.0.1:1: redisstore: bad Redis URL: redis: invalid URL scheme: http"},
 		{"bad job", []string{"-redis", "redis://127.0.0.1:1", "-job", "a{b}", seeds}, `crawl: -job "a{b}": not a job name (empty, or with { or }): redisstore: invalid job name: "a{b}"`},

@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/heedcrawl/heed/frontier"
+	"github.com/heedcrawl/heed/frontier/redisstore"
 )
 
 // statusRetry is how long crawl status retries a Redis that does not
@@ -37,8 +38,9 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int
   crawl status -redis URL -job NAME
 
 Shows how a crawl shared through Redis (crawl -redis URL -job NAME) is going:
-URLs queued and held, hosts, pages scheduled and fetched, errors, and the
-processes seen in the last minute.
+URLs queued and held, hosts, pages scheduled and fetched, errors, the
+processes seen in the last minute, and the job's members: each process
+that takes URLs, with its last heartbeat and the URLs and hosts it holds.
 
 Flags:
 `)
@@ -56,8 +58,7 @@ Flags:
 		return 2
 	}
 	// What go-redis would print, the error returned says.
-	logRedis()
-	client, store, err := redisClient(ctx, rawURL, job, "", retry)
+	client, store, err := redisClient(ctx, rawURL, job, "", retry, logRedis())
 	if err != nil {
 		fmt.Fprintf(stderr, "crawl status: %v\n", err)
 		if badRedis(err) {
@@ -88,6 +89,10 @@ Flags:
 	if err != nil {
 		return fail(err)
 	}
+	members, err := store.Members(ctx)
+	if err != nil {
+		return fail(err)
+	}
 	now, err := client.Time(ctx).Result()
 	if err != nil {
 		return fail(err)
@@ -98,7 +103,41 @@ Flags:
 		return 2
 	}
 	writeStatus(stdout, where, now, counts, len(completeRaw) > 0, procs)
+	writeMembers(stdout, now, members)
 	return 0
+}
+
+// writeMembers writes the job's members — each process that claims, by
+// its heartbeat in Redis — with what each holds, and those declared dead
+// whose URLs are being taken back.
+func writeMembers(w io.Writer, now time.Time, ms []redisstore.Member) {
+	alive := 0
+	for _, m := range ms {
+		if !m.Dead {
+			alive++
+		}
+	}
+	fmt.Fprintf(w, "members:    %d alive", alive)
+	if dead := len(ms) - alive; dead > 0 {
+		fmt.Fprintf(w, ", %d dead whose URLs are being taken back", dead)
+	}
+	fmt.Fprintln(w)
+	for _, m := range ms {
+		ago := max(now.Sub(m.LastBeat), 0).Round(100 * time.Millisecond)
+		if m.Dead {
+			fmt.Fprintf(w, "  member %d  dead since %s ago: its URLs go back to their queues\n", m.ID, ago)
+			continue
+		}
+		fmt.Fprintf(w, "  member %d  last heartbeat %s ago (liveness timeout %s), holds %d leases (%d of them runs)",
+			m.ID, ago, m.Timeout, m.Holds.Leases, m.Holds.Runs)
+		if len(m.Holds.Hosts) > 0 {
+			fmt.Fprintf(w, ", hosts %s", strings.Join(m.Holds.Hosts, " "))
+			if m.Holds.More > 0 {
+				fmt.Fprintf(w, " and %d more", m.Holds.More)
+			}
+		}
+		fmt.Fprintln(w)
+	}
 }
 
 // noSuchJob says on stderr that the Redis at rawURL holds no job named

@@ -44,7 +44,7 @@ func TestStatusNoSuchJob(t *testing.T) {
 
 	// A job crawl started (its settings in its meta hash), and one a
 	// program queued a URL in through the Store alone (its counters).
-	client, store, err := redisClient(context.Background(), url, "news", "", 0)
+	client, store, err := redisClient(context.Background(), url, "news", "", 0, new(redisLog))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func TestStatusNoSuchJob(t *testing.T) {
 	}
 	store.Close()
 	client.Close()
-	client, store, err = redisClient(context.Background(), url, "library", "", 0)
+	client, store, err = redisClient(context.Background(), url, "library", "", 0, new(redisLog))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -213,6 +213,14 @@ func (s *Store) giveBack(ctx context.Context, lim frontier.Limits, budget int, e
 // expires: the links added already are seen, none is lost. The links the
 // Store knows seen are refused without asking Redis (seenFilter).
 func (s *Store) DoneAdding(ctx context.Context, l *frontier.Lease, now time.Time, o frontier.Outcome, batch []frontier.Item, lim frontier.Limits) ([]error, error) {
+	done := s.runDone(l, o, false)
+	refused, err := s.doneAddingSeen(ctx, l, now, o, batch, lim)
+	s.noteLost(err, done)
+	return refused, err
+}
+
+// doneAddingSeen is DoneAdding with the seen cache.
+func (s *Store) doneAddingSeen(ctx context.Context, l *frontier.Lease, now time.Time, o frontier.Outcome, batch []frontier.Item, lim frontier.Limits) ([]error, error) {
 	left, idx, refused := s.seenFilter(batch, lim)
 	if refused == nil {
 		got, err := s.doneAdding(ctx, l, now, o, batch, lim)

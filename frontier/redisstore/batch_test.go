@@ -257,6 +257,11 @@ func TestBatchClaimsInTurn(t *testing.T) {
 			if err := batchScript.Load(ctx, c).Err(); err != nil { // no NOSCRIPT to count
 				t.Fatal(err)
 			}
+			// A member before the count: its heartbeat is not a Claim's.
+			s.live.manual = true
+			if err := s.ensureMember(ctx, time.Minute); err != nil {
+				t.Fatal(err)
+			}
 			c.AddHook(gate)
 			count := new(countingHook)
 			c.AddHook(count)

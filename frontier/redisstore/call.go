@@ -34,10 +34,7 @@ type request struct {
 // prepare makes the request to run the script sc, which changes the state
 // of shard sh, with the common arguments and args.
 func (s *Store) prepare(sh *shard, sc *redis.Script, op string, now time.Time, args ...any) *request {
-	if s.opt.CallerClock && !now.IsZero() {
-		for last := s.lastNow.Load(); micros(now) > last && !s.lastNow.CompareAndSwap(last, micros(now)); last = s.lastNow.Load() {
-		}
-	}
+	s.noteNow(now)
 	seq := s.lastReq.Add(1)
 	r := &request{sh: sh, sc: sc, op: op, id: strconv.FormatUint(seq, 36), seq: seq, forget: sh.takeForget()}
 	forget := r.forget
@@ -50,9 +47,17 @@ func (s *Store) prepare(sh *shard, sc *redis.Script, op string, now time.Time, a
 	if s.oneServer() {
 		clock += "w" // see prelude.lua: the script tells the wake index
 	}
-	r.argv = append(r.argv, sh.prefix, sh.memo, r.id, forget, micros(now), clock, flag(sh.joined.Load()))
+	r.argv = append(r.argv, sh.prefix, sh.memo, r.id, forget, micros(now), clock, flag(sh.joined.Load())+s.memberArg())
 	r.argv = append(r.argv, args...)
 	return r
+}
+
+// noteNow keeps now as the latest now a caller gave, with CallerClock.
+func (s *Store) noteNow(now time.Time) {
+	if s.opt.CallerClock && !now.IsZero() {
+		for last := s.lastNow.Load(); micros(now) > last && !s.lastNow.CompareAndSwap(last, micros(now)); last = s.lastNow.Load() {
+		}
+	}
 }
 
 // call runs the script sc, which changes the state of shard sh, with the
@@ -167,7 +172,7 @@ func (s *Store) callMany(ctx context.Context, rs []*request) ([][]any, error) {
 }
 
 // tailLen is the length of the tail of a script's reply (prelude.lua).
-const tailLen = 7
+const tailLen = 8
 
 // takeForget returns, comma-separated, ids of requests whose replies
 // arrived, for the next script to forget their memos.

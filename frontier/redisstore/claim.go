@@ -4,6 +4,7 @@ package redisstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -19,6 +20,26 @@ func leaseMicros(d time.Duration) int64 {
 	return ceilMicros(d)
 }
 
+// leaseArg returns the claim scripts' lease argument for opt, µs: the
+// lease, for FixedLeases; for a member, whose leases last while it
+// beats, the lease whose quarter bounds a run (runLease).
+func (s *Store) leaseArg(opt frontier.ClaimOptions) int64 {
+	if s.opt.FixedLeases {
+		return leaseMicros(opt.Lease)
+	}
+	return ceilMicros(runLease)
+}
+
+// leaseExpires returns the Lease.Expires, on the clock of now, of a lease
+// a script granted with left µs to go, or, for left -ID, held while
+// member ID beats (expiresAt).
+func (s *Store) leaseExpires(now time.Time, left int64) time.Time {
+	if left < 0 {
+		return s.expiresAt(now, -left)
+	}
+	return base(now).Add(time.Duration(left) * time.Microsecond)
+}
+
 // Claim implements frontier.Store. The next item of a run this Store
 // holds comes first, without a round trip, once its key rested (see the
 // package documentation, Affinity); else it asks the shard whose ready
@@ -32,6 +53,29 @@ func (s *Store) Claim(ctx context.Context, now time.Time, opt frontier.ClaimOpti
 	if err := s.setup(ctx); err != nil {
 		return frontier.Claim{}, err
 	}
+	s.noteNow(now) // the heartbeat's clock, with CallerClock
+	if err := s.ensureMember(ctx, opt.Lease); err != nil {
+		return frontier.Claim{}, err
+	}
+	for {
+		c, err := s.claimOnce(ctx, now, opt)
+		if err != nil || c.Lease == nil {
+			return c, err
+		}
+		rv, ok := s.takeLost(c.Lease)
+		if !ok {
+			return c, nil
+		}
+		// This process wrote the item's record already, and lost its
+		// lease before its Done (lost.go): it is done, not fetched twice.
+		if err := s.Done(ctx, c.Lease, now, frontier.Outcome{Pace: c.Lease.Pace, Revisit: rv}); err != nil && !errors.Is(err, frontier.ErrLeaseLost) {
+			return frontier.Claim{}, err
+		}
+	}
+}
+
+// claimOnce is Claim of a run's next item or a key in Redis.
+func (s *Store) claimOnce(ctx context.Context, now time.Time, opt frontier.ClaimOptions) (frontier.Claim, error) {
 	l, next, err := s.claimRun(ctx, now)
 	if l != nil || err != nil {
 		return frontier.Claim{Lease: l}, err
@@ -164,7 +208,7 @@ func (s *Store) claimSlot(ctx context.Context, sh *shard, now time.Time, opt fro
 // named name (none if bound is ""): a nil Lease if sh has no key to hand
 // out.
 func (s *Store) claimShard(ctx context.Context, sh *shard, now time.Time, opt frontier.ClaimOptions, bound, name string) (*frontier.Lease, error) {
-	r, err := s.call(ctx, sh, claimScript, "claim", now, claimArg(opt), leaseMicros(opt.Lease), bound, name)
+	r, err := s.call(ctx, sh, claimScript, "claim", now, claimArg(opt), s.leaseArg(opt), bound, name)
 	if err != nil {
 		return nil, err
 	}
@@ -187,7 +231,7 @@ func (s *Store) leaseOf(sh *shard, now time.Time, r []any) (*frontier.Lease, err
 	tok := token(sh, intOf(r[0]))
 	key := strOf(r[1])
 	s.hold(tok, key)
-	if err := s.startRun(sh, tok, key, []byte(strOf(r[9])), time.Duration(intOf(r[5]))*time.Microsecond); err != nil {
+	if err := s.startRun(sh, tok, key, []byte(strOf(r[9])), intOf(r[5])); err != nil {
 		return nil, err
 	}
 	it, err := decodeItem([]byte(strOf(r[2])), key)
@@ -208,7 +252,7 @@ func (s *Store) leaseOf(sh *shard, now time.Time, r []any) (*frontier.Lease, err
 		Item:       it,
 		Pace:       host,
 		Token:      tok,
-		Expires:    base(now).Add(time.Duration(intOf(r[5])) * time.Microsecond),
+		Expires:    s.leaseExpires(now, intOf(r[5])),
 		GivenUp:    intOf(r[6]) == 1,
 		Revisiting: rv,
 	}, nil
@@ -222,11 +266,15 @@ func (s *Store) ClaimKey(ctx context.Context, key string, now time.Time, opt fro
 	if err := s.setup(ctx); err != nil {
 		return nil, time.Time{}, err
 	}
+	s.noteNow(now)
+	if err := s.ensureMember(ctx, opt.Lease); err != nil {
+		return nil, time.Time{}, err
+	}
 	if err := s.endRunOf(ctx, key); err != nil {
 		return nil, time.Time{}, err
 	}
 	sh := s.shardOf(key)
-	r, err := s.call(ctx, sh, claimKeyScript, "claim key", now, max(opt.PerHost, 1), leaseMicros(opt.Lease), key, ceilMicros(fullRecheck))
+	r, err := s.call(ctx, sh, claimKeyScript, "claim key", now, max(opt.PerHost, 1), s.leaseArg(opt), key, ceilMicros(fullRecheck))
 	if err != nil {
 		return nil, time.Time{}, err
 	}
@@ -249,7 +297,7 @@ func (s *Store) ClaimKey(ctx context.Context, key string, now time.Time, opt fro
 			Item:       frontier.Item{Key: key},
 			Pace:       host,
 			Token:      tok,
-			Expires:    at.Add(time.Duration(intOf(r[4])) * time.Microsecond),
+			Expires:    s.leaseExpires(now, intOf(r[4])),
 			Revisiting: rv,
 		}, time.Time{}, nil
 	case len(r) == 2 && intOf(r[0]) == 0:

@@ -161,7 +161,7 @@ func (s *Store) runBatch(ctx context.Context, slot *shard, batch []*waiter[batch
 	bound, name, perHost, lease := "", "", "1", int64(0)
 	if claimOpt != nil {
 		cands, bound, name = s.claimCandidates(&a, slot, now, ends, claims)
-		perHost, lease = claimArg(claimOpt.opt), leaseMicros(claimOpt.opt.Lease)
+		perHost, lease = claimArg(claimOpt.opt), s.leaseArg(claimOpt.opt)
 	}
 	if len(a.shards) == 0 {
 		return // Claims alone, and no shard ready

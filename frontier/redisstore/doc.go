@@ -98,25 +98,89 @@
 // Retry-After pauses and restarts, and holds them to the same ready
 // times.
 //
-// A lease has a fencing token (a counter in Redis) and an expiry,
-// ClaimOptions.Lease after it was granted (frontier.DefaultLease if zero).
-// Done and Requeue are refused with frontier.ErrLeaseLost unless the lease
-// is still the Store's and has not expired: a worker whose lease was taken
-// back can never end someone else's. The next Claim in any process takes
-// back the leases that expired: their items go back to the front of their
-// queues, and their keys rest a full Delay from the expiry, since a request
-// may have been under way. A process that stops without ending its leases
-// (killed, partitioned away) thus delays its hosts by at most the lease
-// plus a Delay; Close ends the leases of the Store at once.
+// A lease has a fencing token (a counter in Redis) and belongs to the
+// Store that claimed it, a member of the job, for as long as that member
+// keeps its heartbeat (see Liveness). Done and Requeue are refused with
+// frontier.ErrLeaseLost unless the lease is still the Store's: a worker
+// whose lease was taken back can never end someone else's. A process that
+// stops without ending its leases (killed, paused, partitioned away) thus
+// delays its hosts by its liveness timeout, a fifth of it more at most,
+// and a Delay; Close ends the leases of the Store at once.
+//
+// # Liveness
+//
+// A Store joins its job at its first Claim as a member, with a random id,
+// and beats: one script in the job's own slot (lua/beat.lua) every fifth
+// of its liveness timeout, ClaimOptions.Lease (frontier.DefaultLease,
+// 15 s, if zero), whatever the Store does meanwhile — one call and five
+// commands per process every 3 s by default, not per page. The heartbeat
+// is kept on the clock of the decisions (Redis's TIME), in
+// heed:{job}:live, with the member's timeout and what it holds (leases,
+// runs, hosts: Store.Members, crawl status). A lease the member is granted
+// carries its id instead of an expiry, so a long fetch or a long run never
+// loses it while the member beats.
+//
+// Each heartbeat, of any member, declares dead every member whose last
+// heartbeat is older than its timeout, and the Store that beat takes the
+// dead members' leases back in every shard at once (lua/reclaim.lua, one
+// pipelined round, beside its heartbeats: a shard failing over meanwhile
+// does not hold them back): their items go back to the front of their queues in
+// the order they were queued (a run's items too, those the dead process
+// had done included, as Redis does not know of them: at most 16 a key,
+// reported as fetched again, as kill -9 always was), and each key rests a
+// full Delay from then, since a request may have been under way; its
+// bucket then decides the next request as ever. The reclaim marks the
+// member dead in each shard (field x:ID of its counters hash, kept a day),
+// so that a claim of it that arrives late grants nothing. From a
+// process's death to its item in another's hands: the timeout, less the
+// time since its last heartbeat, plus up to a heartbeat interval and a
+// Poll (BenchmarkReclaim; BENCHMARKS.md, "Liveness").
+//
+// The timeout must outlast what may hold heartbeats back: a failover of
+// the primary of the job's slot (2–3 s with cluster-node-timeout 1 s)
+// plus a heartbeat interval, and a Redis slow to answer. Declarations of
+// death are made in the same slot as the heartbeats, so while that slot
+// has no primary no member is declared dead either.
+//
+// A process paused (SIGSTOP, a long GC pause, a partition) must not act
+// as a second crawler when it resumes. A Store knows, on its monotonic
+// clock, when its last acknowledged heartbeat was sent: a lease's Expires
+// is three quarters of the timeout after that (Redis waits a whole
+// timeout from when the heartbeat arrived), so a worker — which starts no
+// request, robots.txt included, on a lease past its Expires — makes no
+// request under a lease that may have been taken back; the last quarter
+// covers a request that was about to start when the process stopped. A
+// run's next item is handed out only while the member is so alive. Once
+// past that point the Store's next Claim beats first; if Redis declared
+// the member dead, or a script answers that it is dead in its shard, the
+// Store joins again as a new member (and logs it to Options.Log): its
+// workers' Dones of the old leases are refused where they were taken back,
+// and what they had written is fetched again by another process, once,
+// as after kill -9.
+//
+// Heartbeats live in the job's slot, not per shard: a member beats with
+// one write whatever the number of shards (256 on a cluster), and a
+// member's leases are spread over every shard it claimed in. The cost is
+// that a shard's scripts cannot read the heartbeats (a script touches one
+// slot): declaring a member dead is the heartbeat's, in the job's slot,
+// and taking its leases back is a script per shard, run by the Store that
+// found it dead and repeated by the next heartbeat until every shard
+// answered (the job's dead hash keeps the member until then). A failover
+// of the job's slot loses at most the last writes of its hash: a heartbeat
+// a few milliseconds older than it was, a declaration of death made again;
+// the epochs of the shards (see Failover) are untouched. Options.FixedLeases
+// gives back the leases of the releases before: an expiry
+// ClaimOptions.Lease after the grant (a run's a quarter later), taken back
+// by the next script of the shard after it.
 //
 // # Affinity
 //
 // A Claim with ClaimOptions.Affinity and one lease a key (PerHost 1)
 // leases a run: up to Affinity+1 items, at most 16, of an open key —
 // those queued first and due already, no more than its Delay lets be
-// fetched in a quarter lease, none beyond the first if the Delay is
-// longer — in one lease a quarter longer than ClaimOptions.Lease, with one
-// lease record holding them all. The Store hands them out one after the
+// fetched in 75 s (a quarter of the 5-minute lease of the releases before
+// liveness), none beyond the first if the Delay is longer — in one lease,
+// with one lease record holding them all. The Store hands them out one after the
 // other: the Claim that leased them gets the first, and after a Done that
 // neither closes the key nor carries a checkpoint the Store's first Claim
 // once the key's rest is over (Claim.Next says when) gets the next, ahead
@@ -126,7 +190,8 @@
 // Redis once — with the Done or Requeue of the last item handed out, any
 // other Done, or when its next item would have less than a lease to go —
 // and the items not handed out go back to the front of the key's queue,
-// the key resting from the last Done. So a key is served out of turn by at
+// the key resting from the last Done; with FixedLeases also when its next
+// item would have less than a lease to go. So a key is served out of turn by at
 // most 15 items, as the memory store's Affinity serves one ready again at
 // once, and the crawler (Affinity 64) fetches a host 16 pages at a time
 // over one warm connection, its delay kept by the Store between them. The items after a run's
@@ -143,8 +208,8 @@
 // process that loses Redis stops after the request under way, as with
 // leases of one item (the crawl command's TestRedisGoneDuringCrawl).
 // What a run gives up: a process that dies mid-run leaves its items, those
-// done too, to be fetched again once the lease expires (at most 16 a key:
-// the lease expired). The Close of a Store ends a run that waits for its
+// done too, to be fetched again once it is declared dead (at most 16 a
+// key). The Close of a Store ends a run that waits for its
 // next Claim as its last Done would have, and gives back the items of one
 // whose item is out but those done — all of them, if their revisits wait
 // for the run's end: a revisit is never lost.
@@ -339,6 +404,9 @@
 //	                      wake-up, and "#" its version
 //	heed:{job}:meta       hash: SetMeta's values
 //	heed:{job}:scope      set: the job's scope
+//	heed:{job}:live       hash: member id → "BEAT TIMEOUT HOLDS" (µs, JSON)
+//	heed:{job}:dead       hash: member id → when it was declared dead,
+//	                      until its leases are taken back in every shard
 //
 // Each shard, heed:{job/SHARD}:, holds its keys' state:
 //
@@ -365,6 +433,7 @@
 //	                      item (none for a lease of a key alone; a run's
 //	                      items, each behind its length)
 //	heed:{job/S}:exp      sorted set: the leases, "COUNTER KEY" → expiry, µs
+//	                      (2⁵² for a member's: see Liveness)
 //	heed:{job/S}:robots:A string: the robots.txt entry of authority A, in
 //	                      the shard of A (no script reads it)
 //	heed:{job/S}:cp:NAME  string: the stamped checkpoint NAME of the
@@ -464,7 +533,8 @@
 // promoted); the loss is bounded by the replication lag, milliseconds on a
 // healthy link, and every loss costs work again, not politeness:
 //
-//   - A lost Done or DoneAdding: the lease is back as it was and expires;
+//   - A lost Done or DoneAdding: the lease is back as it was, and is
+//     taken back when its member ends (Close) or is declared dead;
 //     its page is fetched again, its links refused as seen but those the
 //     lost script added, added again.
 //   - A lost Claim: the item is still queued; the worker that holds the
@@ -493,8 +563,9 @@
 // can only have started before the failover, on a lease the old primary
 // granted, so every key is at least a Delay from it. A lease granted
 // before the failover and kept ends as usual, if its Done comes before it
-// expires; one that expired while no primary served its shard is refused,
-// and its page fetched again (lease plus Delay after it was granted).
+// expires (with FixedLeases; a member's lasts while it beats); one that
+// expired, or whose member was declared dead, while no primary served its
+// shard is refused, and its page fetched again.
 // TestFailoverLosesWrites shows each loss on a Redis restarted on an
 // older copy of the job; the crawl command's TestClusterFailover kills a
 // process and a primary during a crawl of three processes and checks the

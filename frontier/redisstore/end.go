@@ -23,7 +23,16 @@ func (s *Store) Requeue(ctx context.Context, l *frontier.Lease, now time.Time, o
 	return s.end(ctx, l, now, o, true)
 }
 
+// end ends l with o (requeue: Requeue), and notes the items this process
+// had done under it if the lease was lost (lost.go).
 func (s *Store) end(ctx context.Context, l *frontier.Lease, now time.Time, o frontier.Outcome, requeue bool) error {
+	done := s.runDone(l, o, requeue)
+	err := s.endLease(ctx, l, now, o, requeue)
+	s.noteLost(err, done)
+	return err
+}
+
+func (s *Store) endLease(ctx context.Context, l *frontier.Lease, now time.Time, o frontier.Outcome, requeue bool) error {
 	op := "done"
 	if requeue {
 		op = "requeue"

@@ -88,7 +88,7 @@ func TestClusterFailover(t *testing.T) {
 func TestFailoverLosesWrites(t *testing.T) {
 	srv := redistest.Start(t)
 	job := newJob(t)
-	s := mustNew(t, srv, job, Options{})
+	s := mustNew(t, srv, job, Options{FixedLeases: true})
 	mustAdd(t, s, item("a", "/1"))
 	b := sameShard(s, "a") // fencing tokens are compared within a shard
 	mustAdd(t, s, item(b, "/1"))

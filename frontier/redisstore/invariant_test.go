@@ -35,7 +35,7 @@ func testInvariants(t *testing.T, claimOpt frontier.ClaimOptions) {
 	srv := redistest.Start(t)
 	c := srv.Client()
 	job := newJob(t)
-	o := Options{CallerClock: true, Shards: 1} // the invariants are a shard's
+	o := Options{CallerClock: true, Shards: 1, FixedLeases: true} // the invariants are a shard's
 	stores := []*Store{mustNew(t, srv, job, o), mustNew(t, srv, job, o)}
 	rng := rand.New(rand.NewPCG(1, 2))
 	now := time.Now()

@@ -21,7 +21,7 @@ func TestLayoutMigrates(t *testing.T) {
 	srv := redistest.Start(t)
 	c := srv.Client()
 	job := newJob(t)
-	o := Options{Shards: 1, CallerClock: true}
+	o := Options{Shards: 1, CallerClock: true, FixedLeases: true}
 	s1 := mustNew(t, srv, job, o)
 	t0 := time.Now()
 	mustAdd(t, s1, item("a", "/1"), item("a", "/2"), item("b", "/1"))

@@ -129,6 +129,9 @@ func (s *Store) learnTail(ctx context.Context, sh *shard, t []any) error {
 		s.resetSeen()
 		s.stopRunsOn(sh)
 	}
+	if id := intOf(t[7]); id != 0 {
+		s.memberDied(id)
+	}
 	s.view.learn(sh.i, t, s.opt.CallerClock)
 	ver := intOf(t[3])
 	switch {

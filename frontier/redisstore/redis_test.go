@@ -79,7 +79,7 @@ func claimWithin(t *testing.T, s *Store, o frontier.ClaimOptions, d time.Duratio
 // caller's clock.
 func TestRedisClock(t *testing.T) {
 	srv := redistest.Start(t)
-	s := mustNew(t, srv, newJob(t), Options{})
+	s := mustNew(t, srv, newJob(t), Options{FixedLeases: true})
 	mustAdd(t, s, item("a", "/1"), item("a", "/2"))
 	l := claimAt(t, s, time.Now(), opt).Lease
 	if l == nil || l.URL != "http://a/1" {
@@ -132,8 +132,8 @@ func TestRedisClock(t *testing.T) {
 func TestLeaseExpiry(t *testing.T) {
 	srv := redistest.Start(t)
 	job := newJob(t)
-	s1 := mustNew(t, srv, job, Options{})
-	s2 := mustNew(t, srv, job, Options{})
+	s1 := mustNew(t, srv, job, Options{FixedLeases: true})
+	s2 := mustNew(t, srv, job, Options{FixedLeases: true})
 	mustAdd(t, s1, item("a", "/1"), item("a", "/2"))
 	l := claimAt(t, s1, time.Now(), opt).Lease
 	const delay, lease = 500 * time.Millisecond, time.Second
@@ -180,7 +180,7 @@ func TestLeaseExpiry(t *testing.T) {
 // refused even if no Claim took the lease back yet.
 func TestLeaseExpiryNotTaken(t *testing.T) {
 	srv := redistest.Start(t)
-	s := mustNew(t, srv, newJob(t), Options{CallerClock: true})
+	s := mustNew(t, srv, newJob(t), Options{CallerClock: true, FixedLeases: true})
 	mustAdd(t, s, item("a", "/1"))
 	t0 := time.Now()
 	l := claimAt(t, s, t0, opt).Lease

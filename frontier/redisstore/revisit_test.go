@@ -123,7 +123,7 @@ func TestRevisitRedisClock(t *testing.T) {
 // to its Due, not to the items due at once.
 func TestRevisitHandedOutEarly(t *testing.T) {
 	srv := redistest.Start(t)
-	o := Options{CallerClock: true}
+	o := Options{CallerClock: true, FixedLeases: true}
 	t0 := time.Now().Truncate(time.Second)
 	due := t0.Add(time.Hour)
 	// early returns a Store of a new job whose one item, a revisit due at

@@ -50,8 +50,8 @@ func claimArg(opt frontier.ClaimOptions) string {
 // between are the Store's alone (deferred): the lease ends in Redis once,
 // with the Done of the last item handed out, and the items not handed out
 // go back to the front of the key's queue. A process that dies mid-run
-// thus leaves its items to be fetched again when the lease expires — the
-// lease expired, as it does for a lease of one.
+// thus leaves its items to be fetched again once it is declared dead (see
+// Liveness in the package documentation), as for a lease of one.
 //
 // A run goes on only while Redis answers: a Done is held back only once a
 // request the Store sent after the item was handed out came back (the
@@ -69,8 +69,11 @@ type run struct {
 	next  int      // the index in items of the next to hand out
 	mark  uint64   // the last request made before the item out was handed out (request.seq)
 	// keep is how long a lease an item is handed out with, at least: the
-	// lease the Claim asked for (the run's is a quarter longer).
+	// lease the Claim asked for (the run's is a quarter longer); mem is,
+	// instead, the member whose run it is: its items are handed out while
+	// the member may start requests (Store.alive).
 	keep time.Duration
+	mem  int64
 	// done is the deferred Done of the item handed out last, nil while it
 	// is out; stop says the run ends at the next Done (GiveUp).
 	done *deferred
@@ -81,6 +84,10 @@ type run struct {
 	// gave, if any.
 	revisits   []frontier.Item
 	revisiting *revisit.Host
+	// done are the items whose Dones the run held back, with their
+	// revisits: done by this process, though Redis does not know it
+	// until the run ends (lost.go).
+	doneItems []lostItem
 }
 
 // deferred is a Done a run holds back: the lease it ended, at now, with
@@ -98,12 +105,18 @@ func (r *run) handed() int { return 1 + r.next }
 
 // startRun records the run of token on key of shard sh whose items
 // after the first are packed in more (claimone.lua), leased for left:
-// nothing if more is empty.
-func (s *Store) startRun(sh *shard, token uint64, key string, more []byte, left time.Duration) error {
+// nothing if more is empty. left is the lease's µs to go, or -ID for a
+// lease held while member ID beats.
+func (s *Store) startRun(sh *shard, token uint64, key string, more []byte, left int64) error {
 	if len(more) == 0 {
 		return nil
 	}
-	r := &run{sh: sh, key: key, token: token, keep: left * 4 / 5, mark: s.lastReq.Load()}
+	r := &run{sh: sh, key: key, token: token, mark: s.lastReq.Load()}
+	if left < 0 {
+		r.mem = -left
+	} else {
+		r.keep = time.Duration(left) * time.Microsecond * 4 / 5
+	}
 	for len(more) > 0 {
 		if len(more) < 4 || int(binary.BigEndian.Uint32(more)) > len(more)-4 {
 			return fmt.Errorf("redisstore: claim: run of %s: %w", key, errCorrupt)
@@ -137,7 +150,7 @@ func (s *Store) continues(l *frontier.Lease, now time.Time, o frontier.Outcome) 
 	}
 	ok = !r.stop && r.done == nil && r.next < len(r.items) && !s.closed &&
 		o.Pace.ClosedUntil.IsZero() && o.Checkpoint == nil &&
-		l.Expires.Sub(readyAt(now, o)) > r.keep
+		(r.mem != 0 && s.alive(r.mem) || r.mem == 0 && l.Expires.Sub(readyAt(now, o)) > r.keep)
 	return r, ok, last > r.mark
 }
 
@@ -165,6 +178,7 @@ func (s *Store) deferDone(ctx context.Context, sh *shard, l *frontier.Lease, now
 	r, ok, answered := s.continues(l, now, o)
 	if ok && answered {
 		r.done = &deferred{l: l, now: now, o: o, at: readyAt(now, o)}
+		r.doneItems = append(r.doneItems, lostItem{url: l.URL, revisit: o.Revisit})
 		s.ready = append(s.ready, r)
 	}
 	return ok && answered, nil
@@ -222,8 +236,9 @@ func (s *Store) runEnd(token uint64, now time.Time) (handed int, revisits []byte
 
 // claimRun hands out the next item of the run whose Done was deferred
 // and whose key rested first, at now; with none rested, it returns when
-// the first will have (zero for none). A run whose next item would have
-// less than a lease left ends instead, with its deferred Done.
+// the first will have (zero for none). A run whose member may be dead
+// (Store.alive), or, with FixedLeases, whose next item would have less
+// than a lease left, ends instead, with its deferred Done.
 func (s *Store) claimRun(ctx context.Context, now time.Time) (*frontier.Lease, time.Time, error) {
 	for {
 		s.mu.Lock()
@@ -244,7 +259,7 @@ func (s *Store) claimRun(ctx context.Context, now time.Time) (*frontier.Lease, t
 		r := s.ready[first]
 		s.ready = append(s.ready[:first], s.ready[first+1:]...)
 		d := r.done
-		if d.l.Expires.Sub(base(now)) <= r.keep || r.stop {
+		if r.mem != 0 && !s.alive(r.mem) || r.mem == 0 && d.l.Expires.Sub(base(now)) <= r.keep || r.stop {
 			s.mu.Unlock()
 			if err := s.end(ctx, d.l, d.now, d.o, false); err != nil && !errors.Is(err, frontier.ErrLeaseLost) {
 				return nil, time.Time{}, err // lost: its items came back already
@@ -273,11 +288,15 @@ func (s *Store) claimRun(ctx context.Context, now time.Time) (*frontier.Lease, t
 		if d.o.Revisiting != nil {
 			rv = *d.o.Revisiting
 		}
+		exp := d.l.Expires
+		if r.mem != 0 {
+			exp = s.expiresAt(now, r.mem)
+		}
 		return &frontier.Lease{
 			Item:       it,
 			Pace:       pace,
 			Token:      r.token,
-			Expires:    d.l.Expires,
+			Expires:    exp,
 			Revisiting: rv,
 		}, time.Time{}, nil
 	}

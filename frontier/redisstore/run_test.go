@@ -98,7 +98,7 @@ func queuedAt(t *testing.T, s *Store, now time.Time) int {
 // stay counted as queued.
 func TestRun(t *testing.T) {
 	srv := redistest.Start(t)
-	s, count := countedStore(t, srv, Options{CallerClock: true})
+	s, count := countedStore(t, srv, Options{CallerClock: true, FixedLeases: true})
 	addPaths(t, s, "a", 6)
 	addPaths(t, s, "b", 2)
 	now := time.Now()
@@ -188,7 +188,7 @@ func TestRunNotForDelayedKeys(t *testing.T) {
 	srv := redistest.Start(t)
 	now := time.Now()
 	for _, o := range []frontier.ClaimOptions{{PerHost: 2, Lease: time.Minute, Affinity: 3}, {PerHost: 1, Lease: time.Minute}} {
-		s := mustNew(t, srv, newJob(t), Options{CallerClock: true})
+		s := mustNew(t, srv, newJob(t), Options{CallerClock: true, FixedLeases: true})
 		addPaths(t, s, "a", 4)
 		if l := claimAt(t, s, now, o).Lease; !l.Expires.Equal(now.Add(time.Minute)) {
 			t.Errorf("Claim with %+v: lease of now+%v, want one item's, now+1m", o, l.Expires.Sub(now))
@@ -201,7 +201,7 @@ func TestRunNotForDelayedKeys(t *testing.T) {
 		{10 * time.Second, []string{"http://a/2", "http://a/3"}}, // two Delays in 15 s
 		{20 * time.Second, []string{"http://a/2"}},
 	} {
-		s := mustNew(t, srv, newJob(t), Options{CallerClock: true})
+		s := mustNew(t, srv, newJob(t), Options{CallerClock: true, FixedLeases: true})
 		addPaths(t, s, "a", 6)
 		l := claimURL(t, s, now, frontier.ClaimOptions{PerHost: 1, Lease: time.Minute}, "http://a/1")
 		h := l.Pace
@@ -235,8 +235,8 @@ func TestRunNotForDelayedKeys(t *testing.T) {
 func TestRunExpires(t *testing.T) {
 	srv := redistest.Start(t)
 	job := newJob(t)
-	s1 := mustNew(t, srv, job, Options{CallerClock: true})
-	s2 := mustNew(t, srv, job, Options{CallerClock: true})
+	s1 := mustNew(t, srv, job, Options{CallerClock: true, FixedLeases: true})
+	s2 := mustNew(t, srv, job, Options{CallerClock: true, FixedLeases: true})
 	addPaths(t, s1, "a", 6)
 	now := time.Now()
 	l := claimURL(t, s1, now, runOpt, "http://a/1")

@@ -6,6 +6,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -82,6 +83,15 @@ type Options struct {
 	// Checkpoint names the checkpoint Done stores and Checkpoint returns:
 	// give each process that keeps its own output its own name.
 	Checkpoint string
+	// FixedLeases makes the Store's leases expire ClaimOptions.Lease after
+	// they were granted (a run's a quarter later), as before a Store was
+	// a member of its job with a heartbeat: for tests of expiry on a
+	// controlled clock. By default a lease lasts while its Store beats,
+	// and ClaimOptions.Lease is the liveness timeout (see Liveness).
+	FixedLeases bool
+	// Log, if not nil, is told of what the Store does on its own: a
+	// heartbeat that failed, a process presumed dead that joins again.
+	Log *slog.Logger
 	// Shards is the number of shards of a job this Store starts (zero:
 	// DefaultShards on a cluster, one on a single Redis; at most
 	// MaxShards); a job keeps the number it was started with. Give a job
@@ -108,6 +118,8 @@ type Store struct {
 	cpStamp  atomic.Int64 // the stamp of the last checkpoint stored
 	// verifiedAt is when the Store last read every shard (verify), ns.
 	verifiedAt atomic.Int64
+	// live is the Store's membership of its job (liveness.go).
+	live liveness
 
 	setupMu sync.Mutex
 	shards  []*shard // set once by setup
@@ -123,9 +135,10 @@ type Store struct {
 	reserved  bool // the job's page reservations are counted
 
 	mu     sync.Mutex
-	held   map[uint64]string // the leases granted to this Store: token → key
-	runs   map[uint64]*run   // those of several items (run.go), by token
-	ready  []*run            // the runs whose next item may be handed out, in order
+	held   map[uint64]string         // the leases granted to this Store: token → key
+	runs   map[uint64]*run           // those of several items (run.go), by token
+	ready  []*run                    // the runs whose next item may be handed out, in order
+	lost   map[string]*frontier.Item // items done under leases lost, by URL, with their revisits (lost.go)
 	closed bool
 }
 
@@ -150,6 +163,8 @@ func New(client redis.UniversalClient, job string, opts Options) (*Store, error)
 		held:   make(map[uint64]string),
 		runs:   make(map[uint64]*run),
 	}
+	s.live.start = time.Now()
+	s.live.stop, s.live.stopped = make(chan struct{}), make(chan struct{})
 	if opts.ExactSeen {
 		s.seen = "url"
 	} else {
@@ -288,6 +303,9 @@ func (s *Store) Close() error {
 		}
 		cancel()
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+	err = errors.Join(err, s.leaveJob(ctx))
+	cancel()
 	if s.own {
 		err = errors.Join(err, s.c.Close())
 	}

@@ -99,8 +99,10 @@ r[nat] = 0
 if want > 0 then
   for _, i in ipairs(cands) do
     back(i)
-    read(i)
-    head(i)
+    if not memberDead() then -- else no claim there: the Store rejoins
+      read(i)
+      head(i)
+    end
   end
 end
 for _ = 1, 100 + want do

@@ -10,6 +10,7 @@ local lease = tonumber(ARGV[9])
 sweep()
 local bound = ARGV[10] ~= '' and clock + tonumber(ARGV[10])
 for _ = 1, 100 do
+  if memberDead() then break end -- the Store learns it from the tail
   flushReady()
   local top = redis.call('ZRANGE', R, 0, 0, 'WITHSCORES')
   if #top == 0 or tonumber(top[2]) > clock then break end

@@ -1,7 +1,8 @@
 -- claimone.lua: the function claimOne(name, lease), one step of a claim
 -- on the ready key name, the first of the shard's ready set: it leases
 -- the key's first item and returns {token, key, item, host state, next
--- allowed, lease left µs, given up, closed until, revisit state, run}, or
+-- allowed, lease left µs (-ID for a lease held while member ID beats:
+-- grant), given up, closed until, revisit state, run}, or
 -- puts a key that cannot be claimed now back to its place (or out of the
 -- ready set) and returns nil. A closed key (given up, or closed until
 -- 'cu') is claimed whatever its next allowed time and its items' Due; one
@@ -41,9 +42,9 @@ local function claimOne(name, lease)
       return nil
     end
     bump('queued', -1)
-    local token = grant(s, item, lease, due)
+    local token, left = grant(s, item, lease, due)
     save(s)
-    return {token, s.name, item, s.st, s.na, lease, s.gu and 1 or 0, s.cu, s.rv, ''}
+    return {token, s.name, item, s.st, s.na, left, s.gu and 1 or 0, s.cu, s.rv, ''}
   end
   return nil
 end

@@ -17,7 +17,7 @@ local function finish(o)
   local token, name = ARGV[b + 8], ARGV[b + 9]
   local at, item, run = leaseOf(token, name)
   if not at then return 1 end
-  if at <= clock then
+  if at >= 0 and at <= clock then
     expire(token, name, item, at, run)
     return 1
   end

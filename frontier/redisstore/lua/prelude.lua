@@ -14,7 +14,10 @@
 --     if not), followed by 'w' if the script tells the job's wake index of
 --     a shard that woke itself (on a single Redis, which holds the job's
 --     slot too: no round trip more),
---   7 '1' if the Store has used the job before (it must exist).
+--   7 '1' if the Store has used the job before (it must exist), then
+--     ':ID' when the Store is a member of the job (liveness.go): the
+--     leases its claims grant last while member ID beats, and none is
+--     granted once ID is marked dead in the shard (x:ID, reclaim.lua).
 -- Scripts' own arguments start at ARGV[8]. The functions work on the
 -- shard enter last entered: ARGV[1]'s, unless a script (batch.lua, on a
 -- single Redis) enters others.
@@ -29,6 +32,10 @@ local IDLE_TTL, MEMO_TTL = 60000, 600000
 -- it once (migrate). A key's state is packed (keystate.lua).
 local LAYOUT = '2'
 local callerClock, wakeHere = string.sub(ARGV[6], 1, 1) == '1', string.sub(ARGV[6], 2, 2) == 'w'
+-- The member whose claims this script serves, 0 for none: a lease then
+-- expires a lease after it was granted, as before members existed.
+local memberID = string.match(ARGV[7], ':(%d+)$') or '0'
+local member = tonumber(memberID)
 
 local function num(v)
   if v then return tonumber(v) or 0 end
@@ -62,7 +69,7 @@ local function enter(p, n)
   pend = {add = {}, del = {}, gone = {}, li = {}, lidel = {}, item = {}, first = false}
   pendR = {}
   NV = redis.call('HMGET', N, 'lastnow', 'runid', 'epoch', 'epochat', 'perhost', 'keep', 'pub', 'pv',
-    'queued', 'leased', 'hosts', 'busy', 'scheduled', 'seen', 'token', 'lv')
+    'queued', 'leased', 'hosts', 'busy', 'scheduled', 'seen', 'token', 'lv', 'x:' .. memberID)
   cnt = {queued = num(NV[9]), leased = num(NV[10]), hosts = num(NV[11]), busy = num(NV[12]),
     scheduled = num(NV[13]), token = num(NV[15])}
   dirty = {}
@@ -168,6 +175,14 @@ local function unpend(list, v, second)
   end
 end
 
+-- memberDead reports whether the member of the script's claims was
+-- declared dead and its leases taken back in the shard entered: it may
+-- claim nothing more there (a process that was paused past its liveness
+-- timeout must rejoin as a new member).
+local function memberDead()
+  return member > 0 and NV[17] ~= false
+end
+
 -- tail returns what the Store keeps of the shard (shard.go): whether it
 -- has a next event, its score and the ready key's name (when the first
 -- ready key may be claimed, or since when it has waited, or the first
@@ -176,7 +191,8 @@ end
 -- now, up to 8 (a Store sends no more claims at once to a shard than it
 -- has ready keys: the others would find nothing), and the shard's epoch
 -- (a Store that sees it change forgets the URLs it knew seen: Redis may
--- have lost some). The shard publishes when its
+-- have lost some), and the member of the script's claims if it is dead
+-- in the shard (memberDead), else 0. The shard publishes when its
 -- next event comes earlier than it last published (pub) — it woke — and
 -- moves pub later, silently, when it is not ready now: a Store that
 -- cached a later time than the truth has always been told since.
@@ -196,7 +212,7 @@ local function tail()
   local pub, ver = tonumber(NV[7]), 0
   if not nxt then
     if pub then redis.call('HDEL', N, 'pub') end
-    return {0, 0, '', 0, clock, 0, epoch}
+    return {0, 0, '', 0, clock, 0, epoch, memberDead() and member or 0}
   end
   if not pub or nxt < pub then
     ver = num(NV[8]) + 1
@@ -210,7 +226,7 @@ local function tail()
   elseif nxt > clock and nxt > pub then
     cnt.pub, dirty.pub = nxt, true
   end
-  return {1, nxt, name, ver, clock, more, epoch}
+  return {1, nxt, name, ver, clock, more, epoch, memberDead() and member or 0}
 end
 
 -- flush writes back the counters that changed, in one command.
@@ -284,6 +300,7 @@ end
 -- A job the Store used before (joined '1') that is gone altogether is an
 -- error: Redis lost it.
 local function join(joined)
+  joined = string.sub(joined, 1, 1)
   epoch, epochAt, perHost, keep = num(NV[3]), num(NV[4]), math.max(num(NV[5]), 1), NV[6] == '1'
   if not runID then
     runID = string.match(redis.call('INFO', 'server'), 'run_id:(%x+)') or '?'
@@ -563,11 +580,14 @@ local function leaseMember(token, name)
 end
 
 -- leaseRecord returns the item hash's record of a lease of key name,
--- expiring at µs, of item ('' for a lease of the key alone): what a Done
+-- expiring at µs (or, at -ID, held while member ID beats), of item ('' for a lease of the key alone): what a Done
 -- reads to know the lease is held, in one command. The record of a run
 -- (run, the items leased at once, item the first) flags the name's
 -- length with RUN and holds every item behind its length.
 local RUN = 32768
+-- The score in the expiry set of a lease held while its member beats
+-- (grant): 2⁵² µs, in the year 2112.
+local LIVE = 4503599627370496
 local function leaseRecord(name, at, item, run)
   if not run then return struct.pack('>dH', at, #name) .. name .. (item or '') end
   local parts = {struct.pack('>dH', at, #name + RUN), name}
@@ -660,17 +680,27 @@ end
 
 -- grant records a lease of s (of item, due at due if it is handed out
 -- before, or of the key alone when item is false; or of the items of
--- run, item its first) expiring lease µs from now — a run a quarter of a
--- lease later: the Store hands its items out within that quarter, each
--- with a lease left — and returns its token and the lease left; the next
--- save of s writes the Due to its hash.
+-- run, item its first) and returns its token and the lease left; the next
+-- save of s writes the Due to its hash. The lease of a member is held
+-- while the member beats: its record says so (at -ID, lease left -ID),
+-- and its member of the expiry set is scored LIVE, after every expiry —
+-- no sweep takes it; reclaim.lua does once the member is dead — so that
+-- a shard with leases still has a next event (tail). Without a member it expires lease µs from now
+-- — a run a quarter of a lease later: the Store hands its items out
+-- within that quarter, each with a lease left.
 local function grant(s, item, lease, due, run)
   bump('token', 1)
   local token = string.format('%d', cnt.token)
-  if run then lease = lease + math.floor(lease / 4) end
-  local at = clock + lease
+  local at, exp
+  if member > 0 then
+    at, exp = -member, LIVE
+  else
+    if run then lease = lease + math.floor(lease / 4) end
+    at = clock + lease
+    exp = at
+  end
+  pend.add[#pend.add + 1], pend.add[#pend.add + 2] = exp, leaseMember(token, s.name)
   local rec = leaseRecord(s.name, at, item, run)
-  pend.add[#pend.add + 1], pend.add[#pend.add + 2] = at, leaseMember(token, s.name)
   pend.li[#pend.li + 1], pend.li[#pend.li + 2], pend.item[token] = token, rec, rec
   if due then s.put = {'ld' .. token, due} end
   bump('leased', 1)
@@ -680,6 +710,7 @@ local function grant(s, item, lease, due, run)
     -- the next may start no sooner than a Delay after this one.
     rest(s, s.delay)
   end
+  if member > 0 then return cnt.token, -member end
   return cnt.token, lease
 end
 

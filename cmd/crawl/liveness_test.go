@@ -1,0 +1,266 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/heedcrawl/heed/frontier/redisstore"
+	"github.com/heedcrawl/heed/internal/redistest"
+	"github.com/heedcrawl/heed/internal/testweb"
+)
+
+// livenessJob is one crawl of a fresh loopback web by three processes of
+// the built command sharing a job on srv, with a liveness timeout
+// (-lease) of liveTimeout.
+type livenessJob struct {
+	t     *testing.T
+	web   *testweb.Loopback
+	truth *testweb.Truth
+	runs  []*crawlRun
+	dir   string
+	start time.Time
+}
+
+const (
+	liveTimeout  = 3 * time.Second
+	liveMinDelay = 50 * time.Millisecond
+)
+
+func startLivenessJob(t *testing.T, ctx context.Context, bin string, srv *redistest.Server, job string, seed uint64) *livenessJob {
+	t.Helper()
+	web, truth := loopbackWeb(t, testweb.Config{Hosts: 12, PagesPerHost: 15, CrawlDelay: 200 * time.Millisecond,
+		Latency: 10 * time.Millisecond, Seed: seed, NoBrokenHosts: true})
+	j := &livenessJob{t: t, web: web, truth: truth, dir: t.TempDir(), start: time.Now()}
+	seeds := writeSeeds(t, web.Web.Seeds()...)
+	for n := 1; n <= 3; n++ {
+		a := []string{"-redis", srv.URL(), "-job", job, "-process", "p" + strconv.Itoa(n), "-ua", fmt.Sprintf("heed-live-test/%d", n),
+			"-o", j.out(n), "-log", filepath.Join(j.dir, fmt.Sprintf("log%d.jsonl", n)), "-scope", "any",
+			"-delay", liveMinDelay.String(), "-max-delay", "1s", "-timeout", "2s", "-lease", liveTimeout.String(), "-progress", "off", seeds}
+		j.runs = append(j.runs, startCrawl(t, ctx, bin, a...))
+	}
+	return j
+}
+
+// untilMidCrawl waits until process 1 made 15 requests: it holds hosts,
+// and has fetched pages of its runs whose Dones it holds back.
+func (j *livenessJob) untilMidCrawl() {
+	j.t.Helper()
+	untilTrue(j.t, "15 requests by process 1", j.runs, func() bool {
+		n := 0
+		for _, e := range j.web.Log.Entries() {
+			if e.UserAgent == "heed-live-test/1" {
+				n++
+			}
+		}
+		return n >= 15
+	})
+}
+
+func (j *livenessJob) out(n int) string { return filepath.Join(j.dir, fmt.Sprintf("out%d.jsonl", n)) }
+
+// processOf returns the number of the process that made request e.
+func (j *livenessJob) processOf(e testweb.Entry) int {
+	n, err := strconv.Atoi(strings.TrimPrefix(e.UserAgent, "heed-live-test/"))
+	if err != nil {
+		j.t.Fatalf("request with User-Agent %q, from no process of the test", e.UserAgent)
+	}
+	return n
+}
+
+// wait waits for the processes but skip (killed) to exit, each with
+// status 0, and returns when the last did.
+func (j *livenessJob) wait(skip int) time.Time {
+	j.t.Helper()
+	for i, r := range j.runs {
+		if i+1 == skip {
+			continue
+		}
+		select {
+		case err := <-r.exited:
+			if code := exitCode(err); code != 0 {
+				j.t.Errorf("process %d: exit %v; stderr:\n%s", i+1, err, r.stderr)
+			}
+		case <-time.After(2 * time.Minute):
+			j.t.Fatalf("process %d did not end within two minutes; stderr:\n%s", i+1, r.stderr)
+		}
+	}
+	return time.Now()
+}
+
+// check judges the crawl: complete and polite across the processes,
+// robots.txt once per host, and every page recorded once in each output
+// and in one output at least; it returns the pages fetched more than once,
+// each with the request before.
+func (j *livenessJob) check() (again [][2]testweb.Entry) {
+	j.t.Helper()
+	entries := j.web.Log.Entries()
+	checkSharedCrawl(j.t, j.truth.Analyze(entries, testweb.AnalyzeOptions{MinDelay: liveMinDelay}))
+	robots := map[string]int{}
+	last := map[string]testweb.Entry{}
+	for _, e := range entries {
+		if isRobots(e) {
+			if !answerFailed(e) {
+				robots[e.Host+e.Target]++
+			}
+			continue
+		}
+		c, err := testweb.Canonical(e.URL())
+		if err != nil {
+			j.t.Fatal(err)
+		}
+		if prev, ok := last[c]; ok && !answerFailed(prev) {
+			again = append(again, [2]testweb.Entry{prev, e})
+		}
+		last[c] = e
+	}
+	for h, n := range robots {
+		if n > 1 {
+			j.t.Errorf("%s fetched %d times for the job", h, n)
+		}
+	}
+	records := map[string]int{}
+	for n := 1; n <= 3; n++ {
+		if _, err := os.Stat(j.out(n)); err != nil {
+			continue
+		}
+		for u, c := range readOutputKeys(j.t, j.out(n)).count {
+			if c > 1 {
+				j.t.Errorf("%s recorded %d times in the output of process %d", u, c, n)
+			}
+			records[u] += c
+		}
+	}
+	for _, u := range j.truth.Reachable {
+		if records[u] == 0 {
+			j.t.Errorf("no record of %s in any output", u)
+		}
+	}
+	return again
+}
+
+// TestRedisLiveness: three processes share a job on a real Redis, with a
+// liveness timeout of 3 s. Killed with SIGKILL mid-crawl, one process's
+// hosts go to the others once its heartbeat is older than the timeout:
+// the job ends within the timeout and a few seconds of the same job
+// without the kill, complete and polite, with robots.txt once per host,
+// and the only pages fetched twice the dead process's last of their host
+// (its leases). Stopped with SIGSTOP past the timeout and then continued,
+// a process makes no request under the leases it lost — no two requests
+// to one host at once, no rest cut short, no page twice in one output —
+// says in its log that it was presumed dead, joins again as a new member
+// and ends with the others.
+func TestRedisLiveness(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no SIGKILL nor SIGSTOP on Windows")
+	}
+	srv := redistest.Start(t)
+	bin := buildCrawl(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+
+	// The same job without a death: how long it takes.
+	base := startLivenessJob(t, ctx, bin, srv, "base", 31)
+	baseTook := base.wait(0).Sub(base.start)
+	if again := base.check(); len(again) > 0 {
+		t.Errorf("without a death, %d pages fetched twice, e.g. %s", len(again), again[0][1].URL())
+	}
+
+	t.Run("kill", func(t *testing.T) {
+		j := startLivenessJob(t, ctx, bin, srv, "kill", 31)
+		j.untilMidCrawl()
+		j.runs[0].signal(t, syscall.SIGKILL)
+		killedAt := time.Now()
+		<-j.runs[0].exited
+		took := j.wait(1).Sub(j.start)
+		t.Logf("without a death %v, with process 1 killed %v in: %v (liveness timeout %v)", baseTook.Round(time.Millisecond),
+			killedAt.Sub(j.start).Round(time.Millisecond), took.Round(time.Millisecond), liveTimeout)
+		if limit := baseTook + liveTimeout + 5*time.Second; took > limit {
+			t.Errorf("the job took %v with a death, over %v: the timeout and five seconds more than without", took, limit)
+		}
+		victimStarts := map[string][]time.Time{}
+		for _, e := range j.web.Log.Entries() {
+			if j.processOf(e) == 1 {
+				if e.Start.After(killedAt) {
+					t.Errorf("process 1, killed, made a request after its death: %s", e.URL())
+				}
+				victimStarts[e.Host] = append(victimStarts[e.Host], e.Start)
+			}
+		}
+		again := j.check()
+		for _, p := range again {
+			prev, e := p[0], p[1]
+			s := victimStarts[prev.Host]
+			i := slices.IndexFunc(s, prev.Start.Equal)
+			switch {
+			case j.processOf(prev) != 1 || i < len(s)-2*runMax:
+				t.Errorf("%s fetched again (process %d, then %d) with no death to explain it", e.URL(), j.processOf(prev), j.processOf(e))
+			case e.Start.Before(killedAt.Add(liveTimeout * 4 / 5)):
+				// The heartbeat before the death was a fifth of the
+				// timeout before it at most.
+				t.Errorf("%s fetched again %v after the death, before the liveness timeout could have passed", e.URL(), e.Start.Sub(killedAt))
+			}
+		}
+		t.Logf("fetched again: %d pages the killed process held", len(again))
+	})
+
+	t.Run("pause", func(t *testing.T) {
+		j := startLivenessJob(t, ctx, bin, srv, "pause", 32)
+		j.untilMidCrawl()
+		j.runs[0].signal(t, syscall.SIGSTOP)
+		stoppedAt := time.Now()
+		// Until the others declared it dead and took its leases back:
+		// one member fewer alive, none dead left to take back.
+		store, err := redisstore.New(srv.Client(), "pause", redisstore.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		untilTrue(t, "process 1 declared dead", j.runs[1:], func() bool {
+			ms, err := store.Members(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			alive, dead := 0, 0
+			for _, m := range ms {
+				if m.Dead {
+					dead++
+				} else {
+					alive++
+				}
+			}
+			return alive == 2 && dead == 0 && time.Since(stoppedAt) > liveTimeout
+		})
+		// crawl status lists the two members alive, with what they hold.
+		code, stdout, stderr := runCmd(t, "", "status", "-redis", srv.URL(), "-job", "pause")
+		if code != 0 || !strings.Contains(stdout, "members:    2 alive\n") || strings.Count(stdout, "last heartbeat") != 2 {
+			t.Errorf("crawl status while process 1 is stopped: exit %d, stderr %q, stdout:\n%s\nwant two members alive", code, stderr, stdout)
+		}
+		store.Close()
+		j.runs[0].signal(t, syscall.SIGCONT)
+		resumedAt := time.Now()
+		j.wait(0)
+		t.Logf("process 1 stopped %v in, for %v", stoppedAt.Sub(j.start).Round(time.Millisecond), resumedAt.Sub(stoppedAt).Round(time.Millisecond))
+		again := j.check()
+		for _, p := range again {
+			if j.processOf(p[0]) != 1 || p[0].Start.After(stoppedAt) {
+				t.Errorf("%s fetched again (process %d, then %d) with no pause to explain it", p[1].URL(), j.processOf(p[0]), j.processOf(p[1]))
+			}
+		}
+		log, err := os.ReadFile(filepath.Join(j.dir, "log1.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(log), "presumed dead") {
+			t.Errorf("process 1's log does not say it was presumed dead:\n%s", log)
+		}
+		t.Logf("fetched again: %d pages the paused process held", len(again))
+	})
+}

@@ -1,0 +1,69 @@
+package crawler_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/heedcrawl/heed/crawler"
+	"github.com/heedcrawl/heed/frontier"
+)
+
+// expiringStore is a MemoryStore whose first lease comes expired already,
+// as a shared Store's does to a process that was paused past its
+// liveness timeout; it notes when it hands out a lease that is not.
+type expiringStore struct {
+	frontier.MemoryStore
+	mu    sync.Mutex
+	n     int
+	valid time.Time // when the first lease not expired was handed out
+}
+
+func (s *expiringStore) Claim(ctx context.Context, now time.Time, opt frontier.ClaimOptions) (frontier.Claim, error) {
+	c, err := s.MemoryStore.Claim(ctx, now, opt)
+	if err != nil || c.Lease == nil {
+		return c, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.n++
+	if s.n == 1 {
+		c.Lease.Expires = now.Add(-time.Second)
+	} else if s.valid.IsZero() {
+		s.valid = time.Now()
+	}
+	return c, nil
+}
+
+// A worker makes no request under a lease past its Expires — not the
+// page, nor the robots.txt the page needs: the item goes back, and the
+// robots.txt is fetched under the next lease.
+func TestNoRequestOnExpiredLease(t *testing.T) {
+	var mu sync.Mutex
+	var robotsAt []time.Time
+	s := newSite(t, "", map[string]http.HandlerFunc{
+		"/robots.txt": func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			robotsAt = append(robotsAt, time.Now())
+			mu.Unlock()
+			fmt.Fprint(w, "User-agent: *\nAllow: /\n")
+		},
+		"/": htmlPage("home"),
+	})
+	store := new(expiringStore)
+	c := newCrawler(t, crawler.WithStore(store))
+	runCrawl(t, c, s.URL+"/")
+	mu.Lock()
+	defer mu.Unlock()
+	store.mu.Lock()
+	defer store.mu.Unlock()
+	if len(robotsAt) != 1 || store.valid.IsZero() || robotsAt[0].Before(store.valid) {
+		t.Errorf("robots.txt requested at %v, the first lease not expired handed out at %v: want one request, under that lease", robotsAt, store.valid)
+	}
+	if n := s.count("/"); n != 1 {
+		t.Errorf("/ fetched %d times, want once", n)
+	}
+}
