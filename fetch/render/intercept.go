@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/chromedp/cdproto/cdp"
 	cdpfetch "github.com/chromedp/cdproto/fetch"
@@ -29,7 +30,9 @@ func (b *browser) paused(ev *cdpfetch.EventRequestPaused) {
 		return
 	}
 	defer p.handlers.Done()
+	start := time.Now()
 	resp, reason := p.answer(ev)
+	b.r.log().Debug("render: subrequest", "page", p.docURL, "url", ev.Request.URL, "type", string(ev.ResourceType), "refused", string(reason), "took", time.Since(start))
 	if resp == nil {
 		b.fail(ev.RequestID, reason)
 		return

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	cdppage "github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/chromedp"
 
 	"github.com/heedcrawl/heed/fetch"
@@ -79,15 +80,26 @@ func (r *Renderer) settle(ctx context.Context, p *page) (timedOut bool, err erro
 	if _, err := chromedp.Call(p.tab, cdppage.AddScriptToEvaluateOnNewDocument, cdppage.AddScriptToEvaluateOnNewDocumentParams{Source: noServiceWorkers}); err != nil {
 		return false, fmt.Errorf("%w: preparing the tab: %w", ErrBrowser, err)
 	}
-	loaded := make(chan struct{})
+	if _, err := chromedp.Call(p.tab, cdppage.SetLifecycleEventsEnabled, cdppage.SetLifecycleEventsEnabledParams{Enabled: true}); err != nil {
+		return false, fmt.Errorf("%w: preparing the tab: %w", ErrBrowser, err)
+	}
+	// The loads of the main frame, by loader: the tab's own about:blank
+	// may report its load after the navigation has begun.
+	loads := make(chan cdp.LoaderID, 8)
 	events, stopEvents := context.WithCancel(ctx)
 	defer stopEvents()
 	go func() {
-		for _, err := range chromedp.Events(events, cdppage.LoadEventFired) {
-			if err == nil {
-				close(loaded)
+		for ev, err := range chromedp.Events(events, cdppage.LifecycleEvent) {
+			if err != nil {
+				return
 			}
-			return
+			if ev.Name == "load" && string(ev.FrameID) == p.targetID {
+				select {
+				case loads <- ev.LoaderID:
+				case <-events.Done():
+					return
+				}
+			}
 		}
 	}()
 	nav, err := chromedp.Call(ctx, cdppage.Navigate, cdppage.NavigateParams{URL: p.docURL})
@@ -100,10 +112,13 @@ func (r *Renderer) settle(ctx context.Context, p *page) (timedOut bool, err erro
 	if nav.ErrorText != "" {
 		return false, fmt.Errorf("%w: navigating to %s: %s", ErrBrowser, p.docURL, nav.ErrorText)
 	}
-	select {
-	case <-loaded:
-	case <-ctx.Done():
-		return ctx.Err() != nil, nil
+	for loaded := false; !loaded; {
+		select {
+		case id := <-loads:
+			loaded = id == nav.LoaderID
+		case <-ctx.Done():
+			return true, nil
+		}
 	}
 	p.quiet(ctx)
 	r.scroll(ctx, p)
