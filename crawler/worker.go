@@ -480,6 +480,10 @@ func (r *crawl) fetchPage(ctx context.Context, j *lease, u *url.URL) {
 	// Revisits compare what the site sent; handlers and extractors get
 	// what the browser built of it.
 	page.Page, page.Render = r.renderPage(ctx, j, p)
+	if ctx.Err() != nil {
+		r.requeue(ctx, j, time.Time{}) // stopping mid-render: not done
+		return
+	}
 	var follow []frontier.Item
 	if p.Redirect != nil {
 		follow = r.redirectTarget(ctx, j, p)

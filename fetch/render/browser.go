@@ -108,9 +108,11 @@ func (b *browser) close() {
 	b.mu.Lock()
 	b.closed = true
 	b.mu.Unlock()
+	// Killed first: a browser asked to close its tabs one by one may take
+	// seconds over it, and nothing of it is wanted any more.
+	b.killGroup()
 	b.cancel()
 	b.stop()
-	b.killGroup()
 	b.events.Wait()
 }
 

@@ -28,7 +28,15 @@ func (r *Renderer) renderIn(ctx context.Context, b *browser, doc *fetch.Page, po
 	start := time.Now()
 	wall := or(r.Timeout, DefaultTimeout)
 	tab, closeTab := chromedp.NewContext(b.ctx, chromedp.WithNewBrowserContext())
-	defer closeTab()
+	// Closing the tab and disposing of its browser context waits for the
+	// browser: the page's result need not. The browser's close waits for it.
+	defer func() {
+		b.events.Add(1)
+		go func() {
+			defer b.events.Done()
+			closeTab()
+		}()
+	}()
 	if err := chromedp.Do(tab); err != nil {
 		return nil, fmt.Errorf("%w: opening a tab: %w", ErrBrowser, err)
 	}

@@ -2,16 +2,19 @@ package render_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/heedcrawl/heed/fetch"
 	"github.com/heedcrawl/heed/fetch/render"
 	"github.com/heedcrawl/heed/internal/chromiumtest"
+	"go.uber.org/goleak"
 )
 
 // site is a small application: a shell whose script builds the links, a
@@ -128,4 +131,83 @@ func TestRenderBuildsLinksAndRefuses(t *testing.T) {
 	if res2.Cached != 1 {
 		t.Errorf("second render: %d cached, want 1", res2.Cached)
 	}
+}
+
+// pollingDoc is a page that polls its API forever.
+func pollingSite(t *testing.T) (*httptest.Server, *fetch.Page, *fetch.Fetcher) {
+	t.Helper()
+	mux := http.NewServeMux()
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, `<!DOCTYPE html><html><body><p id="n">0</p><script>
+let n = 0; setInterval(() => fetch('/poll').then(() => document.getElementById('n').textContent = ++n), 20);
+</script></body></html>`)
+	})
+	mux.HandleFunc("/poll", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "ok") })
+	s := httptest.NewServer(mux)
+	t.Cleanup(s.Close)
+	f := new(fetch.Fetcher)
+	doc, err := f.Fetch(context.Background(), fetch.Request{URL: s.URL + "/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, doc, f
+}
+
+func TestRenderEndlessPollingEndsWithinItsCaps(t *testing.T) {
+	bin := chromiumtest.Path(t)
+	_, doc, f := pollingSite(t)
+	r := &render.Renderer{ExecPath: bin, Tabs: 1, Timeout: 5 * time.Second, MaxRequests: 40}
+	defer r.Close()
+	res, err := r.Render(context.Background(), doc, politeTest(f))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.OverBudget || res.Requests > 40 || res.Refused == 0 {
+		t.Errorf("the budget did not hold: %+v", res)
+	}
+	if res.Duration > 5*time.Second+time.Second {
+		t.Errorf("render took %v, past its 5s cap", res.Duration)
+	}
+	if !strings.Contains(string(res.Page.Body), `<p id="n">`) {
+		t.Errorf("no DOM: %s", res.Page.Body)
+	}
+}
+
+// TestRenderCancelled cancels a render of a page that never goes quiet:
+// Render returns at once, every paused request is answered (or the
+// browser's close would hang), and nothing is left running.
+func TestRenderCancelled(t *testing.T) {
+	bin := chromiumtest.Path(t)
+	before := goleak.IgnoreCurrent()
+	s, doc, f := pollingSite(t)
+	r := &render.Renderer{ExecPath: bin, Tabs: 1, Timeout: time.Minute}
+	ctx, cancel := context.WithCancel(context.Background())
+	polled := make(chan struct{})
+	var once sync.Once
+	pol := render.PolicyFunc(func(ctx context.Context, req render.Request) (*fetch.Page, error) {
+		once.Do(func() { close(polled) })
+		return politeTest(f).Fetch(ctx, req)
+	})
+	done := make(chan error, 1)
+	go func() {
+		_, err := r.Render(ctx, doc, pol)
+		done <- err
+	}()
+	<-polled // mid-render: the page is polling
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("Render after cancel: %v, want context.Canceled", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Render did not return after its context was cancelled")
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f.CloseIdleConnections()
+	s.Close()
+	goleak.VerifyNone(t, before)
 }
