@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -210,4 +213,75 @@ func TestRenderCancelled(t *testing.T) {
 	f.CloseIdleConnections()
 	s.Close()
 	goleak.VerifyNone(t, before)
+}
+
+// TestRenderBrowserCrashRetried kills the browser mid-render: the page is
+// rendered again in a new browser.
+func TestRenderBrowserCrashRetried(t *testing.T) {
+	bin := chromiumtest.Path(t)
+	s := newSite(t)
+	f := new(fetch.Fetcher)
+	doc, err := f.Fetch(context.Background(), fetch.Request{URL: s.URL + "/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &render.Renderer{ExecPath: bin, Tabs: 1}
+	defer r.Close()
+	var once sync.Once
+	pol := render.PolicyFunc(func(ctx context.Context, req render.Request) (*fetch.Page, error) {
+		if req.URL.Path == "/api/items" {
+			once.Do(func() { killBrowsers(t) })
+		}
+		return politeTest(f).Fetch(ctx, req)
+	})
+	res, err := r.Render(context.Background(), doc, pol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Retried || !strings.Contains(string(res.Page.Body), `href="/item/a"`) {
+		t.Errorf("retried %v, DOM:\n%s", res.Retried, res.Page.Body)
+	}
+	if st := r.Stats(); st.Browsers != 2 || st.Crashes != 1 {
+		t.Errorf("stats %+v, want 2 browsers, 1 crash", st)
+	}
+}
+
+// killBrowsers kills this process's chromium children.
+func killBrowsers(t *testing.T) {
+	ents, _ := os.ReadDir("/proc")
+	self := strconv.Itoa(os.Getpid())
+	for _, e := range ents {
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(f) > 1 && f[1] == self && strings.Contains(s, "chromium") {
+			pid, _ := strconv.Atoi(e.Name())
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+}
+
+// TestRenderRecyclesBrowser replaces the browser after PagesPerBrowser
+// pages.
+func TestRenderRecyclesBrowser(t *testing.T) {
+	bin := chromiumtest.Path(t)
+	s := newSite(t)
+	f := new(fetch.Fetcher)
+	doc, err := f.Fetch(context.Background(), fetch.Request{URL: s.URL + "/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &render.Renderer{ExecPath: bin, Tabs: 1, PagesPerBrowser: 2}
+	defer r.Close()
+	for range 3 {
+		if _, err := r.Render(context.Background(), doc, politeTest(f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st := r.Stats(); st.Browsers != 2 || st.Pages != 3 || st.PeakRSS == 0 {
+		t.Errorf("stats %+v, want 3 pages in 2 browsers", st)
+	}
 }

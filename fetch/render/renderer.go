@@ -192,6 +192,9 @@ func (r *Renderer) Render(ctx context.Context, doc *fetch.Page, pol Policy) (*Re
 			break
 		}
 		res, err = r.renderIn(ctx, b, doc, pol)
+		if res != nil {
+			res.Retried = try > 0
+		}
 		crashed := err != nil && b.crashed()
 		r.release(b, crashed)
 		if !crashed || ctx.Err() != nil {
