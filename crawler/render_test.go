@@ -24,6 +24,8 @@ func renderedCrawl(t *testing.T, w *testweb.ShellWeb, r *render.Renderer, opts .
 		crawler.WithScope(frontier.ScopeAny),
 		crawler.WithDelay(50 * time.Millisecond),
 		crawler.WithRobotsWait(0),
+		// The hanging robots.txt is found unreachable after this long.
+		crawler.WithHeaderTimeout(2 * time.Second),
 	}, opts...)
 	c, err := crawler.New(opts...)
 	if err != nil {
@@ -37,7 +39,7 @@ func renderedCrawl(t *testing.T, w *testweb.ShellWeb, r *render.Renderer, opts .
 		mu.Unlock()
 	})
 	c.OnError(func(_ context.Context, u *url.URL, err error) { t.Logf("error: %s: %v", u, err) })
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	if err := c.Run(ctx, w.Seed()); err != nil {
 		t.Fatal(err)
