@@ -52,7 +52,7 @@ func TestRenderPolitely(t *testing.T) {
 	bin := chromiumtest.Path(t)
 	w := testweb.NewShellWeb(testweb.ShellConfig{Items: 10})
 	defer w.Close()
-	r := &render.Renderer{ExecPath: bin, Tabs: 2, Timeout: 10 * time.Second, RequestTimeout: 4 * time.Second, Quiet: 300 * time.Millisecond, Scroll: 8}
+	r := &render.Renderer{ExecPath: bin, Tabs: 2, Timeout: 30 * time.Second, RequestTimeout: 10 * time.Second, Quiet: 300 * time.Millisecond, Scroll: 8}
 	defer r.Close()
 	pages, st := renderedCrawl(t, w, r)
 

@@ -28,7 +28,15 @@ type browser struct {
 	served int              // pages started in it
 	retire bool             // take no more pages; close once idle
 	closed bool
-	events sync.WaitGroup // the paused-request loop and its handlers
+	events sync.WaitGroup // the paused-request loop, its handlers, tabs opening and closing
+	spare  chan *tab      // a tab opened ahead for the next page
+}
+
+// tab is a tab in a browser context of its own, opened for one page.
+type tab struct {
+	ctx   context.Context
+	close context.CancelFunc
+	err   error // opening it failed
 }
 
 // startBrowser starts Chromium with heed's flags and the browser-level
@@ -59,7 +67,7 @@ func (r *Renderer) startBrowser() (*browser, error) {
 	)
 	actx, stop := chromedp.NewExecAllocator(context.Background(), opts...)
 	bctx, cancel := chromedp.NewContext(actx)
-	b := &browser{ctx: bctx, cancel: cancel, stop: stop, r: r, pages: make(map[string]*page)}
+	b := &browser{ctx: bctx, cancel: cancel, stop: stop, r: r, pages: make(map[string]*page), spare: make(chan *tab, 1)}
 	if err := chromedp.Do(bctx); err != nil {
 		cancel()
 		stop()
@@ -88,12 +96,53 @@ func (b *browser) pausedLoop() {
 		if err != nil {
 			return
 		}
-		b.events.Add(1)
-		go func() {
-			defer b.events.Done()
-			b.paused(&ev)
-		}()
+		b.track(func() { b.paused(&ev) })
 	}
+}
+
+// track runs f on a goroutine that close waits for; once the browser is
+// closing, f runs on the caller's (its work fails fast on a dead browser).
+func (b *browser) track(f func()) {
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		f()
+		return
+	}
+	b.events.Add(1)
+	b.mu.Unlock()
+	go func() {
+		defer b.events.Done()
+		f()
+	}()
+}
+
+// openTab opens a tab in a fresh browser context: no cookies, storage or
+// cache shared with any other page.
+func (b *browser) openTab() *tab {
+	ctx, cancel := chromedp.NewContext(b.ctx, chromedp.WithNewBrowserContext())
+	return &tab{ctx: ctx, close: cancel, err: chromedp.Do(ctx)}
+}
+
+// takeTab returns a tab for the next page — the one opened ahead if
+// there is one — and opens the following one meanwhile: opening a tab
+// and its context takes the browser a good part of a second.
+func (b *browser) takeTab() *tab {
+	var t *tab
+	select {
+	case t = <-b.spare:
+	default:
+		t = b.openTab()
+	}
+	b.track(func() {
+		next := b.openTab()
+		select {
+		case b.spare <- next:
+		default:
+			next.close()
+		}
+	})
+	return t
 }
 
 // crashed reports whether the browser is gone while nobody closed it.
@@ -114,6 +163,11 @@ func (b *browser) close() {
 	b.cancel()
 	b.stop()
 	b.events.Wait()
+	select {
+	case t := <-b.spare:
+		t.close()
+	default:
+	}
 }
 
 // killGroup kills whatever is left of the browser's process group.
@@ -123,22 +177,24 @@ func (b *browser) killGroup() {
 	}
 }
 
-// rss is the resident memory of the browser's processes, in bytes, read
-// from /proc (0 where there is none).
+// rss is the memory of the browser's processes, in bytes: the sum of
+// their proportional set sizes (shared pages divided among the processes
+// that share them; plain RSS would count Chromium's shared memory once per
+// process).
 func (b *browser) rss() int64 {
 	if b.pgid <= 0 {
 		return 0
 	}
-	return groupRSS(b.pgid)
+	return groupPSS(b.pgid)
 }
 
-// groupRSS sums the resident memory of the processes in group pgid.
-func groupRSS(pgid int) int64 {
+// groupPSS sums the proportional set size of the processes in group pgid,
+// read from /proc.
+func groupPSS(pgid int) int64 {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		return 0
 	}
-	page := int64(os.Getpagesize())
 	var total int64
 	for _, e := range ents {
 		if _, err := strconv.Atoi(e.Name()); err != nil {
@@ -149,18 +205,31 @@ func groupRSS(pgid int) int64 {
 			continue
 		}
 		// The fields after the command (which may hold spaces) start
-		// at state: pgrp is the third of them, rss the twenty-second.
+		// at state: pgrp is the third of them.
 		i := strings.LastIndexByte(string(stat), ')')
 		if i < 0 {
 			continue
 		}
 		f := strings.Fields(string(stat[i+1:]))
-		if len(f) < 22 || f[2] != strconv.Itoa(pgid) {
+		if len(f) < 3 || f[2] != strconv.Itoa(pgid) {
 			continue
 		}
-		if n, err := strconv.ParseInt(f[21], 10, 64); err == nil {
-			total += n * page
-		}
+		total += pss(e.Name())
 	}
 	return total
+}
+
+// pss reads a process's proportional set size, in bytes.
+func pss(pid string) int64 {
+	b, err := os.ReadFile("/proc/" + pid + "/smaps_rollup")
+	if err != nil {
+		return 0
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "Pss:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
 }

@@ -27,18 +27,13 @@ const snapshotReserve = 2 * time.Second
 func (r *Renderer) renderIn(ctx context.Context, b *browser, doc *fetch.Page, pol Policy) (*Result, error) {
 	start := time.Now()
 	wall := or(r.Timeout, DefaultTimeout)
-	tab, closeTab := chromedp.NewContext(b.ctx, chromedp.WithNewBrowserContext())
+	t := b.takeTab()
+	tab := t.ctx
 	// Closing the tab and disposing of its browser context waits for the
 	// browser: the page's result need not. The browser's close waits for it.
-	defer func() {
-		b.events.Add(1)
-		go func() {
-			defer b.events.Done()
-			closeTab()
-		}()
-	}()
-	if err := chromedp.Do(tab); err != nil {
-		return nil, fmt.Errorf("%w: opening a tab: %w", ErrBrowser, err)
+	defer b.track(t.close)
+	if t.err != nil {
+		return nil, fmt.Errorf("%w: opening a tab: %w", ErrBrowser, t.err)
 	}
 	c := chromedp.FromContext(tab)
 	handlers, endHandlers := context.WithCancel(context.WithoutCancel(ctx))
@@ -75,6 +70,11 @@ func (r *Renderer) renderIn(ctx context.Context, b *browser, doc *fetch.Page, po
 	p.mu.Lock()
 	res := p.res
 	p.mu.Unlock()
+	if html == "" {
+		// Cut before the document was parsed: what the site sent is
+		// all there is.
+		html = string(doc.Body)
+	}
 	res.Page = renderedPage(doc, []byte(html))
 	res.Duration = time.Since(start)
 	res.TimedOut = timedOut
@@ -160,6 +160,7 @@ func snapshotJS(docURL string) string {
 	u, _ := json.Marshal(docURL)
 	return `(() => {
 	const d = document;
+	if (!d.documentElement) return '';
 	if (d.baseURI !== ` + string(u) + ` && !d.querySelector('base[href]') && d.head) {
 		const b = d.createElement('base'); b.href = d.baseURI; d.head.prepend(b);
 	}

@@ -66,8 +66,9 @@ type Renderer struct {
 	// PagesPerBrowser is how many pages a browser renders before it is
 	// replaced by a fresh one; zero means DefaultPagesPerBrowser.
 	PagesPerBrowser int
-	// MaxBrowserRSS is the resident memory past which a browser is
-	// replaced once its pages are done; zero means DefaultMaxBrowserRSS.
+	// MaxBrowserRSS is the memory (proportional set size of its
+	// processes) past which a browser is replaced once its pages are
+	// done; zero means DefaultMaxBrowserRSS.
 	MaxBrowserRSS int64
 	// Cache holds the resources shared by the pages; nil means a Cache of
 	// DefaultCacheBytes (a Cache with negative MaxBytes caches nothing).
@@ -91,7 +92,7 @@ type Stats struct {
 	Failed   int64 // renders that failed
 	Browsers int64 // browsers started
 	Crashes  int64 // browsers found crashed
-	PeakRSS  int64 // the largest resident memory seen of one browser, in bytes
+	PeakRSS  int64 // the most memory seen of one browser (proportional set size of its processes), in bytes
 }
 
 // Result is a rendered page and what its render did.
