@@ -220,7 +220,7 @@ func want(s crawler.Stats) map[string]float64 {
 		"heed_sitemap_lastmods_total":    float64(s.SitemapLastmods),
 		"heed_rendered_pages_total":      float64(s.Rendered),
 		"heed_render_failures_total":     float64(s.RenderFailed),
-		"heed_render_seconds":      s.RenderTime.Seconds(),
+		"heed_render_seconds":            s.RenderTime.Seconds(),
 		"heed_subrequests_total":         float64(s.Subrequests),
 		"heed_subrequests_cached_total":  float64(s.SubrequestsCached),
 		"heed_subrequests_refused_total": float64(s.SubrequestsRefused),

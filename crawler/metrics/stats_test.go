@@ -134,7 +134,7 @@ func TestStatsMapping(t *testing.T) {
 		"heed_sitemap_lastmods_total":                      36,
 		"heed_rendered_pages_total":                        37,
 		"heed_render_failures_total":                       38,
-		"heed_render_seconds":                        39,
+		"heed_render_seconds":                              39,
 		"heed_subrequests_total":                           40,
 		"heed_subrequests_cached_total":                    41,
 		"heed_subrequests_refused_total":                   42,
