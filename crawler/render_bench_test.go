@@ -116,7 +116,7 @@ func BenchmarkRenderAuto(b *testing.B) {
 	for range b.N {
 		var runs [2]benchCrawl
 		for i, mode := range []crawler.RenderMode{crawler.RenderAlways, crawler.RenderAuto} {
-			w := testweb.NewShellWeb(testweb.ShellConfig{Apps: 2, Statics: 1, Items: 30})
+			w := testweb.NewShellWeb(testweb.ShellConfig{Apps: 2, Statics: 1, Items: 10})
 			r := &render.Renderer{ExecPath: bin, Tabs: 2, Quiet: 300 * time.Millisecond}
 			runs[i] = crawlShellWeb(b, w, r, mode)
 			r.Close()
