@@ -47,7 +47,7 @@ func crawlShellWeb(b *testing.B, w *testweb.ShellWeb, r *render.Renderer, mode c
 		mu.Lock()
 		defer mu.Unlock()
 		for _, l := range p.Links {
-			res.links[l.URL] = true
+			res.links[w.Role(l.URL)] = true
 		}
 	})
 	var cpu cpuSampler

@@ -343,3 +343,30 @@ func (w *ShellWeb) Judge(minDelay time.Duration) *ShellReport {
 }
 
 func hostOf(s *httptest.Server) string { return strings.TrimPrefix(s.URL, "http://") }
+
+// Role names rawURL by the part its host plays — "static0", "app1",
+// "cdn", "hang" — and its path, so that the URLs of two ShellWebs, on
+// other ports, compare.
+func (w *ShellWeb) Role(rawURL string) string {
+	name := func(prefix string, ss []*httptest.Server) string {
+		for i, s := range ss {
+			if rest, ok := strings.CutPrefix(rawURL, s.URL); ok {
+				return prefix + strconv.Itoa(i) + rest
+			}
+		}
+		return ""
+	}
+	if r := name("static", w.Static); r != "" {
+		return r
+	}
+	if r := name("app", w.Apps); r != "" {
+		return r
+	}
+	if r := name("cdn", []*httptest.Server{w.CDN}); r != "" {
+		return r
+	}
+	if r := name("hang", []*httptest.Server{w.Hang}); r != "" {
+		return r
+	}
+	return rawURL
+}
