@@ -72,7 +72,7 @@ func TestRenderPolitely(t *testing.T) {
 		t.Errorf("rendered body lacks the script's text:\n%s", home.Body)
 	}
 	// Infinite scroll: the items loaded by scrolling were found.
-	for _, want := range []string{app + "/item/s0-a", app + "/item/s3-b"} {
+	for _, want := range []string{app + "/item/s0-a", app + "/item/s1-b"} {
 		if pages[want] == nil {
 			t.Errorf("%s, loaded by scrolling, was not crawled", want)
 		}

@@ -134,20 +134,25 @@ func (r *Renderer) settle(ctx context.Context, p *page) (timedOut bool, err erro
 }
 
 // scroll scrolls p to its bottom up to Scroll times, waiting for a quiet
-// network after each step, and stops when a step brought no request.
+// network after each step, and stops when a step — given a second quiet
+// window, as a scroll handler may start its request late — brought no
+// request.
 func (r *Renderer) scroll(ctx context.Context, p *page) {
-	for i := 0; i < r.Scroll && ctx.Err() == nil; i++ {
+	requests := func() int {
 		p.mu.Lock()
-		before := p.admitted + p.res.Refused
-		p.mu.Unlock()
+		defer p.mu.Unlock()
+		return p.admitted + p.res.Refused
+	}
+	for i := 0; i < r.Scroll && ctx.Err() == nil; i++ {
+		before := requests()
 		if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.scrollTo(0, document.scrollingElement.scrollHeight); true`)); err != nil {
 			return
 		}
 		p.quiet(ctx)
-		p.mu.Lock()
-		after := p.admitted + p.res.Refused
-		p.mu.Unlock()
-		if after == before {
+		if requests() == before {
+			p.quiet(ctx)
+		}
+		if requests() == before {
 			return
 		}
 	}
