@@ -3,12 +3,14 @@ package crawler_test
 import (
 	"context"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/heedcrawl/heed/crawler"
+	"github.com/heedcrawl/heed/fetch"
 	"github.com/heedcrawl/heed/fetch/render"
 	"github.com/heedcrawl/heed/frontier"
 	"github.com/heedcrawl/heed/internal/chromiumtest"
@@ -106,4 +108,46 @@ func TestRenderPolitely(t *testing.T) {
 	}
 	t.Logf("%d requests, %d pages rendered in %v, %d subrequests, %d cached, %d refused; cookies kept within a page %d",
 		rep.Requests, st.Rendered, st.RenderTime, st.Subrequests, st.SubrequestsCached, st.SubrequestsRefused, rep.CookiesKept)
+}
+
+// urlRecorder keeps the URLs of the exchanges recorded.
+type urlRecorder struct {
+	mu   sync.Mutex
+	urls []string
+}
+
+func (r *urlRecorder) Record(_ context.Context, x *fetch.Exchange) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.urls = append(r.urls, x.URL)
+	return nil
+}
+
+// TestRenderArchivesSubrequests: with WithWARC, the exchanges a page's
+// browser caused are recorded like the page's own.
+func TestRenderArchivesSubrequests(t *testing.T) {
+	bin := chromiumtest.Path(t)
+	w := testweb.NewShellWeb(testweb.ShellConfig{Items: 1})
+	defer w.Close()
+	r := &render.Renderer{ExecPath: bin, Tabs: 2, Timeout: 30 * time.Second, Quiet: 300 * time.Millisecond}
+	defer r.Close()
+	rec := new(urlRecorder)
+	c, err := crawler.New(crawler.WithRenderer(r, crawler.RenderAlways), crawler.WithWARC(rec),
+		crawler.WithFollowLinks(false), crawler.WithDelay(50*time.Millisecond), crawler.WithHeaderTimeout(2*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := w.Apps[0].URL
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := c.Run(ctx, app+"/"); err != nil {
+		t.Fatal(err)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	for _, want := range []string{app + "/", app + "/app.js", app + "/api/whoami?page=%2F", w.CDN.URL + "/robots.txt", w.CDN.URL + "/lib.js"} {
+		if !slices.Contains(rec.urls, want) {
+			t.Errorf("%s not archived; archived: %v", want, rec.urls)
+		}
+	}
 }
