@@ -234,6 +234,11 @@ func (c *crawlCmd) newCrawler(context.Context) refusal {
 		fmt.Fprintf(c.stderr, "crawl: %s; see crawl -h\n", optionErrorText(err))
 		return badUsage
 	}
+	if rend != nil {
+		// Scripts that read navigator.userAgent see the crawl's, as the
+		// sites see it on the wire.
+		rend.UserAgent = c.crawler.UserAgent()
+	}
 	// Before Run: the metrics record each page through an OnPage handler
 	// from its registration on.
 	if c.metricsLn != nil {
