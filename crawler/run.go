@@ -35,6 +35,7 @@ func (c *Crawler) RunSeeds(ctx context.Context, seeds ...Seed) error {
 		return err
 	}
 	defer c.endRun(ctx, r)
+	defer r.stopBG()
 	defer r.fetcher.CloseIdleConnections()
 	if err := r.addSeeds(ctx, seeds); err != nil {
 		return err
