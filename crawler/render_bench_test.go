@@ -19,6 +19,7 @@ import (
 // benchCrawl is one crawl of a shell web, measured.
 type benchCrawl struct {
 	pages, rendered int64
+	timedOut        int // renders cut by their wall time
 	links           map[string]bool
 	elapsed         time.Duration
 	stats           crawler.Stats
@@ -48,6 +49,9 @@ func crawlShellWeb(b *testing.B, w *testweb.ShellWeb, r *render.Renderer, mode c
 		defer mu.Unlock()
 		for _, l := range p.Links {
 			res.links[w.Role(l.URL)] = true
+		}
+		if p.Render != nil && p.Render.TimedOut {
+			res.timedOut++
 		}
 	})
 	var cpu cpuSampler
@@ -102,6 +106,8 @@ func BenchmarkRenderShellWeb(b *testing.B) {
 					b.ReportMetric(float64(res.peakRSS)/(1<<20), "peak-rss-MiB")
 					b.ReportMetric(float64(res.stats.Subrequests)/float64(res.rendered), "fetched/page")
 					b.ReportMetric(float64(res.stats.SubrequestsCached)/float64(res.rendered), "cached/page")
+					b.ReportMetric(float64(res.timedOut), "timed-out")
+					b.ReportMetric(float64(res.stats.RenderFailed), "render-failed")
 				}
 			}
 		})
