@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/heedcrawl/heed/fetch"
+	"github.com/heedcrawl/heed/fetch/render"
 	"github.com/heedcrawl/heed/frontier"
 	"github.com/heedcrawl/heed/ratelimit"
 	"github.com/heedcrawl/heed/robots/gate"
@@ -45,6 +46,10 @@ type Page struct {
 	// validators the 304 may have updated. Nil without WithRevisit, and
 	// when Change is gone or moved or empty. Handlers must not modify it.
 	Held *frontier.Visit
+	// Render is what rendering the page did (WithRenderer): its time and
+	// subrequests; its Page is the page's Body as the browser built it,
+	// which is also this Page's Body. Nil when the page was not rendered.
+	Render *render.Result
 
 	run  *crawl
 	item *frontier.Item

@@ -25,6 +25,7 @@ import (
 
 	"github.com/heedcrawl/heed/crawler"
 	"github.com/heedcrawl/heed/fetch"
+	"github.com/heedcrawl/heed/fetch/render"
 	"github.com/heedcrawl/heed/frontier"
 	"github.com/heedcrawl/heed/ratelimit"
 )
@@ -140,6 +141,9 @@ func reportScenarios() []reportScenario {
 			opts: []crawler.Option{crawler.WithExtractor("text/html", noLinks)}},
 		{kind: crawler.FailedExtractorPanic, target: "/", routes: map[string]http.HandlerFunc{"/": htmlPage("home")},
 			opts: []crawler.Option{crawler.WithExtractor("text/html", boom)}},
+		{kind: crawler.FailedRender, target: "/",
+			routes: map[string]http.HandlerFunc{"/": htmlPage("home")},
+			opts:   []crawler.Option{crawler.WithRenderer(failingRenderer{}, crawler.RenderAlways)}},
 		{kind: crawler.FailedSitemap, target: "/sitemap.xml",
 			routes: map[string]http.HandlerFunc{"/": htmlPage("home"), "/sitemap.xml": htmlPage("not a sitemap")},
 			opts:   []crawler.Option{crawler.WithSitemaps(true)}},
@@ -421,4 +425,11 @@ func TestOneClassificationPacesRetriesAndNames(t *testing.T) {
 			}
 		})
 	}
+}
+
+// failingRenderer fails every render, as a browser that cannot start does.
+type failingRenderer struct{}
+
+func (failingRenderer) Render(context.Context, *fetch.Page, render.Policy) (*render.Result, error) {
+	return nil, render.ErrBrowser
 }

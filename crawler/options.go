@@ -159,6 +159,8 @@ type config struct {
 	store              frontier.Store
 	checkpoint         func() []byte
 	recorder           fetch.Recorder
+	renderer           Renderer      // nil: no page is rendered
+	renderMode         RenderMode    // with renderer: which pages
 	lease              time.Duration // 0 until WithLease or New's default
 	follow             bool
 	revisit            *Revisit                     // nil: each URL is fetched once

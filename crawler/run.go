@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/heedcrawl/heed/fetch"
+	"github.com/heedcrawl/heed/fetch/render"
 	"github.com/heedcrawl/heed/frontier"
 	"github.com/heedcrawl/heed/ratelimit"
 	"github.com/heedcrawl/heed/robots/gate"
@@ -34,6 +35,7 @@ func (c *Crawler) RunSeeds(ctx context.Context, seeds ...Seed) error {
 		return err
 	}
 	defer c.endRun(ctx, r)
+	defer r.stopBG()
 	defer r.fetcher.CloseIdleConnections()
 	if err := r.addSeeds(ctx, seeds); err != nil {
 		return err
@@ -49,6 +51,8 @@ func (c *Crawler) RunSeeds(ctx context.Context, seeds ...Seed) error {
 	r.pool = workerPool{max: int32(cfg.workers), run: func() { r.work(work) }}
 	r.pool.start(min(cfg.workers, initialWorkers))
 	r.pool.wg.Wait()
+	r.stopBG()
+	r.background.Wait()
 	unwatch()
 	if r.failure != nil {
 		return r.failure
@@ -145,20 +149,27 @@ func (r *crawl) followFeed(ctx context.Context) (stop func()) {
 
 // crawl is the state of one Run.
 type crawl struct {
-	c       *Crawler
-	cfg     *config
-	log     *slog.Logger
-	clock   ratelimit.Clock
-	fr      *frontier.Frontier
-	policy  *ratelimit.Policy
-	keys    *ratelimit.Keys
-	gate    *gate.Gate
-	fetcher *fetch.Fetcher
-	client  *http.Client
-	reg     *fetch.Registry
-	stats   *stats
-	pool    workerPool
-	revisit *revisits // nil without WithRevisit
+	c        *Crawler
+	cfg      *config
+	log      *slog.Logger
+	clock    ratelimit.Clock
+	fr       *frontier.Frontier
+	policy   *ratelimit.Policy
+	keys     *ratelimit.Keys
+	gate     *gate.Gate
+	fetcher  *fetch.Fetcher
+	client   *http.Client
+	reg      *fetch.Registry
+	stats    *stats
+	pool     workerPool
+	revisit  *revisits        // nil without WithRevisit
+	adaptive *render.Adaptive // with WithRenderer's RenderAuto: which hosts are rendered
+	// bg is the context of the work a page's render leaves behind (a
+	// third party's robots.txt still being fetched when the render
+	// ended), cancelled once the workers are done; background waits for it.
+	bg         context.Context
+	stopBG     context.CancelFunc
+	background sync.WaitGroup
 
 	feed *seedFeed // nil unless RunFeed
 
@@ -231,6 +242,7 @@ func (r *crawl) now() time.Time {
 func (c *Crawler) newRun(store frontier.Store, addrs *fetch.AddressPolicy) (*crawl, error) {
 	cfg := &c.cfg
 	r := &crawl{c: c, cfg: cfg, log: cfg.logger, clock: cfg.clock, revisit: newRevisits(cfg.revisit)}
+	r.bg, r.stopBG = context.WithCancel(context.Background())
 	var err error
 	if r.policy, r.keys, err = newPacing(cfg); err != nil {
 		return nil, err
@@ -245,6 +257,9 @@ func (c *Crawler) newRun(store frontier.Store, addrs *fetch.AddressPolicy) (*cra
 	}
 	r.stats = newStats(r.now())
 	r.stats.frontier = r.fr
+	if cfg.renderMode == RenderAuto {
+		r.adaptive = new(render.Adaptive)
+	}
 	return r, nil
 }
 

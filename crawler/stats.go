@@ -83,6 +83,20 @@ type Stats struct {
 	// read again handed to their queued revisits (LastmodPolicy).
 	SitemapLastmods int64
 
+	// Rendering (WithRenderer): Rendered counts the pages rendered,
+	// RenderFailed the renders that failed (the page went on as fetched),
+	// RenderTime their total wall time. Subrequests counts the requests
+	// rendered pages made that heed fetched, SubrequestsCached those the
+	// resource cache answered, SubrequestsRefused those refused — by
+	// robots.txt, the address guard, a render's budget, or by type
+	// (media, reports).
+	Rendered           int64
+	RenderFailed       int64
+	RenderTime         time.Duration
+	Subrequests        int64
+	SubrequestsCached  int64
+	SubrequestsRefused int64
+
 	// Queued is the number of URLs waiting; InFlight the number being
 	// worked on; Hosts the hosts with queued or in-flight work, of which
 	// HostsActive are being worked on and HostsWaiting wait for their turn.
@@ -263,6 +277,7 @@ const (
 	FailedExtract           ErrorKind = "extract"            // an extractor failed; the links found are kept
 	FailedExtractorPanic    ErrorKind = "extractor-panic"    // an extractor panicked
 	FailedSitemap           ErrorKind = "sitemap"            // a sitemap that is not one, or was read in part
+	FailedRender            ErrorKind = "render"             // rendering a page failed; its static HTML was used (WithRenderer)
 )
 
 // failureKind is the kind a fetch failure f is counted under.

@@ -511,11 +511,18 @@ func (r *crawl) fetchPage(ctx context.Context, j *lease, u *url.URL) {
 	if r.revisit != nil {
 		r.revisitedPage(j, page)
 	}
+	// Revisits compare what the site sent; handlers and extractors get
+	// what the browser built of it.
+	page.Page, page.Render = r.renderPage(ctx, j, p)
+	if ctx.Err() != nil {
+		r.requeue(ctx, j, time.Time{}) // stopping mid-render: not done
+		return
+	}
 	var follow []frontier.Item
 	if p.Redirect != nil {
 		follow = r.redirectTarget(ctx, j, p)
 	} else if p.Status >= 200 && p.Status < 300 {
-		page.Links, follow = r.extract(ctx, j, p)
+		page.Links, follow = r.extract(ctx, j, page.Page)
 		follow = r.filter(ctx, follow, p.URL)
 	}
 	r.done(ctx, j, func() {

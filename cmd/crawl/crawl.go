@@ -221,12 +221,28 @@ func (c *crawlCmd) newCrawler(context.Context) refusal {
 		})
 		opts = append(opts, crawler.WithWARC(w))
 	}
+	ro, rend, err := c.f.render.renderer(c.logger)
+	if err != nil {
+		fmt.Fprintf(c.stderr, "crawl: %v; see crawl -h\n", err)
+		return badUsage
+	}
+	if rend != nil {
+		// Closed on every way out — Ctrl-C, an error — and the browser
+		// dies with the process on a kill or a panic (parent-death signal).
+		c.later(func() { rend.Close() })
+		opts = append(opts, ro)
+	}
 	if c.crawler, err = crawler.New(opts...); err != nil {
 		fmt.Fprintf(c.stderr, "crawl: %s; see crawl -h\n", optionErrorText(err))
 		return badUsage
 	}
 	if filter := pathFilter(c.f.include, c.f.exclude); filter != nil {
 		c.crawler.Filter(filter)
+	}
+	if rend != nil {
+		// Scripts that read navigator.userAgent see the crawl's, as the
+		// sites see it on the wire.
+		rend.UserAgent = c.crawler.UserAgent()
 	}
 	// Before Run: the metrics record each page through an OnPage handler
 	// from its registration on.

@@ -58,6 +58,7 @@ type flags struct {
 	minRevisit, maxRevisit   time.Duration
 	forDuration              time.Duration
 	include, exclude         pathPatterns
+	render                   renderFlags
 }
 
 // flagGroups orders the -h output, and the README's flags table, by topic.
@@ -73,6 +74,7 @@ var flagGroups = []struct {
 	{"State", []string{"state", "state-override"}},
 	{"Revisiting", []string{"revisit", "min-revisit", "max-revisit", "for"}},
 	{"Distributed", []string{"redis", "job", "process", "lease", "redis-retry"}},
+	{"Rendering", renderFlagNames},
 }
 
 // flagArgs names what the string flags without a `NAME` in their usage
@@ -84,6 +86,7 @@ var flagArgs = map[string]string{
 	"scope":    "seeds|domain|any",
 	"key":      "host|domain|ip",
 	"progress": "auto|on|off",
+	"render":   "never|always|auto",
 }
 
 func newFlagSet(f *flags) *flag.FlagSet {
@@ -159,6 +162,7 @@ func newFlagSet(f *flags) *flag.FlagSet {
 	duration(&f.minRevisit, "min-revisit", revisit.DefaultMinInterval, "with -revisit: the shortest interval between two fetches of a page, however often it changes")
 	duration(&f.maxRevisit, "max-revisit", revisit.DefaultMaxInterval, "with -revisit: the longest interval between two fetches of a page, however rarely it changes; gone (404, 410) and failing pages are asked again this often")
 	duration(&f.forDuration, "for", 0, "stop the crawl gracefully after this long, as an interrupt does, and exit 0 (with -state or -redis: resumable); 0s: no time limit")
+	f.render.register(fs, duration, integer, boolean)
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the crawl to `FILE` (go tool pprof)")
 	fs.StringVar(&f.memProfile, "memprofile", "", "write a heap profile taken at the end of the crawl to `FILE`")
 	return fs

@@ -104,6 +104,7 @@ type record struct {
 	Noindex     bool      `json:"noindex"`
 	Nofollow    bool      `json:"nofollow"`
 	revisitFields
+	renderFields
 	Error   string  `json:"error,omitempty"`
 	Skipped string  `json:"skipped,omitempty"`
 	Body    *string `json:"body,omitempty"`
@@ -299,6 +300,7 @@ func (r *recorder) page(_ context.Context, p *crawler.Page) {
 	if r.revisit {
 		rec.revisitFields = revisitRecord(p)
 	}
+	rec.renderFields = renderRecord(p)
 	if p.NotModified() {
 		rec.ContentType = "" // what it says of no body is a guess
 	}
