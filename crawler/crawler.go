@@ -97,6 +97,7 @@ type Crawler struct {
 	running atomic.Bool
 	cur     atomic.Pointer[crawl]
 	last    *stats
+	pause   pauser
 }
 
 // hooks are the handlers and filters registered on a Crawler. A
@@ -109,6 +110,8 @@ type hooks struct {
 	onDisallowed []func(context.Context, *url.URL, DisallowReason)
 	onHTML       []htmlHandler
 	filters      []func(u *url.URL, from *url.URL, depth int) bool
+	onRequest    []func(context.Context, *Request)
+	onRobots     []func(context.Context, string, *gate.Entry)
 }
 
 // register adds a hook: add appends it to a copy of the current hooks.
@@ -123,6 +126,7 @@ func (c *Crawler) register(add func(h *hooks)) {
 	// array a running crawl may be reading.
 	h.onPage, h.onError, h.onDisallowed = slices.Clip(h.onPage), slices.Clip(h.onError), slices.Clip(h.onDisallowed)
 	h.onHTML, h.filters = slices.Clip(h.onHTML), slices.Clip(h.filters)
+	h.onRequest, h.onRobots = slices.Clip(h.onRequest), slices.Clip(h.onRobots)
 	add(&h)
 	c.hooks.Store(&h)
 }

@@ -1,0 +1,62 @@
+package crawler
+
+import (
+	"context"
+	"sync"
+)
+
+// Pause stops the crawl from starting requests until Resume: workers take
+// no new lease, and one taken as the pause began goes back to its queue
+// unstarted, so no lease is held — nor can expire — while paused. Requests
+// already under way finish. A pause outlasts Run: a Crawler paused before
+// or between runs starts its next run paused. Stopping a paused crawl
+// (cancelling Run's context) ends it as usual.
+func (c *Crawler) Pause() { c.pause.set(true) }
+
+// Resume lets a paused crawl start requests again.
+func (c *Crawler) Resume() { c.pause.set(false) }
+
+// Paused reports whether the crawl is paused.
+func (c *Crawler) Paused() bool { return c.pause.paused() }
+
+// pauser is the pause switch of a Crawler; its zero value is not paused.
+type pauser struct {
+	mu      sync.Mutex
+	on      bool
+	resumed chan struct{} // closed by Resume; made by Pause
+}
+
+func (p *pauser) set(on bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case on && !p.on:
+		p.resumed = make(chan struct{})
+	case !on && p.on:
+		close(p.resumed)
+	}
+	p.on = on
+}
+
+func (p *pauser) paused() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.on
+}
+
+// wait returns once the crawl is not paused, or with ctx's error when ctx
+// ends first.
+func (p *pauser) wait(ctx context.Context) error {
+	p.mu.Lock()
+	on, resumed := p.on, p.resumed
+	p.mu.Unlock()
+	if !on {
+		return nil
+	}
+	select {
+	case <-resumed:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
