@@ -269,15 +269,11 @@ func (c *Crawler) Host(ctx context.Context, rawURL string) (HostInfo, error) {
 	if r == nil {
 		return HostInfo{}, ErrNotRunning
 	}
-	canon, err := r.cfg.canonicalizer.Canonical(rawURL)
+	key, u, err := r.keyOf(rawURL)
 	if err != nil {
 		return HostInfo{}, err
 	}
-	u, err := url.Parse(canon)
-	if err != nil {
-		return HostInfo{}, err
-	}
-	info := HostInfo{Key: r.keys.Key(u)}
+	info := HostInfo{Key: key}
 	info.Robots, _ = r.gate.Cached(u)
 	h, err := r.fr.Host(ctx, info.Key)
 	if err != nil {

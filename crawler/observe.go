@@ -120,3 +120,28 @@ func (r *crawl) reportRobots(ctx context.Context, u *url.URL, e *gate.Entry) {
 		r.safely(ctx, e.URL, func() { f(ctx, key, e) })
 	}
 }
+
+// Key returns the politeness key the running crawl paces rawURL's host
+// under — the Key of its Requests and HostInfo — without asking the
+// Store. It returns ErrNotRunning outside Run.
+func (c *Crawler) Key(rawURL string) (string, error) {
+	r := c.cur.Load()
+	if r == nil {
+		return "", ErrNotRunning
+	}
+	key, _, err := r.keyOf(rawURL)
+	return key, err
+}
+
+// keyOf returns the politeness key of rawURL and its canonical form.
+func (r *crawl) keyOf(rawURL string) (string, *url.URL, error) {
+	canon, err := r.cfg.canonicalizer.Canonical(rawURL)
+	if err != nil {
+		return "", nil, err
+	}
+	u, err := url.Parse(canon)
+	if err != nil {
+		return "", nil, err
+	}
+	return r.keys.Key(u), u, nil
+}

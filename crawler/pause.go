@@ -60,3 +60,6 @@ func (p *pauser) wait(ctx context.Context) error {
 		return ctx.Err()
 	}
 }
+
+// Running reports whether Run is under way.
+func (c *Crawler) Running() bool { return c.running.Load() }
