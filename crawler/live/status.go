@@ -43,6 +43,10 @@ type Status struct {
 	StoreError  string        `json:"store_error,omitempty"`
 }
 
+// stallWindow is how long no answer must have come for a crawl whose
+// hosts all rest to be called stalled.
+const stallWindow = 10 * time.Second
+
 // Freshness is what revisits found (crawler.WithRevisit).
 type Freshness struct {
 	Revisits    int64   `json:"revisits"`
@@ -101,6 +105,7 @@ func (r *Recorder) Status(ctx context.Context, stopping bool) Status {
 	span := min(int64(60), max(int64(st.Elapsed.Seconds()), 1))
 	s.RateMinute = float64(r.secs.sum(sec-span, sec-1)) / float64(span)
 	s.LatencyP50, s.LatencyP95 = r.percentiles()
+	quiet := st.Elapsed > stallWindow && r.secs.sum(sec-int64(stallWindow/time.Second), sec) == 0
 	var over []string
 	for k, h := range r.hosts {
 		if h.overloaded(now) {
@@ -108,18 +113,21 @@ func (r *Recorder) Status(ctx context.Context, stopping bool) Status {
 		}
 	}
 	r.mu.Unlock()
-	s.Alerts = alerts(s, st, over)
+	s.Alerts = alerts(s, st, over, quiet)
 	return s
 }
 
 // alerts are what an operator should look at now.
-func alerts(s Status, st crawler.Stats, over []string) []string {
+//
+// quiet says no answer came in the last stallWindow: a host resting
+// between two requests is no stall, every host resting that long is.
+func alerts(s Status, st crawler.Stats, over []string, quiet bool) []string {
 	var out []string
 	if len(over) > 0 {
 		slices.Sort(over)
 		out = append(out, fmt.Sprintf("%d host(s) above 100%% of the load their delay allows: %s", len(over), strings.Join(over[:min(len(over), 5)], ", ")))
 	}
-	if s.State == "running" && s.Queued > 0 && s.InFlight == 0 && s.HostsDueNow == 0 {
+	if s.State == "running" && s.Queued > 0 && s.InFlight == 0 && s.HostsDueNow == 0 && quiet {
 		out = append(out, fmt.Sprintf("stalled: every one of the %d hosts with work is resting", s.Hosts))
 	}
 	if s.State == "paused" {

@@ -5,6 +5,7 @@
   const $ = (id) => document.getElementById(id);
   const SERIES = [["2xx", "#2e9d4b"], ["3xx", "#3b74c4"], ["4xx", "#e08a00"], ["5xx", "#d23b2f"], ["network", "#7b4bb5"], ["robots", "#8a8f98"]];
   const PERIOD = 2000;
+  const LOG_ROWS = 25;
   const hostQuery = { q: "", state: "", sort: "key", desc: false, offset: 0, limit: 50 };
   let journalKey = "";
 
@@ -155,7 +156,7 @@
     fill($("errs").tBodies[0], errs.map((e) => row([e.kind, num(e.count), el("td", `${e.example_url} — ${e.example}`, "url")])));
   }
   function renderLog(log) {
-    fill($("log").tBodies[0], log.map((f) => row([new Date(f.at).toLocaleTimeString(), f.status || "–", (f.rtt_ns / 1e6).toFixed(0),
+    fill($("log").tBodies[0], log.slice(0, LOG_ROWS).map((f) => row([new Date(f.at).toLocaleTimeString(), f.status || "–", (f.rtt_ns / 1e6).toFixed(0),
       el("td", f.url, "url"), el("td", f.error || f.title || "", "url")])));
   }
 
