@@ -15,7 +15,7 @@ import (
 	"time"
 )
 
-//go:embed assets/index.html assets/app.js assets/app.css
+//go:embed assets/index.html assets/app.js assets/app.css assets/job.html assets/job.js
 var assets embed.FS
 
 // TokenHeader is the request header that carries the control token.
@@ -50,9 +50,9 @@ type Handler struct {
 // NewHandler returns the Handler of r's crawl.
 func NewHandler(r *Recorder, opt Options) *Handler {
 	h := &Handler{r: r, opt: opt, mux: http.NewServeMux()}
-	h.mux.HandleFunc("GET /{$}", h.asset("assets/index.html", "text/html; charset=utf-8"))
-	h.mux.HandleFunc("GET /app.js", h.asset("assets/app.js", "text/javascript; charset=utf-8"))
-	h.mux.HandleFunc("GET /app.css", h.asset("assets/app.css", "text/css; charset=utf-8"))
+	h.mux.HandleFunc("GET /{$}", asset("assets/index.html", "text/html; charset=utf-8"))
+	h.mux.HandleFunc("GET /app.js", asset("assets/app.js", "text/javascript; charset=utf-8"))
+	h.mux.HandleFunc("GET /app.css", asset("assets/app.css", "text/css; charset=utf-8"))
 	h.mux.HandleFunc("GET /api/status", h.status)
 	h.mux.HandleFunc("GET /api/chart", h.chart)
 	h.mux.HandleFunc("GET /api/hosts", h.hosts)
@@ -83,15 +83,20 @@ func NewToken() string {
 
 // ServeHTTP serves the page, its API and its controls.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	// The page runs no inline script and loads nothing from elsewhere:
-	// whatever crawled text slipped into it could not run nor call out.
-	w.Header().Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.Header().Set("Referrer-Policy", "no-referrer")
+	setSecurityHeaders(w)
 	h.mux.ServeHTTP(w, req)
 }
 
-func (h *Handler) asset(name, ctype string) http.HandlerFunc {
+// setSecurityHeaders says the page runs no inline script and loads nothing
+// from elsewhere: whatever crawled text slipped into it could not run nor
+// call out; nor may another site frame it.
+func setSecurityHeaders(w http.ResponseWriter) {
+	w.Header().Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Referrer-Policy", "no-referrer")
+}
+
+func asset(name, ctype string) http.HandlerFunc {
 	body, err := assets.ReadFile(name)
 	if err != nil {
 		panic(err) // embedded at build time: cannot happen
