@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/url"
-	"slices"
+	"sort"
 	"sync"
 	"time"
 
@@ -97,8 +97,9 @@ func (r *Recorder) request(_ context.Context, req *crawler.Request) {
 	if req.Answered.IsZero() {
 		h.inFlight++
 		h.requests++
+		h.trimStarts(req.Started)
 		if len(h.starts) == hostStartsMax {
-			h.starts = slices.Delete(h.starts, 0, 1)
+			h.starts = h.starts[1:]
 		}
 		h.starts = append(h.starts, req.Started)
 		return
@@ -123,6 +124,18 @@ func (r *Recorder) request(_ context.Context, req *crawler.Request) {
 	}
 	r.log[r.logN%logSize] = f
 	r.logN++
+}
+
+// trimStarts drops the request starts older than a minute before now: a
+// host's load is counted over the last minute, and a host no longer
+// fetched holds none. Reslicing, not copying: append moves the live ones
+// to a new array when the old one is used up.
+func (h *hostRec) trimStarts(now time.Time) {
+	i := sort.Search(len(h.starts), func(i int) bool { return now.Sub(h.starts[i]) <= time.Minute })
+	h.starts = h.starts[i:]
+	if len(h.starts) == 0 {
+		h.starts = nil
+	}
 }
 
 // host returns key's record, made on first sight with rawURL as its URL.

@@ -108,6 +108,10 @@ func (r *Recorder) Status(ctx context.Context, stopping bool) Status {
 	quiet := st.Elapsed > stallWindow && r.secs.sum(sec-int64(stallWindow/time.Second), sec) == 0
 	var over []string
 	for k, h := range r.hosts {
+		// What has aged out of its window is let go here, on each poll,
+		// so that hosts no longer fetched hold none of it.
+		h.trimStarts(now)
+		h.throttled, h.serverErrs = recent(h.throttled, now), recent(h.serverErrs, now)
 		if h.overloaded(now) {
 			over = append(over, k)
 		}
