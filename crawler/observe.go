@@ -39,6 +39,10 @@ type Request struct {
 	RetryAfter string
 	// Size is the body's size as transferred, when known.
 	Size int64
+	// Due is, for a revisit (WithRevisit), when the page was due to be
+	// fetched again; zero for a URL's first fetch. Answered − Due is how
+	// long the revisit waited for its host's politeness budget.
+	Due time.Time
 	// Pace is the host's pacing after the answer, as the policy decided
 	// it: effective delay and why, back-off, Retry-After pause. Zero in
 	// the report of a start.
@@ -98,7 +102,11 @@ func (r *crawl) requestAnswered(ctx context.Context, req Request, a ratelimit.An
 // pageAnswered reports the end of a request for j's item, which started at
 // start and got status (0 if none), header and size, or err.
 func (r *crawl) pageAnswered(ctx context.Context, j *lease, start time.Time, a ratelimit.Answer, status int, size int64, err error) {
-	r.requestAnswered(ctx, Request{Key: j.Key, URL: j.URL, Started: start, Status: status, Err: err, Size: size}, a, j.Pace)
+	req := Request{Key: j.Key, URL: j.URL, Started: start, Status: status, Err: err, Size: size}
+	if j.Visit != nil {
+		req.Due = j.Due
+	}
+	r.requestAnswered(ctx, req, a, j.Pace)
 }
 
 // robotsAnswered reports the end of a robots.txt request to key.

@@ -120,3 +120,37 @@ func TestPauseResume(t *testing.T) {
 		t.Errorf("/b requested at %v, paused at %v: want once, after the pause's window", got, at)
 	}
 }
+
+// A revisit's Request says when it was due; a page's first fetch has none.
+func TestOnRequestRevisitDue(t *testing.T) {
+	s := newSite(t, defaultRobots, map[string]http.HandlerFunc{"/": htmlPage("home")})
+	c := newCrawler(t, crawler.WithFollowLinks(false), crawler.WithDelay(20*time.Millisecond),
+		crawler.WithRevisit(crawler.Revisit{Min: time.Millisecond, Max: 20 * time.Millisecond}))
+	var mu sync.Mutex
+	var pages []crawler.Request
+	c.OnRequest(func(_ context.Context, req *crawler.Request) {
+		if req.Robots || req.Answered.IsZero() {
+			return
+		}
+		mu.Lock()
+		pages = append(pages, *req)
+		mu.Unlock()
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	recordChanges(c, cancel, func(_ string, n int) bool { return n == 3 })
+	runRevisiting(t, ctx, c, s.URL+"/")
+	mu.Lock()
+	defer mu.Unlock()
+	if len(pages) < 3 {
+		t.Fatalf("%d page requests, want 3", len(pages))
+	}
+	if !pages[0].Due.IsZero() {
+		t.Errorf("first fetch has Due %v, want none", pages[0].Due)
+	}
+	for _, p := range pages[1:] {
+		if p.Due.IsZero() || p.Due.After(p.Answered) {
+			t.Errorf("revisit answered %v has Due %v, want one before its answer", p.Answered, p.Due)
+		}
+	}
+}

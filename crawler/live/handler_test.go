@@ -258,3 +258,42 @@ func TestChart(t *testing.T) {
 		t.Errorf("chart after two hours: %d points", len(ch.Series["2xx"]))
 	}
 }
+
+// A host whose revisits wait past the eight delays politeness lets them
+// wait is named as one whose freshness cannot be met politely; one whose
+// revisits wait less is not.
+func TestFreshnessDebt(t *testing.T) {
+	c, _ := crawler.New()
+	r := NewRecorder(c)
+	now := time.Now()
+	r.now = func() time.Time { return now }
+	for key, wait := range map[string]time.Duration{"busy.example": 20 * time.Second, "easy.example": 2 * time.Second} {
+		for i := range 6 {
+			at := now.Add(time.Duration(i) * time.Second)
+			r.request(context.Background(), &crawler.Request{Key: key, URL: "http://" + key + "/p", Started: at, Answered: at,
+				Status: 200, Due: at.Add(-wait), Pace: ratelimit.HostStatus{Delay: time.Second}})
+		}
+	}
+	busy, _, _ := r.Journal("busy.example")
+	easy, _, _ := r.Journal("easy.example")
+	if !busy.FreshnessCapped || busy.FreshnessDebtPct != 250 || busy.Revisits != 6 || busy.RevisitWaitMS != 20000 {
+		t.Errorf("busy host %+v, want capped at 250 %%", busy)
+	}
+	if easy.FreshnessCapped || easy.FreshnessDebtPct != 25 {
+		t.Errorf("easy host %+v, want 25 %%, not capped", easy)
+	}
+	s := r.Status(context.Background(), false)
+	found := false
+	for _, a := range s.Alerts {
+		if strings.Contains(a, "cannot be kept fresh") {
+			found = strings.Contains(a, "busy.example") && !strings.Contains(a, "easy.example")
+		}
+	}
+	if !found {
+		t.Errorf("alerts %q do not name busy.example alone", s.Alerts)
+	}
+	p := r.Hosts(context.Background(), HostQuery{Sort: "freshness", Desc: true})
+	if len(p.Rows) != 2 || p.Rows[0].Key != "busy.example" {
+		t.Errorf("sorted by freshness debt: %v", keysOf(p.Rows))
+	}
+}

@@ -57,13 +57,57 @@ type HostRow struct {
 	// Overloaded reports more requests in the last minute than the
 	// host's delay allows: a broken politeness invariant.
 	Overloaded bool `json:"overloaded"`
+	// Freshness (WithRevisit): Revisits counts the host's revisits;
+	// RevisitWaitMS is how long they wait past their due time (a moving
+	// average); FreshnessDebtPct that wait against the eight delays the
+	// revisit policy lets a due revisit wait for the host's politeness
+	// budget. Above 100 % the host's pages ask for more fetches than its
+	// delay allows: FreshnessCapped, its freshness cannot be met politely.
+	Revisits         int64   `json:"revisits"`
+	RevisitWaitMS    int64   `json:"revisit_wait_ms"`
+	FreshnessDebtPct float64 `json:"freshness_debt_pct"`
+	FreshnessCapped  bool    `json:"freshness_capped"`
+}
+
+// targetWaits is how many delays a due revisit may wait for its host
+// before its pages ask for more than the host's budget: the revisit
+// policy's own target (package frontier/revisit).
+const targetWaits = 8
+
+// minRevisits is how many revisits a host needs before its freshness
+// debt is judged.
+const minRevisits = 4
+
+// revisited records a revisit that waited wait past its due time.
+func (h *hostRec) revisited(wait time.Duration) {
+	wait = max(wait, 0)
+	if h.revisits == 0 {
+		h.wait = wait
+	} else {
+		h.wait += (wait - h.wait) / 8
+	}
+	h.revisits++
+}
+
+// freshnessDebt is the host's revisit wait against what its politeness
+// allows, in percent (0 with no delay, or no revisit yet).
+func (h *hostRec) freshnessDebt() float64 {
+	if h.revisits == 0 || h.pace.Delay <= 0 {
+		return 0
+	}
+	return 100 * float64(h.wait) / float64(targetWaits*h.pace.Delay)
+}
+
+// freshnessCapped reports a host whose freshness cannot be met politely.
+func (h *hostRec) freshnessCapped() bool {
+	return h.revisits >= minRevisits && h.freshnessDebt() > 100
 }
 
 // HostQuery selects a page of the host table.
 type HostQuery struct {
 	Search string // a substring of the host key, case-insensitive
 	State  string // only hosts in this state; empty for all
-	Sort   string // a column: key, state, in_flight, requests, delay, load, recent_429, recent_5xx, last, failures
+	Sort   string // a column: key, state, in_flight, requests, delay, load, recent_429, recent_5xx, last, failures, freshness
 	Desc   bool
 	Offset int
 	Limit  int // 0 means 50; at most 500
@@ -194,6 +238,8 @@ func sortFigure(h *hostRec, col string, now time.Time) int64 {
 		return h.last.UnixNano()
 	case "failures":
 		return int64(h.pace.Failures)
+	case "freshness":
+		return int64(h.freshnessDebt() * 1000)
 	}
 	return 0
 }
@@ -243,6 +289,8 @@ func (h *hostRec) row(now time.Time) HostRow {
 		PausedUntil: h.pace.PausedUntil, Failures: h.pace.Failures,
 		Recent429: len(recent(h.throttled, now)), Recent5xx: len(recent(h.serverErrs, now)),
 		LoadPerMin: load, AllowedPerMin: allowed, Overloaded: h.overloaded(now),
+		Revisits: h.revisits, RevisitWaitMS: h.wait.Milliseconds(), FreshnessDebtPct: h.freshnessDebt(),
+		FreshnessCapped: h.freshnessCapped(),
 	}
 	if allowed > 0 {
 		row.LoadPct = 100 * float64(load) / allowed

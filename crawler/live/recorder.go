@@ -86,6 +86,8 @@ type hostRec struct {
 	pace       ratelimit.HostStatus // as the last answer left it
 	robots     *gate.Entry
 	givenUp    bool
+	revisits   int64
+	wait       time.Duration // revisits' wait past their due, a moving average
 	journal    []JournalEvent
 }
 
@@ -113,6 +115,9 @@ func (r *Recorder) request(_ context.Context, req *crawler.Request) {
 	}
 	if req.Robots {
 		return
+	}
+	if !req.Due.IsZero() {
+		h.revisited(req.Answered.Sub(req.Due))
 	}
 	r.secs.add(req.Answered, statusOutcome(req.Status))
 	rtt := req.Answered.Sub(req.Started)

@@ -106,7 +106,7 @@ func (r *Recorder) Status(ctx context.Context, stopping bool) Status {
 	s.RateMinute = float64(r.secs.sum(sec-span, sec-1)) / float64(span)
 	s.LatencyP50, s.LatencyP95 = r.percentiles()
 	quiet := st.Elapsed > stallWindow && r.secs.sum(sec-int64(stallWindow/time.Second), sec) == 0
-	var over []string
+	var over, stale []string
 	for k, h := range r.hosts {
 		// What has aged out of its window is let go here, on each poll,
 		// so that hosts no longer fetched hold none of it.
@@ -115,9 +115,12 @@ func (r *Recorder) Status(ctx context.Context, stopping bool) Status {
 		if h.overloaded(now) {
 			over = append(over, k)
 		}
+		if h.freshnessCapped() {
+			stale = append(stale, k)
+		}
 	}
 	r.mu.Unlock()
-	s.Alerts = alerts(s, st, over, quiet)
+	s.Alerts = alerts(s, st, over, stale, quiet)
 	return s
 }
 
@@ -125,11 +128,15 @@ func (r *Recorder) Status(ctx context.Context, stopping bool) Status {
 //
 // quiet says no answer came in the last stallWindow: a host resting
 // between two requests is no stall, every host resting that long is.
-func alerts(s Status, st crawler.Stats, over []string, quiet bool) []string {
+func alerts(s Status, st crawler.Stats, over, stale []string, quiet bool) []string {
 	var out []string
 	if len(over) > 0 {
 		slices.Sort(over)
 		out = append(out, fmt.Sprintf("%d host(s) above 100%% of the load their delay allows: %s", len(over), strings.Join(over[:min(len(over), 5)], ", ")))
+	}
+	if len(stale) > 0 {
+		slices.Sort(stale)
+		out = append(out, fmt.Sprintf("%d host(s) cannot be kept fresh within their politeness (revisits wait past %d delays): %s", len(stale), targetWaits, strings.Join(stale[:min(len(stale), 5)], ", ")))
 	}
 	if s.State == "running" && s.Queued > 0 && s.InFlight == 0 && s.HostsDueNow == 0 && quiet {
 		out = append(out, fmt.Sprintf("stalled: every one of the %d hosts with work is resting", s.Hosts))
