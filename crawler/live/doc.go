@@ -16,9 +16,13 @@
 // A Recorder, attached to a crawler.Crawler before Run, keeps what the
 // crawler's hooks tell it (OnRequest, OnRobots, OnPage, OnError): the
 // outcome of each second, and per host the load imposed against the load
-// its delay allows, its recent 429s and 5xx, its robots.txt and its
-// politeness journal. The queue's figures and each host's pacing are read
+// its delay allows, its recent 429s and 5xx, its robots.txt, its
+// politeness journal and, for a revisiting crawl, its freshness debt
+// against the politeness cap. The queue's figures and each host's pacing are read
 // from the crawler itself (Stats, Host), their one owner.
+//
+// NewJobHandler serves the view of a crawl shared by several processes (a
+// -redis job) from what its Store says, without crawling.
 //
 // Controls — pause, resume, stop — are POSTs that need the Handler's
 // token in the X-Heed-Token header and come from the page's own origin

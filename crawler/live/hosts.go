@@ -16,7 +16,7 @@ const (
 	StateActive      = "active"             // a request to it is under way
 	StateWaiting     = "waiting"            // resting between requests, or idle
 	StateBackingOff  = "backing off"        // failures or a Retry-After lengthened its delay
-	StateRobotsUnrch = "robots unreachable" // robots.txt unreachable: a complete disallow for now
+	StateRobotsUnrch = "robots unreachable" // its last robots.txt fetch failed: a complete disallow
 	StateGivenUp     = "given up"           // it kept failing; its URLs are reported, not fetched
 )
 
@@ -249,7 +249,9 @@ func (h *hostRec) state(now time.Time) string {
 	switch {
 	case h.givenUp:
 		return StateGivenUp
-	case h.robots != nil && h.robots.Outcome == gate.OutcomeUnreachable && now.Before(h.robots.Expires):
+	case h.robots != nil && h.robots.Outcome == gate.OutcomeUnreachable:
+		// Until robots.txt is read again: a host whose URLs were all
+		// reported is asked no more, and stays as its last fetch left it.
 		return StateRobotsUnrch
 	case h.inFlight > 0:
 		return StateActive
