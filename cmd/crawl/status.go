@@ -154,7 +154,7 @@ func serveJobView(ctx context.Context, addr string, job func(context.Context) (l
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		<-ctx.Done()
-		shut, cancel := context.WithTimeout(context.Background(), uiShutdown)
+		shut, cancel := context.WithTimeout(context.Background(), metricsShutdown)
 		defer cancel()
 		srv.Shutdown(shut)
 	})

@@ -2,14 +2,11 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"sync"
 	"syscall"
-	"time"
 
 	"github.com/heedcrawl/heed/crawler/live"
 )
@@ -72,26 +69,10 @@ func stopFromPage(cancel context.CancelCauseFunc, stderr io.Writer) func() {
 	}
 }
 
-// uiShutdown bounds how long the end of a crawl waits for the page's
-// requests in progress.
-const uiShutdown = 2 * time.Second
-
-// servePage serves h on ln until stop is called, and says where.
+// servePage serves h on ln until stop is called, and says where, with
+// the controls' token.
 func servePage(ln net.Listener, h http.Handler, token string, stderr io.Writer) (stop func()) {
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
-			fmt.Fprintf(stderr, "crawl: -ui: %v\n", err)
-		}
-	})
+	stop = serveOn(ln, h, "-ui", stderr)
 	fmt.Fprintf(stderr, "crawl: live page on http://%s/#token=%s\n", ln.Addr(), token)
-	return func() {
-		ctx, cancel := context.WithTimeout(context.Background(), uiShutdown)
-		defer cancel()
-		if srv.Shutdown(ctx) != nil {
-			srv.Close()
-		}
-		wg.Wait()
-	}
+	return stop
 }
