@@ -7,8 +7,13 @@ import (
 
 // Pause stops the crawl from starting requests until Resume: workers take
 // no new lease, and one taken as the pause began goes back to its queue
-// unstarted, so no lease is held — nor can expire — while paused. Requests
-// already under way finish. A pause outlasts Run: a Crawler paused before
+// unstarted, so the crawl holds no lease of its own while paused.
+// Requests already under way finish. A Store that leases several items of
+// a host at once and hands them out itself (frontier/redisstore's runs,
+// ClaimOptions.Affinity) keeps that lease until the next claim, which a
+// paused crawl does not make: a pause longer than WithLease lets it
+// expire, and those items (at most 16 a host) are served again, to this
+// process or another, as after a crash. A pause outlasts Run: a Crawler paused before
 // or between runs starts its next run paused. Stopping a paused crawl
 // (cancelling Run's context) ends it as usual.
 func (c *Crawler) Pause() { c.pause.set(true) }
