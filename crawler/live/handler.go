@@ -38,8 +38,8 @@ type Options struct {
 	Metrics http.Handler
 }
 
-// Handler serves the live page of the crawl r records, its JSON and its
-// controls.
+// Handler serves the live page of the crawl a Recorder records, its JSON
+// and its controls. Make one with NewHandler.
 type Handler struct {
 	r        *Recorder
 	opt      Options

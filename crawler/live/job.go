@@ -38,7 +38,7 @@ type JobProcess struct {
 
 // JobHandler serves the job view: the page at / and its data at /api/job,
 // asked of job at every request. It has no controls: they act on one
-// process, whose own -ui page has them.
+// process, whose own -ui page has them. Make one with NewJobHandler.
 type JobHandler struct {
 	job func(ctx context.Context) (Job, error)
 	mux *http.ServeMux

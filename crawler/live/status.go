@@ -16,7 +16,7 @@ import (
 
 // Status is the status strip and the small panels of the page.
 type Status struct {
-	State   string    `json:"state"` // running, paused, stopping, ended
+	State   string    `json:"state"` // not started, running, paused, stopping, ended
 	Now     time.Time `json:"now"`
 	Started time.Time `json:"started"`
 	Uptime  float64   `json:"uptime_s"`
@@ -83,6 +83,8 @@ func (r *Recorder) Status(ctx context.Context, stopping bool) Status {
 		s.StoreError = err.Error()
 	}
 	switch {
+	case !r.c.Running() && st.Started.IsZero():
+		s.State = "not started"
 	case !r.c.Running():
 		s.State = "ended"
 	case stopping:
