@@ -369,3 +369,37 @@ func TestLivePageInBrowser(t *testing.T) {
 		t.Errorf("the page logged errors: %q", errs)
 	}
 }
+
+// The job view lists every process of the job it is given, as text.
+func TestJobViewInBrowser(t *testing.T) {
+	b := newBrowser(t)
+	now := time.Now()
+	var polls atomic.Int32
+	page := httptest.NewServer(live.NewJobHandler(func(context.Context) (live.Job, error) {
+		n := polls.Add(1)
+		j := live.Job{Name: "news", State: "running", Now: now.Add(time.Duration(n) * 2 * time.Second), Pages: 100 * int64(n)}
+		for i, name := range []string{"alpha", "beta", `<img src=x onerror=alert(1)>`} {
+			j.Processes = append(j.Processes, live.JobProcess{Name: name, State: "crawling", Seen: now, Started: now.Add(-time.Minute),
+				Host: "m" + strconv.Itoa(i), PID: 100 + i, Pages: int64(10 * i)})
+		}
+		return j, nil
+	}))
+	t.Cleanup(page.Close)
+	b.run(t, chromedp.Navigate(page.URL+"/"))
+	names := func() []string {
+		return eval[[]string](t, b, `Array.from(document.querySelectorAll("#procs tbody tr")).map(r => r.cells[0].textContent)`)
+	}
+	waitFor(t, "the job's processes", func() bool { return len(names()) == 3 })
+	if got := names(); !slices.Equal(got, []string{"alpha", "beta", `<img src=x onerror=alert(1)>`}) {
+		t.Errorf("processes listed %q", got)
+	}
+	waitFor(t, "a rate from two polls", func() bool {
+		return eval[string](t, b, `document.getElementById("rate").textContent`) == "50.0"
+	})
+	if n := eval[int](t, b, `document.querySelectorAll("#procs img").length`); n != 0 || b.dialogs.Load() != 0 {
+		t.Errorf("a process name ran as markup: %d images, %d dialogs", n, b.dialogs.Load())
+	}
+	if errs := b.errors(); len(errs) > 0 {
+		t.Errorf("the job view logged errors: %q", errs)
+	}
+}
