@@ -258,6 +258,9 @@ type HostInfo struct {
 	// Pace is the host's effective delay and why (minimum delay,
 	// Crawl-delay, back-off, adaptive) and any Retry-After pause.
 	Pace ratelimit.HostStatus
+	// Queued is how many of the host's URLs are queued, leased ones
+	// aside, when the Store can say (frontier.KeyCounter); -1 otherwise.
+	Queued int
 }
 
 // Host reports what the running crawl knows about the host of rawURL,
@@ -280,6 +283,12 @@ func (c *Crawler) Host(ctx context.Context, rawURL string) (HostInfo, error) {
 		return HostInfo{}, err
 	}
 	info.Pace = r.policy.Status(info.Key, h, r.now())
+	info.Queued = -1
+	if kc, ok := r.fr.Store().(frontier.KeyCounter); ok {
+		if n, err := kc.QueuedFor(ctx, key); err == nil {
+			info.Queued = n
+		}
+	}
 	return info, nil
 }
 

@@ -154,3 +154,25 @@ func TestOnRequestRevisitDue(t *testing.T) {
 		}
 	}
 }
+
+// Host tells how many of a host's URLs are queued, as a MemoryStore says.
+func TestHostQueued(t *testing.T) {
+	s := newSite(t, defaultRobots, map[string]http.HandlerFunc{
+		"/": htmlPage("home", "/a", "/b", "/c"), "/a": htmlPage("a"), "/b": htmlPage("b"), "/c": htmlPage("c"),
+	})
+	c := newCrawler(t, crawler.WithWorkers(1))
+	queued := -2
+	c.OnPage(func(ctx context.Context, p *crawler.Page) {
+		if p.URL.Path == "/a" {
+			info, err := c.Host(ctx, p.URL.String())
+			if err != nil {
+				t.Errorf("Host: %v", err)
+			}
+			queued = info.Queued
+		}
+	})
+	runCrawl(t, c, s.URL+"/")
+	if queued != 2 {
+		t.Errorf("while /a was handled, Host says %d queued, want 2 (/b, /c)", queued)
+	}
+}

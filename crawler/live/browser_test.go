@@ -286,7 +286,7 @@ func TestLivePageInBrowser(t *testing.T) {
 				}
 				cells := strings.Split(rows[0], "|")
 				if want == "429" {
-					return cells[7] != "0"
+					return cells[8] != "0"
 				}
 				return cells[1] == want
 			})
@@ -297,7 +297,7 @@ func TestLivePageInBrowser(t *testing.T) {
 	t.Run("sort and search", func(t *testing.T) {
 		b.run(t, chromedp.Click(chromedp.CSS(`#hosts th[data-sort="requests"]`)))
 		requests := func() []int {
-			return eval[[]int](t, b, `Array.from(document.querySelectorAll("#hosts tbody tr")).map(r => +r.cells[3].textContent.replace(/,/g, ""))`)
+			return eval[[]int](t, b, `Array.from(document.querySelectorAll("#hosts tbody tr")).map(r => +r.cells[4].textContent.replace(/,/g, ""))`)
 		}
 		waitFor(t, "hosts sorted by requests, most first", func() bool {
 			r := requests()

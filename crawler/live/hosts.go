@@ -28,7 +28,10 @@ type HostRow struct {
 	URL      string `json:"url"`
 	State    string `json:"state"`
 	InFlight int    `json:"in_flight"`
-	Requests int64  `json:"requests"`
+	// Queued is how many of its URLs are queued, when the crawl's Store
+	// can say (frontier.KeyCounter: MemoryStore); -1 otherwise.
+	Queued   int   `json:"queued"`
+	Requests int64 `json:"requests"`
 	// LastStatus is the status of the last answer (0: none, or no answer).
 	LastStatus int       `json:"last_status"`
 	LastAt     time.Time `json:"last_at"`
@@ -211,6 +214,7 @@ func (r *Recorder) refreshPace(ctx context.Context, row *HostRow, now time.Time)
 	p := info.Pace
 	row.DelayMS, row.Reason, row.Failures = p.Delay.Milliseconds(), p.Reason.String(), p.Failures
 	row.NextAllowed, row.PausedUntil = p.ReadyAt, p.PausedUntil
+	row.Queued = info.Queued
 }
 
 // sortFigure is h's figure for the sort column col.
@@ -285,7 +289,7 @@ func (h *hostRec) overloaded(now time.Time) bool {
 func (h *hostRec) row(now time.Time) HostRow {
 	load, allowed := h.load(now)
 	row := HostRow{
-		Key: h.key, URL: h.url, State: h.state(now), InFlight: h.inFlight, Requests: h.requests,
+		Key: h.key, URL: h.url, State: h.state(now), InFlight: h.inFlight, Queued: -1, Requests: h.requests,
 		LastStatus: h.lastStatus, LastAt: h.last,
 		DelayMS: h.pace.Delay.Milliseconds(), Reason: h.pace.Reason.String(), NextAllowed: h.pace.ReadyAt,
 		PausedUntil: h.pace.PausedUntil, Failures: h.pace.Failures,

@@ -112,7 +112,7 @@
     fill($("hosts").tBodies[0], p.rows.map((h) => {
       const load = h.allowed_per_min > 0 ? `${h.load_per_min} / ${h.allowed_per_min.toFixed(0)} (${h.load_pct.toFixed(0)}%)` : `${h.load_per_min} / –`;
       const robots = h.robots_outcome ? `${h.robots_outcome}, ${ago(h.robots_at)}${h.crawl_delay_ms ? `, Crawl-delay ${h.crawl_delay_ms / 1000}s` : ""}` : "–";
-      const tr = row([el("td", h.key), el("td", h.state, stateClass(h.state)), h.in_flight, num(h.requests),
+      const tr = row([el("td", h.key), el("td", h.state, stateClass(h.state)), h.in_flight, h.queued < 0 ? "–" : num(h.queued), num(h.requests),
         `${h.delay_ms} ms (${h.reason})`, ago(h.next_allowed), load, h.recent_429, h.recent_5xx, robots,
         h.last_status ? `${h.last_status}, ${ago(h.last_at)}` : ago(h.last_at),
         h.revisits ? `${(h.revisit_wait_ms / 1000).toFixed(1)} s (${h.freshness_debt_pct.toFixed(0)}%)` : "–"],
