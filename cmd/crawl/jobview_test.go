@@ -1,10 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -47,7 +53,7 @@ func TestJobViewListsProcesses(t *testing.T) {
 	page := httptest.NewServer(live.NewJobHandler(func(ctx context.Context) (live.Job, error) {
 		j, err := readJob(ctx, client, store, "news")
 		return j.view("news"), err
-	}))
+	}, live.JobOptions{}))
 	defer page.Close()
 	resp, err := http.Get(page.URL + "/api/job")
 	if err != nil {
@@ -78,4 +84,109 @@ func TestJobViewListsProcesses(t *testing.T) {
 			t.Errorf("GET %s = %d, CSP %q", path, r.StatusCode, r.Header.Get("Content-Security-Policy"))
 		}
 	}
+}
+
+// The job view's pause pauses every process of the job within a
+// heartbeat — the site gets no request — and its resume restarts them.
+func TestJobPause(t *testing.T) {
+	srv := redistest.Start(t)
+	var mu sync.Mutex
+	var hits []time.Time
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		hits = append(hits, time.Now())
+		mu.Unlock()
+		n, _ := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/p/"))
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprintf(w, `<title>%d</title><a href="/p/%d">next</a>`, n, n+1) // endless
+	}))
+	defer site.Close()
+	count := func() int { mu.Lock(); defer mu.Unlock(); return len(hits) }
+	since := func(at time.Time) int {
+		mu.Lock()
+		defer mu.Unlock()
+		n := 0
+		for _, h := range hits {
+			if h.After(at) {
+				n++
+			}
+		}
+		return n
+	}
+	seeds := writeSeeds(t, site.URL+"/p/0")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int)
+	go func() {
+		var out, errb bytes.Buffer
+		done <- run(ctx, []string{"-redis", srv.URL(), "-job", "p", "-process", "w1", "-delay", "50ms", "-sitemaps=false",
+			"-progress", "off", "-o", filepath.Join(t.TempDir(), "out.jsonl"), seeds}, strings.NewReader(""), &out, &errb)
+	}()
+	defer func() { cancel(); <-done }()
+	client, store, err := redisClient(ctx, srv.URL(), "p", "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	defer store.Close()
+	waitUntil := func(what string, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s", what)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	waitUntil("the crawl to fetch", func() bool { return count() >= 3 })
+	beat := func() time.Time {
+		b, _ := client.HGet(ctx, metaKey("p"), metaProcess+"w1").Bytes()
+		var hb heartbeat
+		json.Unmarshal(b, &hb)
+		return hb.Seen
+	}
+	// The job view's control, as crawl status -ui wires it.
+	page := httptest.NewServer(live.NewJobHandler(func(ctx context.Context) (live.Job, error) {
+		j, err := readJob(ctx, client, store, "p")
+		return j.view("p"), err
+	}, live.JobOptions{Token: "t", Pause: func(ctx context.Context, on bool) error {
+		var mark []byte
+		if on {
+			mark = []byte("1")
+		}
+		return store.SetMeta(ctx, metaPaused, mark)
+	}}))
+	defer page.Close()
+	control := func(what string) {
+		req, _ := http.NewRequest(http.MethodPost, page.URL+"/api/"+what, nil)
+		req.Header.Set(live.TokenHeader, "t")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil || resp.StatusCode != http.StatusNoContent {
+			t.Fatalf("POST /api/%s: %v %v", what, resp, err)
+		}
+		resp.Body.Close()
+	}
+	control("pause")
+	marked := beat()
+	// Two heartbeats later the process has read the mark, and its fetch
+	// in flight then (one at a time: -per-host 1) has ended.
+	waitUntil("two heartbeats", func() bool { b := beat(); return b.Sub(marked) >= 2*heartbeatEvery })
+	quiet := time.Now()
+	time.Sleep(1500 * time.Millisecond) // the window in which no request may come
+	if n := since(quiet); n != 0 {
+		t.Fatalf("job paused, yet the site got %d requests", n)
+	}
+	resp, err := http.Get(page.URL + "/api/job")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var j live.Job
+	json.NewDecoder(resp.Body).Decode(&j)
+	resp.Body.Close()
+	if !j.Paused {
+		t.Errorf("job view %+v does not say paused", j)
+	}
+	control("resume")
+	resumed := time.Now()
+	waitUntil("requests after resume", func() bool { return since(resumed) > 0 })
 }

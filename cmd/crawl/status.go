@@ -90,6 +90,12 @@ Flags:
 		return serveJobView(ctx, ui, func(ctx context.Context) (live.Job, error) {
 			j, err := readJob(ctx, client, store, job)
 			return j.view(job), err
+		}, func(ctx context.Context, on bool) error {
+			var mark []byte
+			if on {
+				mark = []byte("1")
+			}
+			return store.SetMeta(ctx, metaPaused, mark)
 		}, stderr)
 	}
 	writeStatus(stdout, where, j.now, j.counts, j.complete, j.procs)
@@ -99,6 +105,7 @@ Flags:
 // jobRead is what the Store of a job holds of its progress.
 type jobRead struct {
 	settings, complete bool // the job was started; it ran to its end
+	paused             bool // the job is paused
 	counts             frontier.Counts
 	procs              []namedBeat
 	now                time.Time // Redis's clock
@@ -116,6 +123,11 @@ func readJob(ctx context.Context, client redis.UniversalClient, store frontier.S
 		return j, err
 	}
 	j.settings, j.complete = settingsRaw != nil, len(completeRaw) > 0
+	pausedRaw, err := store.Meta(ctx, metaPaused)
+	if err != nil {
+		return j, err
+	}
+	j.paused = len(pausedRaw) > 0
 	if j.counts, err = store.Counts(ctx, time.Now()); err != nil {
 		return j, err
 	}
@@ -128,7 +140,7 @@ func readJob(ctx context.Context, client redis.UniversalClient, store frontier.S
 
 // view is j as the job view shows it.
 func (j jobRead) view(name string) live.Job {
-	v := live.Job{Name: name, Now: j.now, Counts: j.counts, State: jobState(j.now, j.counts, j.complete, j.procs)}
+	v := live.Job{Name: name, Now: j.now, Counts: j.counts, State: jobState(j.now, j.counts, j.complete, j.procs), Paused: j.paused}
 	for _, p := range j.procs {
 		v.Pages += p.Pages
 		v.Errors += p.Errors
@@ -140,8 +152,9 @@ func (j jobRead) view(name string) live.Job {
 }
 
 // serveJobView serves the job view on addr until ctx ends or a signal
-// comes; it returns the exit status.
-func serveJobView(ctx context.Context, addr string, job func(context.Context) (live.Job, error), stderr io.Writer) int {
+// comes, its controls calling pause with the token it prints; it returns
+// the exit status.
+func serveJobView(ctx context.Context, addr string, job func(context.Context) (live.Job, error), pause func(context.Context, bool) error, stderr io.Writer) int {
 	ln, err := listenLoopback(addr)
 	if err != nil {
 		fmt.Fprintf(stderr, "crawl status: -ui: %v\n", err)
@@ -149,8 +162,9 @@ func serveJobView(ctx context.Context, addr string, job func(context.Context) (l
 	}
 	ctx, stop := signal.NotifyContext(ctx, stopSignals...)
 	defer stop()
-	srv := &http.Server{Handler: live.NewJobHandler(job), ReadHeaderTimeout: 10 * time.Second}
-	fmt.Fprintf(stderr, "crawl status: job view on http://%s/ (interrupt to stop)\n", ln.Addr())
+	token := live.NewToken()
+	srv := &http.Server{Handler: live.NewJobHandler(job, live.JobOptions{Token: token, Pause: pause}), ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(stderr, "crawl status: job view on http://%s/#token=%s (interrupt to stop)\n", ln.Addr(), token)
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		<-ctx.Done()

@@ -383,7 +383,7 @@ func TestJobViewInBrowser(t *testing.T) {
 				Host: "m" + strconv.Itoa(i), PID: 100 + i, Pages: int64(10 * i)})
 		}
 		return j, nil
-	}))
+	}, live.JobOptions{}))
 	t.Cleanup(page.Close)
 	b.run(t, chromedp.Navigate(page.URL+"/"))
 	names := func() []string {

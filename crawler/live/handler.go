@@ -160,15 +160,25 @@ var (
 	ErrCrossSite = errors.New("live: cross-site request refused")
 )
 
-// control wraps do in the checks every control passes: the token, and a
-// request from the page's own origin.
+// control wraps do in the checks every control passes (see allowed).
 func (h *Handler) control(do func()) http.HandlerFunc {
+	return control(h.opt.Token, func(context.Context) error { do(); return nil })
+}
+
+// control wraps do in the checks every control passes: the token, and a
+// request from the page's own origin. do's error is the server's.
+func control(token string, do func(ctx context.Context) error) http.HandlerFunc {
 	return func(w http.ResponseWriter, req *http.Request) {
-		if err := h.allowed(req); err != nil {
+		if err := allowed(req, token); err != nil {
 			http.Error(w, err.Error(), http.StatusForbidden)
 			return
 		}
-		do()
+		ctx, cancel := context.WithTimeout(req.Context(), apiTimeout)
+		defer cancel()
+		if err := do(ctx); err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
 		w.WriteHeader(http.StatusNoContent)
 	}
 }
@@ -177,11 +187,11 @@ func (h *Handler) control(do func()) http.HandlerFunc {
 // time), and a browser's request must come from this origin — by
 // Sec-Fetch-Site, or Origin where a browser sends no Sec-Fetch-Site.
 // Scripts (curl) send neither and are judged by the token alone.
-func (h *Handler) allowed(req *http.Request) error {
-	if h.opt.Token == "" {
+func allowed(req *http.Request, token string) error {
+	if token == "" {
 		return ErrNoToken
 	}
-	if subtle.ConstantTimeCompare([]byte(req.Header.Get(TokenHeader)), []byte(h.opt.Token)) != 1 {
+	if subtle.ConstantTimeCompare([]byte(req.Header.Get(TokenHeader)), []byte(token)) != 1 {
 		return ErrBadToken
 	}
 	switch req.Header.Get("Sec-Fetch-Site") {

@@ -20,8 +20,20 @@ type Job struct {
 	// Pages and Errors total what the processes last reported.
 	Pages  int64 `json:"pages"`
 	Errors int64 `json:"errors"`
+	// Paused says the job is paused: every process pauses within its
+	// next heartbeat.
+	Paused bool `json:"paused"`
 	// Processes are those the Store knows of, the last seen first.
 	Processes []JobProcess `json:"processes"`
+}
+
+// JobOptions configure a JobHandler.
+type JobOptions struct {
+	// Token is the secret the controls need; empty disables them.
+	Token string
+	// Pause pauses the whole job (on true) or resumes it; nil disables
+	// the controls.
+	Pause func(ctx context.Context, on bool) error
 }
 
 // JobProcess is one process of a job, as its last heartbeat said.
@@ -37,15 +49,16 @@ type JobProcess struct {
 }
 
 // JobHandler serves the job view: the page at / and its data at /api/job,
-// asked of job at every request. It has no controls: they act on one
-// process, whose own -ui page has them. Make one with NewJobHandler.
+// asked of job at every request, and, with JobOptions.Pause, controls that
+// pause and resume the whole job (POST /api/pause, /api/resume, guarded as
+// a Handler's). Make one with NewJobHandler.
 type JobHandler struct {
 	job func(ctx context.Context) (Job, error)
 	mux *http.ServeMux
 }
 
 // NewJobHandler returns the job view of the job that job reads.
-func NewJobHandler(job func(ctx context.Context) (Job, error)) *JobHandler {
+func NewJobHandler(job func(ctx context.Context) (Job, error), opt JobOptions) *JobHandler {
 	h := &JobHandler{job: job, mux: http.NewServeMux()}
 	h.mux.HandleFunc("GET /{$}", asset("assets/job.html", "text/html; charset=utf-8"))
 	h.mux.HandleFunc("GET /job.js", asset("assets/job.js", "text/javascript; charset=utf-8"))
@@ -60,6 +73,10 @@ func NewJobHandler(job func(ctx context.Context) (Job, error)) *JobHandler {
 		}
 		writeJSON(w, j)
 	})
+	if opt.Pause != nil {
+		h.mux.HandleFunc("POST /api/pause", control(opt.Token, func(ctx context.Context) error { return opt.Pause(ctx, true) }))
+		h.mux.HandleFunc("POST /api/resume", control(opt.Token, func(ctx context.Context) error { return opt.Pause(ctx, false) }))
+	}
 	return h
 }
 

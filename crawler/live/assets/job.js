@@ -13,7 +13,7 @@
       if (!r.ok) throw new Error(String(r.status));
       const j = await r.json();
       $("job").textContent = j.name;
-      $("state").textContent = j.state;
+      $("state").textContent = j.paused ? "paused" : j.state;
       $("queued").textContent = num(j.counts.Queued);
       $("leased").textContent = num(j.counts.Leased);
       $("hosts").textContent = `${num(j.counts.Busy)} / ${num(j.counts.Ready)} / ${num(j.counts.Resting)}`;
@@ -34,6 +34,16 @@
       $("state").textContent = "unreachable";
     }
   }
+  const tok = new URLSearchParams(location.hash.slice(1)).get("token");
+  if (tok) { $("token").value = tok; history.replaceState(null, "", location.pathname); }
+  async function control(what) {
+    try {
+      const r = await fetch("api/" + what, { method: "POST", headers: { "X-Heed-Token": $("token").value } });
+      $("control-msg").textContent = r.ok ? what + ": done" : what + ": " + (await r.text()).trim();
+    } catch (e) { $("control-msg").textContent = what + ": " + e.message; }
+    refresh();
+  }
+  for (const what of ["pause", "resume"]) $(what).addEventListener("click", () => control(what));
   refresh();
   setInterval(() => { if (!document.hidden) refresh(); }, 2000);
 })();
