@@ -102,6 +102,7 @@ type Crawler struct {
 	running atomic.Bool
 	cur     atomic.Pointer[crawl]
 	last    *stats
+	pause   pauser
 }
 
 // hooks are the handlers and filters registered on a Crawler. A
@@ -115,6 +116,8 @@ type hooks struct {
 	onHTML       []htmlHandler
 	onScraped    []func(context.Context, *Page)
 	filters      []func(u *url.URL, from *url.URL, depth int) bool
+	onRequest    []func(context.Context, *Request)
+	onRobots     []func(context.Context, string, *gate.Entry)
 }
 
 // register adds a hook: add appends it to a copy of the current hooks.
@@ -129,6 +132,7 @@ func (c *Crawler) register(add func(h *hooks)) {
 	// array a running crawl may be reading.
 	h.onPage, h.onError, h.onDisallowed = slices.Clip(h.onPage), slices.Clip(h.onError), slices.Clip(h.onDisallowed)
 	h.onHTML, h.onScraped, h.filters = slices.Clip(h.onHTML), slices.Clip(h.onScraped), slices.Clip(h.filters)
+	h.onRequest, h.onRobots = slices.Clip(h.onRequest), slices.Clip(h.onRobots)
 	add(&h)
 	c.hooks.Store(&h)
 }
@@ -260,6 +264,9 @@ type HostInfo struct {
 	// Pace is the host's effective delay and why (minimum delay,
 	// Crawl-delay, back-off, adaptive) and any Retry-After pause.
 	Pace ratelimit.HostStatus
+	// Queued is how many of the host's URLs are queued, leased ones
+	// aside, when the Store can say (frontier.KeyCounter); -1 otherwise.
+	Queued int
 }
 
 // Host reports what the running crawl knows about the host of rawURL,
@@ -271,21 +278,23 @@ func (c *Crawler) Host(ctx context.Context, rawURL string) (HostInfo, error) {
 	if r == nil {
 		return HostInfo{}, ErrNotRunning
 	}
-	canon, err := r.cfg.canonicalizer.Canonical(rawURL)
+	key, u, err := r.keyOf(rawURL)
 	if err != nil {
 		return HostInfo{}, err
 	}
-	u, err := url.Parse(canon)
-	if err != nil {
-		return HostInfo{}, err
-	}
-	info := HostInfo{Key: r.keys.Key(u)}
+	info := HostInfo{Key: key}
 	info.Robots, _ = r.gate.Cached(u)
 	h, err := r.fr.Host(ctx, info.Key)
 	if err != nil {
 		return HostInfo{}, err
 	}
 	info.Pace = r.policy.Status(info.Key, h, r.now())
+	info.Queued = -1
+	if kc, ok := r.fr.Store().(frontier.KeyCounter); ok {
+		if n, err := kc.QueuedFor(ctx, key); err == nil {
+			info.Queued = n
+		}
+	}
 	return info, nil
 }
 

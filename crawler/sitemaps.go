@@ -22,15 +22,16 @@ import (
 // sitemap that changed are scheduled again, and the Store refuses those it
 // has seen, so only the URLs the site added are new.
 func (r *crawl) fetchSitemap(ctx context.Context, j *lease, u *url.URL) {
-	start := r.now()
 	req := fetch.Request{URL: j.URL, Depth: j.Depth, Referrer: j.Referrer, MaxBodySize: fetch.MaxSitemapBytes, RedirectChain: j.Redirects}
 	if r.revisit != nil {
 		req.Header = conditional(&j.Item)
 	}
+	start := r.requestStarting(ctx, j.Key, j.URL, false)
 	p, body, err := r.fetcher.Stream(ctx, req)
 	if err != nil {
 		a := answer(0, nil, r.now().Sub(start), err)
 		r.observe(j, a)
+		r.pageAnswered(ctx, j, start, a, 0, 0, err)
 		r.fetchFailed(ctx, j, fmt.Errorf("sitemap: %w", err), a.Failure, false)
 		return
 	}
@@ -50,7 +51,9 @@ func (r *crawl) fetchSitemap(ctx context.Context, j *lease, u *url.URL) {
 			r.fail(fmt.Errorf("crawler: recording %s: %w", j.URL, err))
 		}
 	}
-	r.observe(j, answer(status, header, r.now().Sub(start), nil))
+	a := answer(status, header, r.now().Sub(start), nil)
+	r.observe(j, a)
+	r.pageAnswered(ctx, j, start, a, status, 0, nil)
 	if r.revisit != nil && readErr == nil {
 		r.revisited(j, p, digest.Sum64())
 	}

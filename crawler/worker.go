@@ -22,6 +22,9 @@ import (
 // just after cancellation from taking one more.
 func (r *crawl) work(ctx context.Context) {
 	for r.stop.Err() == nil {
+		if r.c.pause.wait(r.stop) != nil {
+			return
+		}
 		r.pool.idle.Add(1)
 		l, err := r.fr.Next(ctx)
 		if r.pool.idle.Add(-1) == 0 && err == nil {
@@ -40,6 +43,10 @@ func (r *crawl) work(ctx context.Context) {
 		if r.stop.Err() != nil {
 			r.requeue(ctx, j, time.Time{}) // not started: leave it queued
 			return
+		}
+		if r.c.pause.paused() {
+			r.requeue(ctx, j, time.Time{}) // paused as it was claimed
+			continue
 		}
 		r.process(ctx, j)
 	}
@@ -110,9 +117,9 @@ func (r *crawl) process(ctx context.Context, j *lease) {
 		return
 	}
 	// After cancellation no new request starts, even during the grace
-	// period; nor on a lease a shared store may have handed to another
-	// worker already.
-	if r.stop.Err() != nil || !j.Expires.IsZero() && !r.now().Before(j.Expires) {
+	// period; nor while paused; nor on a lease a shared store may have
+	// handed to another worker already.
+	if r.stop.Err() != nil || r.c.pause.paused() || !j.Expires.IsZero() && !r.now().Before(j.Expires) {
 		r.requeue(ctx, j, time.Time{})
 		return
 	}
@@ -299,8 +306,10 @@ func (p leasePacer) Acquire(ctx context.Context, key string) (gate.Release, erro
 				return nil, err
 			}
 		}
+		start := r.requestStarting(ctx, key, "", true)
 		return func(status int, header http.Header, rtt time.Duration, err error) time.Time {
 			r.observe(j, answer(status, header, rtt, err))
+			r.robotsAnswered(ctx, key, start, status, header, rtt, err, j.Pace)
 			return r.now().Add(j.rest)
 		}, nil
 	}
@@ -308,9 +317,11 @@ func (p leasePacer) Acquire(ctx context.Context, key string) (gate.Release, erro
 	if err != nil {
 		return nil, err
 	}
+	start := r.requestStarting(ctx, key, "", true)
 	return func(status int, header http.Header, rtt time.Duration, err error) time.Time {
 		h := l.Pace
 		rest := r.policy.Observe(key, &h, r.now(), answer(status, header, rtt, err))
+		r.robotsAnswered(ctx, key, start, status, header, rtt, err, h)
 		if err := r.fr.Done(context.WithoutCancel(ctx), l, frontier.Outcome{Pace: h, Rest: rest}); err != nil && errors.Is(err, frontier.ErrStore) {
 			r.fail(fmt.Errorf("crawler: releasing %s: %w", key, err))
 		}
@@ -416,6 +427,7 @@ func (r *crawl) robotsFetched(ctx context.Context, u *url.URL, e *gate.Entry) {
 		}
 	})
 	r.log.Debug("crawler: robots.txt", "authority", e.Authority, "outcome", e.Outcome.String(), "status", e.Status)
+	r.reportRobots(ctx, u, e)
 	r.scheduleSitemaps(ctx, u, e)
 }
 
@@ -489,15 +501,17 @@ func (r *crawl) fetchPage(ctx context.Context, j *lease, u *url.URL) {
 	if r.revisit != nil {
 		req.Header = conditional(&j.Item)
 	}
-	start := r.now()
+	start := r.requestStarting(ctx, j.Key, j.URL, false)
 	p, err := r.fetcher.Fetch(ctx, req)
 	status := 0
 	var header http.Header
+	var size int64
 	if p != nil {
-		status, header = p.Status, p.Header
+		status, header, size = p.Status, p.Header, p.TransferSize
 	}
 	a := answer(status, header, r.now().Sub(start), err)
 	r.observe(j, a)
+	r.pageAnswered(ctx, j, start, a, status, size, err)
 	if err != nil {
 		r.fetchFailed(ctx, j, err, a.Failure, true)
 		return

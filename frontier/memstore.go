@@ -495,6 +495,21 @@ func (s *MemoryStore) Host(ctx context.Context, key string) (ratelimit.HostState
 	return s.sched.Host(key), nil
 }
 
+// QueuedFor implements KeyCounter: the items of key's queue, revisits
+// waiting for their Due included.
+func (s *MemoryStore) QueuedFor(ctx context.Context, key string) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	if q := s.queues[key]; q != nil {
+		n += int(q.n)
+	}
+	if l := s.later[key]; l != nil {
+		n += len(l.heap)
+	}
+	return n, nil
+}
+
 // Counts implements Store.
 func (s *MemoryStore) Counts(ctx context.Context, now time.Time) (Counts, error) {
 	s.mu.Lock()

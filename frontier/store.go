@@ -45,6 +45,14 @@ type QueueEditor interface {
 	EditQueued(ctx context.Context, key string, edit func(*Item) bool) (n int, err error)
 }
 
+// A KeyCounter is a Store that can tell, cheaply, how many items one key
+// holds queued, leased ones aside: a live view of a crawl asks it for the
+// hosts it shows (crawler.HostInfo.Queued). MemoryStore is a KeyCounter.
+type KeyCounter interface {
+	// QueuedFor returns how many items key has queued.
+	QueuedFor(ctx context.Context, key string) (int, error)
+}
+
 // Store keeps a crawl's state: everything a crawl must not forget when its
 // process stops. It holds the seen-set, one queue per politeness key
 // (ordered by Item.Due, then FIFO: see Claim),

@@ -19,7 +19,8 @@ var CrawlerNames = []string{"heed", "colly", "gocrawl"}
 
 // HeedVariants describes the names of heed's variants.
 const HeedVariants = "heed-state (-state in a fresh directory per run), " +
-	"heed-redis (-redis, a fresh job per run), heed-redis-N (N processes of it at once)"
+	"heed-redis (-redis, a fresh job per run), heed-redis-N (N processes of it at once), " +
+	"heed-ui (-ui, its live page polled as a browser watching it would)"
 
 // Reasons for leaving heed out of a comparison.
 var (
@@ -95,6 +96,8 @@ func heedVariant(name string) (Crawler, bool) {
 		return Crawler{Name: name, Args: heedStateArgs}, true
 	case "heed-redis":
 		return Crawler{Name: name, Args: heedRedisArgs, Redis: true}, true
+	case "heed-ui":
+		return Crawler{Name: name, Args: heedUIArgs}, true
 	}
 	if rest, ok := strings.CutPrefix(name, "heed-redis-"); ok {
 		if n, err := strconv.Atoi(rest); err == nil && n >= 1 && n <= 64 && strconv.Itoa(n) == rest {

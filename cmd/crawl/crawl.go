@@ -33,7 +33,8 @@ func runCrawl(ctx context.Context, args []string, stdin io.Reader, stdout, rawSt
 	for _, step := range []func(context.Context) refusal{
 		c.parse,         // the flags and the seeds
 		c.listenMetrics, // first: an address in use stops the command before it creates a file
-		c.openMode,      // before any file too: a -state in use, or a -redis job with other flags, leaves nothing behind
+		c.listenUI,
+		c.openMode, // before any file too: a -state in use, or a -redis job with other flags, leaves nothing behind
 		c.openLog,
 		c.newCrawler,
 		c.openOutput,
@@ -66,6 +67,10 @@ type crawlCmd struct {
 
 	metricsLn      net.Listener
 	metricsHandler http.Handler
+	uiLn           net.Listener
+	uiHandler      http.Handler
+	uiStopMu       sync.Mutex
+	uiStop         func() // the live page's stop, once the crawl can be stopped
 	m              mode
 	logW           *syncWriter // the -log file
 	logger         *slog.Logger
@@ -246,13 +251,16 @@ func (c *crawlCmd) newCrawler(context.Context) refusal {
 	}
 	// Before Run: the metrics record each page through an OnPage handler
 	// from its registration on.
-	if c.metricsLn != nil {
+	if c.metricsLn != nil || c.uiLn != nil {
 		m, err := metrics.New(c.crawler, metrics.WithRuntimeMetrics())
 		if err != nil {
 			fmt.Fprintf(c.stderr, "crawl: -metrics: %v\n", err)
 			return badUsage
 		}
 		c.metricsHandler = m.Handler()
+	}
+	if c.uiLn != nil {
+		c.uiHandler = c.newLivePage(c.metricsHandler)
 	}
 	return notRefused
 }
@@ -321,6 +329,9 @@ func (c *crawlCmd) crawl(ctx context.Context) outcome {
 	}
 	stopFlushing := c.rec.flushEvery(time.Second)
 	c.later(watchSignals(cancel, c.stderr, c.quit))
+	c.uiStopMu.Lock()
+	c.uiStop = stopFromPage(cancel, c.stderr)
+	c.uiStopMu.Unlock()
 	stopTimer := stopAfter(c.f.forDuration, cancel, c.stderr)
 	o := outcome{streamed: c.streaming, runErr: c.run(ctx, showProgress)}
 	stopTimer() // a crawl that ended by itself is not stopped by -for
@@ -358,6 +369,10 @@ func (c *crawlCmd) run(ctx context.Context, showProgress bool) error {
 		stopMetrics = serveMetrics(c.metricsLn, c.metricsHandler, c.stderr)
 		fmt.Fprintf(c.stderr, "crawl: metrics on http://%s/metrics\n", c.metricsLn.Addr())
 	}
+	stopPage := func() {}
+	if c.uiLn != nil {
+		stopPage = servePage(c.uiLn, c.uiHandler, c.f.uiToken, c.stderr)
+	}
 	progressDone := make(chan struct{})
 	var progressWG sync.WaitGroup
 	if showProgress {
@@ -372,6 +387,7 @@ func (c *crawlCmd) run(ctx context.Context, showProgress bool) error {
 		runErr = c.crawler.Run(ctx, c.seeds...)
 	}
 	stopMetrics()
+	stopPage()
 	if err := c.stopProfiles(); err != nil {
 		fmt.Fprintf(c.stderr, "crawl: %v\n", err)
 	}

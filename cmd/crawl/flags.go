@@ -37,6 +37,7 @@ type flags struct {
 	progress                 string
 	verbose                  bool
 	metrics                  string
+	ui, uiToken              string
 	warcDir                  string
 	warcSize                 byteSize
 	warcDedup                bool
@@ -70,7 +71,7 @@ var flagGroups = []struct {
 	{"Politeness", []string{"delay", "max-delay", "per-host", "key", "retries", "robots-wait", "max-failures"}},
 	{"Scope and limits", []string{"scope", "include", "exclude", "follow", "allow-private", "max-depth", "max-pages", "max-pages-per-host", "sitemaps", "max-sitemaps", "max-sitemap-urls", "nofollow", "max-links", "max-redirects", "max-path-segments", "max-segment-repeats", "sort-query", "strip-tracking"}},
 	{"Throughput and timeouts", []string{"workers", "connect-timeout", "header-timeout", "timeout", "max-body", "grace"}},
-	{"Output", []string{"o", "body", "log", "progress", "v", "metrics", "warc", "warc-size", "warc-dedup", "cpuprofile", "memprofile"}},
+	{"Output", []string{"o", "body", "log", "progress", "v", "metrics", "ui", "ui-token", "warc", "warc-size", "warc-dedup", "cpuprofile", "memprofile"}},
 	{"State", []string{"state", "state-override"}},
 	{"Revisiting", []string{"revisit", "min-revisit", "max-revisit", "for"}},
 	{"Distributed", []string{"redis", "job", "process", "lease", "redis-retry"}},
@@ -151,6 +152,8 @@ func newFlagSet(f *flags) *flag.FlagSet {
 	fs.Var(&f.warcSize, "warc-size", "start a new WARC file past this size, e.g. 100MiB")
 	fs.BoolVar(&f.warcDedup, "warc-dedup", false, "write a revisit record instead of a body already archived in this crawl")
 	fs.StringVar(&f.metrics, "metrics", "", "serve Prometheus metrics at http://`ADDR`/metrics during the crawl, e.g. localhost:9090 (port 0: any free port; the address is printed on stderr)")
+	fs.StringVar(&f.ui, "ui", "", "serve the live page of the crawl at http://`ADDR`/ (its JSON under /api/, Prometheus at /metrics), e.g. :8080 — a host left out is 127.0.0.1, loopback; the address and the controls' token are printed on stderr")
+	fs.StringVar(&f.uiToken, "ui-token", "", "the `TOKEN` the live page's pause, resume and stop controls need (default: a random one, printed on stderr)")
 	fs.StringVar(&f.state, "state", "", "keep the crawl's state in `DIR` (created if missing): run the same command again after Ctrl-C, a kill or a crash to resume it; with -o FILE each record appears in FILE exactly once across restarts (on standard output at least once)")
 	boolean(&f.stateOverride, "state-override", false, "resume a -state crawl, or join a -redis job, with flags (scope, limits, agent, -o, ...) other than those it was started with, and keep these from then on")
 	fs.StringVar(&f.redis, "redis", "", "keep the crawl's state in the Redis server at `URL` (redis://[user:password@]host:port[/db], rediss:// for TLS) or in a Redis Cluster (redis://host1:port1?addr=host2:port2&addr=host3:port3, or the plain URL of any one node), shared by every process of the -job, on any machine; the seeds (URLs, seeds files) are then optional")

@@ -11,8 +11,9 @@ import (
 	"time"
 )
 
-// metricsShutdown bounds how long the end of a crawl waits for scrapes in
-// progress before it closes their connections.
+// metricsShutdown bounds how long the end of a crawl waits for the requests
+// in progress on its servers (scrapes, the live page's) before it closes
+// their connections.
 const metricsShutdown = 5 * time.Second
 
 // serveMetrics serves h, a crawl's Prometheus metrics, at /metrics on ln
@@ -21,11 +22,18 @@ const metricsShutdown = 5 * time.Second
 func serveMetrics(ln net.Listener, h http.Handler, stderr io.Writer) (stop func()) {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", h)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	return serveOn(ln, mux, "-metrics", stderr)
+}
+
+// serveOn serves h on ln, the listener of the flag named flagName, until
+// stop is called. A server that fails while the crawl goes on says so on
+// stderr; the crawl is not stopped for it.
+func serveOn(ln net.Listener, h http.Handler, flagName string, stderr io.Writer) (stop func()) {
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
-			fmt.Fprintf(stderr, "crawl: -metrics: %v\n", err)
+			fmt.Fprintf(stderr, "crawl: %s: %v\n", flagName, err)
 		}
 	})
 	return func() {

@@ -27,6 +27,10 @@ import (
 // records its heartbeat.
 const metaProcess = "crawl/process/"
 
+// metaPaused marks a job paused (crawl status -ui's controls): every
+// process follows it within a heartbeat.
+const metaPaused = "crawl/paused"
+
 const (
 	// heartbeatEvery is how often a -redis process records that it is
 	// alive, and how far it has got.
@@ -191,7 +195,11 @@ type redisJob struct {
 
 	started        time.Time
 	pages, errored atomic.Int64
-	stopBeat       func()
+	// crawler is the process's, paused while the job is; pausedByJob
+	// says the pause is the job's, not the process's own page's.
+	crawler     *crawler.Crawler
+	pausedByJob bool
+	stopBeat    func()
 }
 
 // openRedis connects to the job's Redis and reads what the job holds. On
@@ -393,6 +401,7 @@ func (rj *redisJob) openOutput(name string, _ bool, stderr io.Writer) (*os.File,
 // killed at any moment loses no record of a page the job counts done.
 func (rj *redisJob) begin(ctx context.Context, c *crawler.Crawler, rec *recorder, seeds bool, stderr io.Writer) refusal {
 	rec.each = true
+	rj.crawler = c
 	if err := rj.start(ctx, seeds); err != nil {
 		fmt.Fprintf(stderr, "crawl: %s: %v\n", rj.where(), err)
 		return unavailable
@@ -430,6 +439,7 @@ func (rj *redisJob) start(ctx context.Context, seeds bool) error {
 		defer t.Stop()
 		for {
 			rj.beat(beatCtx, "crawling")
+			rj.followPause(beatCtx)
 			select {
 			case <-beatCtx.Done():
 				return
@@ -479,6 +489,26 @@ func (rj *redisJob) beat(ctx context.Context, state string) {
 	}
 	if err != nil {
 		rj.log.Debug("crawl: heartbeat", "err", err)
+	}
+}
+
+// followPause pauses or resumes the process as the job's pause mark says.
+// A process paused by the mark is resumed when the mark goes; one paused
+// on its own live page stays paused.
+func (rj *redisJob) followPause(ctx context.Context) {
+	v, err := rj.store.Meta(ctx, metaPaused)
+	if err != nil || rj.crawler == nil {
+		return
+	}
+	switch on := len(v) > 0; {
+	case on && !rj.crawler.Paused():
+		rj.crawler.Pause()
+		rj.pausedByJob = true
+		rj.log.Info("crawl: job paused")
+	case !on && rj.pausedByJob:
+		rj.crawler.Resume()
+		rj.pausedByJob = false
+		rj.log.Info("crawl: job resumed")
 	}
 }
 

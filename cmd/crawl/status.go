@@ -4,9 +4,12 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
+	"os/signal"
 	"slices"
 	"strings"
 	"sync"
@@ -14,6 +17,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/heedcrawl/heed/crawler/live"
 	"github.com/heedcrawl/heed/frontier"
 	"github.com/heedcrawl/heed/frontier/redisstore"
 )
@@ -28,14 +32,15 @@ const statusRetry = 5 * time.Second
 // name given wrong, like a seeds file that does not exist).
 func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("crawl status", flag.ContinueOnError)
-	var rawURL, job string
+	var rawURL, job, ui string
 	retry := statusRetry
 	fs.StringVar(&rawURL, "redis", "", "the Redis server or cluster holding the job, at `URL` (redis://[user:password@]host:port[/db], or a cluster as for crawl -redis)")
 	fs.StringVar(&job, "job", "", "the job's `NAME`")
 	fs.Var((*durationFlag)(&retry), "redis-retry", "how long to retry a Redis that cannot be reached")
+	fs.StringVar(&ui, "ui", "", "serve the job's live view at http://`ADDR`/ until interrupted, instead of printing its status once (a host left out is 127.0.0.1, loopback)")
 	usage := func(w io.Writer) {
 		fmt.Fprint(w, `Usage:
-  crawl status -redis URL -job NAME
+  crawl status -redis URL -job NAME [-ui ADDR]
 
 Shows how a crawl shared through Redis (crawl -redis URL -job NAME) is going:
 URLs queued and held, hosts, pages scheduled and fetched, errors, the
@@ -73,37 +78,113 @@ Flags:
 		fmt.Fprintf(stderr, "crawl status: %s\n", unreachable(rawURL, err))
 		return 1
 	}
-	settingsRaw, err := store.Meta(ctx, metaSettings)
-	if err != nil {
-		return fail(err)
-	}
-	completeRaw, err := store.Meta(ctx, metaComplete)
-	if err != nil {
-		return fail(err)
-	}
-	counts, err := store.Counts(ctx, time.Now())
-	if err != nil {
-		return fail(err)
-	}
-	procs, err := heartbeats(ctx, client, job)
-	if err != nil {
-		return fail(err)
-	}
-	members, err := store.Members(ctx)
-	if err != nil {
-		return fail(err)
-	}
-	now, err := client.Time(ctx).Result()
+	j, err := readJob(ctx, client, store, job)
 	if err != nil {
 		return fail(err)
 	}
 	where := fmt.Sprintf("job %s on %s", job, redactedURL(rawURL))
-	if settingsRaw == nil && counts == (frontier.Counts{}) && len(procs) == 0 {
+	if !j.settings && j.counts == (frontier.Counts{}) && len(j.procs) == 0 {
 		noSuchJob(ctx, stderr, client, rawURL, job)
 		return 2
 	}
-	writeStatus(stdout, where, now, counts, len(completeRaw) > 0, procs)
-	writeMembers(stdout, now, members)
+	if ui != "" {
+		return serveJobView(ctx, ui, func(ctx context.Context) (live.Job, error) {
+			j, err := readJob(ctx, client, store, job)
+			return j.view(job), err
+		}, func(ctx context.Context, on bool) error {
+			var mark []byte
+			if on {
+				mark = []byte("1")
+			}
+			return store.SetMeta(ctx, metaPaused, mark)
+		}, stderr)
+	}
+	writeStatus(stdout, where, j.now, j.counts, j.complete, j.procs)
+	writeMembers(stdout, j.now, j.members)
+	return 0
+}
+
+// jobRead is what the Store of a job holds of its progress.
+type jobRead struct {
+	settings, complete bool // the job was started; it ran to its end
+	paused             bool // the job is paused
+	counts             frontier.Counts
+	procs              []namedBeat
+	members            []redisstore.Member // the processes that take URLs, from their heartbeats
+	now                time.Time // Redis's clock
+}
+
+// readJob reads job's progress from its Store and Redis.
+func readJob(ctx context.Context, client redis.UniversalClient, store *redisstore.Store, job string) (jobRead, error) {
+	var j jobRead
+	settingsRaw, err := store.Meta(ctx, metaSettings)
+	if err != nil {
+		return j, err
+	}
+	completeRaw, err := store.Meta(ctx, metaComplete)
+	if err != nil {
+		return j, err
+	}
+	j.settings, j.complete = settingsRaw != nil, len(completeRaw) > 0
+	pausedRaw, err := store.Meta(ctx, metaPaused)
+	if err != nil {
+		return j, err
+	}
+	j.paused = len(pausedRaw) > 0
+	if j.counts, err = store.Counts(ctx, time.Now()); err != nil {
+		return j, err
+	}
+	if j.procs, err = heartbeats(ctx, client, job); err != nil {
+		return j, err
+	}
+	if j.members, err = store.Members(ctx); err != nil {
+		return j, err
+	}
+	j.now, err = client.Time(ctx).Result()
+	return j, err
+}
+
+// view is j as the job view shows it.
+func (j jobRead) view(name string) live.Job {
+	v := live.Job{Name: name, Now: j.now, Counts: j.counts, State: jobState(j.now, j.counts, j.complete, j.procs), Paused: j.paused}
+	for _, p := range j.procs {
+		v.Pages += p.Pages
+		v.Errors += p.Errors
+		v.Processes = append(v.Processes, live.JobProcess{Name: p.name, State: p.State, Seen: p.Seen, Started: p.Started,
+			Host: p.Host, PID: p.PID, Pages: p.Pages, Errors: p.Errors})
+	}
+	slices.SortFunc(v.Processes, func(a, b live.JobProcess) int { return b.Seen.Compare(a.Seen) })
+	return v
+}
+
+// serveJobView serves the job view on addr until ctx ends or a signal
+// comes, its controls calling pause with the token it prints; it returns
+// the exit status.
+func serveJobView(ctx context.Context, addr string, job func(context.Context) (live.Job, error), pause func(context.Context, bool) error, stderr io.Writer) int {
+	ln, err := listenLoopback(addr)
+	if err != nil {
+		fmt.Fprintf(stderr, "crawl status: -ui: %v\n", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(ctx, stopSignals...)
+	defer stop()
+	token := live.NewToken()
+	srv := &http.Server{Handler: live.NewJobHandler(job, live.JobOptions{Token: token, Pause: pause}), ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(stderr, "crawl status: job view on http://%s/#token=%s (interrupt to stop)\n", ln.Addr(), token)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		<-ctx.Done()
+		shut, cancel := context.WithTimeout(context.Background(), metricsShutdown)
+		defer cancel()
+		srv.Shutdown(shut)
+	})
+	err = srv.Serve(ln)
+	stop()
+	wg.Wait()
+	if !errors.Is(err, http.ErrServerClosed) {
+		fmt.Fprintf(stderr, "crawl status: -ui: %v\n", err)
+		return 1
+	}
 	return 0
 }
 
@@ -282,6 +363,26 @@ func heartbeats(ctx context.Context, client redis.UniversalClient, job string) (
 	return slices.CompactFunc(beats, func(a, b namedBeat) bool { return a.name == b.name }), nil
 }
 
+// jobState says how a job is going at now (Redis's clock), by its
+// Store's counts and the processes' heartbeats.
+func jobState(now time.Time, c frontier.Counts, complete bool, procs []namedBeat) string {
+	crawling := 0
+	for _, p := range procs {
+		if p.State == "crawling" && now.Sub(p.Seen) <= recentWindow {
+			crawling++
+		}
+	}
+	switch {
+	case c.Queued+c.Leased == 0 && complete:
+		return "complete"
+	case c.Queued+c.Leased == 0:
+		return "idle: nothing queued or held"
+	case crawling == 0:
+		return "stopped: URLs are queued but no process is crawling; start one (crawl -redis URL -job NAME) to go on"
+	}
+	return "running"
+}
+
 // writeStatus writes the status of a job at now (Redis's clock).
 func writeStatus(w io.Writer, where string, now time.Time, c frontier.Counts, complete bool, procs []namedBeat) {
 	var recent []namedBeat
@@ -293,22 +394,7 @@ func writeStatus(w io.Writer, where string, now time.Time, c frontier.Counts, co
 			recent = append(recent, p)
 		}
 	}
-	crawling := 0
-	for _, p := range recent {
-		if p.State == "crawling" {
-			crawling++
-		}
-	}
-	state := "running"
-	switch {
-	case c.Queued+c.Leased == 0 && complete:
-		state = "complete"
-	case c.Queued+c.Leased == 0:
-		state = "idle: nothing queued or held"
-	case crawling == 0:
-		state = "stopped: URLs are queued but no process is crawling; start one (crawl -redis URL -job NAME) to go on"
-	}
-	fmt.Fprintf(w, "%s: %s\n", where, state)
+	fmt.Fprintf(w, "%s: %s\n", where, jobState(now, c, complete, procs))
 	fmt.Fprintf(w, "queued:     %d URLs, %d held by processes\n", c.Queued, c.Leased)
 	fmt.Fprintf(w, "hosts:      %d with work: %d busy, %d ready, %d resting\n", c.Hosts, c.Busy, c.Ready, c.Resting)
 	fmt.Fprintf(w, "scheduled:  %d pages\n", c.Scheduled)

@@ -1,0 +1,192 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/heedcrawl/heed/crawler/live"
+	"github.com/heedcrawl/heed/frontier"
+	"github.com/heedcrawl/heed/internal/redistest"
+)
+
+// The job view of crawl status -ui lists every process of a -redis job,
+// as their heartbeats in Redis say, with the job's counts.
+func TestJobViewListsProcesses(t *testing.T) {
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	client, store, err := redisClient(ctx, srv.URL(), "news", "", 0, new(redisLog))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	defer store.Close()
+	if err := store.SetMeta(ctx, metaSettings, []byte(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.Add(ctx, []frontier.Item{{URL: "http://a.test/", Key: "a.test"}, {URL: "http://b.test/", Key: "b.test"}}, frontier.Limits{}); err != nil {
+		t.Fatal(err)
+	}
+	now, err := client.Time(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, hb := range map[string]heartbeat{
+		"alpha": {Seen: now, Started: now.Add(-time.Minute), Host: "m1", PID: 11, Pages: 30, Errors: 1, State: "crawling"},
+		"beta":  {Seen: now.Add(-10 * time.Second), Started: now.Add(-2 * time.Minute), Host: "m2", PID: 22, Pages: 12, State: "crawling"},
+		"gamma": {Seen: now.Add(-time.Hour), Started: now.Add(-2 * time.Hour), Host: "m3", PID: 33, Pages: 5, State: "done"},
+	} {
+		b, _ := json.Marshal(hb)
+		if err := client.HSet(ctx, metaKey("news"), metaProcess+name, b).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	page := httptest.NewServer(live.NewJobHandler(func(ctx context.Context) (live.Job, error) {
+		j, err := readJob(ctx, client, store, "news")
+		return j.view("news"), err
+	}, live.JobOptions{}))
+	defer page.Close()
+	resp, err := http.Get(page.URL + "/api/job")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var j live.Job
+	if err := json.NewDecoder(resp.Body).Decode(&j); err != nil {
+		t.Fatal(err)
+	}
+	if j.Name != "news" || j.State != "running" || j.Counts.Queued != 2 || j.Pages != 47 || j.Errors != 1 {
+		t.Errorf("job view %+v", j)
+	}
+	var names []string
+	for _, p := range j.Processes {
+		names = append(names, p.Name+"/"+p.State)
+	}
+	if len(names) != 3 || names[0] != "alpha/crawling" || names[1] != "beta/crawling" || names[2] != "gamma/done" {
+		t.Errorf("processes %v, want alpha, beta, gamma, the last seen first", names)
+	}
+	for _, path := range []string{"/", "/job.js", "/app.css"} {
+		r, err := http.Get(page.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Body.Close()
+		if r.StatusCode != 200 || r.Header.Get("Content-Security-Policy") == "" {
+			t.Errorf("GET %s = %d, CSP %q", path, r.StatusCode, r.Header.Get("Content-Security-Policy"))
+		}
+	}
+}
+
+// The job view's pause pauses every process of the job within a
+// heartbeat — the site gets no request — and its resume restarts them.
+func TestJobPause(t *testing.T) {
+	srv := redistest.Start(t)
+	var mu sync.Mutex
+	var hits []time.Time
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		hits = append(hits, time.Now())
+		mu.Unlock()
+		n, _ := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/p/"))
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprintf(w, `<title>%d</title><a href="/p/%d">next</a>`, n, n+1) // endless
+	}))
+	defer site.Close()
+	count := func() int { mu.Lock(); defer mu.Unlock(); return len(hits) }
+	since := func(at time.Time) int {
+		mu.Lock()
+		defer mu.Unlock()
+		n := 0
+		for _, h := range hits {
+			if h.After(at) {
+				n++
+			}
+		}
+		return n
+	}
+	seeds := writeSeeds(t, site.URL+"/p/0")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int)
+	go func() {
+		var out, errb bytes.Buffer
+		done <- run(ctx, []string{"-redis", srv.URL(), "-job", "p", "-process", "w1", "-delay", "50ms", "-sitemaps=false",
+			"-progress", "off", "-o", filepath.Join(t.TempDir(), "out.jsonl"), seeds}, strings.NewReader(""), &out, &errb)
+	}()
+	defer func() { cancel(); <-done }()
+	client, store, err := redisClient(ctx, srv.URL(), "p", "", 0, new(redisLog))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	defer store.Close()
+	waitUntil := func(what string, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s", what)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	waitUntil("the crawl to fetch", func() bool { return count() >= 3 })
+	beat := func() time.Time {
+		b, _ := client.HGet(ctx, metaKey("p"), metaProcess+"w1").Bytes()
+		var hb heartbeat
+		json.Unmarshal(b, &hb)
+		return hb.Seen
+	}
+	// The job view's control, as crawl status -ui wires it.
+	page := httptest.NewServer(live.NewJobHandler(func(ctx context.Context) (live.Job, error) {
+		j, err := readJob(ctx, client, store, "p")
+		return j.view("p"), err
+	}, live.JobOptions{Token: "t", Pause: func(ctx context.Context, on bool) error {
+		var mark []byte
+		if on {
+			mark = []byte("1")
+		}
+		return store.SetMeta(ctx, metaPaused, mark)
+	}}))
+	defer page.Close()
+	control := func(what string) {
+		req, _ := http.NewRequest(http.MethodPost, page.URL+"/api/"+what, nil)
+		req.Header.Set(live.TokenHeader, "t")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil || resp.StatusCode != http.StatusNoContent {
+			t.Fatalf("POST /api/%s: %v %v", what, resp, err)
+		}
+		resp.Body.Close()
+	}
+	control("pause")
+	marked := beat()
+	// Two heartbeats later the process has read the mark, and its fetch
+	// in flight then (one at a time: -per-host 1) has ended.
+	waitUntil("two heartbeats", func() bool { b := beat(); return b.Sub(marked) >= 2*heartbeatEvery })
+	quiet := time.Now()
+	time.Sleep(1500 * time.Millisecond) // the window in which no request may come
+	if n := since(quiet); n != 0 {
+		t.Fatalf("job paused, yet the site got %d requests", n)
+	}
+	resp, err := http.Get(page.URL + "/api/job")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var j live.Job
+	json.NewDecoder(resp.Body).Decode(&j)
+	resp.Body.Close()
+	if !j.Paused {
+		t.Errorf("job view %+v does not say paused", j)
+	}
+	control("resume")
+	resumed := time.Now()
+	waitUntil("requests after resume", func() bool { return since(resumed) > 0 })
+}

@@ -1,0 +1,217 @@
+package live
+
+import (
+	"context"
+	"errors"
+	"net/url"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/heedcrawl/heed/crawler"
+	"github.com/heedcrawl/heed/ratelimit"
+	"github.com/heedcrawl/heed/robots/gate"
+)
+
+// Sizes of what a Recorder keeps.
+const (
+	logSize       = 100  // the last fetches shown live
+	latencySize   = 1024 // the answers latency percentiles are taken over
+	journalSize   = 40   // events in a host's politeness journal
+	hostStartsMax = 512  // a host's request starts kept to count its load over a minute
+	recentWindow  = 10 * time.Minute
+)
+
+// Recorder keeps what a crawl did, as its hooks tell it: outcomes per
+// second, the last fetches, errors by kind, and per host the requests
+// made, their answers and the pacing they led to. Attach it to a Crawler
+// before Run. Its zero value is not usable; make one with NewRecorder.
+// A Recorder is safe for concurrent use.
+type Recorder struct {
+	c   *crawler.Crawler
+	now func() time.Time
+
+	mu      sync.Mutex
+	secs    seconds
+	hosts   map[string]*hostRec
+	errs    map[crawler.ErrorKind]*errorRec
+	log     [logSize]Fetch
+	logN    int
+	latency [latencySize]time.Duration
+	latN    int
+}
+
+// NewRecorder returns a Recorder of c's crawl, its hooks registered on c.
+func NewRecorder(c *crawler.Crawler) *Recorder {
+	r := &Recorder{c: c, now: time.Now, hosts: map[string]*hostRec{}, errs: map[crawler.ErrorKind]*errorRec{}}
+	c.OnRequest(r.request)
+	c.OnRobots(r.robots)
+	c.OnPage(r.page)
+	c.OnError(r.error)
+	c.OnDisallowed(func(context.Context, *url.URL, crawler.DisallowReason) {
+		r.mu.Lock()
+		r.secs.add(r.now(), OutcomeRobots)
+		r.mu.Unlock()
+	})
+	return r
+}
+
+// Fetch is one line of the live log: a page request and how it ended.
+type Fetch struct {
+	At     time.Time     `json:"at"`
+	URL    string        `json:"url"`
+	Status int           `json:"status"`
+	Error  string        `json:"error,omitempty"`
+	RTT    time.Duration `json:"rtt_ns"`
+	Size   int64         `json:"size"`
+	Title  string        `json:"title,omitempty"`
+}
+
+type errorRec struct {
+	count      int64
+	url, cause string
+}
+
+// hostRec is what the crawl did to one host, as this process saw it.
+type hostRec struct {
+	key, url   string // a URL of the host, to ask the crawler about it
+	inFlight   int
+	requests   int64
+	starts     []time.Time // the last request starts, for the load over a minute
+	minDelay   time.Duration
+	throttled  []time.Time // 429 and 503 answers in the last recentWindow
+	serverErrs []time.Time // other 5xx
+	last       time.Time
+	lastStatus int
+	pace       ratelimit.HostStatus // as the last answer left it
+	robots     *gate.Entry
+	givenUp    bool
+	revisits   int64
+	wait       time.Duration // revisits' wait past their due, a moving average
+	journal    []JournalEvent
+}
+
+// request records a request's start or end.
+func (r *Recorder) request(_ context.Context, req *crawler.Request) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	h := r.host(req.Key, req.URL)
+	if req.Answered.IsZero() {
+		h.inFlight++
+		h.requests++
+		h.trimStarts(req.Started)
+		if len(h.starts) == hostStartsMax {
+			h.starts = h.starts[1:]
+		}
+		h.starts = append(h.starts, req.Started)
+		return
+	}
+	h.inFlight = max(h.inFlight-1, 0)
+	h.last, h.lastStatus = req.Answered, req.Status
+	r.journalAnswer(h, req)
+	h.pace = req.Pace
+	if req.Pace.Delay > 0 && (h.minDelay == 0 || req.Pace.Delay < h.minDelay) {
+		h.minDelay = req.Pace.Delay
+	}
+	if req.Robots {
+		return
+	}
+	if !req.Due.IsZero() {
+		h.revisited(req.Answered.Sub(req.Due))
+	}
+	r.secs.add(req.Answered, statusOutcome(req.Status))
+	rtt := req.Answered.Sub(req.Started)
+	r.latency[r.latN%latencySize] = rtt
+	r.latN++
+	f := Fetch{At: req.Answered, URL: req.URL, Status: req.Status, RTT: rtt, Size: req.Size}
+	if req.Err != nil {
+		f.Error = req.Err.Error()
+	}
+	r.log[r.logN%logSize] = f
+	r.logN++
+}
+
+// trimStarts drops the request starts older than a minute before now: a
+// host's load is counted over the last minute, and a host no longer
+// fetched holds none. Reslicing, not copying: append moves the live ones
+// to a new array when the old one is used up.
+func (h *hostRec) trimStarts(now time.Time) {
+	i := sort.Search(len(h.starts), func(i int) bool { return now.Sub(h.starts[i]) <= time.Minute })
+	h.starts = h.starts[i:]
+	if len(h.starts) == 0 {
+		h.starts = nil
+	}
+}
+
+// host returns key's record, made on first sight with rawURL as its URL.
+func (r *Recorder) host(key, rawURL string) *hostRec {
+	h := r.hosts[key]
+	if h == nil {
+		h = &hostRec{key: key}
+		r.hosts[key] = h
+	}
+	if h.url == "" && rawURL != "" {
+		h.url = rawURL
+	}
+	return h
+}
+
+// page adds the page's title to its line of the live log.
+func (r *Recorder) page(_ context.Context, p *crawler.Page) {
+	if p.URL == nil || p.ContentType != "text/html" {
+		return
+	}
+	title := p.Title()
+	if title == "" {
+		return
+	}
+	u := p.URL.String()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := 1; i <= min(r.logN, 8); i++ { // its line is among the last few
+		f := &r.log[(r.logN-i)%logSize]
+		if f.URL == u && f.Title == "" {
+			f.Title = title
+			return
+		}
+	}
+}
+
+// error counts a failure by kind, keeping its first example.
+func (r *Recorder) error(_ context.Context, u *url.URL, err error) {
+	var e *crawler.Error
+	if !errors.As(err, &e) || e.Kind == "" {
+		return
+	}
+	key := ""
+	if e.Kind == crawler.FailedHostGivenUp {
+		key, _ = r.c.Key(u.String())
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rec := r.errs[e.Kind]
+	if rec == nil {
+		rec = &errorRec{url: u.String(), cause: e.Err.Error()}
+		r.errs[e.Kind] = rec
+	}
+	rec.count++
+	if key != "" {
+		h := r.host(key, u.String())
+		if !h.givenUp {
+			h.givenUp = true
+			h.journal = appendEvent(h.journal, JournalEvent{At: r.now(), Kind: "given-up", Text: "host given up after failing in a row"})
+		}
+	}
+}
+
+// robots records a robots.txt fetch in its host's record and journal.
+func (r *Recorder) robots(_ context.Context, key string, e *gate.Entry) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	h := r.host(key, "")
+	if h.url == "" {
+		h.url = e.URL
+	}
+	h.journal = appendEvent(h.journal, robotsEvent(h.robots, e))
+	h.robots = e
+}

@@ -1,0 +1,102 @@
+package live
+
+import "time"
+
+// Outcome is a class of request outcome, a series of the chart.
+type Outcome int
+
+// The outcome classes charted per second.
+const (
+	Outcome2xx     Outcome = iota // a 2xx answer
+	Outcome3xx                    // a redirect or 304
+	Outcome4xx                    // a 4xx answer, 429 included
+	Outcome5xx                    // a 5xx answer
+	OutcomeNetwork                // no answer: refused, reset, timed out, DNS, TLS
+	OutcomeRobots                 // a URL robots.txt did not let us fetch
+	numOutcomes
+)
+
+// outcomeNames are the chart's series names, by Outcome.
+var outcomeNames = [numOutcomes]string{"2xx", "3xx", "4xx", "5xx", "network", "robots"}
+
+// String names o as the chart does.
+func (o Outcome) String() string {
+	if o < 0 || o >= numOutcomes {
+		return "unknown"
+	}
+	return outcomeNames[o]
+}
+
+// statusOutcome classes an HTTP status (0: no answer).
+func statusOutcome(status int) Outcome {
+	switch {
+	case status == 0:
+		return OutcomeNetwork
+	case status < 300:
+		return Outcome2xx
+	case status < 400:
+		return Outcome3xx
+	case status < 500:
+		return Outcome4xx
+	}
+	return Outcome5xx
+}
+
+// window is how long the per-second outcomes are kept.
+const window = time.Hour
+
+// seconds is a ring of per-second outcome counts over the last window: a
+// fixed array, so that recording a second costs no allocation however
+// long the crawl runs.
+type seconds struct {
+	at     [int(window / time.Second)]int64 // the Unix second a slot counts, to tell a stale slot
+	counts [int(window / time.Second)][numOutcomes]uint32
+}
+
+func (s *seconds) add(t time.Time, o Outcome) {
+	sec := t.Unix()
+	i := int(sec % int64(len(s.at)))
+	if s.at[i] != sec {
+		s.at[i], s.counts[i] = sec, [numOutcomes]uint32{}
+	}
+	s.counts[i][o]++
+}
+
+// series returns the counts of each second from `from` to `to` (Unix
+// seconds, inclusive, at most the window), by outcome.
+func (s *seconds) series(from, to int64) [numOutcomes][]uint32 {
+	if n := int64(len(s.at)); to-from+1 > n {
+		from = to - n + 1
+	}
+	var out [numOutcomes][]uint32
+	if to < from {
+		return out
+	}
+	for o := range out {
+		out[o] = make([]uint32, to-from+1)
+	}
+	for sec := from; sec <= to; sec++ {
+		i := int(sec % int64(len(s.at)))
+		if s.at[i] != sec {
+			continue
+		}
+		for o := range out {
+			out[o][sec-from] = s.counts[i][o]
+		}
+	}
+	return out
+}
+
+// sum returns the outcomes counted from `from` to `to` (Unix seconds).
+func (s *seconds) sum(from, to int64) (n int64) {
+	for sec := from; sec <= to; sec++ {
+		i := int(sec % int64(len(s.at)))
+		if s.at[i] != sec {
+			continue
+		}
+		for _, c := range s.counts[i][:OutcomeNetwork+1] {
+			n += int64(c)
+		}
+	}
+	return n
+}
