@@ -111,7 +111,7 @@ type jobRead struct {
 	counts             frontier.Counts
 	procs              []namedBeat
 	members            []redisstore.Member // the processes that take URLs, from their heartbeats
-	now                time.Time // Redis's clock
+	now                time.Time           // Redis's clock
 }
 
 // readJob reads job's progress from its Store and Redis.
