@@ -304,7 +304,7 @@ func statMetrics() []statMetric {
 	started := gauge("crawl_start_time_seconds", "When the current or last crawl started, in seconds since the Unix epoch.",
 		func(s *crawler.Stats) float64 { return float64(s.Started.UnixNano()) / 1e9 })
 	started.present = func(s *crawler.Stats) bool { return !s.Started.IsZero() }
-	return []statMetric{
+	return append([]statMetric{
 		started,
 		gauge("crawl_elapsed_seconds", "How long the current crawl has run, or the last one ran.",
 			func(s *crawler.Stats) float64 { return s.Elapsed.Seconds() }),
@@ -339,19 +339,6 @@ func statMetrics() []statMetric {
 		gauge("crawl_delay_max_seconds", "The longest Crawl-delay applied to a host, after the crawler's cap.",
 			func(s *crawler.Stats) float64 { return s.MaxCrawlDelay.Seconds() }),
 
-		counter("rendered_pages_total", "Pages rendered in a browser (WithRenderer).",
-			func(s *crawler.Stats) int64 { return s.Rendered }),
-		counter("render_failures_total", "Renders that failed; the page went on as fetched.",
-			func(s *crawler.Stats) int64 { return s.RenderFailed }),
-		gauge("render_seconds", "Wall time spent rendering pages.",
-			func(s *crawler.Stats) float64 { return s.RenderTime.Seconds() }),
-		counter("subrequests_total", "Requests rendered pages made that the crawler fetched.",
-			func(s *crawler.Stats) int64 { return s.Subrequests }),
-		counter("subrequests_cached_total", "Requests rendered pages made that the resource cache answered.",
-			func(s *crawler.Stats) int64 { return s.SubrequestsCached }),
-		counter("subrequests_refused_total", "Requests rendered pages made that were refused: robots.txt, the address guard, a render's budget, media.",
-			func(s *crawler.Stats) int64 { return s.SubrequestsRefused }),
-
 		counter("revisits_total", "Answers for pages fetched before (WithRevisit).",
 			func(s *crawler.Stats) int64 { return s.Revisits }),
 		counter("revisit_changes_total", "Revisits that found the page changed.",
@@ -379,6 +366,24 @@ func statMetrics() []statMetric {
 			func(s *crawler.Stats) int { return s.HostsReady }),
 		storeGauge("hosts_resting", "Hosts with queued URLs resting: their delay, a back-off or a Retry-After.",
 			func(s *crawler.Stats) int { return s.HostsResting }),
+	}, renderMetrics()...)
+}
+
+// renderMetrics lists the metrics of rendered pages (crawler.WithRenderer).
+func renderMetrics() []statMetric {
+	return []statMetric{
+		counter("rendered_pages_total", "Pages rendered in a browser (WithRenderer).",
+			func(s *crawler.Stats) int64 { return s.Rendered }),
+		counter("render_failures_total", "Renders that failed; the page went on as fetched.",
+			func(s *crawler.Stats) int64 { return s.RenderFailed }),
+		gauge("render_seconds", "Wall time spent rendering pages.",
+			func(s *crawler.Stats) float64 { return s.RenderTime.Seconds() }),
+		counter("subrequests_total", "Requests rendered pages made that the crawler fetched.",
+			func(s *crawler.Stats) int64 { return s.Subrequests }),
+		counter("subrequests_cached_total", "Requests rendered pages made that the resource cache answered.",
+			func(s *crawler.Stats) int64 { return s.SubrequestsCached }),
+		counter("subrequests_refused_total", "Requests rendered pages made that were refused: robots.txt, the address guard, a render's budget, media.",
+			func(s *crawler.Stats) int64 { return s.SubrequestsRefused }),
 	}
 }
 
