@@ -243,7 +243,8 @@ func (r *crawl) unreachable(ctx context.Context, j *lease, u *url.URL, e *gate.E
 
 // closedItem ends a lease of a closed key (frontier.Lease.Closed), which
 // may come before the host's rest is over, so nothing is requested under
-// it: a given-up host's URL is reported so (a sitemap only counted); one whose robots.txt is still
+// it: a given-up host's URL is reported so (a sitemap only counted), and
+// one a page limit refused as skipped; one whose robots.txt is still
 // known unreachable is reported robots-unavailable. Any other — a URL of
 // another authority paced under the same key — opens the key again and
 // waits its turn.
@@ -257,6 +258,12 @@ func (r *crawl) closedItem(ctx context.Context, j *lease, u *url.URL) {
 		return
 	case j.GivenUp:
 		r.done(ctx, j, func() { r.givenUp(ctx, j.URL, j.Key) }, nil)
+		return
+	case j.Refused != frontier.NotRefused:
+		// Refused by a page limit when found, and queued to be reported
+		// here, once (frontier.ErrReported).
+		why := skipReason(j.Refused.Err())
+		r.done(ctx, j, func() { r.reportSkip(ctx, j.URL, why, j.Refused.Err()) }, nil)
 		return
 	}
 	e, ok := r.gate.Known(ctx, u)
@@ -700,7 +707,7 @@ func (r *crawl) scheduled(items []frontier.Item, errs []error, err error) []erro
 		return errs
 	}
 	for _, e := range errs {
-		if e != nil {
+		if e != nil && !errors.Is(e, frontier.ErrReported) { // counted when reported
 			r.stats.skipped(skipReason(e))
 		}
 	}

@@ -392,6 +392,8 @@ func addAnswers(op string, r []any, batch []frontier.Item) ([]error, error) {
 			refused[i] = frontier.ErrHostLimit
 		case 5:
 			refused[i] = frontier.ErrSitemapLimit
+		case 6, 7: // refused, and queued to be reported
+			refused[i] = frontier.Refusal(n - 5).Reported()
 		default:
 			return nil, fmt.Errorf("redisstore: %s: %w: code %v", op, errCorrupt, v)
 		}
