@@ -325,8 +325,7 @@ func (s *Store) addArgs(args []any, now time.Time, batch []frontier.Item, lim fr
 		class := "0"
 		switch {
 		case it.SeenOnly:
-			args = append(args, s.seenMember(it.URL), it.Key, "3", "", "")
-			continue
+			class = "3"
 		case it.Kind == frontier.KindSitemap:
 			class = "1"
 		case it.FromSitemap:

@@ -177,9 +177,10 @@ func testAddIfNew(t *testing.T, s frontier.Store) {
 	}
 }
 
-// testSeenOnly checks Item.SeenOnly: the URL joins the seen-set and
-// nothing is queued; no limit and no given-up key refuses it; only a
-// duplicate does, either way round.
+// testSeenOnly checks Item.SeenOnly: the URL joins the seen-set and is
+// queued to be reported (frontier.RefusedSeenOnly), counted against no
+// limit; no limit and no given-up key refuses it; only a duplicate does,
+// either way round.
 func testSeenOnly(t *testing.T, s frontier.Store) {
 	seenOnly := func(key, path string) frontier.Item {
 		it := item(key, path)
@@ -207,11 +208,13 @@ func testSeenOnly(t *testing.T, s frontier.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Queued != 1 || c.Scheduled != 1 {
-		t.Errorf("Counts = %+v, want the one page queued and scheduled", c)
+	if c.Queued != 4 || c.Scheduled != 1 {
+		t.Errorf("Counts = %+v, want 4 queued, the one page scheduled", c)
 	}
-	if got := drain(t, s, t0); !slices.Equal(got, []string{"http://a/3"}) {
-		t.Errorf("drained %v, want only http://a/3", got)
+	got := drainRefused(t, s, t0)
+	reports := map[string]frontier.Refusal{"http://a/1": frontier.RefusedSeenOnly, "http://a/2": frontier.RefusedSeenOnly, "http://dead/1": frontier.RefusedSeenOnly, "http://a/3": frontier.NotRefused}
+	if !maps.Equal(got, reports) {
+		t.Errorf("drained %v, want %v", got, reports)
 	}
 }
 
