@@ -93,6 +93,25 @@ func (w *limitsWeb) maxPagesPerHost() map[string]string {
 // records.
 func checkLimitRecords(t *testing.T, want map[string]string, outputs ...string) int {
 	t.Helper()
+	is := map[string]func(record) bool{}
+	skips := 0
+	for u, why := range want {
+		if why == "" {
+			is[u] = func(r record) bool { return r.Status == http.StatusOK && r.Skipped == "" && r.Error == "" }
+			continue
+		}
+		skips++
+		is[u] = func(r record) bool { return r.Skipped == why && r.Status == 0 }
+	}
+	checkOnePerURL(t, is, outputs...)
+	return skips
+}
+
+// checkOnePerURL fails the test unless outputs hold, together, exactly one
+// record of each URL of want, for which want's function is true, and none
+// of any other URL.
+func checkOnePerURL(t *testing.T, want map[string]func(record) bool, outputs ...string) {
+	t.Helper()
 	got := map[string][]record{}
 	for _, name := range outputs {
 		data, err := os.ReadFile(name)
@@ -101,26 +120,56 @@ func checkLimitRecords(t *testing.T, want map[string]string, outputs ...string) 
 		}
 		eachRecord(t, data, func(_ int, rec record) { got[rec.URL] = append(got[rec.URL], rec) })
 	}
-	skips := 0
 	for _, u := range slices.Sorted(maps.Keys(want)) {
 		recs := got[u]
 		switch {
 		case len(recs) != 1:
 			t.Errorf("%d records of %s, want 1: %+v", len(recs), u, recs)
-		case want[u] == "" && (recs[0].Status != http.StatusOK || recs[0].Skipped != "" || recs[0].Error != ""):
-			t.Errorf("record of %s: %+v, want a page", u, recs[0])
-		case want[u] != "" && (recs[0].Skipped != want[u] || recs[0].Status != 0):
-			t.Errorf("record of %s: %+v, want skipped %q", u, recs[0], want[u])
-		case want[u] != "":
-			skips++
+		case !want[u](recs[0]):
+			t.Errorf("record of %s: %+v: not what it must be", u, recs[0])
 		}
 	}
 	for u, recs := range got {
-		if _, ok := want[u]; !ok {
+		if want[u] == nil {
 			t.Errorf("%d records of %s, which the crawl must not meet: %+v", len(recs), u, recs)
 		}
 	}
-	return skips
+}
+
+// killThenRerun runs bin with args, kills it with SIGKILL once entered
+// closes, closes release, and runs it again to its end, which must be
+// exit 0.
+func killThenRerun(t *testing.T, bin string, args []string, entered, release chan struct{}) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	r := startCrawl(t, ctx, bin, args...)
+	waitOrFail(t, entered, "the blocking request")
+	r.signal(t, syscall.SIGKILL)
+	<-r.exited
+	close(release)
+	if code, stderr := runBin(t, bin, args...); code != 0 {
+		t.Fatalf("rerun: exit %d; stderr:\n%s", code, stderr)
+	}
+}
+
+// twoProcesses runs two processes of a -redis job, bin with base: the
+// first, with seeds, writes to out(1); the second, without, joins once
+// entered closes, and writes to out(2); release closes once both run.
+// It fails the test unless both exit 0.
+func twoProcesses(t *testing.T, bin string, base []string, out func(int) string, seeds string, entered, release chan struct{}) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	first := startCrawl(t, ctx, bin, append(base, "-process", "p1", "-o", out(1), seeds)...)
+	waitOrFail(t, entered, "the blocking request")
+	second := startCrawl(t, ctx, bin, append(base, "-process", "p2", "-o", out(2))...)
+	close(release)
+	for i, r := range []*crawlRun{first, second} {
+		if err := <-r.exited; exitCode(err) != 0 {
+			t.Errorf("p%d: exit %v; stderr:\n%s", i+1, err, r.stderr)
+		}
+	}
 }
 
 // TestLimitRecordsEveryRun crawls the web with -max-pages, then with
@@ -168,16 +217,7 @@ func TestLimitRecordsStateKill9(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out.jsonl")
 	args := append([]string{"-max-pages", "4", "-state", filepath.Join(dir, "state"), "-o", out}, w.args()...)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	r := startCrawl(t, ctx, bin, args...)
-	waitOrFail(t, w.entered, "the request for a/p3")
-	r.signal(t, syscall.SIGKILL)
-	<-r.exited
-	close(w.release)
-	if code, stderr := runBin(t, bin, args...); code != 0 {
-		t.Fatalf("rerun: exit %d; stderr:\n%s", code, stderr)
-	}
+	killThenRerun(t, bin, args, w.entered, w.release)
 	checkLimitRecords(t, w.maxPages(), out)
 }
 
@@ -190,18 +230,8 @@ func TestLimitRecordsRedis(t *testing.T) {
 	w := newLimitsWeb(t, true)
 	dir := t.TempDir()
 	base := []string{"-max-pages", "4", "-delay", "0s", "-scope", "any", "-retries", "0", "-sitemaps=false", "-progress", "off", "-redis", srv.URL(), "-job", "limits"}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
 	out := func(p int) string { return filepath.Join(dir, fmt.Sprintf("p%d.jsonl", p)) }
-	first := startCrawl(t, ctx, bin, append(base, "-process", "p1", "-o", out(1), w.a.URL+"/")...)
-	waitOrFail(t, w.entered, "the request for a/p3")
-	second := startCrawl(t, ctx, bin, append(base, "-process", "p2", "-o", out(2))...)
-	close(w.release)
-	for i, r := range []*crawlRun{first, second} {
-		if err := <-r.exited; exitCode(err) != 0 {
-			t.Errorf("p%d: exit %v; stderr:\n%s", i+1, err, r.stderr)
-		}
-	}
+	twoProcesses(t, bin, base, out, w.a.URL+"/", w.entered, w.release)
 	checkLimitRecords(t, w.maxPages(), out(1), out(2))
 }
 
