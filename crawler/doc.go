@@ -21,10 +21,10 @@
 // may reach. The extractors find the page's links, which go back to the
 // frontier in one batch; a redirect's target does too, so it is checked
 // against robots.txt like any URL. A link that the robots.txt the gate
-// already holds disallows is not queued at all (but with WithCheckpoint:
-// see Reports): the Store records it seen (frontier.Item.SeenOnly) and it
-// is reported once, as disallowed; every other URL is checked again,
-// against the robots.txt of the time, when a worker takes it. When the lease ends, the host's pacing
+// already holds disallows is not queued to be fetched: the Store records
+// it seen (frontier.Item.SeenOnly) and queues it to be reported once, as
+// disallowed (see Reports); every other URL is checked again, against
+// the robots.txt of the time, when a worker takes it. When the lease ends, the host's pacing
 // state goes back to the Store with how long the host must rest, as package
 // ratelimit's Policy decides.
 //
@@ -76,38 +76,44 @@
 //
 // # Reports
 //
-// Every page the crawl schedules is reported once, whatever the order in
+// Every URL the crawl meets is reported once, whatever the order in
 // which things happen: OnPage for an answer (any status), OnError for a
 // URL that failed or was dropped unfetched — its robots.txt unreachable
 // (Error.Kind FailedRobotsUnavailable; OnDisallowed is told too, with
 // DisallowedUnavailable), its host given up (FailedHostGivenUp), its
-// address private (Error.Skipped SkippedPrivateAddress) — and OnDisallowed
-// for one robots.txt rules keep out (DisallowedByRules). A sitemap is not
-// a page: one read is counted (Stats.Sitemaps), and so is one not asked
-// for — its host given up (Stats.SkippedLinks SkippedHostGivenUp), WithMaxPages
-// reached before it was claimed — since whether it was asked depends on
-// timing; one asked that failed or could not be parsed is reported
-// (FailedSitemap, or the fetch's kind).
+// address private (Error.Skipped SkippedPrivateAddress), refused by a
+// page limit (Error.Skipped SkippedMaxPages, SkippedMaxPagesPerHost) —
+// and OnDisallowed for one robots.txt rules keep out (DisallowedByRules).
+// A sitemap is not a page: one read is counted (Stats.Sitemaps), and so is
+// one not asked for — its host given up (Stats.SkippedLinks
+// SkippedHostGivenUp), WithMaxPages reached before it was claimed — since
+// whether it was asked depends on timing; one asked that failed or could
+// not be parsed is reported (FailedSitemap, or the fetch's kind).
 //
 // Each such report is made on the URL's own lease, before the Store
 // operation that ends it, so it is made exactly once per run, by the one
 // process that held the lease, and with WithCheckpoint it carries its
-// checkpoint (a link that robots.txt rules keep out is then queued like
-// any, not only marked seen, for the same reason). A URL found for a host
-// already given up is queued all the same, and handed out at once to be
-// reported, as the host's URLs queued when it was given up are: which
-// report a URL gets does not depend on when it was found. Without
-// WithCheckpoint, a link robots.txt rules keep out is reported by the
-// process whose Store operation marked it seen, just after it.
+// checkpoint. A URL that is not to be fetched is queued all the same, to
+// be handed out at once (its host given up) or in its turn (refused by a
+// page limit, or disallowed by the robots.txt held when it was found: the
+// Store marks it seen and queues it to be reported, frontier.ErrReported,
+// counted against no limit) and reported on its lease, which costs its
+// host no rest. So which report a URL gets does not depend on when it was
+// found, and no crash, kill -9 or other process of a shared Store can
+// lose it or make it twice: the seen mark and the report to make are one
+// Store write. Stats counts each report once: Stats.SkippedLinks
+// SkippedMaxPages and SkippedMaxPagesPerHost count the URLs reported so,
+// not each time one is found again (that is SkippedSeen).
 //
 // Refusals of a URL that does not become one of the crawl's are only
-// counted, in Stats.SkippedLinks: out of scope, a duplicate, past WithMaxDepth,
-// a trap-shaped path, a Filter's, links past WithMaxLinks, sitemap
-// budgets, and the page limits WithMaxPages and WithMaxPagesPerHost. The
-// Store refuses these before it marks the URL seen, so the same URL may
-// be refused each time it is found (a report per find would repeat it),
-// and some may still be scheduled when found another way (at a smaller
-// depth, as a link rather than a sitemap entry). A seed refused, but as a
+// counted, in Stats.SkippedLinks: out of scope, a duplicate, past
+// WithMaxDepth, a trap-shaped path, a Filter's, links past WithMaxLinks,
+// and sitemap budgets (WithMaxSitemaps, WithMaxSitemapURLs). These leave
+// the URL unseen, and it may still be scheduled when found another way
+// (at a smaller depth, as a link rather than a sitemap entry), or it has
+// its record already (a duplicate): a record of the refusal would be
+// wrong or repeated. The page limits are not so: a URL they refuse is
+// refused however it is found, and is reported. A seed refused, but as a
 // duplicate, is reported to OnError.
 //
 // # Revisiting

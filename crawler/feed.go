@@ -2,6 +2,7 @@ package crawler
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -92,7 +93,7 @@ func (r *crawl) scheduleFeed(ctx context.Context, feed <-chan Seed) {
 			case err != nil:
 				r.fail(fmt.Errorf("crawler: scheduling %s: %w", s.URL, err))
 				return
-			case errs[0] != nil:
+			case errs[0] != nil && !errors.Is(errs[0], frontier.ErrReported): // else reported on its own lease
 				r.reportSkip(ctx, s.URL, skipReason(errs[0]), fmt.Errorf("seed skipped: %w", errs[0]))
 			}
 			r.feed.signal(false)

@@ -381,7 +381,9 @@ func WithMaxDepth(n int) Option {
 
 // WithMaxPages bounds the pages scheduled in the whole crawl: at least 1,
 // or NoLimit (the default). A link that the robots.txt already fetched
-// disallows is not scheduled, and does not count.
+// disallows is not scheduled, and does not count. A URL found once the
+// limit is reached is reported once, to OnError, skipped
+// (SkippedMaxPages; see Reports in the package documentation).
 func WithMaxPages(n int) Option {
 	return func(c *config) error {
 		c.maxPages = n
@@ -390,7 +392,8 @@ func WithMaxPages(n int) Option {
 }
 
 // WithMaxPagesPerHost bounds the pages scheduled per host: at least 1, or
-// NoLimit (the default).
+// NoLimit (the default). A URL of a host whose limit is reached is
+// reported once, to OnError, skipped (SkippedMaxPagesPerHost).
 func WithMaxPagesPerHost(n int) Option {
 	return func(c *config) error {
 		c.maxPagesHost = n

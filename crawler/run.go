@@ -203,7 +203,8 @@ func (r *crawl) addSeeds(ctx context.Context, seeds []Seed) error {
 	accepted, seen := 0, 0
 	for i, err := range errs {
 		switch {
-		case err == nil:
+		case err == nil, errors.Is(err, frontier.ErrReported):
+			// A seed a page limit refused is reported on its own lease.
 			accepted++
 		case errors.Is(err, frontier.ErrSeen):
 			seen++

@@ -243,7 +243,8 @@ func (r *crawl) unreachable(ctx context.Context, j *lease, u *url.URL, e *gate.E
 
 // closedItem ends a lease of a closed key (frontier.Lease.Closed), which
 // may come before the host's rest is over, so nothing is requested under
-// it: a given-up host's URL is reported so (a sitemap only counted); one whose robots.txt is still
+// it: a given-up host's URL is reported so (a sitemap only counted), and
+// one a page limit refused as skipped; one whose robots.txt is still
 // known unreachable is reported robots-unavailable. Any other — a URL of
 // another authority paced under the same key — opens the key again and
 // waits its turn.
@@ -257,6 +258,16 @@ func (r *crawl) closedItem(ctx context.Context, j *lease, u *url.URL) {
 		return
 	case j.GivenUp:
 		r.done(ctx, j, func() { r.givenUp(ctx, j.URL, j.Key) }, nil)
+		return
+	case j.Refused == frontier.RefusedSeenOnly:
+		// Found disallowed by the robots.txt held (markDisallowed).
+		r.disallowed(ctx, j, u, DisallowedByRules)
+		return
+	case j.Refused != frontier.NotRefused:
+		// Refused by a page limit when found, and queued to be reported
+		// here, once (frontier.ErrReported).
+		why := skipReason(j.Refused.Err())
+		r.done(ctx, j, func() { r.reportSkip(ctx, j.URL, why, j.Refused.Err()) }, nil)
 		return
 	}
 	e, ok := r.gate.Known(ctx, u)
@@ -348,48 +359,18 @@ func (r *crawl) reportDisallowed(ctx context.Context, rawURL string, u *url.URL,
 }
 
 // markDisallowed marks SeenOnly the items that the robots.txt the gate
-// holds fresh for their authority disallows (gate.Disallows): such a URL
-// takes no place in a queue, and no lease, only one in the seen-set, so
-// that it is reported once however often it is found (disallowedFound).
-// Every other item is checked again when it is claimed, against the
-// robots.txt of that time.
-//
-// With WithCheckpoint it marks none: a URL reported after the Store
-// operation that took it (disallowedFound) has no acknowledgement of its
-// own to carry its checkpoint, and a crash before the next would lose its
-// report while its URL stays seen. Queued, it is reported on its own
-// lease, whose Done carries the checkpoint, exactly once across a crash;
-// the lease costs the host no rest, since nothing is requested under it.
+// holds fresh for their authority disallows (gate.Disallows): the Store
+// marks such a URL seen and queues it to be reported, counted against no
+// limit (frontier.RefusedSeenOnly), so that it is reported once however
+// often it is found, on a lease of its own whose Done carries the
+// checkpoint (closedItem): exactly once across a crash, and across the
+// processes of a shared Store. Every other item is checked again when it
+// is claimed, against the robots.txt of that time.
 func (r *crawl) markDisallowed(items []frontier.Item) {
-	if r.cfg.checkpoint != nil {
-		return
-	}
 	for i := range items {
 		if u, err := url.Parse(items[i].URL); err == nil && r.gate.Disallows(u) {
 			items[i].SeenOnly = true
 		}
-	}
-}
-
-// disallowedFound reports the items markDisallowed marked that the Store
-// took as new (errs[i] nil): disallowed by robots.txt, as a lease of
-// them would have been.
-func (r *crawl) disallowedFound(ctx context.Context, items []frontier.Item, errs []error) {
-	for i := range items {
-		if !items[i].SeenOnly || i >= len(errs) || errs[i] != nil {
-			continue
-		}
-		it := items[i] // the frontier took a copy: canonical as a lease's URL is
-		if r.fr.Identify(&it) != nil {
-			continue // the Store took it: not so
-		}
-		u, err := url.Parse(it.URL)
-		if err != nil {
-			continue
-		}
-		r.stats.update(func(s *Stats) { s.Disallowed++ })
-		r.log.Debug("crawler: disallowed by robots.txt", "url", it.URL, "reason", string(DisallowedByRules), "found", true)
-		r.reportDisallowed(ctx, it.URL, u, DisallowedByRules)
 	}
 }
 
@@ -663,9 +644,7 @@ func (r *crawl) addAll(ctx context.Context, items []frontier.Item, from *url.URL
 	}
 	r.markDisallowed(items)
 	errs, err := r.fr.AddAll(ctx, items)
-	errs = r.scheduled(items, errs, err)
-	r.disallowedFound(ctx, items, errs)
-	return errs
+	return r.scheduled(items, errs, err)
 }
 
 // filter returns the items (from the page at from) that every filter lets
@@ -700,7 +679,7 @@ func (r *crawl) scheduled(items []frontier.Item, errs []error, err error) []erro
 		return errs
 	}
 	for _, e := range errs {
-		if e != nil {
+		if e != nil && !errors.Is(e, frontier.ErrReported) { // counted when reported
 			r.stats.skipped(skipReason(e))
 		}
 	}

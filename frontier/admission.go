@@ -165,6 +165,7 @@ func (f *Frontier) added(errs []error, batch []Item, at []int, refused []error) 
 		case errors.Is(refused[j], ErrLimit):
 			f.limitHit.Store(true)
 		}
+		queued = queued || errors.Is(refused[j], ErrReported)
 	}
 	if queued {
 		f.nudgeOne()
@@ -219,6 +220,7 @@ func (f *Frontier) check(it *Item, seed bool) (err error, name string) {
 		name = canon[sp.start:sp.nameEnd]
 	}
 	it.URL, it.Key = canon, key
+	it.Refused = NotRefused // the Store's to set
 	return nil, name
 }
 

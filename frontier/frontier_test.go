@@ -659,8 +659,12 @@ func TestLimits(t *testing.T) {
 		// Handing out and finishing items frees nothing: limits count
 		// scheduled items.
 		done(t, fr, next(t, fr))
-		if err := fr.Add(bg, frontier.Item{URL: "http://h9/"}); !errors.Is(err, frontier.ErrLimit) {
-			t.Errorf("after Done: %v, want ErrLimit", err)
+		if err := fr.Add(bg, frontier.Item{URL: "http://h8/"}); !errors.Is(err, frontier.ErrLimit) || !errors.Is(err, frontier.ErrReported) {
+			t.Errorf("after Done: %v, want ErrLimit, queued to be reported", err)
+		}
+		// A page refused is marked seen, to be reported once.
+		if err := fr.Add(bg, frontier.Item{URL: "http://h9/"}); !errors.Is(err, frontier.ErrSeen) {
+			t.Errorf("4th page again: %v, want ErrSeen", err)
 		}
 		if s := stats(t, fr); s.Scheduled != 3 {
 			t.Errorf("Scheduled = %d, want 3", s.Scheduled)
@@ -674,11 +678,11 @@ func TestLimits(t *testing.T) {
 			t.Errorf("3rd on a: %v, want ErrHostLimit", err)
 		}
 		mustAdd(t, fr, frontier.Item{URL: "http://b/1"})
-		// Drain a completely: the count survives.
-		for range 3 {
+		// Drain a completely, a/3's report included: the count survives.
+		for range 4 {
 			done(t, fr, next(t, fr))
 		}
-		if err := fr.Add(bg, frontier.Item{URL: "http://a/3"}); !errors.Is(err, frontier.ErrHostLimit) {
+		if err := fr.Add(bg, frontier.Item{URL: "http://a/4"}); !errors.Is(err, frontier.ErrHostLimit) {
 			t.Errorf("3rd on drained a: %v, want ErrHostLimit", err)
 		}
 	})

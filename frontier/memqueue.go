@@ -44,6 +44,7 @@ type history struct {
 	redirects    []string
 	sitemapDepth int
 	meta         map[string]string
+	refused      Refusal
 }
 
 const (
@@ -98,7 +99,7 @@ func (r *record) item(key string) Item {
 		it.Lastmod = time.Unix(int64(r.lastmod), 0).UTC()
 	}
 	if h := r.history; h != nil {
-		it.Retries, it.Redirects, it.SitemapDepth, it.Meta = h.retries, h.redirects, h.sitemapDepth, h.meta
+		it.Retries, it.Redirects, it.SitemapDepth, it.Meta, it.Refused = h.retries, h.redirects, h.sitemapDepth, h.meta, h.refused
 	}
 	return it
 }
@@ -135,8 +136,8 @@ func toRecord(it *Item) (record, error) {
 	if it.FromSitemap {
 		r.meta |= sitemapBit
 	}
-	if it.Retries != 0 || len(it.Redirects) > 0 || it.SitemapDepth != 0 || len(it.Meta) > 0 {
-		r.history = &history{retries: it.Retries, redirects: it.Redirects, sitemapDepth: it.SitemapDepth, meta: it.Meta}
+	if it.Retries != 0 || len(it.Redirects) > 0 || it.SitemapDepth != 0 || len(it.Meta) > 0 || it.Refused != NotRefused {
+		r.history = &history{retries: it.Retries, redirects: it.Redirects, sitemapDepth: it.SitemapDepth, meta: it.Meta, refused: it.Refused}
 	}
 	if sec := it.Lastmod.Unix(); !it.Lastmod.IsZero() && sec > 0 && sec <= math.MaxUint32 {
 		r.lastmod = uint32(sec)

@@ -155,11 +155,13 @@ func (s *MemoryStore) Add(ctx context.Context, batch []Item, lim Limits) ([]erro
 		if it.SeenOnly {
 			if s.markSeen(it.URL) {
 				refused[i] = ErrSeen
+			} else {
+				s.report(it, RefusedSeenOnly, recs[i])
 			}
 			continue
 		}
 		if err := s.sched.Admit(it, lim); err != nil {
-			refused[i] = err
+			refused[i] = s.refuse(it, err, recs[i])
 			continue
 		}
 		if s.markSeen(it.URL) {
@@ -177,6 +179,39 @@ func (s *MemoryStore) Add(ctx context.Context, batch []Item, lim Limits) ([]erro
 		}
 	}
 	return refused, nil
+}
+
+// refuse answers for it, refused with err by a limit: a page item new to
+// the seen-set is marked seen and queued, as r, to be reported (see
+// Store.Add). s.mu must be held.
+func (s *MemoryStore) refuse(it *Item, err error, r record) error {
+	why := ToReport(it, err)
+	if why == NotRefused {
+		return err
+	}
+	if s.markSeen(it.URL) {
+		return ErrSeen
+	}
+	s.report(it, why, r)
+	return why.Reported()
+}
+
+// report queues it, as r, to be reported, refused so: handed out like any
+// item of its key, counted against no limit. s.mu must be held.
+func (s *MemoryStore) report(it *Item, why Refusal, r record) {
+	h := history{refused: why}
+	if r.history != nil {
+		h = *r.history
+		h.refused = why
+	}
+	r.history = &h
+	rep := *it
+	rep.Refused = why
+	q, l := s.push(it.Key, r, visitRecord{})
+	s.sched.Queue(&rep, Limits{})
+	if l != nil {
+		s.reportFirst(it.Key, q, l)
+	}
 }
 
 // push queues r, with v, under key: at the back of its ring if it is a new

@@ -181,7 +181,7 @@ func (s *Schedule) Queue(it *Item, lim Limits) {
 	k := s.key(it.Key)
 	k.idleAt = 0
 	switch {
-	case k.givenUp:
+	case k.givenUp || it.Refused != NotRefused:
 		// Never to be fetched: not counted against Limits.
 	case it.Kind == KindSitemap:
 		k.sitemaps++

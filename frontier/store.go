@@ -81,9 +81,16 @@ type Store interface {
 	// key due no later) and counted, in one step, so that no URL is ever
 	// marked seen without being queued. An item of a key given up
 	// (GiveUp) is queued so too, whatever lim, and not counted against it:
-	// Claim hands it out at once, to be reported — but for an item
-	// marked SeenOnly, whose URL is marked seen and nothing queued or
-	// counted, refused only with ErrSeen. An item comes back
+	// Claim hands it out at once, to be reported. An item marked
+	// SeenOnly is refused only with ErrSeen: else its URL is marked seen
+	// and it is queued to be reported (Item.Refused RefusedSeenOnly),
+	// counted against no limit. An item that MaxPages or
+	// MaxPagesPerHost refuses is, unless its URL was seen (ErrSeen), marked
+	// seen and queued to be reported, with Item.Refused set and not
+	// counted against lim, and refused with an error that is ErrReported
+	// and the limit's: so each URL refused by a limit is reported exactly
+	// once, on its own lease, whatever the order in which it is found.
+	// An item comes back
 	// from Claim with every field as it was added (Key, Due and Visit
 	// included), but for the roundings a Store documents.
 	// refused[i] is nil or the reason batch[i] was refused. A non-nil err
@@ -261,11 +268,11 @@ type Lease struct {
 }
 
 // Closed reports whether l is handed out to be reported rather than
-// fetched: its key was given up, or it is closed by an unreachable
+// fetched: its key was given up, its item was refused (Item.Refused), or it is closed by an unreachable
 // robots.txt until Pace.ClosedUntil. Such a lease may come before the key's
 // NextAllowed, so no request may be made under it.
 func (l *Lease) Closed(now time.Time) bool {
-	return l.GivenUp || l.Pace.ClosedUntil.After(now)
+	return l.GivenUp || l.Refused != NotRefused || l.Pace.ClosedUntil.After(now)
 }
 
 // Outcome is what a worker reports when it ends a lease.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -15,7 +16,8 @@ import (
 // URL and the flags after it, then with a mix of URLs, a seeds file and
 // standard input, flags between them and "--": every seed is crawled,
 // once, and the flags after the arguments apply (-o writes the file;
-// -max-pages 1 and -follow=false keep to the seeds).
+// -max-pages 1 and -follow=false keep to the seeds; the link past
+// -max-pages has its skip record).
 func TestURLArguments(t *testing.T) {
 	bin := buildCrawl(t)
 	s := newSite(t, map[string]http.HandlerFunc{
@@ -29,7 +31,10 @@ func TestURLArguments(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("crawl URL -flags…: exit %d; stderr:\n%s", code, stderr)
 	}
-	checkOnce(t, out, s.URL+"/")
+	checkOnce(t, out, s.URL+"/", s.URL+"/linked") // the link past -max-pages is a skip record
+	if data, err := os.ReadFile(out); err != nil || readRecords(t, data)[s.URL+"/linked"].Skipped != "max-pages" || s.requested("/linked") != 0 {
+		t.Errorf("/linked: not a max-pages skip, unfetched (%v):\n%s", err, data)
+	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

@@ -1,18 +1,13 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/heedcrawl/heed/internal/redistest"
 )
@@ -87,34 +82,7 @@ func (w *recordsWeb) check(t *testing.T, outputs ...string) {
 		d + "/":  func(r record) bool { return r.Status == http.StatusServiceUnavailable && r.Error == "" },
 		d + "/1": givenUp, d + "/2": givenUp, d + "/3": givenUp,
 	}
-	got := map[string][]record{}
-	for _, name := range outputs {
-		data, err := os.ReadFile(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		eachRecord(t, data, func(_ int, rec record) { got[rec.URL] = append(got[rec.URL], rec) })
-	}
-	for _, u := range slices.Sorted(func(yield func(string) bool) {
-		for u := range want {
-			if !yield(u) {
-				return
-			}
-		}
-	}) {
-		recs := got[u]
-		switch {
-		case len(recs) != 1:
-			t.Errorf("%d records of %s, want 1: %+v", len(recs), u, recs)
-		case !want[u](recs[0]):
-			t.Errorf("record of %s: %+v: not what it must be", u, recs[0])
-		}
-	}
-	for u, recs := range got {
-		if want[u] == nil {
-			t.Errorf("%d records of %s, which the crawl must not meet: %+v", len(recs), u, recs)
-		}
-	}
+	checkOnePerURL(t, want, outputs...)
 }
 
 // TestRecordsEveryURL: a crawl in memory writes one record of every URL it
@@ -152,16 +120,7 @@ func TestRecordsStateKill9(t *testing.T) {
 	// before /c is asked for: the kill then finds /b done and its
 	// disallowed link seen.
 	args := append(append(w.args(), "-delay", "300ms", "-state", filepath.Join(dir, "state"), "-o", out), w.seeds(t))
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	r := startCrawl(t, ctx, bin, args...)
-	waitOrFail(t, w.entered, "the request for /c")
-	r.signal(t, syscall.SIGKILL)
-	<-r.exited
-	close(w.release)
-	if code, stderr := runBin(t, bin, args...); code != 0 {
-		t.Fatalf("rerun: exit %d; stderr:\n%s", code, stderr)
-	}
+	killThenRerun(t, bin, args, w.entered, w.release)
 	w.check(t, out)
 }
 
@@ -174,19 +133,9 @@ func TestRecordsRedis(t *testing.T) {
 	w := newRecordsWeb(t, true)
 	dir := t.TempDir()
 	base := append(w.args(), "-redis", srv.URL(), "-job", "records")
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
 	out := func(p int) string { return filepath.Join(dir, fmt.Sprintf("p%d.jsonl", p)) }
 	// The first process schedules the seeds; the second joins once /c is
 	// asked for, and both crawl what /c leads to.
-	first := startCrawl(t, ctx, bin, append(base, "-process", "p1", "-o", out(1), w.seeds(t))...)
-	waitOrFail(t, w.entered, "the request for /c")
-	second := startCrawl(t, ctx, bin, append(base, "-process", "p2", "-o", out(2))...)
-	close(w.release)
-	for i, r := range []*crawlRun{first, second} {
-		if err := <-r.exited; exitCode(err) != 0 {
-			t.Errorf("p%d: exit %v; stderr:\n%s", i+1, err, r.stderr)
-		}
-	}
+	twoProcesses(t, bin, base, out, w.seeds(t), w.entered, w.release)
 	w.check(t, out(1), out(2))
 }

@@ -281,7 +281,7 @@ func (rj *redisJob) check(ctx context.Context, fs *flag.FlagSet, f *flags, seeds
 	rj.now = now
 	if !rj.startedBefore {
 		if !seeds {
-			fmt.Fprintf(stderr, "crawl: there is no %s to join: start it with a seeds file\n", rj.where())
+			fmt.Fprintf(stderr, "crawl: there is no %s to join: %s\n", rj.where(), startWithSeeds)
 			return badUsage
 		}
 		b, err := json.Marshal(now)
@@ -338,6 +338,10 @@ const (
 	seedsWait = time.Minute
 	// seedsPoll is how often it looks.
 	seedsPoll = 100 * time.Millisecond
+	// startWithSeeds says how to start a job that a process without seeds
+	// found missing: seeds are URLs, seeds files or standard input, as
+	// on any crawl's command line.
+	startWithSeeds = "start it with seeds (URLs, seeds files, or - for standard input)"
 )
 
 // awaitSeeds waits, for a process without seeds, until the job has
@@ -370,7 +374,7 @@ func (rj *redisJob) awaitSeeds(ctx context.Context, stderr io.Writer) refusal {
 			return notRefused
 		}
 		if time.Now().After(deadline) {
-			fmt.Fprintf(stderr, "crawl: %s has scheduled no URL in %v: start it with a seeds file\n", rj.where(), seedsWait)
+			fmt.Fprintf(stderr, "crawl: %s has scheduled no URL in %v: %s\n", rj.where(), seedsWait, startWithSeeds)
 			return badUsage
 		}
 	}

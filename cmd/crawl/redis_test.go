@@ -177,7 +177,7 @@ func TestRedisSettingsMismatch(t *testing.T) {
 		return runBin(t, bin, append([]string{"-redis", srv.URL(), "-job", "m", "-delay", "0s", "-sitemaps=false", "-progress", "off"}, extra...)...)
 	}
 	code, stderr := run("-process", "none", "-max-depth", "1")
-	if want := "crawl: there is no " + where + " to join: start it with a seeds file\n"; code != 2 || stderr != want {
+	if want := "crawl: there is no " + where + " to join: start it with seeds (URLs, seeds files, or - for standard input)\n"; code != 2 || stderr != want {
 		t.Errorf("seedless process on no job: exit %d, stderr:\n%s\nwant 2 and %q", code, stderr, want)
 	}
 	if code, stderr := run("-max-depth", "1", "-o", filepath.Join(dir, "first.jsonl"), seeds); code != 0 {

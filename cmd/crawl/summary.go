@@ -20,14 +20,14 @@ import (
 
 // failures keeps what the summary tells of what went wrong: one example of
 // each kind of error, whether any was the network's, how many URLs
-// robots.txt rules kept out, and the seeds a page limit kept out.
+// robots.txt rules kept out, and the URLs a page limit kept out.
 type failures struct {
 	mu          sync.Mutex
 	examples    map[string]string // error kind → "URL (cause)"
 	firstCause  string            // the cause of the first failure
 	network     bool              // some failure was DNS, a refused connection or a timeout
 	byRules     int
-	unscheduled map[string]int // limit flag → seeds it refused
+	unscheduled map[string]int // limit flag → URLs it refused, each once
 }
 
 func newFailures() *failures {
@@ -35,14 +35,15 @@ func newFailures() *failures {
 }
 
 // failed notes an error reported for u. It returns whether the error
-// deserves an output record: a seed refused by a page limit does not, it is
-// counted for one line of the summary instead.
+// deserves an output record: every one does. A URL a page limit refused
+// (reported once, on its own lease: frontier.ErrReported) is counted for
+// one line of the summary, not as an example of a failure.
 func (f *failures) failed(u string, err error) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if flag := limitFlag(err); flag != "" {
 		f.unscheduled[flag]++
-		return false
+		return true
 	}
 	f.note(reportKind(err), u, causeText(err), fetch.Classify(0, err).Network())
 	return true
@@ -216,7 +217,7 @@ func summary(w io.Writer, s crawler.Stats, fails *failures, f *flags) {
 		if flag == "-max-pages-per-host" {
 			limit = f.maxPagesHost
 		}
-		fmt.Fprintf(w, "crawl: %d %s not scheduled: %s %d reached\n", unscheduled[flag], plural(unscheduled[flag], "seed", "seeds"), flag, limit)
+		fmt.Fprintf(w, "crawl: %d %s not scheduled: %s %d reached\n", unscheduled[flag], plural(unscheduled[flag], "URL", "URLs"), flag, limit)
 	}
 	if s.CrawlDelayHosts > 0 {
 		fmt.Fprintf(w, "crawl: robots.txt Crawl-delay on %d hosts (longest applied %v)\n", s.CrawlDelayHosts, s.MaxCrawlDelay)

@@ -210,7 +210,7 @@ func TestSummaryExampleOfDNSFailure(t *testing.T) {
 }
 
 // TestSeedsBeyondMaxPages gives more seeds than -max-pages: the ones left
-// out are one line of the summary, not error records.
+// out have a skip record each, and are one line of the summary.
 func TestSeedsBeyondMaxPages(t *testing.T) {
 	s := newSite(t, map[string]http.HandlerFunc{
 		"/":  page(`<title>Home</title>`),
@@ -222,10 +222,10 @@ func TestSeedsBeyondMaxPages(t *testing.T) {
 		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
 	}
 	recs := readRecords(t, []byte(out))
-	if len(recs) != 1 || recs[s.URL+"/"].Title != "Home" {
-		t.Errorf("records %v, want only the first seed's", recs)
+	if len(recs) != 3 || recs[s.URL+"/"].Title != "Home" || recs[s.URL+"/x"].Skipped != "max-pages" || recs[s.URL+"/y"].Skipped != "max-pages" {
+		t.Errorf("records %v, want the first seed's page and a max-pages skip of each other", recs)
 	}
-	if !strings.Contains(stderr, "crawl: 2 seeds not scheduled: -max-pages 1 reached\n") {
+	if !strings.Contains(stderr, "crawl: 2 URLs not scheduled: -max-pages 1 reached\n") {
 		t.Errorf("stderr does not count the seeds left out:\n%s", stderr)
 	}
 }

@@ -17,7 +17,7 @@
 //   - Item.Key is not encoded: both stores keep an item under its key, which
 //     they pass to DecodeItem.
 //   - Item.SeenOnly is not encoded: it asks Add not to queue the item, so a
-//     queued item never has it.
+//     queued item never has it (one queued to be reported has Item.Refused).
 //   - Times are kept to the nanosecond, as an instant: they come back in
 //     UTC, without the monotonic clock reading.
 //   - Item.Meta comes back nil when it was empty, and Item.Redirects too.
@@ -50,7 +50,9 @@
 //   - Items: version 1 (ItemVersion), as redisstore wrote items before this
 //     package; flag 10, Item.BlockedSince of earlier releases, is read and
 //     dropped. Flags 11 and 12 (Item.Due, and Item.Visit with flags of its
-//     own) came later: items written before them decode with neither.
+//     own) came later: items written before them decode with neither;
+//     so did flag 13, Item.Refused, set only on items queued to be
+//     reported (frontier.ErrReported).
 //   - Host states: version 1, redisstore's fixed layout before this package
 //     (no NextAllowed, ClosedUntil or Interrupted), is read; version 2
 //     (HostVersion), with flags, is written.

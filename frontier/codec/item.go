@@ -26,7 +26,11 @@ const (
 	itemBlockedSince // retired: Item.BlockedSince, read and dropped
 	itemDue
 	itemVisit // a Visit follows, with flags of its own (visitFetched, …)
-	itemNext  // the flag a new field takes; flags from here on are unknown
+	// ItemRefused: Item.Refused, a uvarint, one byte. redisstore's add
+	// script sets this flag and appends the byte to an item it queues to
+	// be reported (frontier.ErrReported): it must stay the last field.
+	itemRefused
+	itemNext // the flag a new field takes; flags from here on are unknown
 )
 
 // Flags of an encoded Visit: which of its fields follow, in this order.
@@ -93,6 +97,9 @@ func AppendItem(dst []byte, it *frontier.Item) []byte {
 	if flags&itemVisit != 0 {
 		dst = appendVisit(dst, it.Visit)
 	}
+	if flags&itemRefused != 0 {
+		dst = binary.AppendUvarint(dst, uint64(it.Refused))
+	}
 	return dst
 }
 
@@ -135,6 +142,9 @@ func itemFlags(it *frontier.Item) uint64 {
 	}
 	if it.Visit != nil {
 		flags |= itemVisit
+	}
+	if it.Refused != frontier.NotRefused {
+		flags |= itemRefused
 	}
 	return flags
 }
@@ -311,6 +321,13 @@ func DecodeItem(b []byte, key string) (frontier.Item, error) {
 			return frontier.Item{}, err
 		}
 		it.Visit = v
+	}
+	if flags&itemRefused != 0 {
+		r := d.uvarint()
+		if r > math.MaxUint8 || !frontier.Refusal(r).Valid() {
+			d.fail("refusal out of range")
+		}
+		it.Refused = frontier.Refusal(r)
 	}
 	if d.why != "" || len(d.b) != 0 {
 		return frontier.Item{}, d.err("item", len(b))

@@ -94,10 +94,14 @@ func (s *Store) addTo(b *pebble.Batch, batch []frontier.Item, lim frontier.Limit
 	refused := make([]error, len(batch))
 	touched := s.touched[:0]
 	clear(s.inBatch)
+	var rep frontier.Item // an item queued to be reported (Item.Refused)
 	for i := range batch {
 		it := &batch[i]
-		if !it.SeenOnly {
-			if err := s.sched.Admit(it, lim); err != nil {
+		why := frontier.NotRefused
+		if it.SeenOnly {
+			why = frontier.RefusedSeenOnly
+		} else if err := s.sched.Admit(it, lim); err != nil {
+			if why = frontier.ToReport(it, err); why == frontier.NotRefused {
 				refused[i] = err
 				continue
 			}
@@ -131,9 +135,12 @@ func (s *Store) addTo(b *pebble.Batch, batch []frontier.Item, lim frontier.Limit
 			}
 			s.inBatch[it.URL] = struct{}{}
 		}
-		if it.SeenOnly {
-			b.Set(seenKey(s.scratch[:0], it.URL), nil, nil)
-			continue
+		if why != frontier.NotRefused {
+			// Marked seen and queued to be reported, in this batch: once,
+			// across any stop (see frontier.Store.Add).
+			rep = *it
+			rep.Refused = why
+			it, refused[i] = &rep, why.Reported()
 		}
 		q, err := s.queue(it.Key)
 		if err != nil {
@@ -167,7 +174,7 @@ func (s *Store) addTo(b *pebble.Batch, batch []frontier.Item, lim frontier.Limit
 // filter over the seen-set, once their batch is applied. s.mu is held.
 func (s *Store) addedSeen(batch []frontier.Item, refused []error) {
 	for i := range batch {
-		if refused[i] == nil {
+		if refused[i] == nil || errors.Is(refused[i], frontier.ErrReported) {
 			s.seenCount++
 			h := s.seen.hash(batch[i].URL)
 			s.seen.addHash(h)

@@ -325,8 +325,7 @@ func (s *Store) addArgs(args []any, now time.Time, batch []frontier.Item, lim fr
 		class := "0"
 		switch {
 		case it.SeenOnly:
-			args = append(args, s.seenMember(it.URL), it.Key, "3", "", "")
-			continue
+			class = "3"
 		case it.Kind == frontier.KindSitemap:
 			class = "1"
 		case it.FromSitemap:
@@ -392,6 +391,8 @@ func addAnswers(op string, r []any, batch []frontier.Item) ([]error, error) {
 			refused[i] = frontier.ErrHostLimit
 		case 5:
 			refused[i] = frontier.ErrSitemapLimit
+		case 6, 7: // refused, and queued to be reported
+			refused[i] = frontier.Refusal(n - 5).Reported()
 		default:
 			return nil, fmt.Errorf("redisstore: %s: %w: code %v", op, errCorrupt, v)
 		}

@@ -5,6 +5,7 @@ package redisstore
 
 import (
 	"encoding/binary"
+	"errors"
 	"sync/atomic"
 
 	"github.com/heedcrawl/heed/frontier"
@@ -85,26 +86,29 @@ func (s *Store) seenFilter(batch []frontier.Item, lim frontier.Limits) (left []f
 	return left, idx, refused
 }
 
-// unlimited reports whether no limit of lim may refuse it (add.lua).
+// unlimited reports whether Redis answers ErrSeen for it, a URL the
+// seen-set holds, whatever lim (add.lua): a page refused by a page limit
+// is seen if it was, as it is marked seen if not (frontier.ErrReported),
+// but a sitemap budget refuses before the seen-set is asked.
 func unlimited(it *frontier.Item, lim frontier.Limits) bool {
-	if it.SeenOnly {
+	switch {
+	case it.SeenOnly:
 		return true
-	}
-	if it.Kind == frontier.KindSitemap {
+	case it.Kind == frontier.KindSitemap:
 		return lim.MaxSitemapsPerHost <= 0
 	}
-	return lim.MaxPages <= 0 && lim.MaxPagesPerHost <= 0 && (!it.FromSitemap || lim.MaxSitemapURLsPerHost <= 0)
+	return !it.FromSitemap || lim.MaxSitemapURLsPerHost <= 0
 }
 
-// seenLearn notes the answers Redis gave for batch: an item added or
-// refused as seen is in the seen-set.
+// seenLearn notes the answers Redis gave for batch: an item added,
+// refused as seen or queued to be reported is in the seen-set.
 func (s *Store) seenLearn(batch []frontier.Item, refused []error) {
 	c := s.seenCache
 	if c == nil || refused == nil {
 		return
 	}
 	for i := range batch {
-		if refused[i] == nil || refused[i] == frontier.ErrSeen {
+		if refused[i] == nil || refused[i] == frontier.ErrSeen || errors.Is(refused[i], frontier.ErrReported) {
 			c.add(fingerprint(s.seenMember(batch[i].URL)))
 		}
 	}

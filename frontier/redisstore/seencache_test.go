@@ -52,12 +52,25 @@ func TestSeenCache(t *testing.T) {
 			t.Errorf("y/1 from a, time %d: %d scripts, want %d", i+1, n, want)
 		}
 	}
+	// A page seen is seen whatever the page limits: Redis would say so too
+	// (a page they refuse is marked seen, to be reported once).
 	before = scripts()
-	if err := addOne(a, item("x", "/1"), frontier.Limits{MaxPagesPerHost: 1}); !errors.Is(err, frontier.ErrHostLimit) {
-		t.Errorf("x/1 over its host's limit: %v, want ErrHostLimit, as Redis answers", err)
+	if err := addOne(a, item("x", "/1"), frontier.Limits{MaxPagesPerHost: 1}); !errors.Is(err, frontier.ErrSeen) {
+		t.Errorf("x/1 over its host's limit: %v, want ErrSeen, as Redis answers", err)
+	}
+	if n := scripts() - before; n != 0 {
+		t.Errorf("x/1, seen, under a page limit: %d scripts, want none", n)
+	}
+	// A sitemap's page may be refused by its budget before the seen-set
+	// is asked: Redis answers.
+	before = scripts()
+	fromSM := item("x", "/1")
+	fromSM.FromSitemap = true
+	if err := addOne(a, fromSM, frontier.Limits{MaxSitemapURLsPerHost: 1}); !errors.Is(err, frontier.ErrSeen) {
+		t.Errorf("x/1 from a sitemap, the budget not spent: %v, want ErrSeen", err)
 	}
 	if n := scripts() - before; n == 0 {
-		t.Error("x/1 under a limit was answered without Redis")
+		t.Error("x/1 under a sitemap budget was answered without Redis")
 	}
 	if err := a.GiveUp(ctx, "x"); err != nil {
 		t.Fatal(err)

@@ -59,7 +59,7 @@ func Run(t *testing.T, h Harness) {
 		return s
 	}
 	t.Run("AddIfNew", func(t *testing.T) { testAddIfNew(t, open(t)) })
-	t.Run("SeenOnly", func(t *testing.T) { testSeenOnly(t, open(t)) })
+	t.Run("SeenOnly", func(t *testing.T) { testSeenOnly(t, h, open(t)) })
 	t.Run("Fields", func(t *testing.T) { testFields(t, h, open(t)) })
 	t.Run("ConcurrentAdd", func(t *testing.T) { testConcurrentAdd(t, open(t)) })
 	t.Run("FIFOAndRoundRobin", func(t *testing.T) { testFIFOAndRoundRobin(t, open(t)) })
@@ -68,6 +68,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("PerHost", func(t *testing.T) { testPerHost(t, open(t)) })
 	t.Run("ClaimKey", func(t *testing.T) { testClaimKey(t, open(t)) })
 	t.Run("Limits", func(t *testing.T) { testLimits(t, open(t)) })
+	t.Run("LimitReports", func(t *testing.T) { testLimitReports(t, h, open(t)) })
 	t.Run("GiveUp", func(t *testing.T) { testGiveUp(t, h, open(t)) })
 	t.Run("ClosedKey", func(t *testing.T) { testClosedKey(t, h, open(t)) })
 	t.Run("CountsAndMeta", func(t *testing.T) { testCountsAndMeta(t, open(t)) })
@@ -176,10 +177,12 @@ func testAddIfNew(t *testing.T, s frontier.Store) {
 	}
 }
 
-// testSeenOnly checks Item.SeenOnly: the URL joins the seen-set and
-// nothing is queued; no limit and no given-up key refuses it; only a
-// duplicate does, either way round.
-func testSeenOnly(t *testing.T, s frontier.Store) {
+// testSeenOnly checks Item.SeenOnly: the URL joins the seen-set and is
+// queued to be reported (frontier.RefusedSeenOnly), counted against no
+// limit; no limit and no given-up key refuses it; only a duplicate does,
+// either way round. Across a crash the seen mark and the report are kept
+// or lost together: so no URL is seen and never reported.
+func testSeenOnly(t *testing.T, h Harness, s frontier.Store) {
 	seenOnly := func(key, path string) frontier.Item {
 		it := item(key, path)
 		it.SeenOnly = true
@@ -206,11 +209,24 @@ func testSeenOnly(t *testing.T, s frontier.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Queued != 1 || c.Scheduled != 1 {
-		t.Errorf("Counts = %+v, want the one page queued and scheduled", c)
+	if c.Queued != 4 || c.Scheduled != 1 {
+		t.Errorf("Counts = %+v, want 4 queued, the one page scheduled", c)
 	}
-	if got := drain(t, s, t0); !slices.Equal(got, []string{"http://a/3"}) {
-		t.Errorf("drained %v, want only http://a/3", got)
+	now := t0
+	if h.Crash != nil {
+		s = h.Crash(t, s)
+		t.Cleanup(func() { s.Close() })
+		now = time.Now()
+		for i, err := range add(t, s, lim, seenOnly("a", "/1"), seenOnly("a", "/2"), seenOnly("dead", "/1"), item("a", "/3")) {
+			if err != nil && !errors.Is(err, frontier.ErrSeen) {
+				t.Errorf("after the crash, item %d: %v, want it queued or seen", i, err)
+			}
+		}
+	}
+	got := drainRefused(t, s, now)
+	reports := map[string]frontier.Refusal{"http://a/1": frontier.RefusedSeenOnly, "http://a/2": frontier.RefusedSeenOnly, "http://dead/1": frontier.RefusedSeenOnly, "http://a/3": frontier.NotRefused}
+	if !maps.Equal(got, reports) {
+		t.Errorf("drained %v, want %v", got, reports)
 	}
 }
 
@@ -422,16 +438,18 @@ func testLimits(t *testing.T, s frontier.Store) {
 			t.Errorf("item %d: %v, want %v", i, refused[i], want[i])
 		}
 	}
-	// A refused URL was not marked seen: with room, it is accepted.
-	if r := add(t, s, frontier.Limits{}, item("a", "/4")); r[0] != nil {
-		t.Errorf("a/4, refused for the limit before, now: %v", r[0])
+	// A page refused by a page limit was marked seen and queued to be
+	// reported (testLimitReports); one a sitemap budget refused was not
+	// marked seen: as a link, with room, it is accepted.
+	if r := add(t, s, frontier.Limits{}, item("a", "/4"), item("b", "/2")); !errors.Is(r[0], frontier.ErrSeen) || r[1] != nil {
+		t.Errorf("a/4 (refused by the host limit) and b/2 (by the sitemap budget) again: %v, want [ErrSeen nil]", r)
 	}
 	c, err := s.Counts(ctx, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Scheduled != 6 || c.Queued != 7 {
-		t.Errorf("Counts = %+v, want 6 pages scheduled and 7 items queued", c)
+	if c.Scheduled != 6 || c.Queued != 9 {
+		t.Errorf("Counts = %+v, want 6 pages scheduled and 9 items queued (2 to be reported)", c)
 	}
 }
 
@@ -737,8 +755,8 @@ func testDoneAdding(t *testing.T, h Harness, s frontier.Store) {
 	// A stale lease: the links are added all the same, the ack refused.
 	stale := *lb
 	refused, err = aa.DoneAdding(ctx, &stale, t0, frontier.Outcome{Pace: lb.Pace}, []frontier.Item{item("b", "/3"), item("b", "/4")}, frontier.Limits{MaxPages: 6})
-	if !errors.Is(err, frontier.ErrLeaseLost) || len(refused) != 2 || refused[0] != nil || !errors.Is(refused[1], frontier.ErrLimit) {
-		t.Fatalf("DoneAdding with an ended lease = %v, %v; want [nil ErrLimit] and ErrLeaseLost", refused, err)
+	if !errors.Is(err, frontier.ErrLeaseLost) || len(refused) != 2 || refused[0] != nil || !errors.Is(refused[1], frontier.ErrLimit) || !errors.Is(refused[1], frontier.ErrReported) {
+		t.Fatalf("DoneAdding with an ended lease = %v, %v; want [nil ErrLimit, queued to be reported] and ErrLeaseLost", refused, err)
 	}
 	if h.Reopen != nil {
 		s = h.Reopen(t, s)
@@ -746,7 +764,7 @@ func testDoneAdding(t *testing.T, h Harness, s frontier.Store) {
 	}
 	got := drain(t, s, time.Now().Add(3*time.Second))
 	slices.Sort(got)
-	if want := []string{"http://a/2", "http://a/3", "http://b/2", "http://b/3"}; !slices.Equal(got, want) {
+	if want := []string{"http://a/2", "http://a/3", "http://b/2", "http://b/3", "http://b/4"}; !slices.Equal(got, want) { // b/4 to be reported
 		t.Errorf("drained %v, want %v", got, want)
 	}
 }

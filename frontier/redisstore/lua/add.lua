@@ -5,12 +5,39 @@
 -- MaxSitemapURLsPerHost, 0 for none), ARGV[a+4] what the seen-set holds ('hash' or 'url'); from
 -- ARGV[a+5], five per item: its seen-set member, key, class (0
 -- page, 1 sitemap, 2 page from a sitemap, 3 seen only: the seen-set takes
--- it, no queue: frontier.Item.SeenOnly), encoded item and Due (see
+-- it, and it is queued to be reported, counted against no limit:
+-- frontier.Item.SeenOnly), encoded item and Due (see
 -- dueOf; '' for at once). It returns one
 -- code per item: 0 queued, 1 seen, 3 page limit, 4 host limit, 5 sitemap
--- limit. An item of a key given up is queued whatever the limits, and not
+-- limit; 6, 7 a page the page or host limit refused, marked seen and
+-- queued to be reported (refusedItem). An item of a key given up is queued whatever the limits, and not
 -- counted against them: it is handed out at once to be reported, as the
 -- items queued when the key was given up are (frontier.Store.GiveUp).
+
+-- refusedItem returns item, in package codec's encoding, with its
+-- frontier.Item.Refused set to r: codec's flag itemRefused (1<<13) added
+-- to its flags (a uvarint after the version byte) and r appended, the
+-- last field. An item that has the flag already is returned as it is.
+local function refusedItem(item, r)
+  local flags, mul, i = 0, 1, 2
+  while true do
+    local b = string.byte(item, i)
+    flags = flags + (b % 128) * mul
+    mul, i = mul * 128, i + 1
+    if b < 128 then break end
+  end
+  if math.floor(flags / 8192) % 2 == 1 then return item end
+  flags = flags + 8192
+  local out = {}
+  repeat
+    local b = flags % 128
+    flags = math.floor(flags / 128)
+    if flags > 0 then b = b + 128 end
+    out[#out + 1] = string.char(b)
+  until flags == 0
+  return string.sub(item, 1, 1) .. table.concat(out) .. string.sub(item, i) .. string.char(r)
+end
+
 local function add(a, z)
   local budget, maxHost, maxSM, maxSMU = tonumber(ARGV[a]), tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3])
   if (maxHost > 0 or maxSM > 0 or maxSMU > 0) and not keep then
@@ -29,15 +56,20 @@ local function add(a, z)
   local keys, order, codes, added = {}, {}, {}, 0
   for i = a + 5, z or #ARGV, 5 do
     local name, class = ARGV[i + 1], ARGV[i + 2]
-    local s = class ~= '3' and keys[name]
-    if class ~= '3' and not s then
+    local s = keys[name]
+    if not s then
       s = key(name)
       keys[name] = s
       order[#order + 1] = s
     end
     local code = 0
-    if class == '3' then -- seen only: its key is not touched
-      if redis.call('SADD', S, ARGV[i]) == 0 then code = 1 end
+    if class == '3' then -- seen only: reported once, on a lease of its own
+      if redis.call('SADD', S, ARGV[i]) == 0 then
+        code = 1
+      else
+        queue(s, refusedItem(ARGV[i + 3], 3), dueOf(ARGV[i + 4]))
+        s.changed, added = true, added + 1
+      end
     elseif s.gu then
       -- no limit applies: it is never fetched
     elseif class == '1' then
@@ -51,6 +83,15 @@ local function add(a, z)
     end
     if code == 0 and class ~= '3' and redis.call('SADD', S, ARGV[i]) == 0 then
       code = 1
+    elseif code == 3 or code == 4 then
+      -- A page a limit refuses is reported once, on a lease of its own
+      -- (frontier.ErrReported): marked seen and queued, not counted.
+      if redis.call('SADD', S, ARGV[i]) == 0 then
+        code = 1
+      else
+        queue(s, refusedItem(ARGV[i + 3], code - 2), dueOf(ARGV[i + 4]))
+        s.changed, added, code = true, added + 1, code + 3
+      end
     end
     if code == 0 and class ~= '3' then
       queue(s, ARGV[i + 3], dueOf(ARGV[i + 4]))
