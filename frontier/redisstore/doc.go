@@ -533,10 +533,13 @@
 // promoted); the loss is bounded by the replication lag, milliseconds on a
 // healthy link, and every loss costs work again, not politeness:
 //
-//   - A lost Done or DoneAdding: the lease is back as it was, and is
-//     taken back when its member ends (Close) or is declared dead;
-//     its page is fetched again, its links refused as seen but those the
-//     lost script added, added again.
+//   - A lost Done or DoneAdding: the lease is back as it was, held by a
+//     member that beats on; once a reply tells its Store of the new
+//     epoch, the Store's next heartbeat hands back its leases there
+//     granted before the epoch that it no longer holds (handback.lua), a
+//     full Delay's rest first; its page is fetched again (by whichever
+//     process: this one's output may then hold it twice), its links
+//     refused as seen but those the lost script added, added again.
 //   - A lost Claim: the item is still queued; the worker that holds the
 //     lease finds it refused (frontier.ErrLeaseLost) at Done, and the
 //     page is fetched again. A run (see Affinity) may hand out one item

@@ -41,9 +41,11 @@ var (
 	beatSrc string
 	//go:embed lua/reclaim.lua
 	reclaimSrc string
+	//go:embed lua/takeback.lua
+	takeBackSrc string
 
 	beatScript    = redis.NewScript(beatSrc)
-	reclaimScript = redis.NewScript(prelude + reclaimSrc)
+	reclaimScript = redis.NewScript(prelude + takeBackSrc + reclaimSrc)
 )
 
 // member is one membership of the Store in its job: the id its leases
@@ -240,6 +242,7 @@ func (s *Store) beat(ctx context.Context) error {
 		}
 	}
 	s.reclaimLater(dead, m.timeout)
+	s.handBackLater(m.timeout)
 	return nil
 }
 
