@@ -277,10 +277,10 @@ func clusterFailover(t *testing.T, pause bool) {
 	}
 }
 
-// untilPresumedDead waits until, more than lease after stoppedAt, one
-// member of job is alive and none is dead with leases still to take back:
-// the process stopped then was declared dead by the others (running), and
-// its leases taken back.
+// untilPresumedDead waits until, more than lease after stoppedAt, the
+// members of job alive are the processes running and none is dead with
+// leases still to take back: the process stopped then was declared dead
+// by the others, and its leases taken back.
 func untilPresumedDead(t *testing.T, ctx context.Context, c redis.UniversalClient, job string, running []*crawlRun, stoppedAt time.Time, lease time.Duration) {
 	t.Helper()
 	store, err := redisstore.New(c, job, redisstore.Options{})
@@ -304,7 +304,7 @@ func untilPresumedDead(t *testing.T, ctx context.Context, c redis.UniversalClien
 				alive++
 			}
 		}
-		return alive == 1 && dead == 0
+		return alive == len(running) && dead == 0
 	})
 }
 

@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/heedcrawl/heed/frontier/redisstore"
 	"github.com/heedcrawl/heed/internal/redistest"
 	"github.com/heedcrawl/heed/internal/testweb"
 )
@@ -223,33 +222,12 @@ func TestRedisLiveness(t *testing.T) {
 		j.untilMidCrawl()
 		j.runs[0].signal(t, syscall.SIGSTOP)
 		stoppedAt := time.Now()
-		// Until the others declared it dead and took its leases back:
-		// one member fewer alive, none dead left to take back.
-		store, err := redisstore.New(srv.Client(), "pause", redisstore.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		untilTrue(t, "process 1 declared dead", j.runs[1:], func() bool {
-			ms, err := store.Members(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			alive, dead := 0, 0
-			for _, m := range ms {
-				if m.Dead {
-					dead++
-				} else {
-					alive++
-				}
-			}
-			return alive == 2 && dead == 0 && time.Since(stoppedAt) > liveTimeout
-		})
+		untilPresumedDead(t, ctx, srv.Client(), "pause", j.runs[1:], stoppedAt, liveTimeout)
 		// crawl status lists the two members alive, with what they hold.
 		code, stdout, stderr := runCmd(t, "", "status", "-redis", srv.URL(), "-job", "pause")
 		if code != 0 || !strings.Contains(stdout, "members:    2 alive\n") || strings.Count(stdout, "last heartbeat") != 2 {
 			t.Errorf("crawl status while process 1 is stopped: exit %d, stderr %q, stdout:\n%s\nwant two members alive", code, stderr, stdout)
 		}
-		store.Close()
 		j.runs[0].signal(t, syscall.SIGCONT)
 		resumedAt := time.Now()
 		j.wait(0)

@@ -32,27 +32,23 @@ func (s *Store) epochChanged(sh *shard) {
 	}
 }
 
-// handBackLater hands back (handBack) on its own, within timeout, unless
-// a reclaim or hand-back is under way; what fails is tried again at the
-// next heartbeat.
+// handBackLater hands back (handBack) on its own (background), within
+// timeout; what fails is tried again at the next heartbeat.
 func (s *Store) handBackLater(timeout time.Duration) {
 	due := false
 	for _, sh := range s.shards {
 		due = due || sh.handBack.Load()
 	}
-	if !due || s.live.cur.Load() == nil || !s.live.reclaiming.CompareAndSwap(false, true) {
+	if !due || s.live.cur.Load() == nil {
 		return
 	}
-	s.live.pending.Add(1)
-	go func() {
-		defer s.live.pending.Done()
-		defer s.live.reclaiming.Store(false)
-		ctx, cancel := context.WithTimeout(context.Background(), timeout)
-		defer cancel()
-		if err := s.handBack(ctx); err != nil && s.opt.Log != nil {
+	s.background(timeout, func(ctx context.Context) error {
+		err := s.handBack(ctx)
+		if err != nil && s.opt.Log != nil {
 			s.opt.Log.Warn("redisstore: handing back leases a failover kept; the next heartbeat tries again", "job", s.job, "err", err)
 		}
-	}()
+		return err
+	})
 }
 
 // handBack hands back, in each shard that began a new epoch, the leases
