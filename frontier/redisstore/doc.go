@@ -134,7 +134,10 @@
 // so that a claim of it that arrives late grants nothing. From a
 // process's death to its item in another's hands: the timeout, less the
 // time since its last heartbeat, plus up to a heartbeat interval and a
-// Poll (BenchmarkReclaim; BENCHMARKS.md, "Liveness").
+// Poll (BenchmarkReclaim; BENCHMARKS.md, "Liveness"). A lease whose
+// Done a restart or failover lost after it was acknowledged stays with a
+// member that beats on: the member's next heartbeat after a reply told of
+// the shard's new epoch hands it back (lua/handback.lua; see Failover).
 //
 // The timeout must outlast what may hold heartbeats back: a failover of
 // the primary of the job's slot (2–3 s with cluster-node-timeout 1 s)
