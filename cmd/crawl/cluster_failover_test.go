@@ -10,9 +10,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/heedcrawl/heed/frontier/redisstore"
 	"github.com/heedcrawl/heed/internal/redistest"
 	"github.com/heedcrawl/heed/internal/testweb"
 	"github.com/redis/go-redis/v9"
@@ -31,9 +33,22 @@ import (
 // end was lost with it (acknowledged too late for its replica). The job's
 // heartbeats live in its own slot, which the primary killed may hold: no
 // survivor may be presumed dead across the failover.
-func TestClusterFailover(t *testing.T) {
+func TestClusterFailover(t *testing.T) { clusterFailover(t, false) }
+
+// TestClusterFailoverPause is TestClusterFailover with a survivor stopped
+// (SIGSTOP) before the primary dies, for longer than its liveness timeout,
+// then continued: the other survivor takes its leases back, across the
+// failover; the continued process finds itself presumed dead, makes no
+// request under the leases it lost (no two requests to one host at once,
+// no rest cut short), joins again and ends with the others, exit 0; no
+// page is recorded twice in any one output, and every page fetched again
+// is one a death or the pause explains.
+func TestClusterFailoverPause(t *testing.T) { clusterFailover(t, true) }
+
+// clusterFailover is TestClusterFailover, with a survivor paused if pause.
+func clusterFailover(t *testing.T, pause bool) {
 	if runtime.GOOS == "windows" {
-		t.Skip("no SIGKILL on Windows")
+		t.Skip("no SIGKILL nor SIGSTOP on Windows")
 	}
 	const (
 		job                 = "fo"
@@ -79,9 +94,20 @@ func TestClusterFailover(t *testing.T) {
 	target := web.Log.Len() + 10
 	untilTrue(t, "10 more requests", survivors, func() bool { return web.Log.Len() >= target })
 	failed := queuedOnBusiestPrimary(t, cluster, job)
+	paused, stoppedAt := 0, time.Time{}
+	if pause {
+		paused = slices.IndexFunc(runs, func(r *crawlRun) bool { return r == survivors[0] }) + 1
+		runs[paused-1].signal(t, syscall.SIGSTOP)
+		stoppedAt = time.Now()
+	}
 	primaryDown := time.Now()
 	cluster.KillPrimary(failed.anyKey)
 	primaryUp := time.Now()
+	if pause {
+		untilPresumedDead(t, ctx, cluster.Client(), job, survivors[1:], stoppedAt, lease)
+		runs[paused-1].signal(t, syscall.SIGCONT)
+		t.Logf("process %d stopped %v before the failover, for %v", paused, primaryDown.Sub(stoppedAt).Round(time.Millisecond), time.Since(stoppedAt).Round(time.Millisecond))
+	}
 	t.Logf("process %d killed %v into the crawl; primary of %d queued keys and %d robots.txt entries killed %v later, replica serving %v after",
 		victim, killedAt.Sub(holding.entries()[0].Start).Round(time.Millisecond), len(failed.keys), len(failed.robots),
 		primaryDown.Sub(killedAt).Round(time.Millisecond), primaryUp.Sub(primaryDown).Round(time.Millisecond))
@@ -95,8 +121,12 @@ func TestClusterFailover(t *testing.T) {
 			if code := exitCode(err); code != 0 {
 				t.Errorf("process %d: exit %v; stderr:\n%s", i+1, err, r.stderr)
 			}
-			if log, err := os.ReadFile(logOf(i + 1)); err != nil || strings.Contains(string(log), "presumed dead") {
-				t.Errorf("process %d, alive, was presumed dead across the failover (or its log is unreadable: %v)", i+1, err)
+			log, err := os.ReadFile(logOf(i + 1))
+			if err != nil {
+				t.Error(err)
+			}
+			if presumed := strings.Contains(string(log), "presumed dead"); presumed != (i+1 == paused) {
+				t.Errorf("process %d (paused: %v) presumed dead: %v; its log:\n%s", i+1, i+1 == paused, presumed, log)
 			}
 			noGoRedisLines(t, r.stderr.String())
 		case <-time.After(time.Minute):
@@ -138,13 +168,16 @@ func TestClusterFailover(t *testing.T) {
 	holdingEntries := holding.entries()
 	all := append(slices.Clone(entries), holdingEntries...)
 	slices.SortStableFunc(all, func(a, b testweb.Entry) int { return a.Start.Compare(b.Start) })
-	victimStarts := map[string][]time.Time{}
+	victimStarts, pausedStarts := map[string][]time.Time{}, map[string][]time.Time{}
 	for _, e := range all {
-		if processOf(e) == victim {
+		switch {
+		case processOf(e) == victim:
 			victimStarts[e.Host] = append(victimStarts[e.Host], e.Start)
+		case processOf(e) == paused && e.Start.Before(stoppedAt):
+			pausedStarts[e.Host] = append(pausedStarts[e.Host], e.Start)
 		}
 	}
-	var byKill, byFailover []string
+	var byKill, byFailover, byPause []string
 	last := map[string]testweb.Entry{}
 	for _, e := range all {
 		c, err := testweb.Canonical(e.URL())
@@ -169,6 +202,13 @@ func TestClusterFailover(t *testing.T) {
 			byKill = append(byKill, what)
 			if e.Start.Before(killedAt.Add(lease*4/5 - slack)) {
 				t.Errorf("%s fetched again before the killed process's liveness timeout (%v) could have passed", what, lease)
+			}
+		case pause && processOf(prev) == paused && prev.Start.Before(stoppedAt) && heldAtDeath(prev, pausedStarts, stoppedAt, lease, slack):
+			// The paused process's lease, taken back once its heartbeat
+			// was older than its timeout.
+			byPause = append(byPause, what)
+			if e.Start.Before(stoppedAt.Add(lease*4/5 - slack)) {
+				t.Errorf("%s fetched again before the paused process's liveness timeout (%v) could have passed", what, lease)
 			}
 		case failed.owns(prev) && !prev.End.Before(primaryDown.Add(-slack)) && !prev.End.After(primaryUp.Add(slack)):
 			// Its end was lost with the primary (a write the replica had
@@ -197,7 +237,7 @@ func TestClusterFailover(t *testing.T) {
 			t.Logf("%s fetched twice, its entry lost with a death", h)
 		}
 	}
-	t.Logf("fetched again: %d the killed process's, %d around the failover: %v", len(byKill), len(byFailover), append(byKill, byFailover...))
+	t.Logf("fetched again: %d the killed process's, %d the paused one's, %d around the failover: %v", len(byKill), len(byPause), len(byFailover), slices.Concat(byKill, byPause, byFailover))
 
 	// The held page: fetched again, by a survivor, once the killed
 	// process's liveness timeout passed.
@@ -221,6 +261,9 @@ func TestClusterFailover(t *testing.T) {
 	for n := 1; n <= 3; n++ {
 		for u, c := range readOutputKeys(t, out(n)).count {
 			records[u] += c
+			if c > 1 {
+				t.Errorf("%s recorded %d times in the output of process %d", u, c, n)
+			}
 		}
 	}
 	for _, u := range truth.Reachable {
@@ -232,6 +275,37 @@ func TestClusterFailover(t *testing.T) {
 	if want := "job " + job + " on " + url + ": complete\n"; code != 0 || !strings.Contains(stdout, want) {
 		t.Errorf("crawl status: exit %d, stderr %q, stdout:\n%s\nwant %q", code, stderr, stdout, want)
 	}
+}
+
+// untilPresumedDead waits until, more than lease after stoppedAt, the
+// members of job alive are the processes running and none is dead with
+// leases still to take back: the process stopped then was declared dead
+// by the others, and its leases taken back.
+func untilPresumedDead(t *testing.T, ctx context.Context, c redis.UniversalClient, job string, running []*crawlRun, stoppedAt time.Time, lease time.Duration) {
+	t.Helper()
+	store, err := redisstore.New(c, job, redisstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	untilTrue(t, "the stopped process declared dead", running, func() bool {
+		if time.Since(stoppedAt) <= lease {
+			return false
+		}
+		ms, err := store.Members(ctx)
+		if err != nil {
+			return false // the failover under way
+		}
+		alive, dead := 0, 0
+		for _, m := range ms {
+			if m.Dead {
+				dead++
+			} else {
+				alive++
+			}
+		}
+		return alive == len(running) && dead == 0
+	})
 }
 
 // failedShards is what one primary held of a job before it was killed:

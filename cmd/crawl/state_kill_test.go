@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -32,7 +33,9 @@ func TestStateKill9(t *testing.T) {
 		minDelay     = 50 * time.Millisecond
 		kills        = 6
 	)
-	web, truth := loopbackWeb(t, testweb.Config{Hosts: hosts, PagesPerHost: pages, CrawlDelay: crawlDelay, Seed: 9})
+	cfg := testweb.Config{Hosts: hosts, PagesPerHost: pages, CrawlDelay: crawlDelay, Seed: 9}
+	web, truth := loopbackWeb(t, cfg)
+	allHosts := cfg.TotalHosts() // the broken hosts too: some serve pages
 	bin := buildCrawl(t)
 	dir := t.TempDir()
 	state, out := filepath.Join(dir, "state"), filepath.Join(dir, "pages.jsonl")
@@ -123,44 +126,60 @@ func TestStateKill9(t *testing.T) {
 	}
 
 	// Refetches, by the kill that caused them. A page is fetched again
-	// only if its acknowledgement had not reached the Store's log when the
-	// run before was killed: it was in flight in the crawler (answered,
-	// not yet acknowledged), or acknowledged within the last commit
-	// interval. The server sees both as answered shortly before the
-	// kill, so the bound per kill is the pages answered in that window,
-	// and, with one request per host at a time and a commit interval
-	// shorter than any host's delay, about one per host.
-	const window = 250 * time.Millisecond // pebblestore's 100ms sync interval, the sync, and slack
+	// only if its Done had not reached pebble's log when the run before
+	// was killed (a kill loses nothing that reached the operating system:
+	// pebblestore's doc, Durability). Under PerHost 1 that is, of each
+	// host, at most:
+	//   - the lease held at the kill: its request in flight, or answered
+	//     and its page still in the crawler — parsed, written out, or its
+	//     Done waiting behind a sync (Dones that carry a checkpoint wait
+	//     while BeforeSync flushes and fsyncs the output);
+	//   - the Done before it, applied but still in pebble's log writer,
+	//     not yet written to its file: the host's next lease is granted
+	//     once that Done is applied, not once it is written.
+	// So a refetched page was one of the host's last two requests in the
+	// killed run, and a kill refetches at most two pages a host. How long
+	// before the kill those were answered is not bounded: on a loaded
+	// machine the crawler's processing and the syncs take what they take
+	// (a bound of answers within 250 ms of the kill failed so, 20 pages
+	// refetched and 19 answered in the window).
 	// A refetch is charged to the kill that ended the run of the page's
 	// previous request: the run right after may itself be killed before
 	// it gets to the page.
-	lastRun := map[string]int{}
+	last := map[string]testweb.Entry{}
 	lastFailed := map[string]bool{}
 	refetches := make([]int, len(killedAt)+1) // by run, from 1
+	starts := map[[2]string][]time.Time{}     // by run and host, in order
+	runHost := func(e testweb.Entry) [2]string { return [2]string{strconv.Itoa(runOf(e)), e.Host} }
 	for _, e := range entries {
 		if isRobots(e) {
 			continue
 		}
+		starts[runHost(e)] = append(starts[runHost(e)], e.Start)
 		c, err := testweb.Canonical(e.URL())
 		if err != nil {
 			t.Fatal(err)
 		}
 		run := runOf(e)
-		prev, again := lastRun[c]
-		lastRun[c] = run
+		prev, again := last[c]
+		last[c] = e
 		retry := lastFailed[c]
 		lastFailed[c] = answerFailed(e)
 		switch {
 		case !again, retry: // a retry of a 429, a 5xx or an answer cut off
-		case prev == run:
+		case runOf(prev) == run:
 			t.Errorf("%s requested twice in run %d", e.URL(), run)
 		default:
-			refetches[prev]++
+			refetches[runOf(prev)]++
+			s := starts[runHost(prev)]
+			if i := slices.IndexFunc(s, prev.Start.Equal); i < len(s)-2 {
+				t.Errorf("%s fetched again after kill %d, though run %d asked %s for %d pages after it", e.URL(), runOf(prev), runOf(prev), prev.Host, len(s)-1-i)
+			}
 		}
 	}
 	// The crawl's pace, in pages per commit interval (pebblestore's
-	// 100ms), for the second bound: a request in flight per host, plus a
-	// commit interval's pages.
+	// 100ms), for the bound of a kill: a lease held per host, plus the
+	// Dones not yet written, about a commit interval's pages.
 	pageRequests := 0
 	for _, e := range entries {
 		if !isRobots(e) {
@@ -169,25 +188,16 @@ func TestStateKill9(t *testing.T) {
 	}
 	perInterval := int(math.Ceil(float64(pageRequests) / rep.Makespan.Seconds() / 10))
 	total, worst := 0, 0
-	for k, dead := range killedAt {
+	for k := range killedAt {
 		run := k + 1
-		answered := 0
-		for _, e := range entries {
-			if !isRobots(e) && runOf(e) == run && (e.Status == 0 || e.End.After(dead.Add(-window))) {
-				answered++
-			}
-		}
 		got := refetches[run]
 		total, worst = total+got, max(worst, got)
-		t.Logf("kill %d: %d pages refetched after it; %d answered in the %v before it", run, got, answered, window)
-		if got > answered {
-			t.Errorf("kill %d: %d pages refetched, more than the %d answered in the last %v before it", run, got, answered, window)
-		}
-		if got > hosts+perInterval {
-			t.Errorf("kill %d: %d pages refetched, more than one per host (%d) and a commit interval's pages (%d)", run, got, hosts, perInterval)
+		t.Logf("kill %d: %d pages refetched after it", run, got)
+		if got > allHosts+perInterval {
+			t.Errorf("kill %d: %d pages refetched, more than one per host (%d) and a commit interval's pages (%d)", run, got, allHosts, perInterval)
 		}
 	}
-	t.Logf("refetches: %d over %d kills (%.1f per kill, at most %d; bound %d hosts + %d pages per 100ms); robots.txt refetched %d times", total, len(killedAt), float64(total)/float64(len(killedAt)), worst, hosts, perInterval, rep.RobotsRefetches)
+	t.Logf("refetches: %d over %d kills (%.1f per kill, at most %d; bound %d hosts + %d pages per 100ms); robots.txt refetched %d times", total, len(killedAt), float64(total)/float64(len(killedAt)), worst, allHosts, perInterval, rep.RobotsRefetches)
 
 	// The output: every line a record, each page's record once, every
 	// reachable page's there.

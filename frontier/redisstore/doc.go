@@ -135,7 +135,10 @@
 // so that a claim of it that arrives late grants nothing. From a
 // process's death to its item in another's hands: the timeout, less the
 // time since its last heartbeat, plus up to a heartbeat interval and a
-// Poll (BenchmarkReclaim; BENCHMARKS.md, "Liveness").
+// Poll (BenchmarkReclaim; BENCHMARKS.md, "Liveness"). A lease whose
+// Done a restart or failover lost after it was acknowledged stays with a
+// member that beats on: the member's next heartbeat after a reply told of
+// the shard's new epoch hands it back (lua/handback.lua; see Failover).
 //
 // The timeout must outlast what may hold heartbeats back: a failover of
 // the primary of the job's slot (2–3 s with cluster-node-timeout 1 s)
@@ -534,10 +537,13 @@
 // promoted); the loss is bounded by the replication lag, milliseconds on a
 // healthy link, and every loss costs work again, not politeness:
 //
-//   - A lost Done or DoneAdding: the lease is back as it was, and is
-//     taken back when its member ends (Close) or is declared dead;
-//     its page is fetched again, its links refused as seen but those the
-//     lost script added, added again.
+//   - A lost Done or DoneAdding: the lease is back as it was, held by a
+//     member that beats on; once a reply tells its Store of the new
+//     epoch, the Store's next heartbeat hands back its leases there
+//     granted before the epoch that it no longer holds (handback.lua), a
+//     full Delay's rest first; its page is fetched again (by whichever
+//     process: this one's output may then hold it twice), its links
+//     refused as seen but those the lost script added, added again.
 //   - A lost Claim: the item is still queued; the worker that holds the
 //     lease finds it refused (frontier.ErrLeaseLost) at Done, and the
 //     page is fetched again. A run (see Affinity) may hand out one item

@@ -41,9 +41,11 @@ var (
 	beatSrc string
 	//go:embed lua/reclaim.lua
 	reclaimSrc string
+	//go:embed lua/takeback.lua
+	takeBackSrc string
 
 	beatScript    = redis.NewScript(beatSrc)
-	reclaimScript = redis.NewScript(prelude + reclaimSrc)
+	reclaimScript = redis.NewScript(prelude + takeBackSrc + reclaimSrc)
 )
 
 // member is one membership of the Store in its job: the id its leases
@@ -240,16 +242,31 @@ func (s *Store) beat(ctx context.Context) error {
 		}
 	}
 	s.reclaimLater(dead, m.timeout)
+	s.handBackLater(m.timeout)
 	return nil
 }
 
 // reclaimLater takes back the leases of the dead members ids (reclaim)
-// on its own, unless a reclaim of the Store is under way: a shard that
-// fails over meanwhile must not hold the heartbeats back, or the Store
-// would be presumed dead in turn. Within timeout, else the next heartbeat
-// tries again.
+// on its own (background): a shard that fails over meanwhile must not
+// hold the heartbeats back, or the Store would be presumed dead in turn.
 func (s *Store) reclaimLater(ids []int64, timeout time.Duration) {
-	if len(ids) == 0 || !s.live.reclaiming.CompareAndSwap(false, true) {
+	if len(ids) == 0 {
+		return
+	}
+	s.background(timeout, func(ctx context.Context) error {
+		err := s.reclaim(ctx, ids)
+		if err != nil && s.opt.Log != nil {
+			s.opt.Log.Warn("redisstore: taking back the leases of dead members failed; the next heartbeat tries again", "job", s.job, "members", ids, "err", err)
+		}
+		return err
+	})
+}
+
+// background runs fn in a goroutine of its own, within timeout, unless
+// a reclaim or hand-back of the Store is under way (the next heartbeat
+// tries again); Close waits for it.
+func (s *Store) background(timeout time.Duration, fn func(context.Context) error) {
+	if !s.live.reclaiming.CompareAndSwap(false, true) {
 		return
 	}
 	s.live.pending.Add(1)
@@ -258,9 +275,7 @@ func (s *Store) reclaimLater(ids []int64, timeout time.Duration) {
 		defer s.live.reclaiming.Store(false)
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
-		if err := s.reclaim(ctx, ids); err != nil && s.opt.Log != nil {
-			s.opt.Log.Warn("redisstore: taking back the leases of dead members failed; the next heartbeat tries again", "job", s.job, "members", ids, "err", err)
-		}
+		fn(ctx) //nolint:errcheck // fn logs its failure
 	}()
 }
 

@@ -219,3 +219,62 @@ func TestLivenessLostNotTwice(t *testing.T) {
 		t.Errorf("b's Claim = %+v, want idle: k/1 done once, by a", c)
 	}
 }
+
+// TestLivenessFailoverLostDone: a restart (or failover) that loses a Done
+// the Store saw acknowledged leaves the lease, in Redis, with the member
+// — which beats on, and would keep the key (PerHost 1: the host) until it
+// ends. Once a reply tells the Store of the new epoch, its next heartbeat
+// hands the lease back: the item is handed out again, a full Delay after.
+func TestLivenessFailoverLostDone(t *testing.T) {
+	srv := redistest.Start(t)
+	job := newJob(t)
+	a, _ := manualMember(t, srv, job)
+	t0 := time.Now().Truncate(time.Second)
+	mustAdd(t, a, item("k", "/0"), item("k", "/1"), item("k", "/2"))
+	one := frontier.ClaimOptions{PerHost: 1, Lease: liveOpt.Lease}
+	pace := ratelimit.HostState{Delay: 2 * time.Second}
+	l0 := claimAt(t, a, t0, one).Lease
+	// A lease granted before the restart and still held: it stays.
+	mustAdd(t, a, item("j", "/0"))
+	lj := claimAt(t, a, t0, one).Lease
+	if lj == nil || lj.URL != "http://j/0" {
+		t.Fatalf("Claim = %v, want j/0", lj)
+	}
+	if l0 == nil || l0.URL != "http://k/0" {
+		t.Fatalf("Claim = %v, want k/0", l0)
+	}
+	if err := a.Done(ctx, l0, t0, frontier.Outcome{Pace: pace, Rest: pace.Delay}); err != nil {
+		t.Fatal(err)
+	}
+	t1 := t0.Add(pace.Delay)
+	l1 := claimAt(t, a, t1, one).Lease
+	if l1 == nil || l1.URL != "http://k/1" {
+		t.Fatalf("Claim = %v, want k/1", l1)
+	}
+	copied := dumpJob(t, srv.Client(), job)
+	if err := a.Done(ctx, l1, t1, frontier.Outcome{Pace: pace, Rest: pace.Delay}); err != nil {
+		t.Fatal(err)
+	}
+	srv.Kill()
+	srv.Restart()
+	restoreJob(t, srv.Client(), copied) // the Done is lost
+
+	t2 := t1.Add(3 * time.Second)
+	if c := claimAt(t, a, t2, one); c.Lease != nil {
+		t.Fatalf("Claim after the restart = %v, want nothing: the lost Done's lease holds the key", c.Lease)
+	}
+	beatAt(t, a, t2)
+	if c := claimAt(t, a, t2.Add(pace.Delay-time.Millisecond), one); c.Lease != nil {
+		t.Fatalf("Claim before a Delay from the hand-back = %v, want nothing: a request may have been under way", c.Lease)
+	}
+	l := claimAt(t, a, t2.Add(pace.Delay), one).Lease
+	if l == nil || l.URL != "http://k/1" {
+		t.Fatalf("Claim a Delay after the hand-back = %v, want k/1 handed out again", l)
+	}
+	if err := a.Done(ctx, l, t2.Add(pace.Delay), frontier.Outcome{Pace: pace}); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Done(ctx, lj, t2.Add(pace.Delay), frontier.Outcome{Pace: pace}); err != nil {
+		t.Errorf("Done of a lease held across the restart: %v, want it kept", err)
+	}
+}

@@ -128,6 +128,7 @@ func (s *Store) learnTail(ctx context.Context, sh *shard, t []any) error {
 		// it may have lost writes.
 		s.resetSeen()
 		s.stopRunsOn(sh)
+		s.epochChanged(sh)
 	}
 	if id := intOf(t[7]); id != 0 {
 		s.memberDied(id)

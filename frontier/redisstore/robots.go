@@ -44,3 +44,23 @@ func (s *Store) SaveEntry(ctx context.Context, authority string, data []byte) er
 		return s.c.Set(ctx, k, data, robotsTTL).Err()
 	})
 }
+
+// replaceEntryScript sets KEYS[1] to ARGV[2], for ARGV[3] ms, only while
+// it holds ARGV[1].
+var replaceEntryScript = redis.NewScript(`if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+return 1`)
+
+// ReplaceEntry replaces the robots.txt entry of authority with data only
+// while it is still old (gate.EntryReplacer): a gate taking back its note
+// of a request it did not make leaves the answer another process kept
+// meanwhile.
+func (s *Store) ReplaceEntry(ctx context.Context, authority string, old, data []byte) error {
+	k, err := s.robotsKey(ctx, authority)
+	if err != nil {
+		return err
+	}
+	return s.retry(ctx, "replace robots entry", func() error {
+		return replaceEntryScript.Run(ctx, s.c, []string{k}, old, data, robotsTTL.Milliseconds()).Err()
+	})
+}

@@ -12,7 +12,36 @@ import (
 	"github.com/heedcrawl/heed/robots/gate"
 )
 
-var _ gate.EntryKeeper = (*Store)(nil)
+var (
+	_ gate.EntryKeeper   = (*Store)(nil)
+	_ gate.EntryReplacer = (*Store)(nil)
+)
+
+// ReplaceEntry replaces an entry only while it is the one given.
+func TestRobotsReplaceEntry(t *testing.T) {
+	srv := redistest.Start(t)
+	s := mustNew(t, srv, newJob(t), Options{})
+	ctx := context.Background()
+	const a = "http://h.test"
+	if err := s.SaveEntry(ctx, a, []byte("note")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ReplaceEntry(ctx, a, []byte("other"), []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := s.LoadEntry(ctx, a); err != nil || string(v) != "note" {
+		t.Fatalf("after a replace of another entry: %q, %v; want note kept", v, err)
+	}
+	if err := s.ReplaceEntry(ctx, a, []byte("note"), []byte("before")); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := s.LoadEntry(ctx, a); err != nil || string(v) != "before" {
+		t.Fatalf("after a replace of the entry: %q, %v; want before", v, err)
+	}
+	if ttl, err := s.c.TTL(ctx, s.keyPrefix(t, a)+"robots:"+a).Result(); err != nil || ttl <= 24*time.Hour {
+		t.Errorf("replaced entry TTL %v, %v", ttl, err)
+	}
+}
 
 // Robots.txt entries are shared by the processes of a job and expire.
 func TestRobotsEntries(t *testing.T) {

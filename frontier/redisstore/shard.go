@@ -47,13 +47,14 @@ const maxProbes = 8
 // shard is one of a job's shards: a hash slot holding the queues, pacing
 // state, leases and seen-set of the keys that hash to it.
 type shard struct {
-	i      int
-	prefix string   // heed:{job/i}:, or heed:{job}: for a job of one shard of an earlier release
-	keys   []string // KEYS of every script: the shard's counters hash
-	memo   string   // the Store's memo hash in the shard's slot
-	joined atomic.Bool
-	memoAt atomic.Int64 // when a reply last said the memo's expiry moved, ns
-	epoch  atomic.Int64 // the shard's epoch (prelude.lua, join) plus one, as last told; 0: never
+	i        int
+	prefix   string   // heed:{job/i}:, or heed:{job}: for a job of one shard of an earlier release
+	keys     []string // KEYS of every script: the shard's counters hash
+	memo     string   // the Store's memo hash in the shard's slot
+	joined   atomic.Bool
+	memoAt   atomic.Int64 // when a reply last said the memo's expiry moved, ns
+	handBack atomic.Bool  // a new epoch began: hand back what it kept (handback.go)
+	epoch    atomic.Int64 // the shard's epoch (prelude.lua, join) plus one, as last told; 0: never
 	// answered is the latest request whose reply came from the shard,
 	// by number (request.seq): a run goes on only after one (run.go).
 	answered atomic.Uint64

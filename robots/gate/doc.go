@@ -91,7 +91,10 @@
 // distributed one, reads it back (Verdict.Restored) instead of asking the
 // site again while it lasts; a robots.txt request a stopped run made and
 // did not see answered is followed by the next only Config.ResumeWait
-// later, since its answer may have carried a Crawl-delay.
+// later, since its answer may have carried a Crawl-delay. The note that a
+// request is about to start is taken back when the Pacer refuses it (a
+// worker's lease expired at the last moment): no request was made, and no
+// one need wait (EntryReplacer).
 //
 // # In a crawler
 //

@@ -57,6 +57,9 @@ func (g *Gate) fetch(ctx context.Context, auth string, prev *Entry, p Pacer) (*E
 		}
 		var paced *pacerError
 		if errors.As(err, &paced) {
+			if hop == 0 {
+				return nil, &unaskedError{paced.err}
+			}
 			return nil, paced.err
 		}
 		if at.After(ready) {
@@ -119,6 +122,13 @@ func (g *Gate) fetch(ctx context.Context, auth string, prev *Entry, p Pacer) (*E
 type pacerError struct{ err error }
 
 func (e *pacerError) Error() string { return e.err.Error() }
+
+// unaskedError is a Pacer's refusal of a fetch's first request: the site
+// was not asked at all.
+type unaskedError struct{ err error }
+
+func (e *unaskedError) Error() string { return e.err.Error() }
+func (e *unaskedError) Unwrap() error { return e.err }
 
 // request makes one request for u, under u's own pacer key: it waits for
 // p (nil: no wait), then gives Get Timeout, and releases the slot with the

@@ -599,15 +599,20 @@ func (g *Gate) entry(ctx context.Context, u *url.URL, p Pacer) (*Entry, how, err
 		if e != nil {
 			fetched = howRestored
 		} else {
+			var note []byte
 			err = g.waitForPending(ctx, pending)
 			if err == nil && g.keeper != nil {
-				g.savePending(ctx, auth, prev)
+				note = g.savePending(ctx, auth, prev)
 			}
 			if err == nil {
 				e, err = g.fetchRecovering(ctx, auth, prev, p)
 			}
-			if err == nil && g.keeper != nil {
+			var unasked *unaskedError
+			switch {
+			case err == nil && g.keeper != nil:
 				g.save(ctx, e)
+			case errors.As(err, &unasked) && note != nil:
+				g.unsavePending(ctx, auth, note, prev)
 			}
 		}
 

@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,6 +20,15 @@ import (
 type EntryKeeper interface {
 	LoadEntry(ctx context.Context, authority string) ([]byte, error)
 	SaveEntry(ctx context.Context, authority string, data []byte) error
+}
+
+// EntryReplacer is an EntryKeeper shared by processes that can replace an
+// entry only while it is still old, in one step: the gate takes back its
+// note of a request it did not make (see Pacer) with it, so that the entry
+// another process kept meanwhile stays. ReplaceEntry returns nil whether
+// or not it replaced. A keeper without it is read, compared and written.
+type EntryReplacer interface {
+	ReplaceEntry(ctx context.Context, authority string, old, data []byte) error
 }
 
 // keptEntry is an Entry as an EntryKeeper keeps it: the rules as the
@@ -59,27 +69,57 @@ func (g *Gate) kept(e *Entry) keptEntry {
 	return k
 }
 
-func (g *Gate) write(ctx context.Context, auth string, k keptEntry) {
+// write hands k to the keeper, and returns what it wrote (nil if it
+// failed).
+func (g *Gate) write(ctx context.Context, auth string, k keptEntry) []byte {
 	data, err := json.Marshal(k)
 	if err == nil {
 		err = g.keeper.SaveEntry(context.WithoutCancel(ctx), auth, data)
 	}
 	if err != nil {
 		g.log.Warn("robots: keeping robots.txt entry", "authority", auth, "err", err)
+		return nil
 	}
+	return data
 }
 
 // savePending tells the keeper a robots.txt request for auth is about to
 // start: if the process stops before the answer is kept, the next run knows
 // the site may have been asked at this moment (see Config.ResumeWait).
-// A copy kept before (prev) stays kept with it.
-func (g *Gate) savePending(ctx context.Context, auth string, prev *Entry) {
+// A copy kept before (prev) stays kept with it. It returns the note as
+// written (nil if it was not), for unsavePending.
+func (g *Gate) savePending(ctx context.Context, auth string, prev *Entry) []byte {
 	k := keptEntry{Pending: g.clock.Now()}
 	if prev != nil {
 		k = g.kept(prev)
 		k.Pending = g.clock.Now()
 	}
-	g.write(ctx, auth, k)
+	return g.write(ctx, auth, k)
+}
+
+// unsavePending takes back note, savePending's, when the Pacer refused
+// the request it announced: no request was made, and a note left would
+// hold the next asker back for ResumeWait. What was kept before (prev, or
+// nothing) is kept again — unless the keeper holds something else by now:
+// another process's answer.
+func (g *Gate) unsavePending(ctx context.Context, auth string, note []byte, prev *Entry) {
+	var k keptEntry
+	if prev != nil {
+		k = g.kept(prev)
+	}
+	data, err := json.Marshal(k)
+	ctx = context.WithoutCancel(ctx)
+	if r, ok := g.keeper.(EntryReplacer); ok && err == nil {
+		err = r.ReplaceEntry(ctx, auth, note, data)
+	} else if err == nil {
+		var cur []byte
+		if cur, err = g.keeper.LoadEntry(ctx, auth); err == nil && bytes.Equal(cur, note) {
+			err = g.keeper.SaveEntry(ctx, auth, data)
+		}
+	}
+	if err != nil {
+		g.log.Warn("robots: taking back the note of a robots.txt request not made", "authority", auth, "err", err)
+	}
 }
 
 // waitForPending waits until the keeper's note of a robots.txt request an

@@ -2,6 +2,7 @@ package gate_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"sync"
 	"testing"
@@ -132,5 +133,62 @@ func TestKeeperWaitsAfterAnUnansweredRequest(t *testing.T) {
 	defer mu.Unlock()
 	if gap := hit.Sub(asked); gap < wait-20*time.Millisecond {
 		t.Errorf("robots.txt asked again %v after the unanswered request, want at least %v", gap, wait)
+	}
+}
+
+// errRefused is refusingPacer's refusal.
+var errRefused = errors.New("lease expired")
+
+// refusingPacer refuses every request, as a crawler's worker whose lease
+// expired at the last moment; meanwhile, if set, runs first.
+type refusingPacer struct{ meanwhile func() }
+
+func (p refusingPacer) Acquire(context.Context, string) (gate.Release, error) {
+	if p.meanwhile != nil {
+		p.meanwhile()
+	}
+	return nil, errRefused
+}
+
+// A robots.txt request the Pacer refuses was not made: the note that it
+// was about to be is taken back, or the next asker (another process, a
+// resumed run) would wait ResumeWait for an answer that never comes. What
+// another process kept meanwhile is left alone.
+func TestKeeperNoteTakenBackWhenNotAsked(t *testing.T) {
+	s := newSite(t, serveText("User-agent: *\nDisallow: /private\n"))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	u := s.url(t, "/x")
+	auth, err := gate.Authority(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keep := &mapKeeper{}
+	g1, err := gate.New(gate.Config{Agent: "heedbot", Keeper: keep, Get: httpGet}) // on the clock of g2
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g1.CheckWith(ctx, u, refusingPacer{}); !errors.Is(err, errRefused) {
+		t.Fatalf("check under a refusing pacer: %v, want its refusal", err)
+	}
+	// An hour's ResumeWait: a note left behind holds this gate back past
+	// its ten seconds.
+	g2, err := gate.New(gate.Config{Agent: "heedbot", Keeper: keep, ResumeWait: time.Hour, Get: httpGet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx2, cancel2 := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel2()
+	v, err := g2.Check(ctx2, s.url(t, "/private/x"))
+	if err != nil || v.Allowed || !v.Fetched {
+		t.Fatalf("the next gate: %+v, %v; want robots.txt fetched at once", v, err)
+	}
+
+	other := []byte(`{"url":"` + auth + `/robots.txt","outcome":1}`)
+	keep2 := &mapKeeper{}
+	g3, _ := newForTest(t, gate.Config{Keeper: keep2})
+	g3.CheckWith(ctx, u, refusingPacer{meanwhile: func() { keep2.SaveEntry(ctx, auth, other) }})
+	if got, _ := keep2.LoadEntry(ctx, auth); string(got) != string(other) {
+		t.Errorf("the entry another process kept meanwhile became %s", got)
 	}
 }
