@@ -3,6 +3,7 @@ package crawler
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/url"
 	"slices"
 	"sync"
@@ -64,6 +65,9 @@ var (
 	ErrRunning = errors.New("crawler: already running")
 	// ErrNotRunning: Enqueue or Host was called outside Run.
 	ErrNotRunning = errors.New("crawler: not running")
+	// ErrNoDueCounts: Frontier was called on a crawl whose Store is no
+	// DueCounter.
+	ErrNoDueCounts = errors.New("crawler: the Store does not count its items by due time")
 	// ErrNoSeeds: Run got no seed that could be scheduled, and its Store
 	// holds no work to resume.
 	ErrNoSeeds = errors.New("crawler: no valid seed")
@@ -296,6 +300,34 @@ func (c *Crawler) Host(ctx context.Context, rawURL string) (HostInfo, error) {
 		}
 	}
 	return info, nil
+}
+
+// A DueCounter is a Store that can say how its queued items fall due, and
+// which has been due longest (frontier.DueCounts): what Frontier asks.
+// frontier.MemoryStore, pebblestore and redisstore are DueCounters, each
+// documenting what its answer costs and where it is approximate.
+type DueCounter interface {
+	DueCounts(ctx context.Context, now time.Time, edges []time.Duration) (frontier.DueCounts, error)
+}
+
+// Frontier returns how the running crawl's queued URLs fall due, bucketed
+// by edges from now (see frontier.DueCounts), asked of its Store within
+// ctx. It returns ErrNotRunning outside Run, ErrNoDueCounts if the Store
+// cannot say.
+func (c *Crawler) Frontier(ctx context.Context, edges []time.Duration) (frontier.DueCounts, error) {
+	r := c.cur.Load()
+	if r == nil {
+		return frontier.DueCounts{}, ErrNotRunning
+	}
+	dc, ok := r.fr.Store().(DueCounter)
+	if !ok {
+		return frontier.DueCounts{}, ErrNoDueCounts
+	}
+	d, err := dc.DueCounts(ctx, r.now(), edges)
+	if err != nil {
+		return d, fmt.Errorf("%w: %w", frontier.ErrStore, err)
+	}
+	return d, nil
 }
 
 // Stats returns the crawl's counters: live during Run, final after it

@@ -7,6 +7,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"sync"
 	"time"
 
 	"github.com/heedcrawl/heed/ratelimit"
@@ -66,6 +67,11 @@ func (c *Crawler) OnRobots(f func(ctx context.Context, key string, e *gate.Entry
 	c.register(func(h *hooks) { h.onRobots = append(h.onRobots, f) })
 }
 
+// requests recycles the Requests handed to OnRequest handlers, which may
+// not keep them: reporting a request's start and end then allocates
+// nothing, so that watching a crawl (crawler/live) costs it no garbage.
+var requests = sync.Pool{New: func() any { return new(Request) }}
+
 // requestStarting reports to OnRequest that a request to key for rawURL
 // (empty for robots.txt) starts now, and returns now.
 func (r *crawl) requestStarting(ctx context.Context, key, rawURL string, robots bool) time.Time {
@@ -74,11 +80,19 @@ func (r *crawl) requestStarting(ctx context.Context, key, rawURL string, robots 
 	if len(hs) == 0 {
 		return now
 	}
-	req := &Request{Key: key, URL: rawURL, Robots: robots, Started: now}
-	for _, f := range hs {
-		r.safely(ctx, rawURL, func() { f(ctx, req) })
-	}
+	req := requests.Get().(*Request)
+	*req = Request{Key: key, URL: rawURL, Robots: robots, Started: now}
+	r.report(ctx, hs, req)
 	return now
+}
+
+// report runs the OnRequest handlers hs for req, then recycles req.
+func (r *crawl) report(ctx context.Context, hs []func(context.Context, *Request), req *Request) {
+	for _, f := range hs {
+		r.safely(ctx, req.URL, func() { f(ctx, req) })
+	}
+	*req = Request{}
+	requests.Put(req)
 }
 
 // requestAnswered reports to OnRequest the end of the request req, answered
@@ -88,15 +102,15 @@ func (r *crawl) requestAnswered(ctx context.Context, req Request, a ratelimit.An
 	if len(hs) == 0 {
 		return
 	}
-	req.Answered = r.now()
-	req.Failure = a.Failure
+	p := requests.Get().(*Request)
+	*p = req
+	p.Answered = r.now()
+	p.Failure = a.Failure
 	if a.Header != nil {
-		req.RetryAfter = a.Header.Get("Retry-After")
+		p.RetryAfter = a.Header.Get("Retry-After")
 	}
-	req.Pace = r.policy.Status(req.Key, h, req.Answered)
-	for _, f := range hs {
-		r.safely(ctx, req.URL, func() { f(ctx, &req) })
-	}
+	p.Pace = r.policy.Status(p.Key, h, p.Answered)
+	r.report(ctx, hs, p)
 }
 
 // pageAnswered reports the end of a request for j's item, which started at

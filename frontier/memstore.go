@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"slices"
+	"sort"
 	"sync"
 	"time"
 
@@ -591,4 +592,51 @@ func (s *MemoryStore) Len(key string) int {
 		n += len(l.heap)
 	}
 	return n
+}
+
+// DueCounts counts the queued items by when they fall due, seen from now,
+// exactly: a key's ring holds its items in the order of their Due, so it
+// is counted by a binary search per edge, and only its later heap
+// (revisits) is read item by item. It holds the Store's lock meanwhile.
+func (s *MemoryStore) DueCounts(ctx context.Context, now time.Time, edges []time.Duration) (DueCounts, error) {
+	d := NewDueCounts(edges)
+	n := now.UnixNano()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for key, q := range s.queues {
+		q.countDue(&d, n, key)
+	}
+	for key, l := range s.later {
+		for i := range l.heap {
+			r := &l.heap[i].rec
+			d.Add(n, r.due, 1, key, r.urlString())
+		}
+	}
+	d.Scale(s.sched.Counts(now).Queued)
+	return d, ctx.Err()
+}
+
+// countDue adds q's records, queued under key, to d, seen from now (Unix
+// nanoseconds): its records are in the order of their Due.
+func (q *ring) countDue(d *DueCounts, now int64, key string) {
+	if q.n == 0 {
+		return
+	}
+	at := func(i int) *record { return &q.buf[(q.head+int32(i))%int32(len(q.buf))] }
+	first := at(0)
+	d.Add(now, first.due, 1, key, first.urlString())
+	from := 1 // the first is counted, as a candidate for the oldest
+	for b := range d.Counts {
+		to := int(q.n)
+		if b < len(d.Counts)-1 {
+			limit := now
+			if b > 0 {
+				limit += int64(d.Edges[b-1])
+			}
+			to = max(from, sort.Search(int(q.n), func(i int) bool { return at(i).due > limit }))
+		}
+		d.Counts[b] += to - from
+		d.Read += to - from
+		from = to
+	}
 }

@@ -473,6 +473,16 @@ func (s *Schedule) Host(key string) ratelimit.HostState {
 	return ratelimit.HostState{}
 }
 
+// Queued returns how many items key has queued, leased ones aside: the
+// count the Schedule keeps of every key it knows (a key it forgot has
+// none), what a KeyCounter answers.
+func (s *Schedule) Queued(key string) int {
+	if k := s.keys[key]; k != nil {
+		return int(k.queued)
+	}
+	return 0
+}
+
 // Revisiting returns key's revisit state (Lease.Revisiting).
 func (s *Schedule) Revisiting(key string) revisit.Host {
 	if k := s.keys[key]; k != nil && k.pace != nil && k.pace.revisiting != nil {

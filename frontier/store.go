@@ -47,7 +47,8 @@ type QueueEditor interface {
 
 // A KeyCounter is a Store that can tell, cheaply, how many items one key
 // holds queued, leased ones aside: a live view of a crawl asks it for the
-// hosts it shows (crawler.HostInfo.Queued). MemoryStore is a KeyCounter.
+// hosts it shows (crawler.HostInfo.Queued). MemoryStore, pebblestore and
+// redisstore are KeyCounters.
 type KeyCounter interface {
 	// QueuedFor returns how many items key has queued.
 	QueuedFor(ctx context.Context, key string) (int, error)

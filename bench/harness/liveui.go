@@ -9,8 +9,8 @@ import (
 
 // heedUIArgs serve the crawl's live page (-ui) on a free loopback port,
 // and start watching it as a browser showing it would: the page once, then
-// every two seconds its status, chart, last fetches, errors and a page of
-// the host table, until the crawl's server goes away.
+// every two seconds its status, chart, last fetches, errors, frontier and a
+// page of the host table, until the crawl's server goes away.
 func heedUIArgs(w Workload, env RunEnv) []string {
 	addr := "127.0.0.1:0"
 	if ln, err := net.Listen("tcp", addr); err == nil {
@@ -47,7 +47,7 @@ func watchLivePage(base string) {
 				continue
 			}
 		}
-		for _, p := range []string{"/api/status", "/api/chart", "/api/log", "/api/errors", "/api/hosts?sort=key&offset=0&limit=50"} {
+		for _, p := range []string{"/api/status", "/api/chart", "/api/log", "/api/errors", "/api/frontier", "/api/hosts?sort=key&offset=0&limit=50"} {
 			if !get(p) {
 				return // the crawl ended
 			}

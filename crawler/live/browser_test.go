@@ -264,6 +264,22 @@ func TestLivePageInBrowser(t *testing.T) {
 		}
 	})
 
+	t.Run("frontier", func(t *testing.T) {
+		counts := func() []int {
+			return eval[[]int](t, b, `Array.from(document.querySelectorAll("#frontier tbody tr")).map(r => +r.dataset.count)`)
+		}
+		waitFor(t, "the frontier panel to show queued URLs", func() bool {
+			c := counts()
+			return len(c) == 7 && c[0] > 0
+		})
+		if note := eval[string](t, b, `document.getElementById("frontier-note").textContent`); !strings.Contains(note, "queued") {
+			t.Errorf("frontier note %q", note)
+		}
+		waitFor(t, "the oldest overdue URL", func() bool {
+			return strings.HasPrefix(eval[string](t, b, `document.getElementById("oldest").textContent`), "oldest overdue: http")
+		})
+	})
+
 	t.Run("broken hosts", func(t *testing.T) {
 		for auth, kind := range lc.broken {
 			want := ""

@@ -9,8 +9,11 @@
 // pages/s over the last minute and on average, in flight, hosts due now
 // and resting, alerts, latency, freshness, process), chart (outcomes per
 // second over the last hour), hosts (the host table, filtered, sorted and
-// paged on the server), host (one host's politeness journal), errors (by
-// kind with an example) and log (the last fetches). Everything crawled is
+// paged on the server), host (one host's politeness journal), frontier
+// (the queued URLs by when they fall due over the next hour, and the one
+// overdue longest, asked of the Store through Crawler.Frontier at most
+// every five seconds), errors (by kind with an example) and log (the last
+// fetches). Everything crawled is
 // put on the page as text, never as markup.
 //
 // A Recorder, attached to a crawler.Crawler before Run, keeps what the
@@ -18,8 +21,9 @@
 // outcome of each second, and per host the load imposed against the load
 // its delay allows, its recent 429s and 5xx, its robots.txt, its
 // politeness journal and, for a revisiting crawl, its freshness debt
-// against the politeness cap. The queue's figures and each host's pacing are read
-// from the crawler itself (Stats, Host), their one owner.
+// against the politeness cap. The queue's figures, each host's pacing and
+// queued URLs, and the frontier are read from the crawler itself (Stats,
+// Host, Frontier), whose Store owns them.
 //
 // NewJobHandler serves the view of a crawl shared by several processes (a
 // -redis job) from what its Store says, without crawling.

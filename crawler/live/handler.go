@@ -57,6 +57,7 @@ func NewHandler(r *Recorder, opt Options) *Handler {
 	h.mux.HandleFunc("GET /api/chart", h.chart)
 	h.mux.HandleFunc("GET /api/hosts", h.hosts)
 	h.mux.HandleFunc("GET /api/host", h.host)
+	h.mux.HandleFunc("GET /api/frontier", h.frontier)
 	h.mux.HandleFunc("GET /api/errors", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, h.r.Errors()) })
 	h.mux.HandleFunc("GET /api/log", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, h.r.Log()) })
 	h.mux.HandleFunc("POST /api/pause", h.control(func() { h.r.c.Pause() }))
@@ -125,6 +126,12 @@ func (h *Handler) chart(w http.ResponseWriter, req *http.Request) {
 	defer cancel()
 	st, _ := h.r.c.Stats(ctx)
 	writeJSON(w, h.r.Chart(st.Started))
+}
+
+func (h *Handler) frontier(w http.ResponseWriter, req *http.Request) {
+	ctx, cancel := context.WithTimeout(req.Context(), apiTimeout)
+	defer cancel()
+	writeJSON(w, h.r.Frontier(ctx))
 }
 
 func (h *Handler) hosts(w http.ResponseWriter, req *http.Request) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -123,7 +124,7 @@ func TestPage(t *testing.T) {
 			t.Errorf("%s writes markup", name)
 		}
 	}
-	for _, path := range []string{"/app.js", "/app.css", "/api/status", "/api/chart", "/api/hosts", "/api/errors", "/api/log"} {
+	for _, path := range []string{"/app.js", "/app.css", "/api/status", "/api/chart", "/api/hosts", "/api/errors", "/api/log", "/api/frontier"} {
 		r, err := http.Get(srv.URL + path)
 		if err != nil {
 			t.Fatal(err)
@@ -295,5 +296,57 @@ func TestFreshnessDebt(t *testing.T) {
 	p := r.Hosts(context.Background(), HostQuery{Sort: "freshness", Desc: true})
 	if len(p.Rows) != 2 || p.Rows[0].Key != "busy.example" {
 		t.Errorf("sorted by freshness debt: %v", keysOf(p.Rows))
+	}
+}
+
+// /api/frontier counts the queued URLs by due time, names the one overdue
+// longest, and escapes it: a URL built to break out of markup comes as
+// JSON text.
+func TestFrontierAPI(t *testing.T) {
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.NotFound(w, r) }))
+	t.Cleanup(site.Close)
+	c, err := crawler.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Pause() // the seeds stay queued
+	h := NewHandler(NewRecorder(c), Options{})
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	get := func() (Frontier, string) {
+		resp, err := http.Get(srv.URL + "/api/frontier")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var b strings.Builder
+		var f Frontier
+		if err := json.NewDecoder(io.TeeReader(resp.Body, &b)).Decode(&f); err != nil {
+			t.Fatal(err)
+		}
+		return f, b.String()
+	}
+	if f, _ := get(); f.Error == "" {
+		t.Errorf("before Run: %+v, want an error", f)
+	}
+	hostile := site.URL + `/a?q="><img src=x onerror=alert(1)>`
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); c.Run(ctx, hostile, site.URL+"/b", site.URL+"/c") }()
+	t.Cleanup(func() { cancel(); <-done })
+	var f Frontier
+	var body string
+	deadline := time.Now().Add(20 * time.Second)
+	for f, body = get(); f.Queued < 3 && time.Now().Before(deadline); f, body = get() {
+		time.Sleep(100 * time.Millisecond) // polling the cached panel until the seeds are in
+	}
+	if f.Queued != 3 || len(f.Buckets) != 7 || f.Buckets[0].Label != "overdue" || f.Buckets[0].Count != 3 || f.Approximate {
+		t.Fatalf("frontier %s", body)
+	}
+	if !strings.Contains(f.OldestURL, "onerror=alert(1)") || f.OldestKey == "" {
+		t.Errorf("oldest %q of %q, want the hostile seed", f.OldestURL, f.OldestKey)
+	}
+	if strings.ContainsAny(body, "<>") {
+		t.Errorf("markup characters unescaped in %s", body)
 	}
 }

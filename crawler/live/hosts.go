@@ -29,7 +29,7 @@ type HostRow struct {
 	State    string `json:"state"`
 	InFlight int    `json:"in_flight"`
 	// Queued is how many of its URLs are queued, when the crawl's Store
-	// can say (frontier.KeyCounter: MemoryStore); -1 otherwise.
+	// can say (frontier.KeyCounter: every Store of the tree); -1 otherwise.
 	Queued   int   `json:"queued"`
 	Requests int64 `json:"requests"`
 	// LastStatus is the status of the last answer (0: none, or no answer).

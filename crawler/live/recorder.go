@@ -39,6 +39,8 @@ type Recorder struct {
 	logN    int
 	latency [latencySize]time.Duration
 	latN    int
+
+	front frontierCache
 }
 
 // NewRecorder returns a Recorder of c's crawl, its hooks registered on c.

@@ -3,6 +3,7 @@ package live
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -10,27 +11,58 @@ import (
 	"github.com/heedcrawl/heed/ratelimit"
 )
 
+// requestBench is a Recorder and its request's start and answer for
+// request i, over 200 hosts.
+type requestBench struct {
+	r          *Recorder
+	keys, urls []string
+	now        time.Time
+}
+
+func newRequestBench() *requestBench {
+	c, _ := crawler.New()
+	rb := &requestBench{r: NewRecorder(c), keys: make([]string, 200), urls: make([]string, 200), now: time.Now()}
+	for i := range rb.keys {
+		rb.keys[i] = fmt.Sprintf("h%03d.example", i)
+		rb.urls[i] = "http://" + rb.keys[i] + "/p"
+	}
+	return rb
+}
+
+// request records request i's start and its answer.
+func (rb *requestBench) request(ctx context.Context, i int) {
+	key := rb.keys[i%len(rb.keys)]
+	at := rb.now.Add(time.Duration(i) * time.Millisecond)
+	start := crawler.Request{Key: key, URL: rb.urls[i%len(rb.urls)], Started: at}
+	rb.r.request(ctx, &start)
+	end := start
+	end.Answered, end.Status, end.Pace = at.Add(time.Millisecond), 200, ratelimit.HostStatus{Key: key}
+	rb.r.request(ctx, &end)
+}
+
 // BenchmarkRecorderRequest is what the Recorder adds to one request: its
 // start and its answer, over 200 hosts.
 func BenchmarkRecorderRequest(b *testing.B) {
-	c, _ := crawler.New()
-	r := NewRecorder(c)
+	rb := newRequestBench()
 	ctx := context.Background()
-	keys, urls := make([]string, 200), make([]string, 200)
-	for i := range keys {
-		keys[i] = fmt.Sprintf("h%03d.example", i)
-		urls[i] = "http://" + keys[i] + "/p"
-	}
-	now := time.Now()
 	i := 0
 	for b.Loop() {
-		key := keys[i%len(keys)]
-		at := now.Add(time.Duration(i) * time.Millisecond)
-		start := crawler.Request{Key: key, URL: urls[i%len(urls)], Started: at}
-		r.request(ctx, &start)
-		end := start
-		end.Answered, end.Status, end.Pace = at.Add(time.Millisecond), 200, ratelimit.HostStatus{Key: key}
-		r.request(ctx, &end)
+		rb.request(ctx, i)
 		i++
 	}
+}
+
+// BenchmarkRecorderRequestParallel is BenchmarkRecorderRequest from many
+// workers at once, as a crawl's are: what the Recorder's locks cost when
+// requests to different hosts end together.
+func BenchmarkRecorderRequestParallel(b *testing.B) {
+	rb := newRequestBench()
+	ctx := context.Background()
+	var next atomic.Int64
+	b.SetParallelism(64)
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			rb.request(ctx, int(next.Add(1)))
+		}
+	})
 }

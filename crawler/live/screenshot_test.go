@@ -41,6 +41,7 @@ func TestScreenshot(t *testing.T) {
 		}
 	}
 	waitFor(t, "the journal", func() bool { return eval[int](t, b, `document.querySelectorAll("#journal li").length`) > 0 })
+	waitFor(t, "the frontier", func() bool { return eval[int](t, b, `document.querySelectorAll("#frontier tbody tr").length`) > 0 })
 	ctx, cancel := context.WithTimeout(b.ctx, 20*time.Second)
 	defer cancel()
 	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))

@@ -150,4 +150,5 @@ var (
 	_ frontier.Store       = (*Store)(nil)
 	_ frontier.DoneAdder   = (*Store)(nil)
 	_ frontier.QueueEditor = (*Store)(nil)
+	_ frontier.KeyCounter  = (*Store)(nil)
 )

@@ -8,6 +8,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -208,4 +209,99 @@ func (s *Store) Checkpoint(ctx context.Context) ([]byte, error) {
 		return nil
 	})
 	return v, err
+}
+
+// QueuedFor implements frontier.KeyCounter: the lengths of the key's two
+// queues, kept in its state (lua/keystate.lua), in one script call.
+func (s *Store) QueuedFor(ctx context.Context, key string) (int, error) {
+	if ok, err := s.started(ctx); !ok {
+		return 0, err
+	}
+	var n int64
+	err := s.retry(ctx, "queued", func() error {
+		keys, args := s.readArgs(s.shardOf(key), time.Time{}, "queued", key)
+		v, err := readScript.Run(ctx, s.c, keys, args...).Int64()
+		n = v
+		return err
+	})
+	return int(n), err
+}
+
+// dueKeys bounds the keys of each shard's ready set DueCounts reads.
+const dueKeys = 500
+
+// DueCounts counts the queued items by when they fall due, seen from now,
+// on Redis's clock (or the caller's, Options.CallerClock): in each shard,
+// one script reads the keys of the ready set that have waited longest, up
+// to dueKeys of them, counting the items of each key's list as due (they
+// were when queued) and those of its sorted set by their Due (ZCOUNT).
+// Keys out of the ready set — leased as many times as PerHost allows —
+// and those past dueKeys are not read: the counts are then scaled to the
+// job's queued items (DueCounts.Approximate). The oldest is, of those
+// keys, the first item due longest ago: an item of a key's list counts as
+// due since its key became ready.
+func (s *Store) DueCounts(ctx context.Context, now time.Time, edges []time.Duration) (frontier.DueCounts, error) {
+	d := frontier.NewDueCounts(edges)
+	if ok, err := s.started(ctx); !ok {
+		return d, err
+	}
+	csv := make([]byte, 0, 8*len(edges))
+	for i, e := range edges {
+		if i > 0 {
+			csv = append(csv, ',')
+		}
+		csv = strconv.AppendInt(csv, e.Microseconds(), 10)
+	}
+	for _, sh := range s.shards {
+		var r []any
+		err := s.retry(ctx, "due", func() (err error) {
+			keys := sh.keys
+			args := []any{sh.prefix, "due", micros(now), flag(s.opt.CallerClock), string(csv), dueKeys}
+			r, err = reply(readScript.Run(ctx, s.c, keys, args...).Result())
+			return err
+		})
+		if err != nil {
+			return d, err
+		}
+		if len(r) != 5+len(d.Counts) {
+			return d, fmt.Errorf("redisstore: due: %w: reply %v", errCorrupt, r)
+		}
+		if err := s.addDue(&d, now, r); err != nil {
+			return d, err
+		}
+	}
+	c, err := s.Counts(ctx, now)
+	if err != nil {
+		return d, err
+	}
+	d.Scale(c.Queued)
+	return d, nil
+}
+
+// addDue adds a shard's reply to the due script to d.
+func (s *Store) addDue(d *frontier.DueCounts, now time.Time, r []any) error {
+	for i := range d.Counts {
+		n := int(intOf(r[5+i]))
+		d.Counts[i] += n
+		d.Read += n
+	}
+	name := strOf(r[1])
+	if name == "" {
+		return nil
+	}
+	at, _ := strconv.ParseInt(strOf(r[2]), 10, 64)
+	clock, _ := strconv.ParseInt(strOf(r[4]), 10, 64)
+	due := now.Add(-time.Duration(max(clock-at, 0)) * time.Microsecond)
+	if d.OldestKey != "" && !due.Before(d.OldestDue) {
+		return nil
+	}
+	d.OldestKey, d.OldestDue, d.OldestURL = name, due, ""
+	if b := strOf(r[3]); b != "" {
+		it, err := decodeItem([]byte(b), name)
+		if err != nil {
+			return fmt.Errorf("redisstore: due: %w", err)
+		}
+		d.OldestURL = it.URL
+	}
+	return nil
 }

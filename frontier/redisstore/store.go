@@ -143,8 +143,9 @@ type Store struct {
 }
 
 var (
-	_ frontier.Store     = (*Store)(nil)
-	_ frontier.DoneAdder = (*Store)(nil)
+	_ frontier.Store      = (*Store)(nil)
+	_ frontier.DoneAdder  = (*Store)(nil)
+	_ frontier.KeyCounter = (*Store)(nil)
 )
 
 // New returns a Store of job on client. job names the crawl: every Store

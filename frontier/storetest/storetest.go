@@ -74,6 +74,8 @@ func Run(t *testing.T, h Harness) {
 	t.Run("CountsAndMeta", func(t *testing.T) { testCountsAndMeta(t, open(t)) })
 	t.Run("ContextCancelled", func(t *testing.T) { testContextCancelled(t, open(t)) })
 	t.Run("DoneAdding", func(t *testing.T) { testDoneAdding(t, h, open(t)) })
+	t.Run("QueuedFor", func(t *testing.T) { testQueuedFor(t, open(t)) })
+	t.Run("DueCounts", func(t *testing.T) { testDueCounts(t, open(t)) })
 	runRevisits(t, h, open)
 	runEdits(t, h, open)
 	if h.Reopen != nil {
