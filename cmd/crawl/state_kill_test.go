@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -126,36 +125,30 @@ func TestStateKill9(t *testing.T) {
 	}
 
 	// Refetches, by the kill that caused them. A page is fetched again
-	// only if its Done had not reached pebble's log when the run before
-	// was killed (a kill loses nothing that reached the operating system:
-	// pebblestore's doc, Durability). Under PerHost 1 that is, of each
-	// host, at most:
-	//   - the lease held at the kill: its request in flight, or answered
-	//     and its page still in the crawler — parsed, written out, or its
-	//     Done waiting behind a sync (Dones that carry a checkpoint wait
-	//     while BeforeSync flushes and fsyncs the output);
-	//   - the Done before it, applied but still in pebble's log writer,
-	//     not yet written to its file: the host's next lease is granted
-	//     once that Done is applied, not once it is written.
-	// So a refetched page was one of the host's last two requests in the
-	// killed run, and a kill refetches at most two pages a host. How long
-	// before the kill those were answered is not bounded: on a loaded
-	// machine the crawler's processing and the syncs take what they take
-	// (a bound of answers within 250 ms of the kill failed so, 20 pages
-	// refetched and 19 answered in the window).
+	// only if its Done was not durable when the run before was killed:
+	//   - the leases held at the kill, one a host at most (PerHost 1):
+	//     a request in flight, or answered and its page still in the
+	//     crawler — parsed, written out, or its Done waiting behind a sync
+	//     (Dones that carry a checkpoint wait while BeforeSync flushes and
+	//     fsyncs the output);
+	//   - the Dones applied since the last sync (pebblestore's group
+	//     commit: SyncInterval, 100 ms, after a write, plus the sync
+	//     itself), of any hosts — several of a host whose delay is short.
+	// So a kill refetches at most a page a host and the pages of a sync
+	// window. How long before the kill those were answered is not bounded:
+	// on a loaded machine the crawler's processing and the syncs take what
+	// they take (a bound of the pages answered within 250 ms of the kill
+	// failed so: 20 pages refetched, 19 answered in the window).
 	// A refetch is charged to the kill that ended the run of the page's
 	// previous request: the run right after may itself be killed before
 	// it gets to the page.
 	last := map[string]testweb.Entry{}
 	lastFailed := map[string]bool{}
 	refetches := make([]int, len(killedAt)+1) // by run, from 1
-	starts := map[[2]string][]time.Time{}     // by run and host, in order
-	runHost := func(e testweb.Entry) [2]string { return [2]string{strconv.Itoa(runOf(e)), e.Host} }
 	for _, e := range entries {
 		if isRobots(e) {
 			continue
 		}
-		starts[runHost(e)] = append(starts[runHost(e)], e.Start)
 		c, err := testweb.Canonical(e.URL())
 		if err != nil {
 			t.Fatal(err)
@@ -171,33 +164,28 @@ func TestStateKill9(t *testing.T) {
 			t.Errorf("%s requested twice in run %d", e.URL(), run)
 		default:
 			refetches[runOf(prev)]++
-			s := starts[runHost(prev)]
-			if i := slices.IndexFunc(s, prev.Start.Equal); i < len(s)-2 {
-				t.Errorf("%s fetched again after kill %d, though run %d asked %s for %d pages after it", e.URL(), runOf(prev), runOf(prev), prev.Host, len(s)-1-i)
-			}
 		}
 	}
-	// The crawl's pace, in pages per commit interval (pebblestore's
-	// 100ms), for the bound of a kill: a lease held per host, plus the
-	// Dones not yet written, about a commit interval's pages.
+	// The crawl's pace, in pages per sync window: 300 ms, pebblestore's
+	// SyncInterval, a sync as long again on a loaded machine, and slack.
 	pageRequests := 0
 	for _, e := range entries {
 		if !isRobots(e) {
 			pageRequests++
 		}
 	}
-	perInterval := int(math.Ceil(float64(pageRequests) / rep.Makespan.Seconds() / 10))
+	perWindow := int(math.Ceil(float64(pageRequests) / rep.Makespan.Seconds() * 0.3))
 	total, worst := 0, 0
 	for k := range killedAt {
 		run := k + 1
 		got := refetches[run]
 		total, worst = total+got, max(worst, got)
 		t.Logf("kill %d: %d pages refetched after it", run, got)
-		if got > allHosts+perInterval {
-			t.Errorf("kill %d: %d pages refetched, more than one per host (%d) and a commit interval's pages (%d)", run, got, allHosts, perInterval)
+		if got > allHosts+perWindow {
+			t.Errorf("kill %d: %d pages refetched, more than one per host (%d) and a sync window's pages (%d)", run, got, allHosts, perWindow)
 		}
 	}
-	t.Logf("refetches: %d over %d kills (%.1f per kill, at most %d; bound %d hosts + %d pages per 100ms); robots.txt refetched %d times", total, len(killedAt), float64(total)/float64(len(killedAt)), worst, allHosts, perInterval, rep.RobotsRefetches)
+	t.Logf("refetches: %d over %d kills (%.1f per kill, at most %d; bound %d hosts + %d pages per sync window); robots.txt refetched %d times", total, len(killedAt), float64(total)/float64(len(killedAt)), worst, allHosts, perWindow, rep.RobotsRefetches)
 
 	// The output: every line a record, each page's record once, every
 	// reachable page's there.
