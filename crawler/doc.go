@@ -102,9 +102,11 @@
 // rest. So which report a URL gets does not depend on when it was found,
 // and no crash, kill -9 or other process of a shared Store can lose it or
 // make it twice: the seen mark and the report to make are one Store
-// write. Without WithCheckpoint, a link robots.txt rules keep out is
-// reported by the process whose Store operation marked it seen, just
-// after it. Stats counts each report once: Stats.SkippedLinks
+// write. The one exception: without WithCheckpoint, a link robots.txt
+// rules keep out is reported by the process whose Store operation marked
+// it seen, just after it, so that a process of a shared Store killed in
+// that instant loses its report (queued instead, it would cost a shared
+// Store a claim and an acknowledgement of its own). Stats counts each report once: Stats.SkippedLinks
 // SkippedMaxPages and SkippedMaxPagesPerHost count the URLs reported so,
 // not each time one is found again (that is SkippedSeen).
 //
