@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -198,6 +199,10 @@ func TestLimitRecordsEveryRun(t *testing.T) {
 			skips := checkLimitRecords(t, tc.want, out)
 			if line := fmt.Sprintf("crawl: %d URLs not scheduled: %s %d reached\n", skips, tc.flag, tc.n); !strings.Contains(stderr, line) {
 				t.Errorf("%s, run %d: the summary does not count the %d skips (%q):\n%s", tc.flag, run, skips, line, stderr)
+			}
+			// Stats.SkippedLinks counts each refused URL once, as reported.
+			if counted := regexp.MustCompile(`(?m)^crawl: links skipped, .*\b` + tc.flag[1:] + ` (\d+)\b`).FindStringSubmatch(stderr); counted == nil || counted[1] != fmt.Sprint(skips) {
+				t.Errorf("%s, run %d: the skipped-links line counts %v, want %d:\n%s", tc.flag, run, counted, skips, stderr)
 			}
 		}
 	}
