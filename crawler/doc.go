@@ -21,10 +21,10 @@
 // may reach. The extractors find the page's links, which go back to the
 // frontier in one batch; a redirect's target does too, so it is checked
 // against robots.txt like any URL. A link that the robots.txt the gate
-// already holds disallows is not queued to be fetched: the Store records
-// it seen (frontier.Item.SeenOnly) and queues it to be reported once, as
-// disallowed (see Reports); every other URL is checked again, against
-// the robots.txt of the time, when a worker takes it. When the lease ends, the host's pacing
+// already holds disallows is not queued at all (but with WithCheckpoint:
+// see Reports): the Store records it seen (frontier.Item.SeenOnly) and it
+// is reported once, as disallowed; every other URL is checked again,
+// against the robots.txt of the time, when a worker takes it. When the lease ends, the host's pacing
 // state goes back to the Store with how long the host must rest, as package
 // ratelimit's Policy decides.
 //
@@ -93,15 +93,20 @@
 // Each such report is made on the URL's own lease, before the Store
 // operation that ends it, so it is made exactly once per run, by the one
 // process that held the lease, and with WithCheckpoint it carries its
-// checkpoint. A URL that is not to be fetched is queued all the same, to
-// be handed out at once (its host given up) or in its turn (refused by a
-// page limit, or disallowed by the robots.txt held when it was found: the
-// Store marks it seen and queues it to be reported, frontier.ErrReported,
-// counted against no limit) and reported on its lease, which costs its
-// host no rest. So which report a URL gets does not depend on when it was
-// found, and no crash, kill -9 or other process of a shared Store can
-// lose it or make it twice: the seen mark and the report to make are one
-// Store write. Stats counts each report once: Stats.SkippedLinks
+// checkpoint (a link that robots.txt rules keep out is then queued like
+// any, not only marked seen, for the same reason). A URL that is not to
+// be fetched is queued all the same, to be handed out at once (its host
+// given up) or in its turn (refused by a page limit: the Store marks it
+// seen and queues it to be reported, frontier.ErrReported, counted
+// against no limit) and reported on its lease, which costs its host no
+// rest. So which report a URL gets does not depend on when it was found,
+// and no crash, kill -9 or other process of a shared Store can lose it or
+// make it twice: the seen mark and the report to make are one Store
+// write. The one exception: without WithCheckpoint, a link robots.txt
+// rules keep out is reported by the process whose Store operation marked
+// it seen, just after it, so that a process of a shared Store killed in
+// that instant loses its report (queued instead, it would cost a shared
+// Store a claim and an acknowledgement of its own). Stats counts each report once: Stats.SkippedLinks
 // SkippedMaxPages and SkippedMaxPagesPerHost count the URLs reported so,
 // not each time one is found again (that is SkippedSeen).
 //

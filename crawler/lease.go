@@ -92,6 +92,7 @@ func (r *crawl) done(ctx context.Context, j *lease, report func(), found []front
 	errs, err := r.fr.DoneAdding(context.WithoutCancel(ctx), j.Lease, o, found)
 	if len(found) > 0 {
 		r.scheduled(found, errs, err)
+		r.disallowedFound(ctx, found, errs)
 	}
 	if err != nil {
 		r.frontierError(j, err)

@@ -259,10 +259,6 @@ func (r *crawl) closedItem(ctx context.Context, j *lease, u *url.URL) {
 	case j.GivenUp:
 		r.done(ctx, j, func() { r.givenUp(ctx, j.URL, j.Key) }, nil)
 		return
-	case j.Refused == frontier.RefusedSeenOnly:
-		// Found disallowed by the robots.txt held (markDisallowed).
-		r.disallowed(ctx, j, u, DisallowedByRules)
-		return
 	case j.Refused != frontier.NotRefused:
 		// Refused by a page limit when found, and queued to be reported
 		// here, once (frontier.ErrReported).
@@ -359,18 +355,48 @@ func (r *crawl) reportDisallowed(ctx context.Context, rawURL string, u *url.URL,
 }
 
 // markDisallowed marks SeenOnly the items that the robots.txt the gate
-// holds fresh for their authority disallows (gate.Disallows): the Store
-// marks such a URL seen and queues it to be reported, counted against no
-// limit (frontier.RefusedSeenOnly), so that it is reported once however
-// often it is found, on a lease of its own whose Done carries the
-// checkpoint (closedItem): exactly once across a crash, and across the
-// processes of a shared Store. Every other item is checked again when it
-// is claimed, against the robots.txt of that time.
+// holds fresh for their authority disallows (gate.Disallows): such a URL
+// takes no place in a queue, and no lease, only one in the seen-set, so
+// that it is reported once however often it is found (disallowedFound).
+// Every other item is checked again when it is claimed, against the
+// robots.txt of that time.
+//
+// With WithCheckpoint it marks none: a URL reported after the Store
+// operation that took it (disallowedFound) has no acknowledgement of its
+// own to carry its checkpoint, and a crash before the next would lose its
+// report while its URL stays seen. Queued, it is reported on its own
+// lease, whose Done carries the checkpoint, exactly once across a crash;
+// the lease costs the host no rest, since nothing is requested under it.
 func (r *crawl) markDisallowed(items []frontier.Item) {
+	if r.cfg.checkpoint != nil {
+		return
+	}
 	for i := range items {
 		if u, err := url.Parse(items[i].URL); err == nil && r.gate.Disallows(u) {
 			items[i].SeenOnly = true
 		}
+	}
+}
+
+// disallowedFound reports the items markDisallowed marked that the Store
+// took as new (errs[i] nil): disallowed by robots.txt, as a lease of
+// them would have been.
+func (r *crawl) disallowedFound(ctx context.Context, items []frontier.Item, errs []error) {
+	for i := range items {
+		if !items[i].SeenOnly || i >= len(errs) || errs[i] != nil {
+			continue
+		}
+		it := items[i] // the frontier took a copy: canonical as a lease's URL is
+		if r.fr.Identify(&it) != nil {
+			continue // the Store took it: not so
+		}
+		u, err := url.Parse(it.URL)
+		if err != nil {
+			continue
+		}
+		r.stats.update(func(s *Stats) { s.Disallowed++ })
+		r.log.Debug("crawler: disallowed by robots.txt", "url", it.URL, "reason", string(DisallowedByRules), "found", true)
+		r.reportDisallowed(ctx, it.URL, u, DisallowedByRules)
 	}
 }
 
@@ -644,7 +670,9 @@ func (r *crawl) addAll(ctx context.Context, items []frontier.Item, from *url.URL
 	}
 	r.markDisallowed(items)
 	errs, err := r.fr.AddAll(ctx, items)
-	return r.scheduled(items, errs, err)
+	errs = r.scheduled(items, errs, err)
+	r.disallowedFound(ctx, items, errs)
+	return errs
 }
 
 // filter returns the items (from the page at from) that every filter lets

@@ -90,11 +90,11 @@ type Item struct {
 	// FromSitemap marks a page item listed by a sitemap; it counts against
 	// Config.MaxSitemapURLsPerHost.
 	FromSitemap bool
-	// SeenOnly asks Add to record the URL as seen and to queue it only to
-	// be reported (Refused RefusedSeenOnly): its caller will not fetch it
-	// (robots.txt disallows it), and reports it on its lease, so once
-	// however often it is found and across any crash. It counts against no
-	// limit and is refused only as a duplicate.
+	// SeenOnly asks Add to record the URL as seen and to queue nothing: its
+	// caller will not fetch it (robots.txt disallows it), and learns from
+	// the answer whether the URL is new (nil) or was seen before (ErrSeen),
+	// so that it reports the URL once however often it is found. It counts
+	// against no limit and is refused only as a duplicate.
 	SeenOnly bool
 	// Refused is, for an item the Store queued only to be reported, why
 	// (see ErrReported): Claim hands it out like any item of its key, to

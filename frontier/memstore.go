@@ -156,8 +156,6 @@ func (s *MemoryStore) Add(ctx context.Context, batch []Item, lim Limits) ([]erro
 		if it.SeenOnly {
 			if s.markSeen(it.URL) {
 				refused[i] = ErrSeen
-			} else {
-				s.report(it, RefusedSeenOnly, recs[i])
 			}
 			continue
 		}
@@ -193,13 +191,6 @@ func (s *MemoryStore) refuse(it *Item, err error, r record) error {
 	if s.markSeen(it.URL) {
 		return ErrSeen
 	}
-	s.report(it, why, r)
-	return why.Reported()
-}
-
-// report queues it, as r, to be reported, refused so: handed out like any
-// item of its key, counted against no limit. s.mu must be held.
-func (s *MemoryStore) report(it *Item, why Refusal, r record) {
 	h := history{refused: why}
 	if r.history != nil {
 		h = *r.history
@@ -213,6 +204,7 @@ func (s *MemoryStore) report(it *Item, why Refusal, r record) {
 	if l != nil {
 		s.reportFirst(it.Key, q, l)
 	}
+	return why.Reported()
 }
 
 // push queues r, with v, under key: at the back of its ring if it is a new

@@ -24,9 +24,6 @@ const (
 	// RefusedHostLimit: Limits.MaxPagesPerHost was reached for its key
 	// (ErrHostLimit).
 	RefusedHostLimit
-	// RefusedSeenOnly: the item was added SeenOnly, its caller's reason
-	// (robots.txt disallows it).
-	RefusedSeenOnly
 
 	refusalEnd // the first value a Store refuses to hold
 )

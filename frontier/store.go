@@ -82,10 +82,9 @@ type Store interface {
 	// key due no later) and counted, in one step, so that no URL is ever
 	// marked seen without being queued. An item of a key given up
 	// (GiveUp) is queued so too, whatever lim, and not counted against it:
-	// Claim hands it out at once, to be reported. An item marked
-	// SeenOnly is refused only with ErrSeen: else its URL is marked seen
-	// and it is queued to be reported (Item.Refused RefusedSeenOnly),
-	// counted against no limit. An item that MaxPages or
+	// Claim hands it out at once, to be reported — but for an item
+	// marked SeenOnly, whose URL is marked seen and nothing queued or
+	// counted, refused only with ErrSeen. An item that MaxPages or
 	// MaxPagesPerHost refuses is, unless its URL was seen (ErrSeen), marked
 	// seen and queued to be reported, with Item.Refused set and not
 	// counted against lim, and refused with an error that is ErrReported

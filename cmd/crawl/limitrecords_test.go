@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -199,6 +200,10 @@ func TestLimitRecordsEveryRun(t *testing.T) {
 			if line := fmt.Sprintf("crawl: %d URLs not scheduled: %s %d reached\n", skips, tc.flag, tc.n); !strings.Contains(stderr, line) {
 				t.Errorf("%s, run %d: the summary does not count the %d skips (%q):\n%s", tc.flag, run, skips, line, stderr)
 			}
+			// Stats.SkippedLinks counts each refused URL once, as reported.
+			if counted := regexp.MustCompile(`(?m)^crawl: links skipped, .*\b` + tc.flag[1:] + ` (\d+)\b`).FindStringSubmatch(stderr); counted == nil || counted[1] != fmt.Sprint(skips) {
+				t.Errorf("%s, run %d: the skipped-links line counts %v, want %d:\n%s", tc.flag, run, counted, skips, stderr)
+			}
 		}
 	}
 }
@@ -233,38 +238,4 @@ func TestLimitRecordsRedis(t *testing.T) {
 	out := func(p int) string { return filepath.Join(dir, fmt.Sprintf("p%d.jsonl", p)) }
 	twoProcesses(t, bin, base, out, w.a.URL+"/", w.entered, w.release)
 	checkLimitRecords(t, w.maxPages(), out(1), out(2))
-}
-
-// TestDisallowedRecordRedisKill9: a -redis process finds on /b a link to
-// /c, then one the robots.txt it holds disallows, and is killed with
-// SIGKILL while it fetches /c. The disallowed link was marked seen with
-// /b's links, its report queued in the job behind /c: the process that
-// takes the job over once the killed one's heartbeat is stale reports
-// it. Between the two outputs every URL has one record.
-func TestDisallowedRecordRedisKill9(t *testing.T) {
-	if runtime.GOOS == "windows" {
-		t.Skip("no SIGKILL on Windows")
-	}
-	srv := redistest.Start(t)
-	bin := buildCrawl(t)
-	entered, release := make(chan struct{}), make(chan struct{})
-	s := newSite(t, map[string]http.HandlerFunc{
-		"/":  page(`<title>Home</title><a href="/b">b</a>`),
-		"/b": page(`<title>B</title><a href="/c">c</a> <a href="/private/y">y</a>`),
-		"/c": blockingPage(entered, release, `<title>C</title>`),
-	})
-	dir := t.TempDir()
-	base := []string{"-delay", "0s", "-retries", "0", "-sitemaps=false", "-timeout", "2s", "-lease", liveTimeout.String(), "-progress", "off", "-redis", srv.URL(), "-job", "disallowed"}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	out := func(p int) string { return filepath.Join(dir, fmt.Sprintf("p%d.jsonl", p)) }
-	first := startCrawl(t, ctx, bin, append(base, "-process", "p1", "-o", out(1), s.URL+"/")...)
-	waitOrFail(t, entered, "the request for /c")
-	first.signal(t, syscall.SIGKILL)
-	<-first.exited
-	close(release)
-	if code, stderr := runBin(t, bin, append(base, "-process", "p2", "-o", out(2))...); code != 0 {
-		t.Fatalf("p2: exit %d; stderr:\n%s", code, stderr)
-	}
-	checkLimitRecords(t, map[string]string{s.URL + "/": "", s.URL + "/b": "", s.URL + "/c": "", s.URL + "/private/y": "disallowed"}, out(1), out(2))
 }

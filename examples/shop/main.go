@@ -114,6 +114,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 	})
 	c.OnError(func(ctx context.Context, u *url.URL, err error) {
+		if e, ok := errors.AsType[*crawler.Error](err); ok && e.Skipped == crawler.SkippedMaxPages {
+			return // a URL past -max-pages: not an error
+		}
 		fmt.Fprintf(stderr, "shop: %s: %v\n", u, err)
 	})
 	c.OnDisallowed(func(ctx context.Context, u *url.URL, why crawler.DisallowReason) {

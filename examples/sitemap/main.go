@@ -108,6 +108,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "%d %-40s found by %s\n", p.Status, p.URL, how)
 	})
 	c.OnError(func(ctx context.Context, u *url.URL, err error) {
+		if e, ok := errors.AsType[*crawler.Error](err); ok && e.Skipped == crawler.SkippedMaxPages {
+			return // a URL past -max-pages: not an error
+		}
 		mu.Lock()
 		defer mu.Unlock()
 		fmt.Fprintf(stderr, "sitemap: %s: %v\n", u, err)

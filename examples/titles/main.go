@@ -98,6 +98,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		w.Write([]string{p.URL.String(), strconv.Itoa(p.Status), p.Title()})
 	})
 	c.OnError(func(ctx context.Context, u *url.URL, err error) {
+		if e, ok := errors.AsType[*crawler.Error](err); ok && e.Skipped == crawler.SkippedMaxPages {
+			return // a URL past -max-pages: not an error
+		}
 		mu.Lock()
 		defer mu.Unlock()
 		fmt.Fprintf(stderr, "titles: %s: %v\n", u, err)

@@ -94,16 +94,16 @@ func (s *Store) addTo(b *pebble.Batch, batch []frontier.Item, lim frontier.Limit
 	refused := make([]error, len(batch))
 	touched := s.touched[:0]
 	clear(s.inBatch)
-	var rep frontier.Item // an item queued to be reported (Item.Refused)
+	var rep frontier.Item // an item refused by a limit, to be reported
 	for i := range batch {
 		it := &batch[i]
 		why := frontier.NotRefused
-		if it.SeenOnly {
-			why = frontier.RefusedSeenOnly
-		} else if err := s.sched.Admit(it, lim); err != nil {
-			if why = frontier.ToReport(it, err); why == frontier.NotRefused {
-				refused[i] = err
-				continue
+		if !it.SeenOnly {
+			if err := s.sched.Admit(it, lim); err != nil {
+				if why = frontier.ToReport(it, err); why == frontier.NotRefused {
+					refused[i] = err
+					continue
+				}
 			}
 		}
 		seen := pre[i]
@@ -134,6 +134,10 @@ func (s *Store) addTo(b *pebble.Batch, batch []frontier.Item, lim frontier.Limit
 				s.inBatch = make(map[string]struct{})
 			}
 			s.inBatch[it.URL] = struct{}{}
+		}
+		if it.SeenOnly {
+			b.Set(seenKey(s.scratch[:0], it.URL), nil, nil)
+			continue
 		}
 		if why != frontier.NotRefused {
 			// Marked seen and queued to be reported, in this batch: once,

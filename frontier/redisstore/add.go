@@ -325,7 +325,8 @@ func (s *Store) addArgs(args []any, now time.Time, batch []frontier.Item, lim fr
 		class := "0"
 		switch {
 		case it.SeenOnly:
-			class = "3"
+			args = append(args, s.seenMember(it.URL), it.Key, "3", "", "")
+			continue
 		case it.Kind == frontier.KindSitemap:
 			class = "1"
 		case it.FromSitemap:

@@ -38,8 +38,9 @@
 // one Redis: 0.05 script calls and 5 commands a page (a host's pages are
 // leased 16 at a time: see Affinity; on three primaries 1.3 and 22; most
 // links were seen before: see Seen cache; the links robots.txt disallows
-// are marked seen and queued to be reported, frontier.Item.SeenOnly, as
-// are those a page limit refuses, frontier.ErrReported; a
+// are only marked seen, frontier.Item.SeenOnly, one SADD each; those a
+// page limit refuses are marked seen and queued to be reported,
+// frontier.ErrReported; a
 // sitemap's entries share a batch).
 //
 // What a script costs Redis is mostly Lua: on a shared 2-core machine

@@ -49,26 +49,12 @@ func testLimitReports(t *testing.T, h Harness, s frontier.Store) {
 			}
 		}
 	}
-	got := drainRefused(t, s, now)
-	for u, w := range want {
-		if r, ok := got[u]; !ok || r != w {
-			t.Errorf("%s handed out: %v with Refused %v, want Refused %v", u, ok, r, w)
-		}
-	}
-}
-
-// drainRefused claims and acks every item s holds, from now on, and
-// returns the Refused of each URL handed out. It fails the test if a URL
-// is handed out twice, or a lease's Closed does not say whether it is to
-// be reported.
-func drainRefused(t *testing.T, s frontier.Store, now time.Time) map[string]frontier.Refusal {
-	t.Helper()
 	got := map[string]frontier.Refusal{}
 	for range 100 {
 		c := claim(t, s, now, opt)
 		if c.Lease == nil {
 			if c.Idle {
-				return got
+				break
 			}
 			if c.Next.After(now) {
 				now = c.Next
@@ -80,11 +66,14 @@ func drainRefused(t *testing.T, s frontier.Store, now time.Time) map[string]fron
 			t.Errorf("%s handed out twice", l.URL)
 		}
 		got[l.URL] = l.Refused
-		if l.Refused != frontier.NotRefused && !l.Closed(now) {
-			t.Errorf("%s: Refused %v, not Closed: no request may be made for a report", l.URL, l.Refused)
+		if l.Closed(now) != (l.Refused != frontier.NotRefused) {
+			t.Errorf("%s: Refused %v, Closed %v: a report is closed, a page to fetch is not", l.URL, l.Refused, l.Closed(now))
 		}
 		ack(t, s, l, now, 0)
 	}
-	t.Fatal("drainRefused: no end")
-	return nil
+	for u, w := range want {
+		if r, ok := got[u]; !ok || r != w {
+			t.Errorf("%s handed out: %v with Refused %v, want Refused %v", u, ok, r, w)
+		}
+	}
 }

@@ -5,8 +5,7 @@
 -- MaxSitemapURLsPerHost, 0 for none), ARGV[a+4] what the seen-set holds ('hash' or 'url'); from
 -- ARGV[a+5], five per item: its seen-set member, key, class (0
 -- page, 1 sitemap, 2 page from a sitemap, 3 seen only: the seen-set takes
--- it, and it is queued to be reported, counted against no limit:
--- frontier.Item.SeenOnly), encoded item and Due (see
+-- it, no queue: frontier.Item.SeenOnly), encoded item and Due (see
 -- dueOf; '' for at once). It returns one
 -- code per item: 0 queued, 1 seen, 3 page limit, 4 host limit, 5 sitemap
 -- limit; 6, 7 a page the page or host limit refused, marked seen and
@@ -56,20 +55,15 @@ local function add(a, z)
   local keys, order, codes, added = {}, {}, {}, 0
   for i = a + 5, z or #ARGV, 5 do
     local name, class = ARGV[i + 1], ARGV[i + 2]
-    local s = keys[name]
-    if not s then
+    local s = class ~= '3' and keys[name]
+    if class ~= '3' and not s then
       s = key(name)
       keys[name] = s
       order[#order + 1] = s
     end
     local code = 0
-    if class == '3' then -- seen only: reported once, on a lease of its own
-      if redis.call('SADD', S, ARGV[i]) == 0 then
-        code = 1
-      else
-        queue(s, refusedItem(ARGV[i + 3], 3), dueOf(ARGV[i + 4]))
-        s.changed, added = true, added + 1
-      end
+    if class == '3' then -- seen only: its key is not touched
+      if redis.call('SADD', S, ARGV[i]) == 0 then code = 1 end
     elseif s.gu then
       -- no limit applies: it is never fetched
     elseif class == '1' then
