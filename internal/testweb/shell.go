@@ -28,6 +28,13 @@ type ShellConfig struct {
 	// Statics is how many static hosts there are besides the first, each
 	// with Items pages linked from its home page in plain HTML.
 	Statics int
+	// Mixed is how many hosts serve both kinds of page, as real sites
+	// do: a home and Items articles built by the server (with an
+	// analytics script; every fifth loads a widget whose script adds a
+	// link to the article's comments, a static page), and an application
+	// under /app/ whose listing builds links to Items detail pages by
+	// script and whose detail pages build only their text.
+	Mixed int
 }
 
 // ShellWeb is a small web of real loopback servers, each a host of its own:
@@ -51,6 +58,7 @@ type ShellWeb struct {
 	Log     *Log
 	Static  []*httptest.Server
 	Apps    []*httptest.Server
+	Mixed   []*httptest.Server
 	CDN     *httptest.Server
 	Hang    *httptest.Server
 	cfg     ShellConfig
@@ -78,6 +86,9 @@ func NewShellWeb(cfg ShellConfig) *ShellWeb {
 	for range cfg.Apps {
 		w.Apps = append(w.Apps, httptest.NewServer(w.logged(http.HandlerFunc(w.serveApp))))
 	}
+	for range cfg.Mixed {
+		w.Mixed = append(w.Mixed, httptest.NewServer(w.logged(http.HandlerFunc(w.serveMixed))))
+	}
 	for range cfg.Statics + 1 {
 		w.Static = append(w.Static, httptest.NewServer(w.logged(http.HandlerFunc(w.serveStatic))))
 	}
@@ -87,7 +98,7 @@ func NewShellWeb(cfg ShellConfig) *ShellWeb {
 // Close stops the servers, ending the hanging answers first.
 func (w *ShellWeb) Close() {
 	close(w.closing)
-	for _, s := range append(append([]*httptest.Server{w.CDN, w.Hang}, w.Apps...), w.Static...) {
+	for _, s := range slices.Concat([]*httptest.Server{w.CDN, w.Hang}, w.Apps, w.Mixed, w.Static) {
 		s.CloseClientConnections()
 		s.Close()
 	}
@@ -147,6 +158,9 @@ func (w *ShellWeb) serveStatic(rw http.ResponseWriter, r *http.Request) {
 			}
 			for _, s := range w.Static[1:] {
 				fmt.Fprintf(&b, "<a href=\"%s/\">another static host</a>\n", s.URL)
+			}
+			for _, m := range w.Mixed {
+				fmt.Fprintf(&b, "<a href=\"%s/\">a site with an application</a>\n", m.URL)
 			}
 		}
 	}
@@ -360,6 +374,9 @@ func (w *ShellWeb) Role(rawURL string) string {
 		return r
 	}
 	if r := name("app", w.Apps); r != "" {
+		return r
+	}
+	if r := name("mixed", w.Mixed); r != "" {
 		return r
 	}
 	if r := name("cdn", []*httptest.Server{w.CDN}); r != "" {
