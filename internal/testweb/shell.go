@@ -35,6 +35,10 @@ type ShellConfig struct {
 	// under /app/ whose listing builds links to Items detail pages by
 	// script and whose detail pages build only their text.
 	Mixed int
+	// CrossScripts has every app host's pages load a script from the
+	// next app host (uncacheable: one request a render), so that two
+	// hosts rendered at once each load from the other.
+	CrossScripts bool
 }
 
 // ShellWeb is a small web of real loopback servers, each a host of its own:
@@ -203,6 +207,10 @@ func (w *ShellWeb) serveApp(rw http.ResponseWriter, r *http.Request) {
 		rw.Header().Set("Content-Type", "text/javascript")
 		rw.Header().Set("Cache-Control", "max-age=3600")
 		fmt.Fprintf(rw, appJS, w.cfg.Items)
+	case p == "/widget.js":
+		rw.Header().Set("Content-Type", "text/javascript")
+		rw.Header().Set("Cache-Control", "no-store")
+		fmt.Fprint(rw, "window.widget = true;\n")
 	case p == "/sw.js":
 		rw.Header().Set("Content-Type", "text/javascript")
 		fmt.Fprint(rw, "fetch('/private/from-service-worker');\n")
@@ -228,7 +236,7 @@ func (w *ShellWeb) serveApp(rw http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(rw, "secret")
 	default:
 		rw.Header().Set("Content-Type", "text/html; charset=utf-8")
-		fmt.Fprintf(rw, appShell, w.CDN.URL, w.CDN.URL, w.Hang.URL)
+		fmt.Fprintf(rw, appShell, w.CDN.URL, w.CDN.URL, w.Hang.URL, w.crossScript(r.Host))
 	}
 }
 
@@ -238,8 +246,22 @@ const appShell = `<!DOCTYPE html><html><head><title>app</title>
 <link rel="stylesheet" href="%s/style.css">
 <script src="%s/lib.js"></script>
 <script defer src="/app.js"></script>
-<script async src="%s/tracker.js"></script>
+<script async src="%s/tracker.js"></script>%s
 </head><body><img src="/logo.png"><div id="app">Loading…</div></body></html>`
+
+// crossScript is the tag of the script an app host's pages load from the
+// next app host, with CrossScripts.
+func (w *ShellWeb) crossScript(host string) string {
+	if !w.cfg.CrossScripts {
+		return ""
+	}
+	for i, a := range w.Apps {
+		if a.URL == "http://"+host {
+			return fmt.Sprintf("\n<script src=\"%s/widget.js\"></script>", w.Apps[(i+1)%len(w.Apps)].URL)
+		}
+	}
+	return ""
+}
 
 // appJS builds the page the shell's URL names.
 const appJS = `(async () => {
