@@ -96,7 +96,7 @@ type Stats struct {
 	// OverMemory counts the browsers among Recycled replaced past
 	// MaxBrowserRSS.
 	OverMemory int64
-	PeakRSS  int64 // the most memory seen of one browser (proportional set size of its processes), in bytes
+	PeakRSS    int64 // the most memory seen of one browser (proportional set size of its processes), in bytes
 }
 
 // Result is a rendered page and what its render did.
