@@ -223,16 +223,23 @@ func TestRenderCancelled(t *testing.T) {
 	goleak.VerifyNone(t, before)
 }
 
-// TestRenderBrowserCrashRetried kills the browser mid-render: the page is
-// rendered again in a new browser.
-func TestRenderBrowserCrashRetried(t *testing.T) {
-	bin := chromiumtest.Path(t)
+// siteDoc fetches a newSite's home.
+func siteDoc(t *testing.T) (*fetch.Page, *fetch.Fetcher) {
+	t.Helper()
 	s := newSite(t)
 	f := new(fetch.Fetcher)
 	doc, err := f.Fetch(context.Background(), fetch.Request{URL: s.URL + "/"})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return doc, f
+}
+
+// TestRenderBrowserCrashRetried kills the browser mid-render: the page is
+// rendered again in a new browser.
+func TestRenderBrowserCrashRetried(t *testing.T) {
+	bin := chromiumtest.Path(t)
+	doc, f := siteDoc(t)
 	r := &render.Renderer{ExecPath: bin, Tabs: 1}
 	defer r.Close()
 	var once sync.Once
@@ -256,32 +263,19 @@ func TestRenderBrowserCrashRetried(t *testing.T) {
 
 // killBrowsers kills this process's chromium children.
 func killBrowsers(t *testing.T) {
-	ents, _ := os.ReadDir("/proc")
 	self := strconv.Itoa(os.Getpid())
-	for _, e := range ents {
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(f) > 1 && f[1] == self && strings.Contains(s, "chromium") {
-			pid, _ := strconv.Atoi(e.Name())
+	forProcesses(func(pid int, comm string, f []string) {
+		if f[1] == self && strings.Contains(comm, "chromium") {
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
-	}
+	})
 }
 
 // TestRenderRecyclesBrowser replaces the browser after PagesPerBrowser
 // pages.
 func TestRenderRecyclesBrowser(t *testing.T) {
 	bin := chromiumtest.Path(t)
-	s := newSite(t)
-	f := new(fetch.Fetcher)
-	doc, err := f.Fetch(context.Background(), fetch.Request{URL: s.URL + "/"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	doc, f := siteDoc(t)
 	r := &render.Renderer{ExecPath: bin, Tabs: 1, PagesPerBrowser: 2}
 	defer r.Close()
 	for range 3 {
@@ -300,12 +294,7 @@ func TestRenderRecyclesBrowser(t *testing.T) {
 // browsers is left, even before Close.
 func TestRenderRecyclesBrowserPastMemory(t *testing.T) {
 	bin := chromiumtest.Path(t)
-	s := newSite(t)
-	f := new(fetch.Fetcher)
-	doc, err := f.Fetch(context.Background(), fetch.Request{URL: s.URL + "/"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	doc, f := siteDoc(t)
 	r := &render.Renderer{ExecPath: bin, Tabs: 1, MaxBrowserRSS: 1}
 	defer r.Close()
 	var mu sync.Mutex
