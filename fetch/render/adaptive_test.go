@@ -1,6 +1,7 @@
 package render_test
 
 import (
+	"fmt"
 	"net/url"
 	"strings"
 	"testing"
@@ -30,6 +31,7 @@ func TestMeasureTellsShellsFromStaticPages(t *testing.T) {
 		shell      bool
 	}{
 		{"mount point and bundle", shellHTML, true},
+		{"empty mount point under a long menu", `<nav>` + menu(30) + `</nav><div id="__next"></div><script src="/_next/main.js"></script>`, true},
 		{"loading placeholder and script", `<div id="app">Loading…</div><script src="/app.js"></script>`, true},
 		{"noscript asking for JavaScript", `<div class="x"></div><noscript>Please enable JavaScript.</noscript><script src="/a.js"></script>`, true},
 		{"article with analytics", strings.Repeat(articleHTML, 20), false},
@@ -43,6 +45,15 @@ func TestMeasureTellsShellsFromStaticPages(t *testing.T) {
 	if want := []string{"example.com/analytics.js", "example.com/related.js", "inline"}; strings.Join(m.Scripts, ",") != strings.Join(want, ",") {
 		t.Errorf("scripts %v, want %v", m.Scripts, want)
 	}
+}
+
+// menu is n links, each to a page of its own.
+func menu(n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, `<a href="/section/%d">a section of the site, %d</a> `, i, i)
+	}
+	return b.String()
 }
 
 // choices drives an Adaptive through pages of one key: each page's choice,
@@ -73,7 +84,7 @@ func (c choices) page(rawURL, body string, want render.Choice, gain ...string) {
 }
 
 func TestAdaptivePredictsPageByPage(t *testing.T) {
-	a := &render.Adaptive{Probes: 2, Recheck: 3}
+	a := &render.Adaptive{Probes: 2, Recheck: 4}
 	c := choices{t, a}
 	const R, S, C = render.Render, render.Skip, render.Check
 
@@ -85,12 +96,13 @@ func TestAdaptivePredictsPageByPage(t *testing.T) {
 	c.page("http://example.com/app/", shellHTML, R, "/app/item/2")
 
 	// A shell's detail pages build text only: rendered for the probes,
-	// then skipped, every third skip checked.
+	// then skipped, every fourth skip checked.
 	c.page("http://example.com/app/item/1", shellHTML, R)
 	c.page("http://example.com/app/item/2", shellHTML, R)
 	c.page("http://example.com/app/item/3", shellHTML, S)
 	c.page("http://example.com/app/item/4", shellHTML, S)
-	c.page("http://example.com/app/item/5", shellHTML, C)
+	c.page("http://example.com/app/item/5", shellHTML, S)
+	c.page("http://example.com/app/item/6", shellHTML, C)
 
 	// Articles with analytics: the first checked, then skipped.
 	c.page("http://example.com/blog/post-1", articleHTML, C)
@@ -107,8 +119,9 @@ func TestAdaptivePredictsPageByPage(t *testing.T) {
 	c.page("http://example.com/blog/post-5", widgetHTML, R, "/blog/post-5/comments")
 
 	// A recheck that gains turns a kind back to rendering.
-	c.page("http://example.com/blog/post-6", articleHTML, C, "/new")
-	c.page("http://example.com/blog/post-7", articleHTML, R)
+	c.page("http://example.com/blog/post-6", articleHTML, S)
+	c.page("http://example.com/blog/post-7", articleHTML, C, "/new")
+	c.page("http://example.com/blog/post-8", articleHTML, R)
 
 	st := a.Stats()
 	if st.Missed != 2 || st.Checked != 5 {
