@@ -7,13 +7,12 @@
 // The browser is Debian's chromium, as heed's. Crawlee's politeness is on:
 // robots.txt (respectRobotsTxtFile) and a delay between requests to a
 // domain (sameDomainDelaySecs), both of which Crawlee applies to the
-// pages it navigates to. It prints one JSON line: pages, links found.
+// pages it navigates to. It prints a JSON line a page, {"page", "links"},
+// as it goes, so that a crawl cut short still says what it did.
 import { PlaywrightCrawler, Configuration } from 'crawlee';
 import { chromium } from 'playwright-core';
 
 const [seed, concurrency = '2', delay = '0.05'] = process.argv.slice(2);
-const links = new Set();
-let pages = 0;
 
 const crawler = new PlaywrightCrawler({
     launchContext: {
@@ -31,13 +30,15 @@ const crawler = new PlaywrightCrawler({
     navigationTimeoutSecs: 20,
     preNavigationHooks: [async (_ctx, gotoOptions) => { gotoOptions.waitUntil = 'domcontentloaded'; }],
     async requestHandler({ page, enqueueLinks }) {
-        pages++;
         // The DOM as the scripts built it, after the network went quiet.
         await page.waitForLoadState('networkidle', { timeout: 5000 }).catch(() => {});
-        for (const href of await page.$$eval('a[href]', (as) => as.map((a) => a.href))) links.add(href);
+        const links = await page.$$eval('a[href]', (as) => as.map((a) => a.href));
+        console.log(JSON.stringify({ page: page.url(), links }));
         await enqueueLinks({ strategy: 'all' });
     },
 }, new Configuration({ persistStorage: false }));
 
 await crawler.run([seed]);
-console.log(JSON.stringify({ pages, links: [...links] }));
+// Crawlee's robots.txt requests have no timeout: those to a host that never
+// answers would keep the process alive for ever after the crawl is done.
+process.exit(0);
