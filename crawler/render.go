@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"sync"
 	"time"
 
@@ -33,8 +34,9 @@ type RenderMode uint8
 const (
 	// RenderAlways renders every 2xx HTML page.
 	RenderAlways RenderMode = iota + 1
-	// RenderAuto renders a host's pages only where rendering finds what
-	// the static HTML lacks, as render.Adaptive decides per host.
+	// RenderAuto renders only the pages where rendering is predicted to
+	// find links the static HTML lacks, as render.Adaptive decides page by
+	// page, checking a share of the pages it skips.
 	RenderAuto
 )
 
@@ -66,15 +68,18 @@ func (r *crawl) renderPage(ctx context.Context, j *lease, p *fetch.Page) (*fetch
 	if r.cfg.renderer == nil || p.Status < 200 || p.Status > 299 || !p.IsHTML() {
 		return p, nil
 	}
-	choice := render.Always
+	choice, static := render.Render, render.Measures{}
 	if r.cfg.renderMode == RenderAuto {
-		choice = r.adaptive.Choose(j.Key)
+		static = render.Measure(p)
+		choice = r.adaptive.Choose(j.Key, p.URL, static)
 		if choice == render.Skip {
+			r.stats.update(func(s *Stats) { s.RenderSkipped++ })
 			return p, nil
 		}
 	}
-	sub := &subrequests{r: r, j: j}
+	sub := r.rendering.open(r, j)
 	res, err := r.cfg.renderer.Render(ctx, p, sub)
+	r.rendering.close(sub)
 	if err != nil {
 		r.stats.update(func(s *Stats) { s.RenderFailed++ })
 		if ctx.Err() == nil {
@@ -82,26 +87,85 @@ func (r *crawl) renderPage(ctx context.Context, j *lease, p *fetch.Page) (*fetch
 		}
 		return p, nil
 	}
+	missed := false
+	if r.cfg.renderMode == RenderAuto {
+		missed = r.adaptive.Observe(j.Key, p.URL, choice, static, render.Measure(res.Page)) && choice == render.Check
+	}
 	r.stats.update(func(s *Stats) {
 		s.Rendered++
 		s.RenderTime += res.Duration
 		s.Subrequests += int64(res.Requests)
 		s.SubrequestsCached += int64(res.Cached)
 		s.SubrequestsRefused += int64(res.Refused + res.Blocked)
+		if choice == render.Check {
+			s.RenderChecked++
+		}
+		if missed {
+			s.RenderMissed++
+		}
 	})
-	if choice == render.Compare {
-		r.adaptive.Observe(j.Key, render.Measure(p), render.Measure(res.Page))
-	}
 	return res.Page, res
 }
 
 // subrequests is the Policy of one page's render: it makes the browser's
 // requests as the crawl makes its own, under the page's lease for its own
-// host and under a lease of their key for any other.
+// host; for any other, under the lease of a page of that key being
+// rendered, or else under a lease of their key.
 type subrequests struct {
-	r  *crawl
-	j  *lease
-	mu sync.Mutex // the page's lease: one request under it at a time
+	r      *crawl
+	j      *lease
+	mu     sync.Mutex // the page's lease: one request under it at a time
+	closed bool       // the render is over: its lease is no more to lend
+}
+
+// renderLeases are the leases held by the pages being rendered, by key.
+//
+// A render holds its page's lease until it ends, seconds later. A
+// subrequest of another page for that key, waiting for a lease of it,
+// would wait for the whole render — and two pages each loading a resource
+// from the other's host would wait for each other until their requests
+// timed out, refused. Lent, the lease serves such subrequests as it
+// serves the page's own: one at a time, each after the host has rested.
+type renderLeases struct {
+	mu sync.Mutex
+	by map[string][]*subrequests
+}
+
+// open registers the render of the page leased by j.
+func (rl *renderLeases) open(r *crawl, j *lease) *subrequests {
+	s := &subrequests{r: r, j: j}
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	if rl.by == nil {
+		rl.by = make(map[string][]*subrequests)
+	}
+	rl.by[j.Key] = append(rl.by[j.Key], s)
+	return s
+}
+
+// close withdraws s's lease, once the subrequest it serves, if any, is done.
+func (rl *renderLeases) close(s *subrequests) {
+	rl.mu.Lock()
+	ss := slices.DeleteFunc(rl.by[s.j.Key], func(o *subrequests) bool { return o == s })
+	if len(ss) == 0 {
+		delete(rl.by, s.j.Key)
+	} else {
+		rl.by[s.j.Key] = ss
+	}
+	rl.mu.Unlock()
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+}
+
+// lender returns a render holding a lease of key, or nil.
+func (rl *renderLeases) lender(key string) *subrequests {
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	if ss := rl.by[key]; len(ss) > 0 {
+		return ss[0]
+	}
+	return nil
 }
 
 // Fetch implements render.Policy.
@@ -118,7 +182,13 @@ func (s *subrequests) Fetch(ctx context.Context, req render.Request) (*fetch.Pag
 	}
 	key := r.politenessKey(u)
 	if key == s.j.Key {
-		return s.underPageLease(ctx, req)
+		p, _, err := s.underPageLease(ctx, req)
+		return p, err
+	}
+	if o := r.rendering.lender(key); o != nil {
+		if p, lent, err := o.underPageLease(ctx, req); lent {
+			return p, err
+		}
 	}
 	l, err := r.fr.NextKey(ctx, key)
 	if err != nil {
@@ -239,19 +309,24 @@ func (ks *keyLeases) done(ctx context.Context, key string, e *gate.Entry) {
 	ks.leases = nil
 }
 
-// underPageLease makes req under the page's own lease, after the host has
-// rested from the previous request, as the next page would.
-func (s *subrequests) underPageLease(ctx context.Context, req render.Request) (*fetch.Page, error) {
+// underPageLease makes req under the lease of s's page, after the host
+// has rested from the previous request, as the next page would. It
+// reports false, having done nothing, once s's render is over.
+func (s *subrequests) underPageLease(ctx context.Context, req render.Request) (p *fetch.Page, lent bool, err error) {
 	r, j := s.r, s.j
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.closed {
+		return nil, false, nil
+	}
 	if err := r.sleep(ctx, r.restFromNow(j)); err != nil {
-		return nil, fmt.Errorf("%w: %w", render.ErrRefused, err)
+		return nil, true, fmt.Errorf("%w: %w", render.ErrRefused, err)
 	}
 	start := r.now()
-	p, err := r.fetcher.Fetch(ctx, subrequest(req))
+	p, err = r.fetcher.Fetch(ctx, subrequest(req))
 	r.observe(j, pageAnswer(p, r.now().Sub(start), err))
-	return refusedIfForbidden(p, err)
+	p, err = refusedIfForbidden(p, err)
+	return p, true, err
 }
 
 // subrequest is the fetch of a browser's request.

@@ -21,6 +21,8 @@ type benchCrawl struct {
 	pages, rendered int64
 	timedOut        int // renders cut by their wall time
 	links           map[string]bool
+	pageLinks       map[string]map[string]bool // by page: the links it gave
+	renderedPages   map[string]bool
 	elapsed         time.Duration
 	stats           crawler.Stats
 	browserCPU      time.Duration // CPU time of the browser's processes
@@ -43,13 +45,17 @@ func crawlShellWeb(b *testing.B, w *testweb.ShellWeb, r *render.Renderer, mode c
 		b.Fatal(err)
 	}
 	var mu sync.Mutex
-	res := benchCrawl{links: map[string]bool{}}
+	res := benchCrawl{links: map[string]bool{}, pageLinks: map[string]map[string]bool{}, renderedPages: map[string]bool{}}
 	c.OnPage(func(_ context.Context, p *crawler.Page) {
 		mu.Lock()
 		defer mu.Unlock()
+		page := map[string]bool{}
 		for _, l := range p.Links {
 			res.links[w.Role(l.URL)] = true
+			page[w.Role(l.URL)] = true
 		}
+		res.pageLinks[w.Role(p.URL.String())] = page
+		res.renderedPages[w.Role(p.URL.String())] = p.Render != nil
 		if p.Render != nil && p.Render.TimedOut {
 			res.timedOut++
 		}
@@ -114,33 +120,58 @@ func BenchmarkRenderShellWeb(b *testing.B) {
 	}
 }
 
-// BenchmarkRenderAuto crawls a mixed web — half static hosts, half
-// application shells — rendering always and auto, and reports the links
-// auto finds and the renders it makes, each as a share of always's.
+// BenchmarkRenderAuto crawls a mixed web — an application-shell host, a
+// static one, and two hosts serving both (articles built by the server,
+// some with a widget that adds a link by script, and an application under
+// /app/), about half the pages of each kind — rendering always and auto,
+// and reports the links auto finds and the renders it makes, each as a
+// share of always's, and what auto missed: the pages it left unrendered
+// whose rendering (in the always crawl) gave links their static HTML
+// lacks, and the links found by always and not by auto.
 func BenchmarkRenderAuto(b *testing.B) {
 	bin := chromiumtest.Path(b)
 	for range b.N {
 		var runs [2]benchCrawl
 		for i, mode := range []crawler.RenderMode{crawler.RenderAlways, crawler.RenderAuto} {
-			w := testweb.NewShellWeb(testweb.ShellConfig{Apps: 2, Statics: 1, Items: 10})
+			w := testweb.NewShellWeb(testweb.ShellConfig{Apps: 1, Statics: 1, Mixed: 2, Items: 10})
 			r := &render.Renderer{ExecPath: bin, Tabs: 2, Quiet: 300 * time.Millisecond}
 			runs[i] = crawlShellWeb(b, w, r, mode)
 			r.Close()
 			w.Close()
 		}
 		always, auto := runs[0], runs[1]
+		found, missedPages := 0, 0
+		for l := range always.links {
+			if auto.links[l] {
+				found++
+			} else {
+				b.Logf("auto did not find %s", l)
+			}
+		}
+		for page, static := range auto.pageLinks {
+			if auto.renderedPages[page] || !always.renderedPages[page] {
+				continue
+			}
+			for l := range always.pageLinks[page] {
+				if !static[l] {
+					missedPages++
+					b.Logf("auto left %s unrendered; rendered, it links to %s", page, l)
+					break
+				}
+			}
+		}
+		b.Logf("always: %d pages, %d renders, %d links; auto: %d pages, %d renders (%d checks, %d found links), %d skipped, %d links",
+			always.pages, always.rendered, len(always.links), auto.pages, auto.rendered, auto.stats.RenderChecked, auto.stats.RenderMissed, auto.stats.RenderSkipped, len(auto.links))
 		b.ReportMetric(float64(len(always.links)), "always-links")
 		b.ReportMetric(float64(always.rendered), "always-renders")
 		b.ReportMetric(float64(len(auto.links)), "auto-links")
 		b.ReportMetric(float64(auto.rendered), "auto-renders")
-		found := 0
-		for l := range always.links {
-			if auto.links[l] {
-				found++
-			}
-		}
 		b.ReportMetric(float64(found)/float64(len(always.links)), "auto-links-share")
 		b.ReportMetric(float64(auto.rendered)/float64(always.rendered), "auto-renders-share")
+		b.ReportMetric(float64(auto.stats.RenderChecked), "auto-checks")
+		b.ReportMetric(float64(auto.stats.RenderMissed), "auto-checks-gained")
+		b.ReportMetric(float64(missedPages), "auto-missed-pages")
+		b.ReportMetric(float64(len(always.links)-found), "auto-missed-links")
 	}
 }
 

@@ -151,3 +151,39 @@ func TestRenderArchivesSubrequests(t *testing.T) {
 		}
 	}
 }
+
+// TestRenderCrossHostSubrequests renders two app hosts whose pages each
+// load a script from the other, two pages at once: a render holds its
+// page's lease for seconds, so a subrequest waiting for a lease of the
+// other host would wait for the other render, which waits for it — until
+// both requests time out, refused. Every page's cross-host script must be
+// served, and politely.
+func TestRenderCrossHostSubrequests(t *testing.T) {
+	bin := chromiumtest.Path(t)
+	w := testweb.NewShellWeb(testweb.ShellConfig{Apps: 2, Items: 3, CrossScripts: true})
+	defer w.Close()
+	r := &render.Renderer{ExecPath: bin, Tabs: 2, Timeout: 30 * time.Second, RequestTimeout: 4 * time.Second, Quiet: 300 * time.Millisecond}
+	defer r.Close()
+	c, err := crawler.New(crawler.WithRenderer(r, crawler.RenderAlways), crawler.WithDelay(50*time.Millisecond),
+		crawler.WithRobotsWait(0), crawler.WithHeaderTimeout(2*time.Second), crawler.WithSitemaps(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if err := c.Run(ctx, w.Apps[0].URL+"/", w.Apps[1].URL+"/"); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := c.Stats(ctx)
+	rep := w.Judge(50 * time.Millisecond)
+	// Each render asks for the other host's uncacheable script once.
+	if st.Rendered < 8 || rep.Paths["/widget.js"] != int(st.Rendered) {
+		t.Errorf("%d pages rendered (%d subrequests refused), the cross-host script served %d times: want once a render", st.Rendered, st.SubrequestsRefused, rep.Paths["/widget.js"])
+	}
+	if len(rep.RobotsViolations) > 0 {
+		t.Errorf("robots violations: %v", rep.RobotsViolations)
+	}
+	if len(rep.PaceViolations) > 0 {
+		t.Errorf("politeness violations: %v", rep.PaceViolations)
+	}
+}

@@ -163,7 +163,10 @@ type crawl struct {
 	stats    *stats
 	pool     workerPool
 	revisit  *revisits        // nil without WithRevisit
-	adaptive *render.Adaptive // with WithRenderer's RenderAuto: which hosts are rendered
+	adaptive *render.Adaptive // with WithRenderer's RenderAuto: which pages are rendered
+	// rendering holds the leases of the pages being rendered, lent to the
+	// other pages' subrequests for their keys.
+	rendering renderLeases
 	// bg is the context of the work a page's render leaves behind (a
 	// third party's robots.txt still being fetched when the render
 	// ended), cancelled once the workers are done; background waits for it.

@@ -89,13 +89,21 @@ type Stats struct {
 	// rendered pages made that heed fetched, SubrequestsCached those the
 	// resource cache answered, SubrequestsRefused those refused — by
 	// robots.txt, the address guard, a render's budget, or by type
-	// (media, reports).
+	// (media, reports). With RenderAuto, RenderSkipped counts the HTML
+	// pages left unrendered as predicted static, RenderChecked the pages
+	// predicted static rendered to check the prediction (among
+	// Rendered), RenderMissed the checks where rendering found links the
+	// static HTML lacked: RenderMissed/RenderChecked estimates the share
+	// of skipped pages that would have.
 	Rendered           int64
 	RenderFailed       int64
 	RenderTime         time.Duration
 	Subrequests        int64
 	SubrequestsCached  int64
 	SubrequestsRefused int64
+	RenderSkipped      int64
+	RenderChecked      int64
+	RenderMissed       int64
 
 	// Queued is the number of URLs waiting; InFlight the number being
 	// worked on; Hosts the hosts with queued or in-flight work, of which

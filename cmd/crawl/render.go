@@ -28,7 +28,7 @@ var renderFlagNames = []string{"render", "render-tabs", "render-timeout", "rende
 // register adds the rendering flags to fs; duration, integer and boolean
 // are newFlagSet's helpers.
 func (f *renderFlags) register(fs *flag.FlagSet, duration func(*time.Duration, string, time.Duration, string), integer func(*int, string, int, string), boolean func(*bool, string, bool, string)) {
-	fs.StringVar(&f.mode, "render", "never", "render pages in headless Chromium (Debian's chromium) before extracting links: never (no browser starts), always (every HTML page), auto (per host, only where rendering finds links or text the static HTML lacks); every request the browser makes obeys robots.txt, -delay, Crawl-delay, -per-host and back-off like a page")
+	fs.StringVar(&f.mode, "render", "never", "render pages in headless Chromium (Debian's chromium) before extracting links: never (no browser starts), always (every HTML page), auto (page by page, where rendering is predicted to find links the static HTML lacks — from the page's HTML, its URL's shape and its scripts, and what renders of its kind found — a share of the skipped pages rendered to check); every request the browser makes obeys robots.txt, -delay, Crawl-delay, -per-host and back-off like a page")
 	integer(&f.tabs, "render-tabs", 0, "pages rendered at once, each in a fresh browser context (0: one per core)")
 	duration(&f.timeout, "render-timeout", render.DefaultTimeout, "cap on one render's wall time (load, quiet network, scrolling)")
 	integer(&f.maxRequests, "render-max-requests", render.DefaultMaxRequests, "subrequests a rendered page may make (cached ones included); past it they are refused")

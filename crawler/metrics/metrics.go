@@ -384,6 +384,12 @@ func renderMetrics() []statMetric {
 			func(s *crawler.Stats) int64 { return s.SubrequestsCached }),
 		counter("subrequests_refused_total", "Requests rendered pages made that were refused: robots.txt, the address guard, a render's budget, media.",
 			func(s *crawler.Stats) int64 { return s.SubrequestsRefused }),
+		counter("render_skipped_total", "HTML pages -render auto left unrendered, predicted static.",
+			func(s *crawler.Stats) int64 { return s.RenderSkipped }),
+		counter("render_checked_total", "Pages -render auto predicted static and rendered to check the prediction.",
+			func(s *crawler.Stats) int64 { return s.RenderChecked }),
+		counter("render_missed_total", "Checks where rendering found links the static HTML lacked: pages -render auto would have missed.",
+			func(s *crawler.Stats) int64 { return s.RenderMissed }),
 	}
 }
 

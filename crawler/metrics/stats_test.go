@@ -87,6 +87,9 @@ func TestStatsMapping(t *testing.T) {
 		Subrequests:        40,
 		SubrequestsCached:  41,
 		SubrequestsRefused: 42,
+		RenderSkipped:      43,
+		RenderChecked:      44,
+		RenderMissed:       45,
 		Queued:             24,
 		InFlight:           25,
 		Hosts:              26,
@@ -138,6 +141,9 @@ func TestStatsMapping(t *testing.T) {
 		"heed_subrequests_total":                           40,
 		"heed_subrequests_cached_total":                    41,
 		"heed_subrequests_refused_total":                   42,
+		"heed_render_skipped_total":                        43,
+		"heed_render_checked_total":                        44,
+		"heed_render_missed_total":                         45,
 	}
 	got := gather(t, fixed(t, s))
 	for k, v := range want {

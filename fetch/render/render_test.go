@@ -223,16 +223,23 @@ func TestRenderCancelled(t *testing.T) {
 	goleak.VerifyNone(t, before)
 }
 
-// TestRenderBrowserCrashRetried kills the browser mid-render: the page is
-// rendered again in a new browser.
-func TestRenderBrowserCrashRetried(t *testing.T) {
-	bin := chromiumtest.Path(t)
+// siteDoc fetches a newSite's home.
+func siteDoc(t *testing.T) (*fetch.Page, *fetch.Fetcher) {
+	t.Helper()
 	s := newSite(t)
 	f := new(fetch.Fetcher)
 	doc, err := f.Fetch(context.Background(), fetch.Request{URL: s.URL + "/"})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return doc, f
+}
+
+// TestRenderBrowserCrashRetried kills the browser mid-render: the page is
+// rendered again in a new browser.
+func TestRenderBrowserCrashRetried(t *testing.T) {
+	bin := chromiumtest.Path(t)
+	doc, f := siteDoc(t)
 	r := &render.Renderer{ExecPath: bin, Tabs: 1}
 	defer r.Close()
 	var once sync.Once
@@ -256,32 +263,19 @@ func TestRenderBrowserCrashRetried(t *testing.T) {
 
 // killBrowsers kills this process's chromium children.
 func killBrowsers(t *testing.T) {
-	ents, _ := os.ReadDir("/proc")
 	self := strconv.Itoa(os.Getpid())
-	for _, e := range ents {
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(f) > 1 && f[1] == self && strings.Contains(s, "chromium") {
-			pid, _ := strconv.Atoi(e.Name())
+	forProcesses(func(pid int, comm string, f []string) {
+		if f[1] == self && strings.Contains(comm, "chromium") {
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
-	}
+	})
 }
 
 // TestRenderRecyclesBrowser replaces the browser after PagesPerBrowser
 // pages.
 func TestRenderRecyclesBrowser(t *testing.T) {
 	bin := chromiumtest.Path(t)
-	s := newSite(t)
-	f := new(fetch.Fetcher)
-	doc, err := f.Fetch(context.Background(), fetch.Request{URL: s.URL + "/"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	doc, f := siteDoc(t)
 	r := &render.Renderer{ExecPath: bin, Tabs: 1, PagesPerBrowser: 2}
 	defer r.Close()
 	for range 3 {
@@ -291,5 +285,92 @@ func TestRenderRecyclesBrowser(t *testing.T) {
 	}
 	if st := r.Stats(); st.Browsers != 2 || st.Pages != 3 || st.PeakRSS == 0 {
 		t.Errorf("stats %+v, want 3 pages in 2 browsers", st)
+	}
+}
+
+// TestRenderRecyclesBrowserPastMemory replaces a browser once its memory
+// is past MaxBrowserRSS (one byte here: every browser is): each page is
+// still rendered, each in a browser of its own, and no process of the
+// browsers is left, even before Close.
+func TestRenderRecyclesBrowserPastMemory(t *testing.T) {
+	bin := chromiumtest.Path(t)
+	doc, f := siteDoc(t)
+	r := &render.Renderer{ExecPath: bin, Tabs: 1, MaxBrowserRSS: 1}
+	defer r.Close()
+	var mu sync.Mutex
+	groups := map[int]bool{} // the process groups of the browsers, seen mid-render
+	pol := render.PolicyFunc(func(ctx context.Context, req render.Request) (*fetch.Page, error) {
+		mu.Lock()
+		for _, pg := range chromiumGroups() {
+			groups[pg] = true
+		}
+		mu.Unlock()
+		return politeTest(f).Fetch(ctx, req)
+	})
+	for range 2 {
+		res, err := r.Render(context.Background(), doc, pol)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(res.Page.Body), `href="/item/a"`) {
+			t.Errorf("page not rendered:\n%s", res.Page.Body)
+		}
+	}
+	if st := r.Stats(); st.Browsers != 2 || st.Recycled != 2 || st.OverMemory != 2 || st.Pages != 2 || st.PeakRSS <= 1 {
+		t.Errorf("stats %+v, want 2 pages in 2 browsers, both recycled past their memory", st)
+	}
+	if len(groups) != 2 {
+		t.Errorf("saw %d browser process groups, want 2", len(groups))
+	}
+	for pg := range groups {
+		if left := processesIn(pg); len(left) > 0 {
+			t.Errorf("browser group %d still has processes %v after its recycling", pg, left)
+		}
+	}
+}
+
+// chromiumGroups lists the process groups of this process's chromium
+// children.
+func chromiumGroups() []int {
+	self := strconv.Itoa(os.Getpid())
+	var out []int
+	forProcesses(func(pid int, comm string, f []string) {
+		if f[1] == self && strings.Contains(comm, "chromium") {
+			pg, _ := strconv.Atoi(f[2])
+			out = append(out, pg)
+		}
+	})
+	return out
+}
+
+// processesIn lists the live (not zombie) processes of group pgid.
+func processesIn(pgid int) []int {
+	var out []int
+	forProcesses(func(pid int, _ string, f []string) {
+		if f[2] == strconv.Itoa(pgid) && f[0] != "Z" {
+			out = append(out, pid)
+		}
+	})
+	return out
+}
+
+// forProcesses calls fn with every process's pid, command and the fields
+// of its stat after the command (state, ppid, pgrp…).
+func forProcesses(fn func(pid int, comm string, fields []string)) {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if f := strings.Fields(s[i+1:]); i > 0 && len(f) > 2 {
+			fn(pid, s[:i], f)
+		}
 	}
 }

@@ -92,7 +92,11 @@ type Stats struct {
 	Failed   int64 // renders that failed
 	Browsers int64 // browsers started
 	Crashes  int64 // browsers found crashed
-	PeakRSS  int64 // the most memory seen of one browser (proportional set size of its processes), in bytes
+	Recycled int64 // browsers replaced past PagesPerBrowser or MaxBrowserRSS
+	// OverMemory counts the browsers among Recycled replaced past
+	// MaxBrowserRSS.
+	OverMemory int64
+	PeakRSS    int64 // the most memory seen of one browser (proportional set size of its processes), in bytes
 }
 
 // Result is a rendered page and what its render did.
@@ -241,6 +245,7 @@ func (r *Renderer) acquire() (*browser, error) {
 	if b.served >= or(r.PagesPerBrowser, DefaultPagesPerBrowser) {
 		b.retire = true
 		r.cur = nil
+		r.stats.Recycled++
 	}
 	b.mu.Unlock()
 	return b, nil
@@ -258,6 +263,10 @@ func (r *Renderer) release(b *browser, crashed bool) {
 	}
 	b.mu.Lock()
 	b.active--
+	if !crashed && !b.retire && rss > or(r.MaxBrowserRSS, DefaultMaxBrowserRSS) {
+		r.stats.Recycled++
+		r.stats.OverMemory++
+	}
 	if crashed || rss > or(r.MaxBrowserRSS, DefaultMaxBrowserRSS) {
 		b.retire = true
 	}

@@ -28,6 +28,17 @@ type ShellConfig struct {
 	// Statics is how many static hosts there are besides the first, each
 	// with Items pages linked from its home page in plain HTML.
 	Statics int
+	// Mixed is how many hosts serve both kinds of page, as real sites
+	// do: a home and Items articles built by the server (with an
+	// analytics script; every fifth loads a widget whose script adds a
+	// link to the article's comments, a static page), and an application
+	// under /app/ whose listing builds links to Items detail pages by
+	// script and whose detail pages build only their text.
+	Mixed int
+	// CrossScripts has every app host's pages load a script from the
+	// next app host (uncacheable: one request a render), so that two
+	// hosts rendered at once each load from the other.
+	CrossScripts bool
 }
 
 // ShellWeb is a small web of real loopback servers, each a host of its own:
@@ -51,6 +62,7 @@ type ShellWeb struct {
 	Log     *Log
 	Static  []*httptest.Server
 	Apps    []*httptest.Server
+	Mixed   []*httptest.Server
 	CDN     *httptest.Server
 	Hang    *httptest.Server
 	cfg     ShellConfig
@@ -78,6 +90,9 @@ func NewShellWeb(cfg ShellConfig) *ShellWeb {
 	for range cfg.Apps {
 		w.Apps = append(w.Apps, httptest.NewServer(w.logged(http.HandlerFunc(w.serveApp))))
 	}
+	for range cfg.Mixed {
+		w.Mixed = append(w.Mixed, httptest.NewServer(w.logged(http.HandlerFunc(w.serveMixed))))
+	}
 	for range cfg.Statics + 1 {
 		w.Static = append(w.Static, httptest.NewServer(w.logged(http.HandlerFunc(w.serveStatic))))
 	}
@@ -87,7 +102,7 @@ func NewShellWeb(cfg ShellConfig) *ShellWeb {
 // Close stops the servers, ending the hanging answers first.
 func (w *ShellWeb) Close() {
 	close(w.closing)
-	for _, s := range append(append([]*httptest.Server{w.CDN, w.Hang}, w.Apps...), w.Static...) {
+	for _, s := range slices.Concat([]*httptest.Server{w.CDN, w.Hang}, w.Apps, w.Mixed, w.Static) {
 		s.CloseClientConnections()
 		s.Close()
 	}
@@ -148,6 +163,9 @@ func (w *ShellWeb) serveStatic(rw http.ResponseWriter, r *http.Request) {
 			for _, s := range w.Static[1:] {
 				fmt.Fprintf(&b, "<a href=\"%s/\">another static host</a>\n", s.URL)
 			}
+			for _, m := range w.Mixed {
+				fmt.Fprintf(&b, "<a href=\"%s/\">a site with an application</a>\n", m.URL)
+			}
 		}
 	}
 	fmt.Fprintf(&b, "<p>Static text of %s, long enough to read as content.</p></body></html>", r.URL.Path)
@@ -189,6 +207,10 @@ func (w *ShellWeb) serveApp(rw http.ResponseWriter, r *http.Request) {
 		rw.Header().Set("Content-Type", "text/javascript")
 		rw.Header().Set("Cache-Control", "max-age=3600")
 		fmt.Fprintf(rw, appJS, w.cfg.Items)
+	case p == "/widget.js":
+		rw.Header().Set("Content-Type", "text/javascript")
+		rw.Header().Set("Cache-Control", "no-store")
+		fmt.Fprint(rw, "window.widget = true;\n")
 	case p == "/sw.js":
 		rw.Header().Set("Content-Type", "text/javascript")
 		fmt.Fprint(rw, "fetch('/private/from-service-worker');\n")
@@ -214,7 +236,7 @@ func (w *ShellWeb) serveApp(rw http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(rw, "secret")
 	default:
 		rw.Header().Set("Content-Type", "text/html; charset=utf-8")
-		fmt.Fprintf(rw, appShell, w.CDN.URL, w.CDN.URL, w.Hang.URL)
+		fmt.Fprintf(rw, appShell, w.CDN.URL, w.CDN.URL, w.Hang.URL, w.crossScript(r.Host))
 	}
 }
 
@@ -224,8 +246,22 @@ const appShell = `<!DOCTYPE html><html><head><title>app</title>
 <link rel="stylesheet" href="%s/style.css">
 <script src="%s/lib.js"></script>
 <script defer src="/app.js"></script>
-<script async src="%s/tracker.js"></script>
+<script async src="%s/tracker.js"></script>%s
 </head><body><img src="/logo.png"><div id="app">Loading…</div></body></html>`
+
+// crossScript is the tag of the script an app host's pages load from the
+// next app host, with CrossScripts.
+func (w *ShellWeb) crossScript(host string) string {
+	if !w.cfg.CrossScripts {
+		return ""
+	}
+	for i, a := range w.Apps {
+		if a.URL == "http://"+host {
+			return fmt.Sprintf("\n<script src=\"%s/widget.js\"></script>", w.Apps[(i+1)%len(w.Apps)].URL)
+		}
+	}
+	return ""
+}
 
 // appJS builds the page the shell's URL names.
 const appJS = `(async () => {
@@ -360,6 +396,9 @@ func (w *ShellWeb) Role(rawURL string) string {
 		return r
 	}
 	if r := name("app", w.Apps); r != "" {
+		return r
+	}
+	if r := name("mixed", w.Mixed); r != "" {
 		return r
 	}
 	if r := name("cdn", []*httptest.Server{w.CDN}); r != "" {
