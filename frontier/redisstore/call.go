@@ -122,9 +122,13 @@ func (s *Store) received(ctx context.Context, r *request, reply []any) ([]any, e
 }
 
 // answeredBy notes that the reply of r came: Redis held the job, as it
-// had, when r was sent.
-func (s *Store) answeredBy(r *request) {
-	for _, a := range []*atomic.Uint64{&r.sh.answered, &s.answered} {
+// had, when r was sent — r's shard and the shards more it entered.
+func (s *Store) answeredBy(r *request, more ...*shard) {
+	as := []*atomic.Uint64{&r.sh.answered, &s.answered}
+	for _, sh := range more { // the other shards a script entered
+		as = append(as, &sh.answered)
+	}
+	for _, a := range as {
 		for last := a.Load(); r.seq > last && !a.CompareAndSwap(last, r.seq); last = a.Load() {
 		}
 	}
@@ -273,6 +277,11 @@ func transient(err error) bool {
 		return true
 	case redis.IsLoadingError(err), redis.IsReadOnlyError(err), redis.IsClusterDownError(err),
 		redis.IsTryAgainError(err), redis.IsMasterDownError(err), redis.IsMaxClientsError(err):
+		return true
+	case strings.Contains(err.Error(), "non local key"):
+		// A node's batch entered a shard its node no longer serves: the
+		// map of slots reloads (retry), and a failover moves every slot
+		// of the node alike.
 		return true
 	}
 	var ne net.Error
