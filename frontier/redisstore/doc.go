@@ -53,7 +53,11 @@
 // goes in one command each a shard, before the script next reads them
 // (flushLeases, flushReady) — a batch's claims read the ready set once.
 // Each script reads its shard's counters hash once and writes it once, and
-// reads Redis's run_id (INFO server) once.
+// reads Redis's run_id (INFO server) once; its reply ends with each
+// shard's next event (see Shards), read from the shard's ready and expiry
+// sets — by a batch that claims nothing only where it moved them (the
+// links of a key out on a run do not), as the Store's view of the others
+// stands.
 //
 // The scripts implement what the frontier's Schedule does in one process: one
 // queue per politeness key, ordered by Item.Due and then by arrival, and a

@@ -159,12 +159,17 @@ func newView(n int) *view {
 }
 
 // learn records the tail of a reply of shard i, t = {has, score, name,
-// publication, clock, more}.
+// publication, clock, more}; has 2 says the script moved neither the
+// ready set nor the expiry set (a batch without claims: prelude.lua,
+// quietTail), and what the view knew of the shard stands.
 func (v *view) learn(i int, t []any, callerClock bool) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if !callerClock {
 		v.skew = intOf(t[4]) - time.Now().UnixMicro()
+	}
+	if intOf(t[0]) == 2 {
+		return // the script moved neither the ready set nor the expiry set
 	}
 	v.has[i] = intOf(t[0]) == 1
 	v.at[i], v.name[i], v.ready[i] = intOf(t[1]), strOf(t[2]), int(intOf(t[5]))
