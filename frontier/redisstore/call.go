@@ -149,6 +149,20 @@ func (r *request) noted() {
 // cluster), and each that failed there, for want of its script or
 // otherwise, on its own, with retries; it returns their replies.
 func (s *Store) callMany(ctx context.Context, rs []*request) ([][]any, error) {
+	replies, errs := s.sendMany(ctx, rs)
+	out := make([][]any, len(rs))
+	for i, r := range rs {
+		if errs[i] == nil {
+			out[i], errs[i] = s.received(ctx, r, replies[i])
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
+// sendMany sends rs in one pipelined round, and each that failed there,
+// for want of its script or otherwise, on its own, with retries (send);
+// it returns each one's reply or error.
+func (s *Store) sendMany(ctx context.Context, rs []*request) ([][]any, []error) {
 	cmds := make([]*redis.Cmd, len(rs))
 	if len(rs) > 1 {
 		s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
@@ -158,21 +172,16 @@ func (s *Store) callMany(ctx context.Context, rs []*request) ([][]any, error) {
 			return nil
 		})
 	}
-	out := make([][]any, len(rs))
-	var errs []error
+	replies, errs := make([][]any, len(rs)), make([]error, len(rs))
 	for i, r := range rs {
 		first := cmds[i]
 		r.sent = first != nil
 		if first != nil && first.Err() != nil {
 			first = nil // NOSCRIPT, or a failure to retry
 		}
-		reply, err := s.send(ctx, r, first)
-		if err == nil {
-			out[i], err = s.received(ctx, r, reply)
-		}
-		errs = append(errs, err)
+		replies[i], errs[i] = s.send(ctx, r, first)
 	}
-	return out, errors.Join(errs...)
+	return replies, errs
 }
 
 // tailLen is the length of the tail of a script's reply (prelude.lua).

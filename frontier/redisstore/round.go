@@ -5,8 +5,6 @@ package redisstore
 
 import (
 	"context"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // roundMax bounds the scripts of one round: a batch of each of that many
@@ -42,30 +40,19 @@ func (s *Store) sendRound(ctx context.Context, r *request) ([]any, error) {
 // each that failed there, for want of its script or otherwise, on its
 // own, with retries (send).
 func (s *Store) runRound(b *batcher[roundOp]) []*waiter[roundOp] {
-	b.most = roundMax
 	batch := b.take(func(*roundOp) bool { return true })
 	if len(batch) == 0 {
 		return batch
 	}
 	ctx, release := batchContext(batch)
 	defer release()
-	cmds := make([]*redis.Cmd, len(batch))
-	if len(batch) > 1 {
-		s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
-			for i, w := range batch {
-				r := w.req.r
-				cmds[i] = r.sc.EvalSha(ctx, p, r.sh.keys, r.argv...)
-			}
-			return nil
-		})
-	}
+	rs := make([]*request, len(batch))
 	for i, w := range batch {
-		r, first := w.req.r, cmds[i]
-		r.sent = first != nil
-		if first != nil && first.Err() != nil {
-			first = nil // NOSCRIPT, or a failure to retry
-		}
-		w.req.reply, w.req.err = s.send(ctx, r, first)
+		rs[i] = w.req.r
+	}
+	replies, errs := s.sendMany(ctx, rs)
+	for i, w := range batch {
+		w.req.reply, w.req.err = replies[i], errs[i]
 	}
 	return batch
 }

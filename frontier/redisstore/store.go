@@ -170,6 +170,7 @@ func New(client redis.UniversalClient, job string, opts Options) (*Store, error)
 		held:   make(map[uint64]string),
 		runs:   make(map[uint64]*run),
 	}
+	s.rounds.most = roundMax
 	s.live.start = time.Now()
 	s.live.stop, s.live.stopped = make(chan struct{}), make(chan struct{})
 	if opts.ExactSeen {
