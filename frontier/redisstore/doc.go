@@ -37,7 +37,8 @@
 // commands a page; on a cluster of three primaries 10 script calls and
 // 3.6 round trips. On bench workload (a), 256 workers of one process and
 // one Redis: 0.05 script calls and 5 commands a page (a host's pages are
-// leased 16 at a time: see Affinity; on three primaries 1.3 and 22; most
+// leased 16 at a time: see Affinity; on three primaries with appendfsync
+// always 0.23 and 9.3, 1.3 and 21 before batches a node (see Batches); most
 // links were seen before: see Seen cache; the links robots.txt disallows
 // are only marked seen, frontier.Item.SeenOnly, one SADD each; a
 // sitemap's entries share a batch).
