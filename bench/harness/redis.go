@@ -21,8 +21,9 @@ import (
 var ErrNoRedisServer = errors.New("redis-server not found (apt-get install -y redis-server)")
 
 // Redis is a redis-server the harness started for crawlers that share their
-// state through it: on a free loopback port, without persistence (the
-// benchmark measures the crawl, not Redis's disk).
+// state through it: on a free loopback port, without persistence unless
+// RedisOptions.Fsync asks for it (the benchmark measures the crawl, not
+// Redis's disk).
 type Redis struct {
 	// Addr is the server's host:port on 127.0.0.1.
 	Addr string
@@ -40,6 +41,10 @@ type RedisOptions struct {
 	// has, so that the crawl and the web server do not share it. Run the
 	// harness itself on the other CPUs (taskset -c 0 go run …).
 	CPUs string
+	// Fsync, if set, turns the append-only file on with this appendfsync
+	// policy (always, everysec, no): what a deployment that keeps every
+	// acknowledged write pays for it. Empty: no persistence.
+	Fsync string
 }
 
 // StartRedis starts a redis-server in dir and waits until it answers.
@@ -120,8 +125,13 @@ func startRedis(ctx context.Context, dir string, opt RedisOptions, more ...strin
 	}
 	r := &Redis{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), done: make(chan struct{})}
 	argv := append(append(pin, bin, "--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--dir", dir,
-		"--save", "", "--appendonly", "no", "--protected-mode", "yes", "--daemonize", "no",
+		"--save", "", "--protected-mode", "yes", "--daemonize", "no",
 		"--logfile", filepath.Join(dir, "redis.log")), more...)
+	if opt.Fsync != "" {
+		argv = append(argv, "--appendonly", "yes", "--appendfsync", opt.Fsync)
+	} else {
+		argv = append(argv, "--appendonly", "no")
+	}
 	r.cmd = exec.Command(argv[0], argv[1:]...)
 	r.cmd.Dir = dir
 	dieWithParent(r.cmd)

@@ -65,6 +65,8 @@ func (s *Store) add(ctx context.Context, batch []frontier.Item, lim frontier.Lim
 	switch {
 	case budget < 0 && s.oneServer():
 		err = s.addAll(ctx, gs, now, batch, lim, refused)
+	case budget < 0 && s.perSlot():
+		err = s.addNodes(ctx, gs, now, batch, lim, refused)
 	case budget < 0 && len(gs) > 1:
 		err = s.addGroups(ctx, gs, now, batch, lim, refused) // one pipelined round
 	default:

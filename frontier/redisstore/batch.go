@@ -21,6 +21,7 @@ type batcher[R any] struct {
 	mu      sync.Mutex
 	waiting []*waiter[R]
 	running bool
+	most    int         // the most calls a batch serves; 0: batchMax
 	queued  func(n int) // if set, called with the calls waiting once a call queued (tests)
 }
 
@@ -127,15 +128,20 @@ func (b *batcher[R]) handOff() {
 	close(next.lead)
 }
 
-// take returns the next batch: the calls waiting first, up to batchMax,
-// that fit (fits is asked in order, and told of each call it took).
+// take returns the next batch: the calls waiting first, up to b.most
+// (batchMax if 0), that fit (fits is asked in order, and told of each
+// call it took).
 func (b *batcher[R]) take(fits func(w *R) bool) []*waiter[R] {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	most := b.most
+	if most == 0 {
+		most = batchMax
+	}
 	var batch []*waiter[R]
 	rest := b.waiting[:0]
 	for _, w := range b.waiting {
-		if len(batch) < batchMax && fits(&w.req) {
+		if len(batch) < most && fits(&w.req) {
 			batch = append(batch, w)
 		} else {
 			rest = append(rest, w)

@@ -529,3 +529,40 @@ func TestBatchKeyTouchedAgain(t *testing.T) {
 	}
 	checkInvariants(t, 1, c, s, time.Now(), 1)
 }
+
+// TestQuietTail: a batch that claims nothing, adding a link to a key out
+// on a lease, reads neither the ready set nor the expiry set (its tail
+// says the shard's next event did not move), and the Store's view of the
+// shard stands: the key's next item is handed out once the lease ends.
+func TestQuietTail(t *testing.T) {
+	srv := redistest.Start(t)
+	s := mustNew(t, srv, newJob(t), Options{CallerClock: true})
+	t0 := time.Now()
+	s.lastNow.Store(micros(t0))
+	mustAdd(t, s, item("k", "/1"))
+	l := claimAt(t, s, t0, opt).Lease
+	if l == nil {
+		t.Fatal("no lease of the one item queued")
+	}
+	c := srv.Client()
+	if err := c.ConfigResetStat(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	mustAdd(t, s, item("k", "/2"))
+	info, err := c.Info(ctx, "commandstats").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(info, "cmdstat_evalsha:") && !strings.Contains(info, "cmdstat_eval:") {
+		t.Fatalf("the Add ran no script: %s", info)
+	}
+	if strings.Contains(info, "cmdstat_zrange:") {
+		t.Errorf("an Add to a leased key read a sorted set of the shard:\n%s", info)
+	}
+	if err := s.Done(ctx, l, t0, frontier.Outcome{}); err != nil {
+		t.Fatal(err)
+	}
+	if l := claimAt(t, s, t0.Add(time.Second), opt).Lease; l == nil || l.URL != "http://k/2" {
+		t.Errorf("after the lease ended, Claim got %+v, want the link added meanwhile", l)
+	}
+}

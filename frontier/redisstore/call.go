@@ -122,9 +122,13 @@ func (s *Store) received(ctx context.Context, r *request, reply []any) ([]any, e
 }
 
 // answeredBy notes that the reply of r came: Redis held the job, as it
-// had, when r was sent.
-func (s *Store) answeredBy(r *request) {
-	for _, a := range []*atomic.Uint64{&r.sh.answered, &s.answered} {
+// had, when r was sent — r's shard and the shards more it entered.
+func (s *Store) answeredBy(r *request, more ...*shard) {
+	as := []*atomic.Uint64{&r.sh.answered, &s.answered}
+	for _, sh := range more { // the other shards a script entered
+		as = append(as, &sh.answered)
+	}
+	for _, a := range as {
 		for last := a.Load(); r.seq > last && !a.CompareAndSwap(last, r.seq); last = a.Load() {
 		}
 	}
@@ -145,6 +149,20 @@ func (r *request) noted() {
 // cluster), and each that failed there, for want of its script or
 // otherwise, on its own, with retries; it returns their replies.
 func (s *Store) callMany(ctx context.Context, rs []*request) ([][]any, error) {
+	replies, errs := s.sendMany(ctx, rs)
+	out := make([][]any, len(rs))
+	for i, r := range rs {
+		if errs[i] == nil {
+			out[i], errs[i] = s.received(ctx, r, replies[i])
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
+// sendMany sends rs in one pipelined round, and each that failed there,
+// for want of its script or otherwise, on its own, with retries (send);
+// it returns each one's reply or error.
+func (s *Store) sendMany(ctx context.Context, rs []*request) ([][]any, []error) {
 	cmds := make([]*redis.Cmd, len(rs))
 	if len(rs) > 1 {
 		s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
@@ -154,21 +172,16 @@ func (s *Store) callMany(ctx context.Context, rs []*request) ([][]any, error) {
 			return nil
 		})
 	}
-	out := make([][]any, len(rs))
-	var errs []error
+	replies, errs := make([][]any, len(rs)), make([]error, len(rs))
 	for i, r := range rs {
 		first := cmds[i]
 		r.sent = first != nil
 		if first != nil && first.Err() != nil {
 			first = nil // NOSCRIPT, or a failure to retry
 		}
-		reply, err := s.send(ctx, r, first)
-		if err == nil {
-			out[i], err = s.received(ctx, r, reply)
-		}
-		errs = append(errs, err)
+		replies[i], errs[i] = s.send(ctx, r, first)
 	}
-	return out, errors.Join(errs...)
+	return replies, errs
 }
 
 // tailLen is the length of the tail of a script's reply (prelude.lua).
@@ -273,6 +286,11 @@ func transient(err error) bool {
 		return true
 	case redis.IsLoadingError(err), redis.IsReadOnlyError(err), redis.IsClusterDownError(err),
 		redis.IsTryAgainError(err), redis.IsMasterDownError(err), redis.IsMaxClientsError(err):
+		return true
+	case strings.Contains(err.Error(), "non local key"):
+		// A node's batch entered a shard its node no longer serves: the
+		// map of slots reloads (retry), and a failover moves every slot
+		// of the node alike.
 		return true
 	}
 	var ne net.Error

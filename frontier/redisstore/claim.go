@@ -123,14 +123,14 @@ func (s *Store) claimStore(ctx context.Context, now time.Time, opt frontier.Clai
 }
 
 // verifiedLately reports whether the Store holds leases and read every
-// shard (verify) less than a Poll ago: the job is not over, and another
-// read would cost 2 commands a shard for nothing.
+// shard (verify) less than verifyEvery ago: the job is not over, and
+// another read would cost 2 commands a shard for nothing.
 func (s *Store) verifiedLately() bool {
 	s.mu.Lock()
 	holds := len(s.held) > 0
 	s.mu.Unlock()
 	at := s.verifiedAt.Load()
-	return holds && at != 0 && time.Since(time.Unix(0, at)) < s.opt.Poll
+	return holds && at != 0 && time.Since(time.Unix(0, at)) < s.verifyEvery()
 }
 
 // claimReady claims a ready key at now (rnow on the clock of the

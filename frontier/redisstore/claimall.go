@@ -75,15 +75,6 @@ func (s *Store) runOps(b *batcher[batchOp]) []*waiter[batchOp] {
 	return s.runOn(nil, b)
 }
 
-// batcherOf returns the batcher a call for shard sh joins, and the run
-// of its batches: the Store's on a single Redis, sh's on a cluster.
-func (s *Store) batcherOf(sh *shard) (*batcher[batchOp], func(*batcher[batchOp]) []*waiter[batchOp]) {
-	if s.oneServer() {
-		return &s.ops, s.runOps
-	}
-	return s.slotBatcher(sh)
-}
-
 // slotBatcher returns the batcher of shard sh on a cluster, and the run
 // of its batches.
 func (s *Store) slotBatcher(sh *shard) (*batcher[batchOp], func(*batcher[batchOp]) []*waiter[batchOp]) {

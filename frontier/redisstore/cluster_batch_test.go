@@ -53,7 +53,19 @@ func (h *gateHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 }
 
 func (h *gateHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, cmd := range cmds {
+			args := cmd.Args()
+			if strings.HasPrefix(cmd.Name(), "eval") && len(args) > 3 && fmt.Sprint(args[3]) == h.key {
+				h.scripts.Add(1)
+				if h.armed.CompareAndSwap(true, false) {
+					close(h.held)
+					<-h.release
+				}
+			}
+		}
+		return next(ctx, cmds)
+	}
 }
 
 // clusterShard opens a Store of a new job on a cluster, gated by a
@@ -83,11 +95,10 @@ func clusterShard(t *testing.T, n int) (*Store, *shard, *gateHook, []string) {
 
 // gated runs n calls, the first alone and, once its script is held, the
 // others at once; the first script of the shard is held until all n
-// queued in the shard's batcher. It returns how many scripts the shard
-// ran for them.
-func gated(t *testing.T, s *Store, sh *shard, hook *gateHook, n int, call func(i int)) int64 {
+// queued in batcher b (the shard's, or its node's). It returns how many
+// scripts the shard ran for them.
+func gated(t *testing.T, b *batcher[batchOp], hook *gateHook, n int, call func(i int)) int64 {
 	t.Helper()
-	b, _ := s.slotBatcher(sh)
 	queued := make(chan struct{}, n)
 	b.queued = func(int) { queued <- struct{}{} }
 	defer func() { b.queued = nil }()
@@ -123,18 +134,24 @@ func gated(t *testing.T, s *Store, sh *shard, hook *gateHook, n int, call func(i
 	return hook.scripts.Load()
 }
 
-// TestClusterBatch: on a cluster, Claims, DoneAddings and Dones of one
-// shard made at once share scripts (one batch.lua call entering that
-// shard's slot): each lease is distinct and fenced, each link added.
+// TestClusterBatch: on a cluster, Claims of one shard made at once share
+// scripts (one batch.lua call entering that shard's slot), and so do
+// DoneAddings and Dones of the shards of one node (one call entering
+// those shards): each lease is distinct and fenced, each link added.
 func TestClusterBatch(t *testing.T) {
 	const n = 16
 	s, sh, hook, keys := clusterShard(t, n+1)
 	t0 := time.Now()
 	s.lastNow.Store(micros(t0))
 	end := t0.Add(time.Second)
-	other := "y0" // a key of another shard, for the links
-	for i := 0; s.shardOf(other) == sh; i++ {
-		other = fmt.Sprintf("y%d", i)
+	// A key of another shard of sh's node, for the links (of sh itself
+	// if the node serves no other of the job's 8).
+	other, node := keys[n], s.nodeOf(ctx, sh)
+	for i := range 1000 {
+		if k := fmt.Sprintf("y%d", i); s.shardOf(k) != sh && s.nodeOf(ctx, s.shardOf(k)) == node {
+			other = k
+			break
+		}
 	}
 	// Load the scripts into the shard's node, and add.lua into other's.
 	mustAdd(t, s, item(keys[n], "/1"), item(keys[n], "/2"))
@@ -157,7 +174,8 @@ func TestClusterBatch(t *testing.T) {
 	mustAdd(t, s, items...)
 
 	leases := make([]*frontier.Lease, n)
-	scripts := gated(t, s, sh, hook, n, func(i int) {
+	slot, _ := s.slotBatcher(sh)
+	scripts := gated(t, slot, hook, n, func(i int) {
 		c, err := s.Claim(ctx, end, opt)
 		if err != nil {
 			t.Errorf("Claim: %v", err)
@@ -179,7 +197,10 @@ func TestClusterBatch(t *testing.T) {
 	}
 
 	// Half end with links of their shard and another's, half without.
-	scripts = gated(t, s, sh, hook, n, func(i int) {
+	otherHook := &gateHook{key: s.shardOf(other).keys[0]}
+	s.c.(*redis.ClusterClient).AddHook(otherHook)
+	nodeOps, _ := s.batcherOf(ctx, sh)
+	scripts = gated(t, nodeOps, hook, n, func(i int) {
 		var err error
 		if i%2 == 0 {
 			var refused []error
@@ -196,7 +217,10 @@ func TestClusterBatch(t *testing.T) {
 		}
 	})
 	if scripts != 2 {
-		t.Errorf("%d ends of leases at once of one shard ran %d scripts there, want 2", n, scripts)
+		t.Errorf("%d ends of leases at once of one node ran %d scripts there, want 2", n, scripts)
+	}
+	if o := otherHook.scripts.Load(); s.shardOf(other) != sh && o != 0 {
+		t.Errorf("the links of another shard of the node ran %d scripts of their own, want 0 (in the node's batches)", o)
 	}
 	if err := s.Done(ctx, leases[0], end, frontier.Outcome{}); !errors.Is(err, frontier.ErrLeaseLost) {
 		t.Errorf("a lease ended twice: %v, want ErrLeaseLost", err)
@@ -225,7 +249,8 @@ func TestClusterBatchBound(t *testing.T) {
 	boundOf := func(at time.Duration) string { return strconv.FormatInt(micros(t0.Add(at))-rnow, 10) }
 	bounds := []string{"", boundOf(time.Hour), boundOf(1500 * time.Microsecond), boundOf(time.Hour)}
 	got := make([]*frontier.Lease, len(bounds))
-	gated(t, s, sh, hook, len(bounds), func(i int) {
+	slot, _ := s.slotBatcher(sh)
+	gated(t, slot, hook, len(bounds), func(i int) {
 		if i > 0 {
 			<-hook.held // the first claims alone
 		}

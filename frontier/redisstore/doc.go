@@ -22,12 +22,13 @@
 // once share one script (see Batches), and a page costs a share of one:
 // its share of a batch that leases its item, and its share of the batch
 // that ends its lease with its links (those of every shard) and, if the
-// Outcome has one, queues its revisit. On a cluster the calls of a Store
-// for one shard that wait at once share one script of that shard's slot:
-// a page costs its share of a batch that leases its item, its share of
-// one that ends its lease with its links of that shard, and one more
-// pipelined round, a script a shard, for its links of other shards (see
-// Shards). Plus, once
+// Outcome has one, queues its revisit. On a cluster the Claims of a Store
+// for one shard that wait at once share one script of that shard's slot,
+// and its other calls that wait at once for the shards of one node share
+// one script of that node: a page costs its share of a batch that leases
+// its item, its share of one that ends its lease with its links of that
+// node, and its share of a batch of each other node its links go to (see
+// Shards); the scripts sent at once go in one pipelined round. Plus, once
 // per script after Redis starts, one to load the script, and on a cluster
 // one to publish a shard that woke. Measured (BenchmarkCostPerPage; one
 // page at a time, each linking to ten new URLs of ten of twenty hosts, so
@@ -36,7 +37,8 @@
 // commands a page; on a cluster of three primaries 10 script calls and
 // 3.6 round trips. On bench workload (a), 256 workers of one process and
 // one Redis: 0.05 script calls and 5 commands a page (a host's pages are
-// leased 16 at a time: see Affinity; on three primaries 1.3 and 22; most
+// leased 16 at a time: see Affinity; on three primaries with appendfsync
+// always 0.23 and 9.3, 1.3 and 21 before batches a node (see Batches); most
 // links were seen before: see Seen cache; the links robots.txt disallows
 // are only marked seen, frontier.Item.SeenOnly, one SADD each; those a
 // page limit refuses are marked seen and queued to be reported,
@@ -54,7 +56,11 @@
 // goes in one command each a shard, before the script next reads them
 // (flushLeases, flushReady) — a batch's claims read the ready set once.
 // Each script reads its shard's counters hash once and writes it once, and
-// reads Redis's run_id (INFO server) once.
+// reads Redis's run_id (INFO server) once; its reply ends with each
+// shard's next event (see Shards), read from the shard's ready and expiry
+// sets — by a batch that claims nothing only where it moved them (the
+// links of a key out on a run do not), as the Store's view of the others
+// stands.
 //
 // The scripts implement what the frontier's Schedule does in one process: one
 // queue per politeness key, ordered by Item.Due and then by arrival, and a
@@ -267,8 +273,11 @@
 // shard FNV-1a(key) mod shards, whose keys share the hash tag {job/SHARD},
 // one slot of a Redis Cluster. A key's queue, due set, pacing state
 // (bucket), leases and the seen-set of its URLs are in its shard, and every
-// script touches one shard: a job spreads over a cluster's primaries, and a
-// single Redis holds every shard. On a single Redis a job has one shard
+// script that is not a batch touches one shard: a job spreads over a
+// cluster's primaries, and a single Redis holds every shard. A batch
+// (see Batches) enters the shards of one server: on a cluster, those its
+// node serves (a script declared without flags may touch any key of its
+// node's slots). On a single Redis a job has one shard
 // unless Options.Shards asks for more (a job to be moved into a cluster):
 // there shards spread nothing, and each shard a batch enters costs it
 // commands of its own — (a) took 56 commands and ~195 µs of Redis CPU a
@@ -313,16 +322,22 @@
 // first ready keys and first lease expiry in one pipelined round (then
 // the wake index) and finding them all empty; it does so only when it
 // knows of leases alone, and that round (no script) is what it learns the
-// shards from then — at most once a Poll while it holds leases itself
-// (the job cannot be over then).
+// shards from then — while it holds leases itself (the job cannot be over
+// then) at most once a Poll for every 32 shards (eight Polls on a
+// cluster's 256: two commands a shard, 512 a read), as only the loss of
+// a publication needs it; the Claims that find a read under way wait for
+// its answer.
 //
 // An Add or DoneAdding splits its batch by shard. On a single Redis,
 // which holds every shard, a DoneAdding without -max-pages is part of a
 // batch (see Batches), whose script adds the links of every shard and
-// ends the lease. Otherwise — on a cluster, or with a page limit — the links of other
-// shards than the page's go first, in one pipelined round (sequentially
-// with -max-pages, so that the limit is shared out in order), then one
-// script of the page's shard adds its links and ends its lease. A process
+// ends the lease. On a cluster without -max-pages, the links of the
+// shards of other nodes than the page's go first, each node's in a batch
+// of that node (the nodes at once, in one pipelined round), then a batch
+// of the page's node adds its links there and ends its lease. With a
+// page limit the links of other shards than the page's go first, a
+// script a shard in order (so that the limit is shared out in order),
+// then one script of the page's shard adds its links and ends its lease. A process
 // that dies in between has added some links and not ended the lease: the
 // lease expires, the page is fetched again, its links are refused as seen;
 // none is lost. A link added to a shard that woke but not yet published
@@ -351,11 +366,22 @@
 //
 // On a single Redis, a Store's Claims, Dones, Requeues, DoneAddings and
 // Adds (without -max-pages) that wait at once share one script
-// (lua/batch.lua); on a cluster, where a script touches one slot, those
-// that wait at once for the same shard do — a Claim for the shard it asks,
-// the end of a lease for its key's shard, with a DoneAdding's links of
-// that shard (the others' go first, in one pipelined round; an Add's
-// groups go so too, a script a shard). While a batch is in flight,
+// (lua/batch.lua). On a cluster the Claims that wait at once for the same
+// shard do (a Claim for the shard it asks), and the other calls that wait
+// at once for the shards of one node do — the end of a lease for its
+// key's node, with a DoneAdding's links of that node (the others' go
+// first, each node's in a batch of its own), an Add's links of that node
+// — in one script that enters each of those shards as on a single Redis
+// (the memo of the request in the first's slot). The scripts a Store
+// sends at once, of every shard and node, go in one pipelined round
+// (go-redis's cluster client sends a pipeline to each node at once);
+// while a round is in flight, the scripts that come wait for the next.
+// A node's batch relies on the node serving each of its shards: a
+// failover moves a primary's slots to its replica together; a slot of
+// the job moved to another primary while a crawl runs (resharding) makes
+// the batches that enter it and another shard of its old node fail, and
+// retried for Options.RetryFor, then the crawl stop with the error: move
+// a job's slots while its processes are stopped. While a batch is in flight,
 // the calls that come queue, and the next
 // batch serves up to 32 of them — first the leases it ends, each after
 // the links of its page, and the Adds, then the Claims, in the order their
@@ -370,9 +396,16 @@
 // every call it serves gave up.
 // On bench workload (a), 256 workers of one process, a batch serves some
 // 12 Claims; on a cluster, where the 200 hosts spread over 256 shards, a
-// batch of a shard some 1.1 (on workload (c), 2,000 hosts, some 10), and
-// the claims of a batch that the bound refuses cost no script of their
-// own.
+// batch of a shard some 1.1 Claims (on workload (c), 2,000 hosts, some
+// 10), and the claims of a batch that the bound refuses cost no script of
+// their own.
+//
+// Fairness bound of a cluster's batches: the Claims of a shard's batch
+// share the tightest of their bounds (the first ready key of the other
+// shards, as the Store knew it when each was made), so that none is
+// served a key that became ready after what it stated
+// (TestClusterBatchBound, TestFairAcrossSlots); a node's batches take no
+// claims.
 //
 // # Seen cache
 //

@@ -54,7 +54,7 @@ func (s *Store) endLease(ctx context.Context, l *frontier.Lease, now time.Time, 
 		}
 	}
 	if s.oneServer() || s.perSlot() {
-		b, run := s.batcherOf(sh)
+		b, run := s.batcherOf(ctx, sh)
 		w, err := b.join(ctx, batchOp{sh: sh, now: now, args: s.finishArgs(l, now, o, requeue)}, run)
 		if err != nil {
 			return err
@@ -82,7 +82,7 @@ func (s *Store) callShards(ctx context.Context, sc *redis.Script, op string, sha
 		return nil, err
 	}
 	r := s.prepare(shards[0], sc, op, now, args...)
-	reply, err := s.send(ctx, r, nil)
+	reply, err := s.sendRound(ctx, r)
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +96,7 @@ func (s *Store) callShards(ctx context.Context, sc *redis.Script, op string, sha
 			return nil, err
 		}
 	}
-	s.answeredBy(r)
+	s.answeredBy(r, shards[1:]...)
 	return reply[:at], nil
 }
 

@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -25,25 +26,31 @@ func (s *Store) perSlot() bool {
 }
 
 // doneAddingSlot is DoneAdding on a cluster, without a page limit: the
-// links of the other shards than own go first, in one pipelined round,
-// then own's links are added and l ended in one script of own's shard,
-// with the other calls of the Store for that shard that wait at once
-// (batch.lua). gs are the batch's groups, own's last; refused has a
-// place for each link.
+// links of the shards of other nodes than own's go first, each node's in
+// a batch of that node (addNodes), then the links of own's node are added
+// and l ended in one script there (batch.lua), with the other calls of
+// the Store for that node that wait at once. gs are the batch's groups,
+// own's last; refused has a place for each link.
 func (s *Store) doneAddingSlot(ctx context.Context, l *frontier.Lease, own *shard, gs []group, now time.Time, o frontier.Outcome, batch []frontier.Item, lim frontier.Limits, refused []error) ([]error, error) {
-	n := len(gs)
-	if gs[n-1].sh == own {
-		n--
+	parts := s.byNode(ctx, gs, own)
+	last := parts[len(parts)-1]
+	mine := slices.ContainsFunc(last, func(g group) bool { return g.sh == own }) ||
+		s.nodeOf(ctx, last[0].sh) == s.nodeOf(ctx, own) && s.nodeOf(ctx, own) != ""
+	if !mine {
+		last = nil // no link of own's node
+	} else {
+		parts = parts[:len(parts)-1]
 	}
-	if n > 0 {
-		if err := s.addGroups(ctx, gs[:n], now, batch, lim, refused); err != nil {
+	var others []group
+	for _, p := range parts {
+		others = append(others, p...)
+	}
+	if len(others) > 0 {
+		if err := s.addNodes(ctx, others, now, batch, lim, refused); err != nil {
 			return nil, err
 		}
 	}
-	if n == len(gs) { // no link of own's shard
-		return refused[:len(batch)], s.Done(ctx, l, now, o)
-	}
-	return s.doneAddingAll(ctx, l, own, gs[n:], now, o, batch, lim, refused)
+	return s.doneAddingAll(ctx, l, own, last, now, o, batch, lim, refused)
 }
 
 // doneAddingAll is DoneAdding on a single Redis, without a page limit: the
@@ -53,15 +60,16 @@ func (s *Store) doneAddingSlot(ctx context.Context, l *frontier.Lease, own *shar
 // own's alone); their answers go into refused, which has a place for
 // each link.
 func (s *Store) doneAddingAll(ctx context.Context, l *frontier.Lease, own *shard, gs []group, now time.Time, o frontier.Outcome, batch []frontier.Item, lim frontier.Limits, refused []error) ([]error, error) {
-	if gs[len(gs)-1].sh != own {
-		gs = append(gs, group{sh: own})
+	j := slices.IndexFunc(gs, func(g group) bool { return g.sh == own })
+	if j < 0 {
+		gs, j = append(gs, group{sh: own}), len(gs)
 	}
-	gs = append(gs[len(gs)-1:], gs[:len(gs)-1]...) // the lease's shard first
+	gs = append(append([]group{gs[j]}, gs[:j]...), gs[j+1:]...) // the lease's shard first
 	blocks := make([][]any, len(gs))
 	for i, g := range gs {
 		blocks[i] = s.addArgs(nil, base(now), g.items(batch), lim, -1)
 	}
-	b, run := s.batcherOf(own)
+	b, run := s.batcherOf(ctx, own)
 	w, err := b.join(ctx, batchOp{sh: own, now: now, args: s.finishArgs(l, now, o, false), groups: gs, blocks: blocks}, run)
 	if err != nil {
 		return nil, err
@@ -78,8 +86,9 @@ func (s *Store) doneAddingAll(ctx context.Context, l *frontier.Lease, own *shard
 	return refused[:len(batch)], doneErr
 }
 
-// addAll is Add on a single Redis, without a page limit: the items of
-// every shard (gs, the batch's groups) are added in one script, with the
+// addAll is Add on a single Redis, without a page limit (or of one shard
+// on a cluster): the items of every shard (gs, the batch's groups) are
+// added in one script, with the
 // other calls of the Store that wait at once (batch.lua) — a sitemap's
 // entries share the script that ends the leases of the pages fetched
 // meanwhile. Their answers go into refused.
@@ -88,7 +97,7 @@ func (s *Store) addAll(ctx context.Context, gs []group, now time.Time, batch []f
 	for i, g := range gs {
 		blocks[i] = s.addArgs(nil, base(now), g.items(batch), lim, -1)
 	}
-	b, run := s.batcherOf(gs[0].sh)
+	b, run := s.batcherOf(ctx, gs[0].sh)
 	w, err := b.join(ctx, batchOp{sh: gs[0].sh, now: now, groups: gs, blocks: blocks}, run)
 	if err != nil {
 		return err

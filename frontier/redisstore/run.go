@@ -194,7 +194,7 @@ func readyAt(now time.Time, o frontier.Outcome) time.Time {
 // calls of the Store that wait (an Add of nothing): Redis answers, and
 // says whether it restarted.
 func (s *Store) probe(ctx context.Context, sh *shard, now time.Time) error {
-	b, run := s.batcherOf(sh)
+	b, run := s.batcherOf(ctx, sh)
 	w, err := b.join(ctx, batchOp{sh: sh, now: now}, run)
 	if err != nil {
 		return err

@@ -160,12 +160,17 @@ func newView(n int) *view {
 }
 
 // learn records the tail of a reply of shard i, t = {has, score, name,
-// publication, clock, more}.
+// publication, clock, more}; has 2 says the script moved neither the
+// ready set nor the expiry set (a batch without claims: prelude.lua,
+// quietTail), and what the view knew of the shard stands.
 func (v *view) learn(i int, t []any, callerClock bool) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if !callerClock {
 		v.skew = intOf(t[4]) - time.Now().UnixMicro()
+	}
+	if intOf(t[0]) == 2 {
+		return // the script moved neither the ready set nor the expiry set
 	}
 	v.has[i] = intOf(t[0]) == 1
 	v.at[i], v.name[i], v.ready[i] = intOf(t[1]), strOf(t[2]), int(intOf(t[5]))
@@ -420,7 +425,51 @@ func (v *view) verOf() string {
 // ready key in any shard: only then may it report Idle. It changes
 // nothing in Redis: a shard that woke without telling the wake index (a
 // process died in between) is found by each Store's own check.
+//
+// The Claims that find it under way wait for it and take its answer: a
+// read of every shard costs two commands a shard (512 on a cluster's
+// default), and the idle workers of a process all ask at once.
 func (s *Store) verify(ctx context.Context, now time.Time) (bool, error) {
+	s.verifyMu.Lock()
+	c := s.verifying
+	if c == nil {
+		c = &verifyCall{done: make(chan struct{})}
+		s.verifying = c
+		s.verifyMu.Unlock()
+		c.idle, c.err = s.verifyRead(ctx, now)
+		s.verifyMu.Lock()
+		s.verifying = nil
+		s.verifyMu.Unlock()
+		close(c.done)
+		return c.idle, c.err
+	}
+	s.verifyMu.Unlock()
+	select {
+	case <-c.done:
+		return c.idle, c.err
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
+}
+
+// verifyCall is a verify under way, and its answer once done is closed.
+type verifyCall struct {
+	done chan struct{}
+	idle bool
+	err  error
+}
+
+// verifyEvery is how long after a read of every shard a Store that holds
+// leases asks no other (verifiedLately): a Poll for every 32 shards, so
+// that those reads cost a cluster's 256 shards what they cost 32 — a
+// shard that woke publishes it (see Shards), and the read is only the
+// check of what a publication lost.
+func (s *Store) verifyEvery() time.Duration {
+	return s.opt.Poll * time.Duration(max(1, len(s.shards)/32))
+}
+
+// verifyRead is verify's read.
+func (s *Store) verifyRead(ctx context.Context, now time.Time) (bool, error) {
 	s.verifiedAt.Store(time.Now().UnixNano())
 	rnow := s.clockNow(now)
 	err := s.retry(ctx, "idle check", func() error {

@@ -118,6 +118,8 @@ type Store struct {
 	cpStamp  atomic.Int64 // the stamp of the last checkpoint stored
 	// verifiedAt is when the Store last read every shard (verify), ns.
 	verifiedAt atomic.Int64
+	verifyMu   sync.Mutex
+	verifying  *verifyCall // the read of every shard under way, if any
 	// live is the Store's membership of its job (liveness.go).
 	live liveness
 
@@ -129,6 +131,11 @@ type Store struct {
 	// (slotOpsOnce): a batch there enters one slot.
 	slotOps     []batcher[batchOp]
 	slotOpsOnce sync.Once
+	// rounds are the script calls waiting for a pipelined round, on a
+	// cluster (round.go).
+	rounds batcher[roundOp]
+	// nodes are the batchers of a cluster's nodes (node.go).
+	nodes nodeBatchers
 	// seenCache holds URLs known seen (nil with ExactSeen: a
 	// fingerprint would let two URLs collide).
 	seenCache *seenCache
@@ -164,6 +171,7 @@ func New(client redis.UniversalClient, job string, opts Options) (*Store, error)
 		held:   make(map[uint64]string),
 		runs:   make(map[uint64]*run),
 	}
+	s.rounds.most = roundMax
 	s.live.start = time.Now()
 	s.live.stop, s.live.stopped = make(chan struct{}), make(chan struct{})
 	if opts.ExactSeen {

@@ -37,6 +37,12 @@
 //
 //	go -C bench run ./cmd/benchrun -workloads f -crawlers heed,heed-redis,heed-redis-4 -redis-cluster 3 -runs 1
 //
+// With -redis-fsync always, each redis-server keeps an append-only file
+// and syncs it at every write, as a deployment that loses no acknowledged
+// write runs it:
+//
+//	go -C bench run ./cmd/benchrun -workloads a -crawlers heed,heed-redis -redis-cluster 3 -redis-fsync always -runs 1
+//
 // With -redis-cpus, redis-server runs on CPUs of its own, as a deployment
 // that gives Redis its own machine has; run benchrun on the others:
 //
@@ -117,9 +123,9 @@ func run() int {
 	for _, c := range built {
 		if c.Redis && plan.Redis == nil {
 			if o.cluster > 0 {
-				plan.Redis, err = harness.StartRedisCluster(ctx, scratch, o.cluster, harness.RedisOptions{CPUs: o.redisCPUs})
+				plan.Redis, err = harness.StartRedisCluster(ctx, scratch, o.cluster, harness.RedisOptions{CPUs: o.redisCPUs, Fsync: o.redisFsync})
 			} else {
-				plan.Redis, err = harness.StartRedis(ctx, scratch, harness.RedisOptions{CPUs: o.redisCPUs})
+				plan.Redis, err = harness.StartRedis(ctx, scratch, harness.RedisOptions{CPUs: o.redisCPUs, Fsync: o.redisFsync})
 			}
 			if err != nil {
 				fmt.Fprintln(os.Stderr, "benchrun:", err)

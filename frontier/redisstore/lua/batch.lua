@@ -24,6 +24,7 @@
 -- then per lease its shard (1-based) and claimOne's ten values, then
 -- each shard's tail.
 local lease, want, c = tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[13])
+quietTail = want == 0
 local bound = ARGV[11] ~= '' and clock + tonumber(ARGV[11])
 local at = 14 + 3 * c
 local cands, isCand = {}, {}

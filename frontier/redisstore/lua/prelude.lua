@@ -34,6 +34,9 @@ local LAYOUT = '2'
 local callerClock, wakeHere = string.sub(ARGV[6], 1, 1) == '1', string.sub(ARGV[6], 2, 2) == 'w'
 -- The member whose claims this script serves, 0 for none: a lease then
 -- expires a lease after it was granted, as before members existed.
+-- quietTail: a script that claims nothing (batch.lua) reads the shard's
+-- next event only where it moved the ready or expiry set (tail).
+local quietTail = false
 local memberID = string.match(ARGV[7], ':(%d+)$') or '0'
 local member = tonumber(memberID)
 
@@ -105,6 +108,7 @@ if retried then reqID = string.sub(reqID, 2) end
 -- Whatever reads the expiry set calls it first; the item hash is read
 -- through pend (leaseOf).
 local function flushLeases()
+  if #pend.add + #pend.del > 0 then pend.moved = true end
   if #pend.add > 0 then redis.call('ZADD', E, unpack(pend.add)) end
   if #pend.del > 0 then redis.call('ZREM', E, unpack(pend.del)) end
   if #pend.li > 0 then redis.call('HSET', LI, unpack(pend.li)) end
@@ -121,6 +125,7 @@ end
 -- one each. Whatever reads the ready set calls it first.
 local function flushReady()
   if next(pendR) == nil then return end
+  pend.moved = true
   local add, del = {}, {}
   for name, at in pairs(pendR) do
     if at then
@@ -199,6 +204,12 @@ end
 local function tail()
   flushLeases()
   flushReady()
+  if quietTail and not pend.moved then
+    -- Neither the ready set nor the expiry set moved: the Store keeps
+    -- what it knew of the shard's next event (code 2), and the shard
+    -- has nothing to publish.
+    return {2, 0, '', 0, clock, 0, epoch, memberDead() and member or 0}
+  end
   local top = redis.call('ZRANGE', R, 0, 7, 'WITHSCORES')
   local nxt, name = tonumber(top[2]), top[1] or ''
   local more = 0
@@ -289,6 +300,7 @@ local function migrate()
     end
   end
   redis.call('DEL', L, T)
+  pend.moved = true
   cnt.lv, dirty.lv = LAYOUT, true
 end
 
@@ -674,6 +686,7 @@ local function sweep()
       expire(token, name, item, tonumber(due[i + 1]), run)
     else -- not a record of this layout
       redis.call('ZREM', E, due[i])
+      pend.moved = true
     end
   end
 end
