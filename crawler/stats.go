@@ -48,7 +48,10 @@ type Stats struct {
 	// a sitemap, and each seed, redirect target and Enqueue, counts once.
 	// A URL linked from a hundred pages counts a hundred times (under
 	// SkippedSeen, SkippedScope, …), so on a site of 500 pages these run
-	// into the thousands.
+	// into the thousands. A URL a page limit refuses is counted once,
+	// under SkippedMaxPages or SkippedMaxPagesPerHost, when it is
+	// reported (see Reports in the package documentation), and as
+	// SkippedSeen when found again.
 	SkippedLinks map[SkipReason]int64
 	// Nofollow counts pages whose links were not followed because of a
 	// nofollow directive; Noindex the pages that asked not to be indexed.

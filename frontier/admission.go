@@ -50,7 +50,10 @@ func (f *Frontier) AddSeedItems(ctx context.Context, seeds []Item) (errs []error
 // one giving the error: depth, canonical form (ErrRelative, ErrScheme,
 // ErrHost, ErrPort, ErrTooLong), pathological path, scope, then in the
 // Store: given-up host, page and sitemap limits, duplicates (ErrSeen). A
-// nil error means the item is queued and will be handed out by Next once.
+// nil error means the item is queued and will be handed out by Next once;
+// one that is ErrReported (a page limit's, for a URL not seen before)
+// that it is queued only to be reported, and handed out once with
+// Item.Refused set.
 // A Store failure wraps ErrStore. ctx is checked before any work is done.
 func (f *Frontier) Add(ctx context.Context, it Item) error {
 	errs, err := f.add(ctx, []Item{it}, false)
