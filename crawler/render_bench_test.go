@@ -3,8 +3,6 @@ package crawler_test
 import (
 	"context"
 	"os"
-	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -200,43 +198,16 @@ func (c *cpuSampler) sample(stop <-chan struct{}) {
 // read records the CPU time of every process whose ancestry leads here.
 func (c *cpuSampler) read() {
 	self := os.Getpid()
-	type st struct {
-		ppid int
-		cpu  time.Duration
-	}
-	all := map[int]st{}
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		raw, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(raw)
-		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(f) < 15 {
-			continue
-		}
-		ppid, _ := strconv.Atoi(f[1])
-		var ticks int64
-		for _, i := range []int{11, 12} { // utime, stime
-			n, _ := strconv.ParseInt(f[i], 10, 64)
-			ticks += n
-		}
-		all[pid] = st{ppid: ppid, cpu: time.Duration(ticks) * 10 * time.Millisecond} // USER_HZ is 100
-	}
+	all := chromiumtest.Procs()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.best == nil {
 		c.best = map[int]time.Duration{}
 	}
 	for pid, p := range all {
-		for a := p.ppid; a > 1; a = all[a].ppid {
+		for a := p.PPID; a > 1; a = all[a].PPID {
 			if a == self {
-				c.best[pid] = max(c.best[pid], p.cpu)
+				c.best[pid] = max(c.best[pid], p.CPU)
 				break
 			}
 		}

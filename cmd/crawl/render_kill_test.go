@@ -5,8 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -62,45 +60,14 @@ func logged(l *testweb.Log, target string) bool {
 	return false
 }
 
-// proc is what /proc says of a process: its parent, its group and whether
-// it is a zombie (dead, not reaped).
-type proc struct {
-	ppid, pgid int
-	zombie     bool
-}
-
-func procs() map[int]proc {
-	out := map[int]proc{}
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(f) < 3 {
-			continue
-		}
-		ppid, _ := strconv.Atoi(f[1])
-		pgid, _ := strconv.Atoi(f[2])
-		out[pid] = proc{ppid: ppid, pgid: pgid, zombie: f[0] == "Z"}
-	}
-	return out
-}
-
 // browserGroups returns the process groups of crawl's descendants.
 func browserGroups(crawl int) map[int]bool {
-	ps := procs()
+	ps := chromiumtest.Procs()
 	groups := map[int]bool{}
 	for pid, p := range ps {
-		for a := p.ppid; a > 1; a = ps[a].ppid {
+		for a := p.PPID; a > 1; a = ps[a].PPID {
 			if a == crawl {
-				groups[ps[pid].pgid] = true
+				groups[ps[pid].PGID] = true
 				break
 			}
 		}
@@ -118,8 +85,8 @@ func untilGone(t *testing.T, groups map[int]bool) {
 	defer tick.Stop()
 	for {
 		var left []int
-		for pid, p := range procs() {
-			if groups[p.pgid] && !p.zombie {
+		for pid, p := range chromiumtest.Procs() {
+			if groups[p.PGID] && !p.Zombie {
 				left = append(left, pid)
 			}
 		}

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -263,12 +262,11 @@ func TestRenderBrowserCrashRetried(t *testing.T) {
 
 // killBrowsers kills this process's chromium children.
 func killBrowsers(t *testing.T) {
-	self := strconv.Itoa(os.Getpid())
-	forProcesses(func(pid int, comm string, f []string) {
-		if f[1] == self && strings.Contains(comm, "chromium") {
+	for pid, p := range chromiumtest.Procs() {
+		if p.PPID == os.Getpid() && strings.Contains(p.Comm, "chromium") {
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
-	})
+	}
 }
 
 // TestRenderRecyclesBrowser replaces the browser after PagesPerBrowser
@@ -332,45 +330,22 @@ func TestRenderRecyclesBrowserPastMemory(t *testing.T) {
 // chromiumGroups lists the process groups of this process's chromium
 // children.
 func chromiumGroups() []int {
-	self := strconv.Itoa(os.Getpid())
 	var out []int
-	forProcesses(func(pid int, comm string, f []string) {
-		if f[1] == self && strings.Contains(comm, "chromium") {
-			pg, _ := strconv.Atoi(f[2])
-			out = append(out, pg)
+	for _, p := range chromiumtest.Procs() {
+		if p.PPID == os.Getpid() && strings.Contains(p.Comm, "chromium") {
+			out = append(out, p.PGID)
 		}
-	})
+	}
 	return out
 }
 
 // processesIn lists the live (not zombie) processes of group pgid.
 func processesIn(pgid int) []int {
 	var out []int
-	forProcesses(func(pid int, _ string, f []string) {
-		if f[2] == strconv.Itoa(pgid) && f[0] != "Z" {
+	for pid, p := range chromiumtest.Procs() {
+		if p.PGID == pgid && !p.Zombie {
 			out = append(out, pid)
 		}
-	})
-	return out
-}
-
-// forProcesses calls fn with every process's pid, command and the fields
-// of its stat after the command (state, ppid, pgrp…).
-func forProcesses(fn func(pid int, comm string, fields []string)) {
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		i := strings.LastIndexByte(s, ')')
-		if f := strings.Fields(s[i+1:]); i > 0 && len(f) > 2 {
-			fn(pid, s[:i], f)
-		}
 	}
+	return out
 }
