@@ -31,6 +31,8 @@ const (
 const (
 	DefaultProbes  = 2
 	DefaultRecheck = 10
+	// DefaultMaxKinds is about 10 MB of kinds, their keys included.
+	DefaultMaxKinds = 100_000
 )
 
 // recentOutcomes is how many of a kind's last comparisons count: a kind
@@ -67,6 +69,11 @@ type Adaptive struct {
 	// Text counts text as a gain (see Measures.Adds); otherwise only links
 	// do — what a crawl follows.
 	Text bool
+	// MaxKinds bounds how many kinds are remembered; zero means
+	// DefaultMaxKinds. Past it, a kind chosen at random is forgotten and
+	// learned again if its pages come back: a crawl of millions of hosts
+	// keeps bounded memory at the cost of a few more renders.
+	MaxKinds int
 
 	mu    sync.Mutex
 	kinds map[string]*kind
@@ -164,6 +171,12 @@ func (a *Adaptive) kind(key string) *kind {
 	}
 	k := a.kinds[key]
 	if k == nil {
+		if len(a.kinds) >= or(a.MaxKinds, DefaultMaxKinds) {
+			for old := range a.kinds { // a map's order is random: a random victim
+				delete(a.kinds, old)
+				break
+			}
+		}
 		k = new(kind)
 		a.kinds[key] = k
 	}
