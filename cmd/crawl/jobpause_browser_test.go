@@ -117,29 +117,53 @@ func TestJobPauseInBrowser(t *testing.T) {
 			t.Fatalf("browser: %v", err)
 		}
 	}
-	text := func(id string) string {
+	js := func(expr string) string {
 		t.Helper()
 		c, stop := context.WithTimeout(b, 20*time.Second)
 		defer stop()
-		v, err := chromedp.Run(c, chromedp.Evaluate[string](`document.getElementById("`+id+`").textContent`))
+		v, err := chromedp.Run(c, chromedp.Evaluate[string](expr))
 		if err != nil {
 			t.Fatalf("browser: %v", err)
 		}
 		return v
 	}
+	text := func(id string) string { return js(`document.getElementById("` + id + `").textContent`) }
 	do(chromedp.Navigate(pageURL))
 	untilTrue(t, "the job view to list both processes", runs, func() bool {
 		procs := text("procs")
 		return strings.Contains(procs, "p1") && strings.Contains(procs, "p2")
 	})
+	// The frontier panel of the whole job: the endless sites keep URLs
+	// queued, and the panel shows them by due time.
+	untilTrue(t, "the job view's frontier panel to show queued URLs", runs, func() bool {
+		rows := js(`document.getElementById("frontier-panel").hidden ? "hidden" :
+			Array.from(document.querySelectorAll("#frontier tbody tr")).map(r => r.dataset.count).join(",")`)
+		return queuedShown(rows) && strings.Contains(text("frontier-note"), "queued")
+	})
 	before := members()
 	do(chromedp.Click(chromedp.ID("pause")))
 	untilTrue(t, "the job view to say paused", runs, func() bool { return text("state") == "paused" })
 
-	// Every process reads the mark within a heartbeat, and its fetch in
-	// flight then ends: two heartbeats after the mark, none may start.
-	marked := time.Now()
-	untilTrue(t, "two heartbeats", runs, func() bool { return time.Since(marked) > 2*heartbeatEvery })
+	// Every process reads the mark after its first heartbeat past it, and
+	// its fetch in flight then ends: from each one's second heartbeat past
+	// the mark, none may start.
+	marked, err := client.Time(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	beats := map[string]map[time.Time]bool{"p1": {}, "p2": {}}
+	untilTrue(t, "two heartbeats of each process after the pause", runs, func() bool {
+		hbs, err := heartbeats(ctx, client, "jp")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, hb := range hbs {
+			if seen := beats[hb.name]; seen != nil && hb.Seen.After(marked) {
+				seen[hb.Seen] = true
+			}
+		}
+		return len(beats["p1"]) >= 2 && len(beats["p2"]) >= 2
+	})
 	quiet := time.Now()
 	// The window in which no request may come: longer than the liveness
 	// timeout, so that a process that stopped beating would be declared
@@ -172,6 +196,14 @@ func TestJobPauseInBrowser(t *testing.T) {
 	if _, dead := ids(members()); dead != 0 {
 		t.Errorf("%d members dead after resume", dead)
 	}
+}
+
+// queuedShown says whether the frontier panel's rows, their counts joined
+// by commas ("hidden" if the panel is), are the seven buckets with some
+// URL in one.
+func queuedShown(counts string) bool {
+	cs := strings.Split(counts, ",")
+	return len(cs) == 7 && slices.ContainsFunc(cs, func(c string) bool { n, _ := strconv.Atoi(c); return n > 0 })
 }
 
 // startChromium starts a headless chromium for the test and returns its
