@@ -165,9 +165,14 @@ func TestJobPauseInBrowser(t *testing.T) {
 		return len(beats["p1"]) >= 2 && len(beats["p2"]) >= 2
 	})
 	quiet := time.Now()
+	quietRedis, err := client.Time(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
 	// The window in which no request may come: longer than the liveness
 	// timeout, so that a process that stopped beating would be declared
-	// dead in it.
+	// dead in it by one still beating — and, if none beats any more, would
+	// have no heartbeat in it.
 	untilTrue(t, "the quiet window", runs, func() bool { return time.Since(quiet) > 2*lease })
 	if n, uas := log.since(quiet); n != 0 {
 		t.Fatalf("job paused, yet the sites got %d requests from %v", n, uas)
@@ -188,6 +193,12 @@ func TestJobPauseInBrowser(t *testing.T) {
 	now, dead := ids(after)
 	if dead != 0 || !slices.Equal(was, now) || len(now) != 2 {
 		t.Fatalf("paused past the liveness timeout, the members went from %v to %v, %d dead: leases were taken back", was, now, dead)
+	}
+	for _, m := range after {
+		if !m.LastBeat.After(quietRedis) {
+			t.Errorf("member %d's last heartbeat %v is older than the quiet window (from %v, %v long): paused, it stopped beating",
+				m.ID, m.LastBeat, quietRedis, 2*lease)
+		}
 	}
 
 	do(chromedp.Click(chromedp.ID("resume")))
