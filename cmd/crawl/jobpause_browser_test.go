@@ -147,23 +147,7 @@ func TestJobPauseInBrowser(t *testing.T) {
 	// Every process reads the mark after its first heartbeat past it, and
 	// its fetch in flight then ends: from each one's second heartbeat past
 	// the mark, none may start.
-	marked, err := client.Time(ctx).Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	beats := map[string]map[time.Time]bool{"p1": {}, "p2": {}}
-	untilTrue(t, "two heartbeats of each process after the pause", runs, func() bool {
-		hbs, err := heartbeats(ctx, client, "jp")
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, hb := range hbs {
-			if seen := beats[hb.name]; seen != nil && hb.Seen.After(marked) {
-				seen[hb.Seen] = true
-			}
-		}
-		return len(beats["p1"]) >= 2 && len(beats["p2"]) >= 2
-	})
+	untilTrue(t, "two heartbeats of each process after the pause", runs, beatsPast(t, ctx, client, "jp", "p1", "p2"))
 	quiet := time.Now()
 	quietRedis, err := client.Time(ctx).Result()
 	if err != nil {

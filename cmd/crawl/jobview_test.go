@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/heedcrawl/heed/crawler/live"
 	"github.com/heedcrawl/heed/frontier"
 	"github.com/heedcrawl/heed/internal/redistest"
@@ -149,6 +151,39 @@ func TestJobViewFrontier(t *testing.T) {
 	}
 }
 
+// beatsPast returns a condition that holds once each of procs, processes
+// of job, has recorded two heartbeats since now (on Redis's clock): past
+// the first it has read the job's marks (followPause comes after each
+// beat), so past the second it has acted on them.
+func beatsPast(t *testing.T, ctx context.Context, client redis.UniversalClient, job string, procs ...string) func() bool {
+	t.Helper()
+	now, err := client.Time(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	beats := map[string]map[time.Time]bool{}
+	for _, p := range procs {
+		beats[p] = map[time.Time]bool{}
+	}
+	return func() bool {
+		hbs, err := heartbeats(ctx, client, job)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, hb := range hbs {
+			if seen := beats[hb.name]; seen != nil && hb.Seen.After(now) {
+				seen[hb.Seen] = true
+			}
+		}
+		for _, seen := range beats {
+			if len(seen) < 2 {
+				return false
+			}
+		}
+		return true
+	}
+}
+
 // The job view's pause pauses every process of the job within a
 // heartbeat — the site gets no request — and its resume restarts them.
 func TestJobPause(t *testing.T) {
@@ -202,12 +237,6 @@ func TestJobPause(t *testing.T) {
 		}
 	}
 	waitUntil("the crawl to fetch", func() bool { return count() >= 3 })
-	beat := func() time.Time {
-		b, _ := client.HGet(ctx, metaKey("p"), metaProcess+"w1").Bytes()
-		var hb heartbeat
-		json.Unmarshal(b, &hb)
-		return hb.Seen
-	}
 	// The job view's control, as crawl status -ui wires it.
 	page := httptest.NewServer(jobView(client, store, "p", "t"))
 	defer page.Close()
@@ -221,10 +250,9 @@ func TestJobPause(t *testing.T) {
 		resp.Body.Close()
 	}
 	control("pause")
-	marked := beat()
-	// Two heartbeats later the process has read the mark, and its fetch
-	// in flight then (one at a time: -per-host 1) has ended.
-	waitUntil("two heartbeats", func() bool { b := beat(); return b.Sub(marked) >= 2*heartbeatEvery })
+	// At its second heartbeat past the mark the process has read it, and
+	// its fetch in flight then (one at a time: -per-host 1) has ended.
+	waitUntil("two heartbeats after the pause", beatsPast(t, ctx, client, "p", "w1"))
 	quiet := time.Now()
 	time.Sleep(1500 * time.Millisecond) // the window in which no request may come
 	if n := since(quiet); n != 0 {

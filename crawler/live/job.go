@@ -54,7 +54,7 @@ type JobProcess struct {
 
 // JobHandler serves the job view: the page at / and its data at /api/job,
 // asked of job at every request; with JobOptions.Frontier, the frontier
-// panel's at /api/frontier as a Handler serves it; and, with
+// panel's at /api/frontier as a Handler serves it (else no content); and, with
 // JobOptions.Pause, controls that
 // pause and resume the whole job (POST /api/pause, /api/resume, guarded as
 // a Handler's). Make one with NewJobHandler.
@@ -75,6 +75,9 @@ func NewJobHandler(job func(ctx context.Context) (Job, error), opt JobOptions) *
 		h.mux.HandleFunc("GET /api/frontier", serveFrontier(func(ctx context.Context) Frontier {
 			return h.front.get(ctx, time.Now(), opt.Frontier)
 		}))
+	} else {
+		// No panel, said without an error the page's console would log.
+		h.mux.HandleFunc("GET /api/frontier", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
 	}
 	h.mux.HandleFunc("GET /api/job", func(w http.ResponseWriter, req *http.Request) {
 		ctx, cancel := context.WithTimeout(req.Context(), apiTimeout)

@@ -36,7 +36,7 @@
     // The panel shows once the view serves it (crawl status -ui does).
     try {
       const r = await fetch("api/frontier");
-      if (r.ok) { window.heedFrontier(await r.json()); $("frontier-panel").hidden = false; }
+      if (r.status === 200) { window.heedFrontier(await r.json()); $("frontier-panel").hidden = false; }
     } catch (e) { /* the job's state says unreachable */ }
   }
   const tok = new URLSearchParams(location.hash.slice(1)).get("token");
