@@ -94,12 +94,7 @@ func TestJobPauseInBrowser(t *testing.T) {
 	}
 	runs = append(runs, view)
 
-	client, store, err := redisClient(ctx, srv.URL(), "jp", "", 0, new(redisLog))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	defer store.Close()
+	client, store := openJob(t, srv.URL(), "jp")
 	members := func() []redisstore.Member {
 		ms, err := store.Members(ctx)
 		if err != nil {

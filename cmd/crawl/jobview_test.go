@@ -20,6 +20,7 @@ import (
 
 	"github.com/heedcrawl/heed/crawler/live"
 	"github.com/heedcrawl/heed/frontier"
+	"github.com/heedcrawl/heed/frontier/redisstore"
 	"github.com/heedcrawl/heed/internal/redistest"
 )
 
@@ -28,12 +29,7 @@ import (
 func TestJobViewListsProcesses(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := context.Background()
-	client, store, err := redisClient(ctx, srv.URL(), "news", "", 0, new(redisLog))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	defer store.Close()
+	client, store := openJob(t, srv.URL(), "news")
 	if err := store.SetMeta(ctx, metaSettings, []byte(`{}`)); err != nil {
 		t.Fatal(err)
 	}
@@ -94,12 +90,7 @@ func TestJobViewListsProcesses(t *testing.T) {
 func TestJobViewFrontier(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := context.Background()
-	client, store, err := redisClient(ctx, srv.URL(), "news", "", 0, new(redisLog))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	defer store.Close()
+	client, store := openJob(t, srv.URL(), "news")
 	hostile := `http://x.test/a?q="><img src=x onerror=alert(1)>`
 	now := time.Now()
 	items := []frontier.Item{
@@ -149,6 +140,21 @@ func TestJobViewFrontier(t *testing.T) {
 	if time.Since(asked) < 5*time.Second && (again.Queued != 4 || !again.At.Equal(f.At)) {
 		t.Errorf("asked again within 5 s: queued %d at %v, want the answer of %v kept", again.Queued, again.At, f.At)
 	}
+}
+
+// openJob opens job's Store on the Redis at url as crawl status does,
+// closed at the test's end.
+func openJob(t *testing.T, url, job string) (redis.UniversalClient, *redisstore.Store) {
+	t.Helper()
+	client, store, err := redisClient(context.Background(), url, job, "", 0, new(redisLog))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		store.Close()
+		client.Close()
+	})
+	return client, store
 }
 
 // beatsPast returns a condition that holds once each of procs, processes
@@ -220,12 +226,7 @@ func TestJobPause(t *testing.T) {
 			"-progress", "off", "-o", filepath.Join(t.TempDir(), "out.jsonl"), seeds}, strings.NewReader(""), &out, &errb)
 	}()
 	defer func() { cancel(); <-done }()
-	client, store, err := redisClient(ctx, srv.URL(), "p", "", 0, new(redisLog))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	defer store.Close()
+	client, store := openJob(t, srv.URL(), "p")
 	waitUntil := func(what string, cond func() bool) {
 		t.Helper()
 		deadline := time.Now().Add(30 * time.Second)
