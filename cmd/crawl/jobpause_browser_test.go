@@ -94,12 +94,7 @@ func TestJobPauseInBrowser(t *testing.T) {
 	}
 	runs = append(runs, view)
 
-	client, store, err := redisClient(ctx, srv.URL(), "jp", "", 0, new(redisLog))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	defer store.Close()
+	client, store := openJob(t, srv.URL(), "jp")
 	members := func() []redisstore.Member {
 		ms, err := store.Members(ctx)
 		if err != nil {
@@ -117,33 +112,46 @@ func TestJobPauseInBrowser(t *testing.T) {
 			t.Fatalf("browser: %v", err)
 		}
 	}
-	text := func(id string) string {
+	js := func(expr string) string {
 		t.Helper()
 		c, stop := context.WithTimeout(b, 20*time.Second)
 		defer stop()
-		v, err := chromedp.Run(c, chromedp.Evaluate[string](`document.getElementById("`+id+`").textContent`))
+		v, err := chromedp.Run(c, chromedp.Evaluate[string](expr))
 		if err != nil {
 			t.Fatalf("browser: %v", err)
 		}
 		return v
 	}
+	text := func(id string) string { return js(`document.getElementById("` + id + `").textContent`) }
 	do(chromedp.Navigate(pageURL))
 	untilTrue(t, "the job view to list both processes", runs, func() bool {
 		procs := text("procs")
 		return strings.Contains(procs, "p1") && strings.Contains(procs, "p2")
 	})
+	// The frontier panel of the whole job: the endless sites keep URLs
+	// queued, and the panel shows them by due time.
+	untilTrue(t, "the job view's frontier panel to show queued URLs", runs, func() bool {
+		rows := js(`document.getElementById("frontier-panel").hidden ? "hidden" :
+			Array.from(document.querySelectorAll("#frontier tbody tr")).map(r => r.dataset.count).join(",")`)
+		return queuedShown(rows) && strings.Contains(text("frontier-note"), "queued")
+	})
 	before := members()
 	do(chromedp.Click(chromedp.ID("pause")))
 	untilTrue(t, "the job view to say paused", runs, func() bool { return text("state") == "paused" })
 
-	// Every process reads the mark within a heartbeat, and its fetch in
-	// flight then ends: two heartbeats after the mark, none may start.
-	marked := time.Now()
-	untilTrue(t, "two heartbeats", runs, func() bool { return time.Since(marked) > 2*heartbeatEvery })
+	// Every process reads the mark after its first heartbeat past it, and
+	// its fetch in flight then ends: from each one's second heartbeat past
+	// the mark, none may start.
+	untilTrue(t, "two heartbeats of each process after the pause", runs, beatsPast(t, ctx, client, "jp", "p1", "p2"))
 	quiet := time.Now()
+	quietRedis, err := client.Time(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
 	// The window in which no request may come: longer than the liveness
 	// timeout, so that a process that stopped beating would be declared
-	// dead in it.
+	// dead in it by one still beating — and, if none beats any more, would
+	// have no heartbeat in it.
 	untilTrue(t, "the quiet window", runs, func() bool { return time.Since(quiet) > 2*lease })
 	if n, uas := log.since(quiet); n != 0 {
 		t.Fatalf("job paused, yet the sites got %d requests from %v", n, uas)
@@ -165,6 +173,12 @@ func TestJobPauseInBrowser(t *testing.T) {
 	if dead != 0 || !slices.Equal(was, now) || len(now) != 2 {
 		t.Fatalf("paused past the liveness timeout, the members went from %v to %v, %d dead: leases were taken back", was, now, dead)
 	}
+	for _, m := range after {
+		if !m.LastBeat.After(quietRedis) {
+			t.Errorf("member %d's last heartbeat %v is older than the quiet window (from %v, %v long): paused, it stopped beating",
+				m.ID, m.LastBeat, quietRedis, 2*lease)
+		}
+	}
 
 	do(chromedp.Click(chromedp.ID("resume")))
 	resumed := time.Now()
@@ -172,6 +186,14 @@ func TestJobPauseInBrowser(t *testing.T) {
 	if _, dead := ids(members()); dead != 0 {
 		t.Errorf("%d members dead after resume", dead)
 	}
+}
+
+// queuedShown says whether the frontier panel's rows, their counts joined
+// by commas ("hidden" if the panel is), are the seven buckets with some
+// URL in one.
+func queuedShown(counts string) bool {
+	cs := strings.Split(counts, ",")
+	return len(cs) == 7 && slices.ContainsFunc(cs, func(c string) bool { n, _ := strconv.Atoi(c); return n > 0 })
 }
 
 // startChromium starts a headless chromium for the test and returns its

@@ -5,17 +5,22 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/heedcrawl/heed/crawler/live"
 	"github.com/heedcrawl/heed/frontier"
+	"github.com/heedcrawl/heed/frontier/redisstore"
 	"github.com/heedcrawl/heed/internal/redistest"
 )
 
@@ -24,12 +29,7 @@ import (
 func TestJobViewListsProcesses(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := context.Background()
-	client, store, err := redisClient(ctx, srv.URL(), "news", "", 0, new(redisLog))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	defer store.Close()
+	client, store := openJob(t, srv.URL(), "news")
 	if err := store.SetMeta(ctx, metaSettings, []byte(`{}`)); err != nil {
 		t.Fatal(err)
 	}
@@ -50,10 +50,7 @@ func TestJobViewListsProcesses(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	page := httptest.NewServer(live.NewJobHandler(func(ctx context.Context) (live.Job, error) {
-		j, err := readJob(ctx, client, store, "news")
-		return j.view("news"), err
-	}, live.JobOptions{}))
+	page := httptest.NewServer(jobView(client, store, "news", ""))
 	defer page.Close()
 	resp, err := http.Get(page.URL + "/api/job")
 	if err != nil {
@@ -74,7 +71,7 @@ func TestJobViewListsProcesses(t *testing.T) {
 	if len(names) != 3 || names[0] != "alpha/crawling" || names[1] != "beta/crawling" || names[2] != "gamma/done" {
 		t.Errorf("processes %v, want alpha, beta, gamma, the last seen first", names)
 	}
-	for _, path := range []string{"/", "/job.js", "/app.css"} {
+	for _, path := range []string{"/", "/job.js", "/app.css", "/frontier.js"} {
 		r, err := http.Get(page.URL + path)
 		if err != nil {
 			t.Fatal(err)
@@ -83,6 +80,113 @@ func TestJobViewListsProcesses(t *testing.T) {
 		if r.StatusCode != 200 || r.Header.Get("Content-Security-Policy") == "" {
 			t.Errorf("GET %s = %d, CSP %q", path, r.StatusCode, r.Header.Get("Content-Security-Policy"))
 		}
+	}
+}
+
+// The job view of crawl status -ui has the frontier panel of the whole
+// job: its queued URLs by due time, from its Store, the one overdue
+// longest named as JSON text however built to break out of markup, and
+// the Store asked at most every 5 s.
+func TestJobViewFrontier(t *testing.T) {
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	client, store := openJob(t, srv.URL(), "news")
+	hostile := `http://x.test/a?q="><img src=x onerror=alert(1)>`
+	now := time.Now()
+	items := []frontier.Item{
+		{URL: hostile, Key: "x.test"}, // due at once
+		{URL: "http://y.test/soon", Key: "y.test", Due: now.Add(30 * time.Second)},
+		{URL: "http://y.test/later", Key: "y.test", Due: now.Add(10 * time.Minute)},
+		{URL: "http://z.test/tomorrow", Key: "z.test", Due: now.Add(24 * time.Hour)},
+	}
+	if _, err := store.Add(ctx, items, frontier.Limits{}); err != nil {
+		t.Fatal(err)
+	}
+	page := httptest.NewServer(jobView(client, store, "news", ""))
+	defer page.Close()
+	get := func() (live.Frontier, string) {
+		t.Helper()
+		resp, err := http.Get(page.URL + "/api/frontier")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		var f live.Frontier
+		if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &f) != nil {
+			t.Fatalf("GET /api/frontier = %d %s", resp.StatusCode, body)
+		}
+		return f, string(body)
+	}
+	asked := time.Now()
+	f, body := get()
+	var counts []int
+	for _, b := range f.Buckets {
+		counts = append(counts, b.Count)
+	}
+	if want := []int{1, 1, 0, 1, 0, 0, 1}; !slices.Equal(counts, want) || f.Queued != 4 || f.Approximate || f.Error != "" {
+		t.Errorf("frontier counts %v, want %v; %s", counts, want, body)
+	}
+	if f.OldestURL != hostile || f.OldestKey != "x.test" {
+		t.Errorf("oldest %q of %q, want the hostile URL of x.test", f.OldestURL, f.OldestKey)
+	}
+	if strings.ContainsAny(body, "<>") {
+		t.Errorf("markup characters unescaped in %s", body)
+	}
+	if _, err := store.Add(ctx, []frontier.Item{{URL: "http://w.test/", Key: "w.test"}}, frontier.Limits{}); err != nil {
+		t.Fatal(err)
+	}
+	again, _ := get()
+	if time.Since(asked) < 5*time.Second && (again.Queued != 4 || !again.At.Equal(f.At)) {
+		t.Errorf("asked again within 5 s: queued %d at %v, want the answer of %v kept", again.Queued, again.At, f.At)
+	}
+}
+
+// openJob opens job's Store on the Redis at url as crawl status does,
+// closed at the test's end.
+func openJob(t *testing.T, url, job string) (redis.UniversalClient, *redisstore.Store) {
+	t.Helper()
+	client, store, err := redisClient(context.Background(), url, job, "", 0, new(redisLog))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		store.Close()
+		client.Close()
+	})
+	return client, store
+}
+
+// beatsPast returns a condition that holds once each of procs, processes
+// of job, has recorded two heartbeats since now (on Redis's clock): past
+// the first it has read the job's marks (followPause comes after each
+// beat), so past the second it has acted on them.
+func beatsPast(t *testing.T, ctx context.Context, client redis.UniversalClient, job string, procs ...string) func() bool {
+	t.Helper()
+	now, err := client.Time(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	beats := map[string]map[time.Time]bool{}
+	for _, p := range procs {
+		beats[p] = map[time.Time]bool{}
+	}
+	return func() bool {
+		hbs, err := heartbeats(ctx, client, job)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, hb := range hbs {
+			if seen := beats[hb.name]; seen != nil && hb.Seen.After(now) {
+				seen[hb.Seen] = true
+			}
+		}
+		for _, seen := range beats {
+			if len(seen) < 2 {
+				return false
+			}
+		}
+		return true
 	}
 }
 
@@ -122,12 +226,7 @@ func TestJobPause(t *testing.T) {
 			"-progress", "off", "-o", filepath.Join(t.TempDir(), "out.jsonl"), seeds}, strings.NewReader(""), &out, &errb)
 	}()
 	defer func() { cancel(); <-done }()
-	client, store, err := redisClient(ctx, srv.URL(), "p", "", 0, new(redisLog))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	defer store.Close()
+	client, store := openJob(t, srv.URL(), "p")
 	waitUntil := func(what string, cond func() bool) {
 		t.Helper()
 		deadline := time.Now().Add(30 * time.Second)
@@ -139,23 +238,8 @@ func TestJobPause(t *testing.T) {
 		}
 	}
 	waitUntil("the crawl to fetch", func() bool { return count() >= 3 })
-	beat := func() time.Time {
-		b, _ := client.HGet(ctx, metaKey("p"), metaProcess+"w1").Bytes()
-		var hb heartbeat
-		json.Unmarshal(b, &hb)
-		return hb.Seen
-	}
 	// The job view's control, as crawl status -ui wires it.
-	page := httptest.NewServer(live.NewJobHandler(func(ctx context.Context) (live.Job, error) {
-		j, err := readJob(ctx, client, store, "p")
-		return j.view("p"), err
-	}, live.JobOptions{Token: "t", Pause: func(ctx context.Context, on bool) error {
-		var mark []byte
-		if on {
-			mark = []byte("1")
-		}
-		return store.SetMeta(ctx, metaPaused, mark)
-	}}))
+	page := httptest.NewServer(jobView(client, store, "p", "t"))
 	defer page.Close()
 	control := func(what string) {
 		req, _ := http.NewRequest(http.MethodPost, page.URL+"/api/"+what, nil)
@@ -167,10 +251,9 @@ func TestJobPause(t *testing.T) {
 		resp.Body.Close()
 	}
 	control("pause")
-	marked := beat()
-	// Two heartbeats later the process has read the mark, and its fetch
-	// in flight then (one at a time: -per-host 1) has ended.
-	waitUntil("two heartbeats", func() bool { b := beat(); return b.Sub(marked) >= 2*heartbeatEvery })
+	// At its second heartbeat past the mark the process has read it, and
+	// its fetch in flight then (one at a time: -per-host 1) has ended.
+	waitUntil("two heartbeats after the pause", beatsPast(t, ctx, client, "p", "w1"))
 	quiet := time.Now()
 	time.Sleep(1500 * time.Millisecond) // the window in which no request may come
 	if n := since(quiet); n != 0 {

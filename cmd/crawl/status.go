@@ -88,16 +88,7 @@ Flags:
 		return 2
 	}
 	if ui != "" {
-		return serveJobView(ctx, ui, func(ctx context.Context) (live.Job, error) {
-			j, err := readJob(ctx, client, store, job)
-			return j.view(job), err
-		}, func(ctx context.Context, on bool) error {
-			var mark []byte
-			if on {
-				mark = []byte("1")
-			}
-			return store.SetMeta(ctx, metaPaused, mark)
-		}, stderr)
+		return serveJobView(ctx, ui, func(token string) http.Handler { return jobView(client, store, job, token) }, stderr)
 	}
 	writeStatus(stdout, where, j.now, j.counts, j.complete, j.procs)
 	writeMembers(stdout, j.now, j.members)
@@ -157,10 +148,32 @@ func (j jobRead) view(name string) live.Job {
 	return v
 }
 
-// serveJobView serves the job view on addr until ctx ends or a signal
-// comes, its controls calling pause with the token it prints; it returns
-// the exit status.
-func serveJobView(ctx context.Context, addr string, job func(context.Context) (live.Job, error), pause func(context.Context, bool) error, stderr io.Writer) int {
+// jobView is the job view of job, read from its Store and Redis: its
+// processes and counts, its frontier panel (the Store's DueCounts, for
+// the whole job), and the controls, with token, that pause and resume it.
+func jobView(client redis.UniversalClient, store *redisstore.Store, job, token string) *live.JobHandler {
+	return live.NewJobHandler(func(ctx context.Context) (live.Job, error) {
+		j, err := readJob(ctx, client, store, job)
+		return j.view(job), err
+	}, live.JobOptions{
+		Token: token,
+		Pause: func(ctx context.Context, on bool) error {
+			var mark []byte
+			if on {
+				mark = []byte("1")
+			}
+			return store.SetMeta(ctx, metaPaused, mark)
+		},
+		Frontier: func(ctx context.Context, edges []time.Duration) (frontier.DueCounts, error) {
+			return store.DueCounts(ctx, time.Now(), edges)
+		},
+	})
+}
+
+// serveJobView serves the job view view makes on addr until ctx ends or a
+// signal comes, its controls needing the token it prints; it returns the
+// exit status.
+func serveJobView(ctx context.Context, addr string, view func(token string) http.Handler, stderr io.Writer) int {
 	ln, err := listenLoopback(addr)
 	if err != nil {
 		fmt.Fprintf(stderr, "crawl status: -ui: %v\n", err)
@@ -169,7 +182,7 @@ func serveJobView(ctx context.Context, addr string, job func(context.Context) (l
 	ctx, stop := signal.NotifyContext(ctx, stopSignals...)
 	defer stop()
 	token := live.NewToken()
-	srv := &http.Server{Handler: live.NewJobHandler(job, live.JobOptions{Token: token, Pause: pause}), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: view(token), ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(stderr, "crawl status: job view on http://%s/#token=%s (interrupt to stop)\n", ln.Addr(), token)
 	var wg sync.WaitGroup
 	wg.Go(func() {

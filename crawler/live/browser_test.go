@@ -386,7 +386,11 @@ func TestLivePageInBrowser(t *testing.T) {
 	}
 }
 
-// The job view lists every process of the job it is given, as text.
+// hostileJobURL is a queued URL built to break out of markup.
+const hostileJobURL = `http://x.test/a?q="><img src=x onerror=alert(1)>`
+
+// The job view lists every process of the job it is given, and its
+// frontier panel, as text.
 func TestJobViewInBrowser(t *testing.T) {
 	b := newBrowser(t)
 	now := time.Now()
@@ -399,7 +403,13 @@ func TestJobViewInBrowser(t *testing.T) {
 				Host: "m" + strconv.Itoa(i), PID: 100 + i, Pages: int64(10 * i)})
 		}
 		return j, nil
-	}, live.JobOptions{}))
+	}, live.JobOptions{Frontier: func(_ context.Context, edges []time.Duration) (frontier.DueCounts, error) {
+		d := frontier.NewDueCounts(edges)
+		d.Add(now.UnixNano(), now.Add(-time.Minute).UnixNano(), 3, "x.test", hostileJobURL)
+		d.Add(now.UnixNano(), now.Add(10*time.Minute).UnixNano(), 2, "y.test", "")
+		d.Scale(5)
+		return d, nil
+	}}))
 	t.Cleanup(page.Close)
 	b.run(t, chromedp.Navigate(page.URL+"/"))
 	names := func() []string {
@@ -412,7 +422,14 @@ func TestJobViewInBrowser(t *testing.T) {
 	waitFor(t, "a rate from two polls", func() bool {
 		return eval[string](t, b, `document.getElementById("rate").textContent`) == "50.0"
 	})
-	if n := eval[int](t, b, `document.querySelectorAll("#procs img").length`); n != 0 || b.dialogs.Load() != 0 {
+	waitFor(t, "the job's frontier panel", func() bool {
+		return eval[string](t, b, `Array.from(document.querySelectorAll("#frontier tbody tr")).map(r => r.dataset.count).join(",")`) == "3,0,0,2,0,0,0" &&
+			!eval[bool](t, b, `document.getElementById("frontier-panel").hidden`)
+	})
+	if got := eval[string](t, b, `document.getElementById("oldest").textContent`); !strings.Contains(got, hostileJobURL) {
+		t.Errorf("oldest overdue %q, want the hostile URL as text", got)
+	}
+	if n := eval[int](t, b, `document.querySelectorAll("#procs img, #frontier-panel img").length`); n != 0 || b.dialogs.Load() != 0 {
 		t.Errorf("a process name ran as markup: %d images, %d dialogs", n, b.dialogs.Load())
 	}
 	if errs := b.errors(); len(errs) > 0 {

@@ -26,7 +26,9 @@
 // Host, Frontier), whose Store owns them.
 //
 // NewJobHandler serves the view of a crawl shared by several processes (a
-// -redis job) from what its Store says, without crawling.
+// -redis job) from what its Store says, without crawling, with the same
+// frontier panel and /api/frontier for the whole job when given the
+// Store's DueCounts (JobOptions.Frontier).
 //
 // Controls — pause, resume, stop — are POSTs that need the Handler's
 // token in the X-Heed-Token header and come from the page's own origin

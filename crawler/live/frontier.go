@@ -3,10 +3,12 @@ package live
 import (
 	"context"
 	"errors"
+	"net/http"
 	"sync"
 	"time"
 
 	"github.com/heedcrawl/heed/crawler"
+	"github.com/heedcrawl/heed/frontier"
 )
 
 // dueEdges are the frontier panel's buckets after "overdue", over the next
@@ -47,6 +49,11 @@ type DueBucket struct {
 	Count int    `json:"count"`
 }
 
+// DueAsker asks a Store how its queued items fall due over edges, seen
+// from now (frontier.DueCounts): a crawl's through Crawler.Frontier, a
+// -redis job's through its Store's DueCounts.
+type DueAsker func(ctx context.Context, edges []time.Duration) (frontier.DueCounts, error)
+
 // frontierCache holds the last Frontier, asked at most every frontierEvery.
 type frontierCache struct {
 	mu   sync.Mutex
@@ -56,14 +63,19 @@ type frontierCache struct {
 // Frontier returns the frontier panel, as the crawl's Store (a
 // crawler.DueCounter) says, at most frontierEvery old.
 func (r *Recorder) Frontier(ctx context.Context) Frontier {
-	now := r.now()
-	r.front.mu.Lock()
-	defer r.front.mu.Unlock()
-	if !r.front.last.At.IsZero() && now.Sub(r.front.last.At) < frontierEvery && now.After(r.front.last.At) {
-		return r.front.last
+	return r.front.get(ctx, r.now(), r.c.Frontier)
+}
+
+// get returns the last Frontier if it is less than frontierEvery old at
+// now, else asks ask for a new one.
+func (fc *frontierCache) get(ctx context.Context, now time.Time, ask DueAsker) Frontier {
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	if !fc.last.At.IsZero() && now.Sub(fc.last.At) < frontierEvery && now.After(fc.last.At) {
+		return fc.last
 	}
 	f := Frontier{At: now}
-	d, err := r.c.Frontier(ctx, dueEdges)
+	d, err := ask(ctx, dueEdges)
 	switch {
 	case errors.Is(err, crawler.ErrNotRunning):
 		f.Error = "the crawl is not running"
@@ -82,6 +94,16 @@ func (r *Recorder) Frontier(ctx context.Context) Frontier {
 		f.OldestKey, f.OldestURL, f.OldestDue = d.OldestKey, d.OldestURL, d.OldestDue
 		f.OldestAge = max(now.Sub(d.OldestDue).Seconds(), 0)
 	}
-	r.front.last = f
+	fc.last = f
 	return f
+}
+
+// serveFrontier serves /api/frontier: get's Frontier, asked within
+// apiTimeout.
+func serveFrontier(get func(ctx context.Context) Frontier) http.HandlerFunc {
+	return func(w http.ResponseWriter, req *http.Request) {
+		ctx, cancel := context.WithTimeout(req.Context(), apiTimeout)
+		defer cancel()
+		writeJSON(w, get(ctx))
+	}
 }

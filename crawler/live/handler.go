@@ -15,7 +15,7 @@ import (
 	"time"
 )
 
-//go:embed assets/index.html assets/app.js assets/app.css assets/job.html assets/job.js
+//go:embed assets/index.html assets/app.js assets/app.css assets/job.html assets/job.js assets/frontier.js
 var assets embed.FS
 
 // TokenHeader is the request header that carries the control token.
@@ -53,11 +53,12 @@ func NewHandler(r *Recorder, opt Options) *Handler {
 	h.mux.HandleFunc("GET /{$}", asset("assets/index.html", "text/html; charset=utf-8"))
 	h.mux.HandleFunc("GET /app.js", asset("assets/app.js", "text/javascript; charset=utf-8"))
 	h.mux.HandleFunc("GET /app.css", asset("assets/app.css", "text/css; charset=utf-8"))
+	h.mux.HandleFunc("GET /frontier.js", asset("assets/frontier.js", "text/javascript; charset=utf-8"))
 	h.mux.HandleFunc("GET /api/status", h.status)
 	h.mux.HandleFunc("GET /api/chart", h.chart)
 	h.mux.HandleFunc("GET /api/hosts", h.hosts)
 	h.mux.HandleFunc("GET /api/host", h.host)
-	h.mux.HandleFunc("GET /api/frontier", h.frontier)
+	h.mux.HandleFunc("GET /api/frontier", serveFrontier(h.r.Frontier))
 	h.mux.HandleFunc("GET /api/errors", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, h.r.Errors()) })
 	h.mux.HandleFunc("GET /api/log", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, h.r.Log()) })
 	h.mux.HandleFunc("POST /api/pause", h.control(func() { h.r.c.Pause() }))
@@ -126,12 +127,6 @@ func (h *Handler) chart(w http.ResponseWriter, req *http.Request) {
 	defer cancel()
 	st, _ := h.r.c.Stats(ctx)
 	writeJSON(w, h.r.Chart(st.Started))
-}
-
-func (h *Handler) frontier(w http.ResponseWriter, req *http.Request) {
-	ctx, cancel := context.WithTimeout(req.Context(), apiTimeout)
-	defer cancel()
-	writeJSON(w, h.r.Frontier(ctx))
 }
 
 func (h *Handler) hosts(w http.ResponseWriter, req *http.Request) {

@@ -115,7 +115,7 @@ func TestPage(t *testing.T) {
 	if resp.StatusCode != 200 || !strings.Contains(csp, "script-src 'self'") || !strings.Contains(csp, "connect-src 'self'") {
 		t.Errorf("GET / = %d, CSP %q", resp.StatusCode, csp)
 	}
-	for _, name := range []string{"assets/index.html", "assets/app.js", "assets/app.css"} {
+	for _, name := range []string{"assets/index.html", "assets/app.js", "assets/app.css", "assets/frontier.js", "assets/job.html", "assets/job.js"} {
 		b, _ := assets.ReadFile(name)
 		if strings.Contains(string(b), "http://") && !strings.Contains(string(b), "http://www.w3.org/2000/svg") || strings.Contains(string(b), "https://") {
 			t.Errorf("%s names another origin", name)
@@ -124,7 +124,7 @@ func TestPage(t *testing.T) {
 			t.Errorf("%s writes markup", name)
 		}
 	}
-	for _, path := range []string{"/app.js", "/app.css", "/api/status", "/api/chart", "/api/hosts", "/api/errors", "/api/log", "/api/frontier"} {
+	for _, path := range []string{"/app.js", "/app.css", "/frontier.js", "/api/status", "/api/chart", "/api/hosts", "/api/errors", "/api/log", "/api/frontier"} {
 		r, err := http.Get(srv.URL + path)
 		if err != nil {
 			t.Fatal(err)

@@ -34,6 +34,10 @@ type JobOptions struct {
 	// Pause pauses the whole job (on true) or resumes it; nil disables
 	// the controls.
 	Pause func(ctx context.Context, on bool) error
+	// Frontier, if not nil, feeds the frontier panel and /api/frontier:
+	// the job's Store asked how its queued URLs fall due (a redisstore's
+	// DueCounts), at most every 5 s whatever the pages polling.
+	Frontier DueAsker
 }
 
 // JobProcess is one process of a job, as its last heartbeat said.
@@ -49,12 +53,15 @@ type JobProcess struct {
 }
 
 // JobHandler serves the job view: the page at / and its data at /api/job,
-// asked of job at every request, and, with JobOptions.Pause, controls that
+// asked of job at every request; with JobOptions.Frontier, the frontier
+// panel's at /api/frontier as a Handler serves it (else no content); and, with
+// JobOptions.Pause, controls that
 // pause and resume the whole job (POST /api/pause, /api/resume, guarded as
 // a Handler's). Make one with NewJobHandler.
 type JobHandler struct {
-	job func(ctx context.Context) (Job, error)
-	mux *http.ServeMux
+	job   func(ctx context.Context) (Job, error)
+	mux   *http.ServeMux
+	front frontierCache
 }
 
 // NewJobHandler returns the job view of the job that job reads.
@@ -63,6 +70,15 @@ func NewJobHandler(job func(ctx context.Context) (Job, error), opt JobOptions) *
 	h.mux.HandleFunc("GET /{$}", asset("assets/job.html", "text/html; charset=utf-8"))
 	h.mux.HandleFunc("GET /job.js", asset("assets/job.js", "text/javascript; charset=utf-8"))
 	h.mux.HandleFunc("GET /app.css", asset("assets/app.css", "text/css; charset=utf-8"))
+	h.mux.HandleFunc("GET /frontier.js", asset("assets/frontier.js", "text/javascript; charset=utf-8"))
+	if opt.Frontier != nil {
+		h.mux.HandleFunc("GET /api/frontier", serveFrontier(func(ctx context.Context) Frontier {
+			return h.front.get(ctx, time.Now(), opt.Frontier)
+		}))
+	} else {
+		// No panel, said without an error the page's console would log.
+		h.mux.HandleFunc("GET /api/frontier", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
+	}
 	h.mux.HandleFunc("GET /api/job", func(w http.ResponseWriter, req *http.Request) {
 		ctx, cancel := context.WithTimeout(req.Context(), apiTimeout)
 		defer cancel()

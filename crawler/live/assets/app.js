@@ -157,20 +157,6 @@
   function renderErrors(errs) {
     fill($("errs").tBodies[0], errs.map((e) => row([e.kind, num(e.count), el("td", `${e.example_url} — ${e.example}`, "url")])));
   }
-  function renderFrontier(f) {
-    $("frontier-note").textContent = f.error ? f.error : `${num(f.queued)} queued${f.approximate ? ", estimated" : ""}`;
-    const buckets = f.buckets || [], top = Math.max(1, ...buckets.map((b) => b.count));
-    fill($("frontier").tBodies[0], buckets.map((b) => {
-      const bar = el("i", null, "bar");
-      bar.style.width = (b.count / top * 100).toFixed(1) + "%";
-      const td = el("td", null, "bars");
-      td.appendChild(bar);
-      const tr = row([b.label, num(b.count), td]);
-      tr.dataset.count = String(b.count);
-      return tr;
-    }));
-    $("oldest").textContent = f.oldest_url || f.oldest_key ? `oldest overdue: ${f.oldest_url || f.oldest_key}, due ${dur(f.oldest_age_s)} ago` : "";
-  }
   function renderLog(log) {
     fill($("log").tBodies[0], log.slice(0, LOG_ROWS).map((f) => row([new Date(f.at).toLocaleTimeString(), f.status || "–", (f.rtt_ns / 1e6).toFixed(0),
       el("td", f.url, "url"), el("td", f.error || f.title || "", "url")])));
@@ -192,7 +178,7 @@
     busy = true;
     try {
       const [s, c, l, e, f] = await Promise.all([getJSON("api/status"), getJSON("api/chart"), getJSON("api/log"), getJSON("api/errors"), getJSON("api/frontier")]);
-      renderStatus(s); renderChart(c); renderLog(l); renderErrors(e); renderFrontier(f);
+      renderStatus(s); renderChart(c); renderLog(l); renderErrors(e); window.heedFrontier(f);
       await refreshHosts();
       await refreshJournal();
     } catch (err) {

@@ -33,6 +33,11 @@
     } catch (e) {
       $("state").textContent = "unreachable";
     }
+    // The panel shows once the view serves it (crawl status -ui does).
+    try {
+      const r = await fetch("api/frontier");
+      if (r.status === 200) { window.heedFrontier(await r.json()); $("frontier-panel").hidden = false; }
+    } catch (e) { /* the job's state says unreachable */ }
   }
   const tok = new URLSearchParams(location.hash.slice(1)).get("token");
   if (tok) { $("token").value = tok; history.replaceState(null, "", location.pathname); }
