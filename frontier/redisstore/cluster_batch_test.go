@@ -40,14 +40,7 @@ func (h *gateHook) DialHook(next redis.DialHook) redis.DialHook { return next }
 
 func (h *gateHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		args := cmd.Args()
-		if strings.HasPrefix(cmd.Name(), "eval") && len(args) > 3 && fmt.Sprint(args[3]) == h.key {
-			h.scripts.Add(1)
-			if h.armed.CompareAndSwap(true, false) {
-				close(h.held)
-				<-h.release
-			}
-		}
+		h.see(cmd)
 		return next(ctx, cmd)
 	}
 }
@@ -55,16 +48,22 @@ func (h *gateHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 func (h *gateHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
 		for _, cmd := range cmds {
-			args := cmd.Args()
-			if strings.HasPrefix(cmd.Name(), "eval") && len(args) > 3 && fmt.Sprint(args[3]) == h.key {
-				h.scripts.Add(1)
-				if h.armed.CompareAndSwap(true, false) {
-					close(h.held)
-					<-h.release
-				}
-			}
+			h.see(cmd)
 		}
 		return next(ctx, cmds)
+	}
+}
+
+// see counts cmd if it is a script call on the hook's shard, and holds
+// the first once armed.
+func (h *gateHook) see(cmd redis.Cmder) {
+	args := cmd.Args()
+	if strings.HasPrefix(cmd.Name(), "eval") && len(args) > 3 && fmt.Sprint(args[3]) == h.key {
+		h.scripts.Add(1)
+		if h.armed.CompareAndSwap(true, false) {
+			close(h.held)
+			<-h.release
+		}
 	}
 }
 
