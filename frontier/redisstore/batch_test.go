@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -565,4 +567,77 @@ func TestQuietTail(t *testing.T) {
 	if l := claimAt(t, s, t0.Add(time.Second), opt).Lease; l == nil || l.URL != "http://k/2" {
 		t.Errorf("after the lease ended, Claim got %+v, want the link added meanwhile", l)
 	}
+}
+
+// zrangeGate counts the pipelines that read sorted sets (a read of every
+// shard) and holds the first until release is closed, telling held.
+type zrangeGate struct {
+	reads         atomic.Int64
+	once          sync.Once
+	held, release chan struct{}
+}
+
+func (h *zrangeGate) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (h *zrangeGate) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+
+func (h *zrangeGate) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if len(cmds) > 0 && cmds[0].Name() == "zrange" {
+			h.reads.Add(1)
+			h.once.Do(func() {
+				close(h.held)
+				<-h.release
+			})
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// TestVerifyShared: the Claims that find a read of every shard under way
+// wait for it and take its answer, instead of reading again.
+func TestVerifyShared(t *testing.T) {
+	srv := redistest.Start(t)
+	s := mustNew(t, srv, newJob(t), Options{CallerClock: true, Shards: 64})
+	mustAdd(t, s, item("k", "/1"))
+	gate := &zrangeGate{held: make(chan struct{}), release: make(chan struct{})}
+	s.c.(*redis.Client).AddHook(gate)
+	now := time.Now()
+	var wg sync.WaitGroup
+	idle := make([]bool, 4)
+	wg.Go(func() { idle[0], _ = s.verify(ctx, now) })
+	select {
+	case <-gate.held:
+	case <-time.After(30 * time.Second): // a guard, not a wait
+		t.Fatal("no read of every shard after 30 s")
+	}
+	for i := 1; i < len(idle); i++ {
+		wg.Go(func() { idle[i], _ = s.verify(ctx, now) })
+	}
+	// The others find the read under way and wait for it.
+	for guard := time.Now().Add(30 * time.Second); s.verifyWaiters() < len(idle)-1; runtime.Gosched() {
+		if time.Now().After(guard) { // a guard, not a wait
+			close(gate.release)
+			wg.Wait()
+			t.Fatalf("after 30 s, %d verifies wait for the one under way, want %d", s.verifyWaiters(), len(idle)-1)
+		}
+	}
+	close(gate.release)
+	wg.Wait()
+	if n := gate.reads.Load(); n != 1 {
+		t.Errorf("%d verifies at once read every shard %d times, want once", len(idle), n)
+	}
+	if slices.Contains(idle, true) {
+		t.Errorf("verify answered idle %v with an item queued", idle)
+	}
+}
+
+// verifyWaiters returns how many callers wait for the read of every
+// shard under way.
+func (s *Store) verifyWaiters() int {
+	s.verifyMu.Lock()
+	defer s.verifyMu.Unlock()
+	if s.verifying == nil {
+		return 0
+	}
+	return s.verifying.waiters
 }

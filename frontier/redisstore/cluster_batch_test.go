@@ -40,14 +40,7 @@ func (h *gateHook) DialHook(next redis.DialHook) redis.DialHook { return next }
 
 func (h *gateHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		args := cmd.Args()
-		if strings.HasPrefix(cmd.Name(), "eval") && len(args) > 3 && fmt.Sprint(args[3]) == h.key {
-			h.scripts.Add(1)
-			if h.armed.CompareAndSwap(true, false) {
-				close(h.held)
-				<-h.release
-			}
-		}
+		h.see(cmd)
 		return next(ctx, cmd)
 	}
 }
@@ -55,16 +48,22 @@ func (h *gateHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 func (h *gateHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
 		for _, cmd := range cmds {
-			args := cmd.Args()
-			if strings.HasPrefix(cmd.Name(), "eval") && len(args) > 3 && fmt.Sprint(args[3]) == h.key {
-				h.scripts.Add(1)
-				if h.armed.CompareAndSwap(true, false) {
-					close(h.held)
-					<-h.release
-				}
-			}
+			h.see(cmd)
 		}
 		return next(ctx, cmds)
+	}
+}
+
+// see counts cmd if it is a script call on the hook's shard, and holds
+// the first once armed.
+func (h *gateHook) see(cmd redis.Cmder) {
+	args := cmd.Args()
+	if strings.HasPrefix(cmd.Name(), "eval") && len(args) > 3 && fmt.Sprint(args[3]) == h.key {
+		h.scripts.Add(1)
+		if h.armed.CompareAndSwap(true, false) {
+			close(h.held)
+			<-h.release
+		}
 	}
 }
 
@@ -290,4 +289,89 @@ func TestFairAcrossSlots(t *testing.T) {
 		stores = append(stores, s)
 	}
 	checkFairAcrossShards(t, stores[0], stores[1])
+}
+
+// pipeHook records, for each pipeline a client sends, how many script
+// calls it holds.
+type pipeHook struct {
+	mu    sync.Mutex
+	evals []int
+}
+
+func (h *pipeHook) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (h *pipeHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+
+func (h *pipeHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		n := 0
+		for _, c := range cmds {
+			if strings.HasPrefix(c.Name(), "eval") {
+				n++
+			}
+		}
+		h.mu.Lock()
+		h.evals = append(h.evals, n)
+		h.mu.Unlock()
+		return next(ctx, cmds)
+	}
+}
+
+// TestClusterRounds: on a cluster, the scripts of a Store for two other
+// nodes that wait while a round is in flight go together in the next
+// round, one pipeline a node, sent at once.
+func TestClusterRounds(t *testing.T) {
+	s, sh, hook, keys := clusterShard(t, 1)
+	home := s.nodeOf(ctx, sh)
+	var others []string
+	seen := map[string]bool{home: true}
+	for i := 0; len(others) < 2 && i < 1000; i++ {
+		k := fmt.Sprintf("z%d", i)
+		if n := s.nodeOf(ctx, s.shardOf(k)); !seen[n] {
+			seen[n] = true
+			others = append(others, k)
+		}
+	}
+	if len(others) < 2 {
+		t.Fatalf("no keys of the job on two other nodes than %s", home)
+	}
+	for _, k := range append([]string{keys[0]}, others...) {
+		mustAdd(t, s, item(k, "/warm")) // load the scripts on every node
+	}
+	pipes := &pipeHook{}
+	s.c.(*redis.ClusterClient).AddHook(pipes)
+	queued := make(chan int, 4)
+	s.rounds.queued = func(n int) { queued <- n }
+	hook.arm()
+	var wg sync.WaitGroup
+	guard := time.After(30 * time.Second) // a guard, not a wait
+	await := func(c <-chan int, what string) int {
+		select {
+		case n := <-c:
+			return n
+		case <-guard:
+			close(hook.release)
+			wg.Wait()
+			t.Fatalf("after 30 s, still waiting for %s", what)
+			return 0
+		}
+	}
+	wg.Go(func() { mustAdd(t, s, item(keys[0], "/1")) })
+	held := make(chan int, 1)
+	go func() { <-hook.held; held <- 1 }()
+	await(held, "the first round")      // in flight
+	await(queued, "the first's script") // its own call
+	for _, k := range others {
+		wg.Go(func() { mustAdd(t, s, item(k, "/1")) })
+	}
+	for waiting := 0; waiting < 2; {
+		waiting = await(queued, "two scripts to wait for the next round")
+	}
+	close(hook.release)
+	wg.Wait()
+	s.rounds.queued = nil
+	pipes.mu.Lock()
+	defer pipes.mu.Unlock()
+	if !slices.Contains(pipes.evals, 2) {
+		t.Errorf("pipelines' script calls %v, want a round of the two nodes' scripts together", pipes.evals)
+	}
 }

@@ -443,6 +443,7 @@ func (s *Store) verify(ctx context.Context, now time.Time) (bool, error) {
 		close(c.done)
 		return c.idle, c.err
 	}
+	c.waiters++
 	s.verifyMu.Unlock()
 	select {
 	case <-c.done:
@@ -454,9 +455,10 @@ func (s *Store) verify(ctx context.Context, now time.Time) (bool, error) {
 
 // verifyCall is a verify under way, and its answer once done is closed.
 type verifyCall struct {
-	done chan struct{}
-	idle bool
-	err  error
+	done    chan struct{}
+	idle    bool
+	err     error
+	waiters int // the Claims that wait for it (tests)
 }
 
 // verifyEvery is how long after a read of every shard a Store that holds
