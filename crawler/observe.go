@@ -7,7 +7,6 @@ import (
 	"context"
 	"net/http"
 	"net/url"
-	"sync"
 	"time"
 
 	"github.com/heedcrawl/heed/ratelimit"
@@ -67,10 +66,13 @@ func (c *Crawler) OnRobots(f func(ctx context.Context, key string, e *gate.Entry
 	c.register(func(h *hooks) { h.onRobots = append(h.onRobots, f) })
 }
 
-// requests recycles the Requests handed to OnRequest handlers, which may
-// not keep them: reporting a request's start and end then allocates
-// nothing, so that watching a crawl (crawler/live) costs it no garbage.
-var requests = sync.Pool{New: func() any { return new(Request) }}
+// newRequest returns a zero Request from r.requests.
+func (r *crawl) newRequest() *Request {
+	if req, ok := r.requests.Get().(*Request); ok {
+		return req
+	}
+	return new(Request)
+}
 
 // requestStarting reports to OnRequest that a request to key for rawURL
 // (empty for robots.txt) starts now, and returns now.
@@ -80,7 +82,7 @@ func (r *crawl) requestStarting(ctx context.Context, key, rawURL string, robots 
 	if len(hs) == 0 {
 		return now
 	}
-	req := requests.Get().(*Request)
+	req := r.newRequest()
 	*req = Request{Key: key, URL: rawURL, Robots: robots, Started: now}
 	r.report(ctx, hs, req)
 	return now
@@ -92,7 +94,7 @@ func (r *crawl) report(ctx context.Context, hs []func(context.Context, *Request)
 		r.safely(ctx, req.URL, func() { f(ctx, req) })
 	}
 	*req = Request{}
-	requests.Put(req)
+	r.requests.Put(req)
 }
 
 // requestAnswered reports to OnRequest the end of the request req, answered
@@ -102,7 +104,7 @@ func (r *crawl) requestAnswered(ctx context.Context, req Request, a ratelimit.An
 	if len(hs) == 0 {
 		return
 	}
-	p := requests.Get().(*Request)
+	p := r.newRequest()
 	*p = req
 	p.Answered = r.now()
 	p.Failure = a.Failure

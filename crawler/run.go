@@ -176,6 +176,12 @@ type crawl struct {
 
 	feed *seedFeed // nil unless RunFeed
 
+	// requests recycles the Requests handed to OnRequest handlers, which
+	// may not keep them: reporting a request's start and end then
+	// allocates nothing, so that watching a crawl (crawler/live) costs it
+	// no garbage. A crawl's own, so that no state outlives a Run.
+	requests sync.Pool
+
 	// stop is Run's context: once it ends no wait for a host (robots gate,
 	// limiter) may turn into a new request, while fetches already under
 	// way finish on their own context within the grace period.
