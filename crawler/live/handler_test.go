@@ -217,10 +217,10 @@ func TestOverloadAlert(t *testing.T) {
 	r.now = func() time.Time { return now }
 	polite, rude := r.host("polite.example", ""), r.host("rude.example", "")
 	for i := range 12 {
-		polite.starts = append(polite.starts, now.Add(-time.Duration(11-i)*5*time.Second))
+		polite.starts = append(polite.starts, now.Add(-time.Duration(11-i)*5*time.Second).UnixNano())
 	}
 	for i := range 20 {
-		rude.starts = append(rude.starts, now.Add(-time.Duration(19-i)*time.Second))
+		rude.starts = append(rude.starts, now.Add(-time.Duration(19-i)*time.Second).UnixNano())
 	}
 	polite.minDelay, rude.minDelay = 5*time.Second, 5*time.Second
 	if polite.overloaded(now) || !rude.overloaded(now) {

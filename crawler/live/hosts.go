@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -270,8 +269,7 @@ func (h *hostRec) state(now time.Time) string {
 // bound). A delay d lets at most one request start per d, plus the one
 // at the window's start.
 func (h *hostRec) load(now time.Time) (n int, allowed float64) {
-	i := sort.Search(len(h.starts), func(i int) bool { return now.Sub(h.starts[i]) <= time.Minute })
-	n = len(h.starts) - i
+	n = len(h.starts) - h.startsBefore(now)
 	if h.minDelay > 0 {
 		allowed = float64(time.Minute) / float64(h.minDelay)
 	}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/url"
-	"sort"
+	"slices"
 	"sync"
 	"time"
 
@@ -76,10 +76,13 @@ type errorRec struct {
 
 // hostRec is what the crawl did to one host, as this process saw it.
 type hostRec struct {
-	key, url   string // a URL of the host, to ask the crawler about it
-	inFlight   int
-	requests   int64
-	starts     []time.Time // the last request starts, for the load over a minute
+	key, url string // a URL of the host, to ask the crawler about it
+	inFlight int
+	requests int64
+	// starts are the last request starts (Unix nanoseconds), for the load
+	// over a minute: int64s, which the garbage collector need not scan,
+	// where time.Times hold a pointer each.
+	starts     []int64
 	minDelay   time.Duration
 	throttled  []time.Time // 429 and 503 answers in the last recentWindow
 	serverErrs []time.Time // other 5xx
@@ -105,7 +108,7 @@ func (r *Recorder) request(_ context.Context, req *crawler.Request) {
 		if len(h.starts) == hostStartsMax {
 			h.starts = h.starts[1:]
 		}
-		h.starts = append(h.starts, req.Started)
+		h.starts = append(h.starts, req.Started.UnixNano())
 		return
 	}
 	h.inFlight = max(h.inFlight-1, 0)
@@ -138,11 +141,18 @@ func (r *Recorder) request(_ context.Context, req *crawler.Request) {
 // fetched holds none. Reslicing, not copying: append moves the live ones
 // to a new array when the old one is used up.
 func (h *hostRec) trimStarts(now time.Time) {
-	i := sort.Search(len(h.starts), func(i int) bool { return now.Sub(h.starts[i]) <= time.Minute })
-	h.starts = h.starts[i:]
+	h.starts = h.starts[h.startsBefore(now):]
 	if len(h.starts) == 0 {
 		h.starts = nil
 	}
+}
+
+// startsBefore returns how many of h's starts are more than a minute
+// before now.
+func (h *hostRec) startsBefore(now time.Time) int {
+	from := now.Add(-time.Minute).UnixNano()
+	i, _ := slices.BinarySearch(h.starts, from)
+	return i
 }
 
 // host returns key's record, made on first sight with rawURL as its URL.
