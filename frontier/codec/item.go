@@ -287,24 +287,13 @@ func DecodeItem(b []byte, key string) (frontier.Item, error) {
 		it.Lastmod = d.time()
 	}
 	if flags&itemMeta != 0 {
-		if n := d.count(); n > 0 {
-			it.Meta = make(map[string]string, n)
-			for range n {
-				k := d.string()
-				it.Meta[k] = d.string()
-			}
-		}
+		it.Meta = d.meta()
 	}
 	if flags&itemRetries != 0 {
 		it.Retries = d.int()
 	}
 	if flags&itemRedirects != 0 {
-		if n := d.count(); n > 0 {
-			it.Redirects = make([]string, n)
-			for i := range it.Redirects {
-				it.Redirects[i] = d.string()
-			}
-		}
+		it.Redirects = d.strings()
 	}
 	if flags&itemSitemapDepth != 0 {
 		it.SitemapDepth = d.int()
@@ -333,6 +322,34 @@ func DecodeItem(b []byte, key string) (frontier.Item, error) {
 		return frontier.Item{}, d.err("item", len(b))
 	}
 	return it, nil
+}
+
+// meta reads an item's Meta: a count, then that many keys and values
+// (nil for none).
+func (d *decoder) meta() map[string]string {
+	n := d.count()
+	if n == 0 {
+		return nil
+	}
+	m := make(map[string]string, n)
+	for range n {
+		k := d.string()
+		m[k] = d.string()
+	}
+	return m
+}
+
+// strings reads a count, then that many strings (nil for none).
+func (d *decoder) strings() []string {
+	n := d.count()
+	if n == 0 {
+		return nil
+	}
+	ss := make([]string, n)
+	for i := range ss {
+		ss[i] = d.string()
+	}
+	return ss
 }
 
 // visit reads a Visit. It returns an error only for flags it does not

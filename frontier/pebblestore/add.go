@@ -106,24 +106,9 @@ func (s *Store) addTo(b *pebble.Batch, batch []frontier.Item, lim frontier.Limit
 				}
 			}
 		}
-		seen := pre[i]
-		if !seen && len(batch) > 1 && s.inBatch != nil {
-			_, seen = s.inBatch[it.URL]
-		}
-		if !seen && !trust {
-			if h := s.seen.hash(it.URL); s.seen.mayContainHash(h) {
-				if seen = s.recent.contains(h); seen {
-					s.recent.answered(1)
-				} else {
-					var err error
-					if seen, err = s.has(seenKey(s.scratch[:0], it.URL)); err != nil {
-						return nil, s.fail(err)
-					}
-					if seen {
-						s.recent.found(h)
-					}
-				}
-			}
+		seen, err := s.seenNow(it.URL, pre[i], len(batch) > 1, trust)
+		if err != nil {
+			return nil, err
 		}
 		if seen {
 			refused[i] = frontier.ErrSeen
@@ -172,6 +157,39 @@ func (s *Store) addTo(b *pebble.Batch, batch []frontier.Item, lim frontier.Limit
 		s.inBatch = nil // a huge batch's map is not kept
 	}
 	return refused, nil
+}
+
+// seenNow reports whether u is seen, given seenBefore's answer pre (to be
+// trusted, if no URL was added since, for a URL it found unseen) and
+// whether the batch holds other URLs, which may have added u. s.mu is held.
+func (s *Store) seenNow(u string, pre, several, trust bool) (bool, error) {
+	if pre {
+		return true, nil
+	}
+	if several && s.inBatch != nil {
+		if _, ok := s.inBatch[u]; ok {
+			return true, nil
+		}
+	}
+	if trust {
+		return false, nil
+	}
+	h := s.seen.hash(u)
+	if !s.seen.mayContainHash(h) {
+		return false, nil
+	}
+	if s.recent.contains(h) {
+		s.recent.answered(1)
+		return true, nil
+	}
+	seen, err := s.has(seenKey(s.scratch[:0], u))
+	if err != nil {
+		return false, s.fail(err)
+	}
+	if seen {
+		s.recent.found(h)
+	}
+	return seen, nil
 }
 
 // addedSeen counts the URLs of batch that were added, and adds them to the
