@@ -104,9 +104,14 @@
 // make it twice: the seen mark and the report to make are one Store
 // write. The one exception: without WithCheckpoint, a link robots.txt
 // rules keep out is reported by the process whose Store operation marked
-// it seen, just after it, so that a process of a shared Store killed in
-// that instant loses its report (queued instead, it would cost a shared
-// Store a claim and an acknowledgement of its own). Stats counts each report once: Stats.SkippedLinks
+// it seen, just after it (queued instead, it would cost a shared Store a
+// claim and an acknowledgement of its own). A shared Store keeps it
+// pending until the crawl tells it the report is made
+// (frontier.ReportWriter) and, if the process dies first, hands it to
+// another to be reported (frontier.RefusedSeenOnly): never lost, made
+// twice only if the process is killed or presumed dead between its report
+// and the Store hearing of it, as a page in flight may be fetched twice.
+// Stats counts each report once: Stats.SkippedLinks
 // SkippedMaxPages and SkippedMaxPagesPerHost count the URLs reported so,
 // not each time one is found again (that is SkippedSeen).
 //

@@ -259,6 +259,11 @@ func (r *crawl) closedItem(ctx context.Context, j *lease, u *url.URL) {
 	case j.GivenUp:
 		r.done(ctx, j, func() { r.givenUp(ctx, j.URL, j.Key) }, nil)
 		return
+	case j.Refused == frontier.RefusedSeenOnly:
+		// Found disallowed by a process that died before its report was
+		// known written (frontier.ReportWriter): reported here.
+		r.disallowed(ctx, j, u, DisallowedByRules)
+		return
 	case j.Refused != frontier.NotRefused:
 		// Refused by a page limit when found, and queued to be reported
 		// here, once (frontier.ErrReported).
@@ -380,8 +385,15 @@ func (r *crawl) markDisallowed(items []frontier.Item) {
 
 // disallowedFound reports the items markDisallowed marked that the Store
 // took as new (errs[i] nil): disallowed by robots.txt, as a lease of
-// them would have been.
+// them would have been. A Store that keeps them pending until then
+// (frontier.ReportWriter) hears that their reports are written.
 func (r *crawl) disallowedFound(ctx context.Context, items []frontier.Item, errs []error) {
+	var written []frontier.Item
+	defer func() {
+		if rw, ok := r.fr.Store().(frontier.ReportWriter); ok && len(written) > 0 {
+			rw.ReportsWritten(written)
+		}
+	}()
 	for i := range items {
 		if !items[i].SeenOnly || i >= len(errs) || errs[i] != nil {
 			continue
@@ -397,6 +409,7 @@ func (r *crawl) disallowedFound(ctx context.Context, items []frontier.Item, errs
 		r.stats.update(func(s *Stats) { s.Disallowed++ })
 		r.log.Debug("crawler: disallowed by robots.txt", "url", it.URL, "reason", string(DisallowedByRules), "found", true)
 		r.reportDisallowed(ctx, it.URL, u, DisallowedByRules)
+		written = append(written, it)
 	}
 }
 

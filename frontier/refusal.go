@@ -24,6 +24,10 @@ const (
 	// RefusedHostLimit: Limits.MaxPagesPerHost was reached for its key
 	// (ErrHostLimit).
 	RefusedHostLimit
+	// RefusedSeenOnly: the item was added SeenOnly (robots.txt disallows
+	// it) and its report was not known written when the process that
+	// added it died: a shared Store queues it to be reported again.
+	RefusedSeenOnly
 
 	refusalEnd // the first value a Store refuses to hold
 )

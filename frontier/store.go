@@ -54,6 +54,17 @@ type KeyCounter interface {
 	QueuedFor(ctx context.Context, key string) (int, error)
 }
 
+// A ReportWriter is a Store that must hear when the report of an item
+// added SeenOnly is written: a Store shared by several processes
+// (redisstore) keeps each new one pending until then, and queues those
+// of a process that died first to be reported by another (RefusedSeenOnly).
+type ReportWriter interface {
+	// ReportsWritten tells the Store that the reports of items, each
+	// added SeenOnly and taken as new, are written. It does not wait for
+	// the Store: the Store may pass it on with its next operation.
+	ReportsWritten(items []Item)
+}
+
 // Store keeps a crawl's state: everything a crawl must not forget when its
 // process stops. It holds the seen-set, one queue per politeness key
 // (ordered by Item.Due, then FIFO: see Claim),

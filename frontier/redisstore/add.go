@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -327,7 +328,13 @@ func (s *Store) addArgs(args []any, now time.Time, batch []frontier.Item, lim fr
 		class := "0"
 		switch {
 		case it.SeenOnly:
-			args = append(args, s.seenMember(it.URL), it.Key, "3", "", "")
+			// A member's is kept pending until its report is written
+			// (ReportsWritten): encoded, to be reported should it die.
+			enc := ""
+			if s.live.cur.Load() != nil {
+				enc = string(encodeItem(nil, it))
+			}
+			args = append(args, s.seenMember(it.URL), it.Key, "3", enc, "")
 			continue
 		case it.Kind == frontier.KindSitemap:
 			class = "1"
@@ -401,4 +408,36 @@ func addAnswers(op string, r []any, batch []frontier.Item) ([]error, error) {
 		}
 	}
 	return refused, nil
+}
+
+// ReportsWritten implements frontier.ReportWriter: the seen-only items'
+// entries leave the member's pending hash (add.lua) with the next script
+// each one's shard runs (prelude.lua), not in a round trip of their own.
+func (s *Store) ReportsWritten(items []frontier.Item) {
+	for i := range items {
+		sh := s.shardOf(items[i].Key)
+		m := s.seenMember(items[i].URL)
+		sh.mu.Lock()
+		sh.written = append(sh.written, m)
+		sh.mu.Unlock()
+	}
+}
+
+// takeWritten returns ARGV[4]'s suffix that names the seen-set members of
+// the reports heard written (see prelude.lua), "" for none.
+func (sh *shard) takeWritten() string {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if len(sh.written) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteByte('|')
+	for _, m := range sh.written {
+		b.WriteString(strconv.Itoa(len(m)))
+		b.WriteByte(':')
+		b.WriteString(m)
+	}
+	sh.written = sh.written[:0]
+	return b.String()
 }

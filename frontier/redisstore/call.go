@@ -42,6 +42,7 @@ func (s *Store) prepare(sh *shard, sc *redis.Script, op string, now time.Time, a
 		forget = "!" + forget // see prelude.lua: the memo's expiry moves
 		r.refresh = true
 	}
+	forget += sh.takeWritten()
 	r.argv = make([]any, 0, 7+len(args))
 	clock := flag(s.opt.CallerClock)
 	if s.oneServer() {

@@ -40,7 +40,9 @@
 // leased 16 at a time: see Affinity; on three primaries with appendfsync
 // always 0.23 and 9.3, 1.3 and 21 before batches a node (see Batches); most
 // links were seen before: see Seen cache; the links robots.txt disallows
-// are only marked seen, frontier.Item.SeenOnly, one SADD each; those a
+// are only marked seen, frontier.Item.SeenOnly, one SADD each, and kept
+// pending in the counters hash's write until the crawl says their reports
+// are written (Store.ReportsWritten: one HDEL with a later script); those a
 // page limit refuses are marked seen and queued to be reported,
 // frontier.ErrReported; a
 // sitemap's entries share a batch).
@@ -139,7 +141,12 @@
 // full Delay from then, since a request may have been under way; its
 // bucket then decides the next request as ever. The reclaim marks the
 // member dead in each shard (field x:ID of its counters hash, kept a day),
-// so that a claim of it that arrives late grants nothing. From a
+// so that a claim of it that arrives late grants nothing, and queues
+// the seen-only links it added whose reports it had not said written
+// (fields p:ID:MEMBER of the counters hash) to be reported by whoever
+// claims them (frontier.RefusedSeenOnly): at least once, twice only if it
+// died between writing a report and saying so. A Store that closes
+// deletes its member's. From a
 // process's death to its item in another's hands: the timeout, less the
 // time since its last heartbeat, plus up to a heartbeat interval and a
 // Poll (BenchmarkReclaim; BENCHMARKS.md, "Liveness"). A lease whose

@@ -45,7 +45,7 @@ var (
 	takeBackSrc string
 
 	beatScript    = redis.NewScript(beatSrc)
-	reclaimScript = redis.NewScript(prelude + takeBackSrc + reclaimSrc)
+	reclaimScript = redis.NewScript(prelude + addSrc + takeBackSrc + reclaimSrc)
 )
 
 // member is one membership of the Store in its job: the id its leases
@@ -386,3 +386,30 @@ func (s *Store) leaveJob(ctx context.Context) error {
 	_, _, err := s.beatCall(ctx, m, "leave")
 	return err
 }
+
+// dropPending deletes, in every shard, the pending fields of the Store's
+// member (prelude.lua, pendingOf): its crawl closes cleanly, every report
+// written. A member presumed dead has none left: reclaim.lua queued them.
+func (s *Store) dropPending(ctx context.Context) error {
+	m := s.live.cur.Load()
+	if m == nil || m.dead.Load() {
+		return nil
+	}
+	prefix := "p:" + strconv.FormatInt(m.id, 10) + ":"
+	_, err := s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, sh := range s.shards {
+			p.Eval(ctx, dropPendingSrc, sh.keys[:1], prefix)
+		}
+		return nil
+	})
+	return err
+}
+
+// dropPendingSrc deletes the fields of hash KEYS[1] whose names begin
+// with ARGV[1].
+const dropPendingSrc = `local f = {}
+for _, k in ipairs(redis.call('HKEYS', KEYS[1])) do
+  if string.sub(k, 1, #ARGV[1]) == ARGV[1] then f[#f + 1] = k end
+end
+if #f > 0 then redis.call('HDEL', KEYS[1], unpack(f)) end
+return #f`

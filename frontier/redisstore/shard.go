@@ -61,6 +61,9 @@ type shard struct {
 
 	mu     sync.Mutex
 	forget []string // ids of requests whose replies arrived
+	// written: seen-set members of seen-only links whose reports were
+	// written, to leave the member's pending hash (ReportsWritten).
+	written []string
 }
 
 // setup reads the job's number of shards, or records it for a new job,

@@ -313,7 +313,7 @@ func (s *Store) Close() error {
 		cancel()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
-	err = errors.Join(err, s.leaveJob(ctx))
+	err = errors.Join(err, s.dropPending(ctx), s.leaveJob(ctx))
 	cancel()
 	if s.own {
 		err = errors.Join(err, s.c.Close())

@@ -63,7 +63,13 @@ local function add(a, z)
     end
     local code = 0
     if class == '3' then -- seen only: its key is not touched
-      if redis.call('SADD', S, ARGV[i]) == 0 then code = 1 end
+      if redis.call('SADD', S, ARGV[i]) == 0 then
+        code = 1
+      elseif member > 0 and ARGV[i + 3] ~= '' and not memberDead() then
+        -- Pending its report until the member's Store hears it written
+        -- (prelude.lua): a field of the counters hash, written with them.
+        cnt[pendingOf(memberID) .. ARGV[i]], dirty[pendingOf(memberID) .. ARGV[i]] = name .. '\n' .. ARGV[i + 3], true
+      end
     elseif s.gu then
       -- no limit applies: it is never fetched
     elseif class == '1' then

@@ -59,6 +59,15 @@ local pend, pendR
 local epoch, epochAt, perHost, keep = 0, 0, 1, false
 local runMax = 1
 
+-- pendingOf is the prefix, in the counters hash, of the fields of the
+-- seen-only links member id (a string) added new whose reports its Store
+-- has not heard written (add.lua): field prefix and seen-set member →
+-- key, '\n' and the encoded item, for reclaim.lua to queue them to be
+-- reported if the member dies (reportPending).
+local function pendingOf(id)
+  return 'p:' .. id .. ':'
+end
+
 -- bump adds d to counter f.
 local function bump(f, d)
   cnt[f], dirty[f] = cnt[f] + d, true
@@ -745,9 +754,18 @@ local function setClaim(v)
   runMax = math.max(tonumber(r) or 1, 1)
 end
 
+-- ARGV[4] may end in '|' and the seen-set members of seen-only links
+-- whose reports the Store heard written (Store.ReportsWritten), each
+-- behind its length and ':': they leave the member's pending fields
+-- (pendingOf), after enter.
+local forgetArg, written = ARGV[4], nil
+do
+  local bar = string.find(forgetArg, '|', 1, true)
+  if bar then forgetArg, written = string.sub(ARGV[4], 1, bar - 1), string.sub(ARGV[4], bar + 1) end
+end
 if memo ~= '' then
   local ids = {}
-  for id in string.gmatch(ARGV[4], '[^,!]+') do ids[#ids + 1] = id end
+  for id in string.gmatch(forgetArg, '[^,!]+') do ids[#ids + 1] = id end
   if #ids > 0 then redis.call('HDEL', memo, unpack(ids)) end
   if retried then
     local m = redis.call('HGET', memo, reqID)
@@ -756,3 +774,13 @@ if memo ~= '' then
 end
 enter(ARGV[1], KEYS[1])
 join(ARGV[7])
+if written and member > 0 then
+  local f, i = {}, 1
+  while i <= #written do
+    local c = string.find(written, ':', i, true)
+    local n = tonumber(string.sub(written, i, c - 1))
+    f[#f + 1] = pendingOf(memberID) .. string.sub(written, c + 1, c + n)
+    i = c + n + 1
+  end
+  if #f > 0 then redis.call('HDEL', N, unpack(f)) end
+end

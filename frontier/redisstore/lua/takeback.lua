@@ -42,3 +42,33 @@ local function takeBack(tokens)
   end
   return n
 end
+
+-- reportPending (for reclaim.lua, after add.lua's refusedItem) queues, on
+-- its key, each seen-only link that the dead members dead (id → true) added and whose reports their Stores
+-- never heard written (pendingOf), at once, to be reported (refusedItem,
+-- frontier.RefusedSeenOnly); h is the counters hash, as HGETALL read it.
+-- It deletes their fields, and returns how many it queued.
+local function reportPending(dead, h)
+  local keys, order, gone = {}, {}, {}
+  for i = 1, #h, 2 do
+    local id = string.match(h[i], '^p:(%d+):')
+    if id and dead[tonumber(id)] then
+      local v = h[i + 1]
+      local nl = string.find(v, '\n', 1, true)
+      local name = string.sub(v, 1, nl - 1)
+      local s = keys[name]
+      if not s then
+        s = key(name)
+        keys[name], order[#order + 1] = s, s
+      end
+      queue(s, refusedItem(string.sub(v, nl + 1), 3))
+      s.changed, gone[#gone + 1] = true, h[i]
+    end
+  end
+  for _, s in ipairs(order) do save(s) end
+  if #gone > 0 then
+    bump('queued', #gone)
+    redis.call('HDEL', N, unpack(gone))
+  end
+  return #gone
+end
