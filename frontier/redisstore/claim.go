@@ -170,7 +170,7 @@ func (s *Store) claimProbing(ctx context.Context, now time.Time, rnow int64, opt
 		var l *frontier.Lease
 		var err error
 		if s.perSlot() {
-			l, err = s.claimSlot(ctx, s.shards[i], now, opt, bound, name)
+			l, err = s.claimNode(ctx, s.shards[i], now, opt, bound, name)
 		} else {
 			l, err = s.claimShard(ctx, s.shards[i], now, opt, bound, name)
 		}
@@ -182,13 +182,34 @@ func (s *Store) claimProbing(ctx context.Context, now time.Time, rnow int64, opt
 	return nil, nil
 }
 
+// claimNode claims a key on a cluster, having picked sh, bounded by the
+// key bound µs from now named name (none if bound is ""): with the other
+// calls of the Store for sh's node that wait at once, in one batch.lua
+// call there (see claimCandidates), or, if the Store knows no node of sh,
+// with its other Claims for sh (claimSlot). A nil Lease if the batch had
+// none for this one.
+func (s *Store) claimNode(ctx context.Context, sh *shard, now time.Time, opt frontier.ClaimOptions, bound, name string) (*frontier.Lease, error) {
+	addr := s.nodeOf(ctx, sh)
+	if addr == "" {
+		return s.claimSlot(ctx, sh, now, opt, bound, name)
+	}
+	b, run := s.nodeBatcher(addr)
+	return s.claimIn(ctx, b, run, sh, now, opt, bound, name)
+}
+
 // claimSlot claims a key of sh, on a cluster, with the other Claims of
 // the Store for sh waiting at the same time (one batch.lua call), bounded
 // by the key bound µs from now named name (none if bound is ""), or
 // tighter if another Claim of the batch is: a nil Lease if the batch had
 // none for this one.
 func (s *Store) claimSlot(ctx context.Context, sh *shard, now time.Time, opt frontier.ClaimOptions, bound, name string) (*frontier.Lease, error) {
-	op := batchOp{claim: true, now: now, opt: opt}
+	b, run := s.slotBatcher(sh)
+	return s.claimIn(ctx, b, run, sh, now, opt, bound, name)
+}
+
+// claimIn is a Claim that picked sh, in the batches of b.
+func (s *Store) claimIn(ctx context.Context, b *batcher[batchOp], run func(*batcher[batchOp]) []*waiter[batchOp], sh *shard, now time.Time, opt frontier.ClaimOptions, bound, name string) (*frontier.Lease, error) {
+	op := batchOp{claim: true, now: now, opt: opt, pick: sh}
 	if bound != "" {
 		d, err := strconv.ParseInt(bound, 10, 64)
 		if err != nil {
@@ -196,7 +217,6 @@ func (s *Store) claimSlot(ctx context.Context, sh *shard, now time.Time, opt fro
 		}
 		op.bounded, op.bound, op.boundName = true, d, name
 	}
-	b, run := s.slotBatcher(sh)
 	w, err := b.join(ctx, op, run)
 	if err != nil {
 		return nil, err

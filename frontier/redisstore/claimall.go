@@ -52,8 +52,10 @@ type batchOp struct {
 	claim bool
 	opt   frontier.ClaimOptions
 	lease *frontier.Lease
-	// On a cluster, a Claim's fairness bound, if bounded: the first ready
-	// key of the other shards, µs from now, and its name.
+	// On a cluster, the shard a Claim picked, and its fairness bound, if
+	// bounded: the first ready key of the other shards, µs from now, and
+	// its name.
+	pick      *shard
 	bounded   bool
 	bound     int64
 	boundName string
@@ -225,6 +227,9 @@ func (s *Store) claimCandidates(a *batchArgs, slot *shard, now time.Time, ends, 
 		}
 		return []any{a.add(slot)}, bound, name
 	}
+	if s.perSlot() {
+		return s.nodeCandidates(a, now, ends, claims)
+	}
 	idx, bound, name := s.view.candidates(s.clockNow(now), len(claims)+batchExtra)
 	for _, i := range idx {
 		cands = append(cands, a.add(s.shards[i]))
@@ -233,6 +238,34 @@ func (s *Store) claimCandidates(a *batchArgs, slot *shard, now time.Time, ends, 
 		if i := a.at[e.req.sh]; !slices.Contains(cands, any(i)) {
 			cands = append(cands, i)
 		}
+	}
+	return cands, bound, name
+}
+
+// nodeCandidates is claimCandidates for a batch of a cluster's node: the
+// shards its Claims picked and those of the leases it ends (all served by
+// the node), bounded by the first ready key of every other shard as the
+// view knows it — unless no Claim of the batch is bounded (each probed
+// maxProbes times already: the view may be wrong).
+func (s *Store) nodeCandidates(a *batchArgs, now time.Time, ends, claims []*waiter[batchOp]) (cands []any, bound, name string) {
+	var idx []int
+	in := func(sh *shard) {
+		if i := a.add(sh); !slices.Contains(cands, any(i)) {
+			cands, idx = append(cands, i), append(idx, sh.i)
+		}
+	}
+	bounded := false
+	for _, w := range claims {
+		if w.req.pick != nil {
+			in(w.req.pick)
+		}
+		bounded = bounded || w.req.bounded
+	}
+	for _, e := range ends {
+		in(e.req.sh) // a key it frees or adds may be claimed
+	}
+	if bounded {
+		bound, name = s.view.boundExcept(s.clockNow(now), idx)
 	}
 	return cands, bound, name
 }

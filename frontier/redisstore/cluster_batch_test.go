@@ -133,8 +133,8 @@ func gated(t *testing.T, b *batcher[batchOp], hook *gateHook, n int, call func(i
 	return hook.scripts.Load()
 }
 
-// TestClusterBatch: on a cluster, Claims of one shard made at once share
-// scripts (one batch.lua call entering that shard's slot), and so do
+// TestClusterBatch: on a cluster, Claims of one node made at once share
+// scripts (one batch.lua call entering the shards they picked), and so do
 // DoneAddings and Dones of the shards of one node (one call entering
 // those shards): each lease is distinct and fenced, each link added.
 func TestClusterBatch(t *testing.T) {
@@ -173,8 +173,8 @@ func TestClusterBatch(t *testing.T) {
 	mustAdd(t, s, items...)
 
 	leases := make([]*frontier.Lease, n)
-	slot, _ := s.slotBatcher(sh)
-	scripts := gated(t, slot, hook, n, func(i int) {
+	nodeOps, _ := s.batcherOf(ctx, sh)
+	scripts := gated(t, nodeOps, hook, n, func(i int) {
 		c, err := s.Claim(ctx, end, opt)
 		if err != nil {
 			t.Errorf("Claim: %v", err)
@@ -198,7 +198,6 @@ func TestClusterBatch(t *testing.T) {
 	// Half end with links of their shard and another's, half without.
 	otherHook := &gateHook{key: s.shardOf(other).keys[0]}
 	s.c.(*redis.ClusterClient).AddHook(otherHook)
-	nodeOps, _ := s.batcherOf(ctx, sh)
 	scripts = gated(t, nodeOps, hook, n, func(i int) {
 		var err error
 		if i%2 == 0 {
@@ -270,6 +269,48 @@ func TestClusterBatchBound(t *testing.T) {
 	}
 	if !slices.Equal(taken, keys[1:2]) {
 		t.Errorf("three claims in one batch, one bounded by a key ready 1.5 ms after the first: took %v, want %v", taken, keys[1:2])
+	}
+}
+
+// TestNodeBatchBound: a node's batch of Claims takes no key of the
+// shards they picked that became ready after the first ready key of a
+// shard of another node, as the Store knows it; a batch of unbounded
+// Claims (each tried maxProbes times) takes them.
+func TestNodeBatchBound(t *testing.T) {
+	s, sh, hook, keys := clusterShard(t, 4)
+	other := ""
+	for i := 0; other == ""; i++ {
+		if k := fmt.Sprintf("o%d", i); s.nodeOf(ctx, s.shardOf(k)) != s.nodeOf(ctx, sh) {
+			other = k
+		}
+	}
+	t0 := time.Now()
+	for i, k := range []string{keys[0], other, keys[1], keys[2], keys[3]} {
+		s.lastNow.Store(micros(t0.Add(time.Duration(i) * time.Millisecond)))
+		mustAdd(t, s, item(k, "/1"))
+	}
+	end := t0.Add(time.Second)
+	nodeOps, _ := s.batcherOf(ctx, sh)
+	claims := func(bound string) []string {
+		got := make([]string, 3)
+		gated(t, nodeOps, hook, len(got), func(i int) {
+			l, err := s.claimNode(ctx, sh, end, opt, bound, "")
+			if err != nil {
+				t.Errorf("claim %d: %v", i, err)
+			}
+			if l != nil {
+				got[i] = l.Key
+			}
+		})
+		return got
+	}
+	got := claims("1")
+	if got[0] != keys[0] || got[1] != "" || got[2] != "" {
+		t.Errorf("bounded claims, the first alone: took %q, want %q then nothing (%s, of another node, became ready before %s)", got, keys[0], other, keys[1])
+	}
+	got = claims("")
+	if !slices.Equal(got, []string{keys[1], keys[2], keys[3]}) && !slices.Equal(got, []string{keys[1], keys[3], keys[2]}) {
+		t.Errorf("unbounded claims: took %q, want %q in any order after the first", got, keys[1:])
 	}
 }
 

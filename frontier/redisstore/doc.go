@@ -22,13 +22,13 @@
 // once share one script (see Batches), and a page costs a share of one:
 // its share of a batch that leases its item, and its share of the batch
 // that ends its lease with its links (those of every shard) and, if the
-// Outcome has one, queues its revisit. On a cluster the Claims of a Store
-// for one shard that wait at once share one script of that shard's slot,
-// and its other calls that wait at once for the shards of one node share
-// one script of that node: a page costs its share of a batch that leases
-// its item, its share of one that ends its lease with its links of that
-// node, and its share of a batch of each other node its links go to (see
-// Shards); the scripts sent at once go in one pipelined round. Plus, once
+// Outcome has one, queues its revisit. On a cluster the calls of a Store
+// that wait at once for the shards of one node — Claims for the shards
+// they picked among them — share one script of that node: a page costs its
+// share of a batch that leases its item, its share of one that ends its
+// lease with its links of that node, and its share of a batch of each
+// other node its links go to (see Shards); the scripts sent at once go in
+// one pipelined round. Plus, once
 // per script after Redis starts, one to load the script, and on a cluster
 // one to publish a shard that woke. Measured (BenchmarkCostPerPage; one
 // page at a time, each linking to ten new URLs of ten of twenty hosts, so
@@ -308,8 +308,9 @@
 // bound: a shard whose head is later (another process took the key the
 // Store knew) hands out nothing and tells its real head, and the Store
 // asks the next (at most 8 bounded tries a Claim). The claims of a Store
-// for one shard that wait at once share a script (see Batches), bounded
-// by the tightest of their bounds. A Store sends a shard no more claims
+// for the shards of one node that wait at once share a script of that
+// node (see Batches), bounded by the first ready key of every shard they
+// did not pick, as the Store knows it then. A Store sends a shard no more claims
 // at once than the shard has ready keys (its tail counts them, up to 8):
 // a Claim that finds every ready shard so busy waits for a claim to come
 // back instead of sending one that would hand out nothing. On a single
@@ -373,12 +374,12 @@
 //
 // On a single Redis, a Store's Claims, Dones, Requeues, DoneAddings and
 // Adds (without -max-pages) that wait at once share one script
-// (lua/batch.lua). On a cluster the Claims that wait at once for the same
-// shard do (a Claim for the shard it asks), and the other calls that wait
-// at once for the shards of one node do — the end of a lease for its
-// key's node, with a DoneAdding's links of that node (the others' go
-// first, each node's in a batch of its own), an Add's links of that node
-// — in one script that enters each of those shards as on a single Redis
+// (lua/batch.lua). On a cluster the calls that wait at once for the
+// shards of one node do — a Claim for the node of the shard it picked,
+// the end of a lease for its key's node, with a DoneAdding's links of
+// that node (the others' go first, each node's in a batch of its own), an
+// Add's links of that node — in one script that enters each of those
+// shards as on a single Redis
 // (the memo of the request in the first's slot). The scripts a Store
 // sends at once, of every shard and node, go in one pipelined round
 // (go-redis's cluster client sends a pipeline to each node at once);
@@ -402,17 +403,20 @@
 // gets its answer all the same, and the batch is cancelled only once
 // every call it serves gave up.
 // On bench workload (a), 256 workers of one process, a batch serves some
-// 12 Claims; on a cluster, where the 200 hosts spread over 256 shards, a
-// batch of a shard some 1.1 Claims (on workload (c), 2,000 hosts, some
-// 10), and the claims of a batch that the bound refuses cost no script of
-// their own.
+// 12 Claims; the claims of a batch that the bound refuses cost no script
+// of their own.
 //
-// Fairness bound of a cluster's batches: the Claims of a shard's batch
-// share the tightest of their bounds (the first ready key of the other
-// shards, as the Store knew it when each was made), so that none is
-// served a key that became ready after what it stated
-// (TestClusterBatchBound, TestFairAcrossSlots); a node's batches take no
-// claims.
+// Fairness bound of a cluster's batches: a node's batch takes keys of the
+// shards its Claims picked and of those whose leases it ends, in the order
+// they became ready, none ready after the first ready key of every other
+// shard as the Store knows it when the batch is sent — the bound of a
+// single Redis's batch, with the node's shards as the candidates — so
+// that no Claim is served out of the order the Store knows
+// (TestNodeBatchBound, TestFairAcrossSlots). A batch none of whose Claims
+// is bounded (each tried 8 times: the Store's view may be wrong) has no
+// bound. If the Store knows no node of a shard, its Claims share a batch
+// of that shard alone, bounded by the tightest of their bounds
+// (TestClusterBatchBound).
 //
 // # Seen cache
 //

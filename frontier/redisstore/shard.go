@@ -312,6 +312,24 @@ func (v *view) candidates(now int64, n int) (shards []int, bound, name string) {
 	return ready, bound, name
 }
 
+// boundExcept returns the first key ready at now (µs) of the shards other
+// than except, as µs from now and a name ("" for none): the bound of the
+// keys a claim on except may hand out.
+func (v *view) boundExcept(now int64, except []int) (bound, name string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	best := -1
+	for j := range v.has {
+		if v.has[j] && v.at[j] <= now && !slices.Contains(except, j) && (best < 0 || v.before(j, best)) {
+			best = j
+		}
+	}
+	if best < 0 {
+		return "", ""
+	}
+	return strconv.FormatInt(v.at[best]-now, 10), v.name[best]
+}
+
 func (v *view) release(i int) {
 	v.mu.Lock()
 	v.busy[i]--
