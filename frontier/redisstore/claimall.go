@@ -228,7 +228,7 @@ func (s *Store) claimCandidates(a *batchArgs, slot *shard, now time.Time, ends, 
 		return []any{a.add(slot)}, bound, name
 	}
 	if s.perSlot() {
-		return s.nodeCandidates(a, now, ends, claims)
+		return s.nodeCandidates(a, now, claims)
 	}
 	idx, bound, name := s.view.candidates(s.clockNow(now), len(claims)+batchExtra)
 	for _, i := range idx {
@@ -243,11 +243,14 @@ func (s *Store) claimCandidates(a *batchArgs, slot *shard, now time.Time, ends, 
 }
 
 // nodeCandidates is claimCandidates for a batch of a cluster's node: the
-// shards its Claims picked and those of the leases it ends (all served by
-// the node), bounded by the first ready key of every other shard as the
-// view knows it — unless no Claim of the batch is bounded (each probed
-// maxProbes times already: the view may be wrong).
-func (s *Store) nodeCandidates(a *batchArgs, now time.Time, ends, claims []*waiter[batchOp]) (cands []any, bound, name string) {
+// shards its Claims picked (served by the node), bounded by the first
+// ready key of every other shard as the view knows it — unless no Claim
+// of the batch is bounded (each probed maxProbes times already: the view
+// may be wrong). Unlike a single Redis's, the shards of the leases it
+// ends are not candidates: on a single Redis they are the one shard
+// entered anyway, here each would cost two reads more (its sweep and
+// ready set) for a key that became ready only now.
+func (s *Store) nodeCandidates(a *batchArgs, now time.Time, claims []*waiter[batchOp]) (cands []any, bound, name string) {
 	var idx []int
 	in := func(sh *shard) {
 		if i := a.add(sh); !slices.Contains(cands, any(i)) {
@@ -260,9 +263,6 @@ func (s *Store) nodeCandidates(a *batchArgs, now time.Time, ends, claims []*wait
 			in(w.req.pick)
 		}
 		bounded = bounded || w.req.bounded
-	}
-	for _, e := range ends {
-		in(e.req.sh) // a key it frees or adds may be claimed
 	}
 	if bounded {
 		bound, name = s.view.boundExcept(s.clockNow(now), idx)

@@ -177,7 +177,7 @@
 // as after kill -9.
 //
 // Heartbeats live in the job's slot, not per shard: a member beats with
-// one write whatever the number of shards (256 on a cluster), and a
+// one write whatever the number of shards, and a
 // member's leases are spread over every shard it claimed in. The cost is
 // that a shard's scripts cannot read the heartbeats (a script touches one
 // slot): declaring a member dead is the heartbeat's, in the job's slot,
@@ -274,23 +274,32 @@
 //
 // # Shards
 //
-// A job is split into shards (Options.Shards: DefaultShards, 256, on a
-// cluster, one on a single Redis; fixed when the job starts and kept in its
-// settings): a politeness key belongs to
-// shard FNV-1a(key) mod shards, whose keys share the hash tag {job/SHARD},
-// one slot of a Redis Cluster. A key's queue, due set, pacing state
-// (bucket), leases and the seen-set of its URLs are in its shard, and every
-// script that is not a batch touches one shard: a job spreads over a
-// cluster's primaries, and a single Redis holds every shard. A batch
-// (see Batches) enters the shards of one server: on a cluster, those its
-// node serves (a script declared without flags may touch any key of its
-// node's slots). On a single Redis a job has one shard
-// unless Options.Shards asks for more (a job to be moved into a cluster):
-// there shards spread nothing, and each shard a batch enters costs it
-// commands of its own — (a) took 56 commands and ~195 µs of Redis CPU a
-// page with 256 shards, 38 and ~150 µs with one, before the layout of one
-// record a lease. 256 shards spread a job over some 30
-// primaries within ±35 % (256/N ± √(256/N) a primary); a shard costs
+// A job is split into shards (Options.Shards: ShardsPerPrimary for each
+// primary of a cluster when the job starts, one on a single Redis; fixed
+// when the job starts and kept in its settings): a politeness key belongs
+// to shard FNV-1a(key) mod shards, whose keys share a hash tag,
+// {job/SHARD.K}, one slot of a Redis Cluster. K is the least number that
+// puts shard i of n in the i-th of n equal ranges of the 16,384 slots
+// (for up to 1,024 shards; {job/SHARD} for a job of an earlier release):
+// a cluster made by redis-cli --cluster create gives its primaries equal
+// ranges in order, so a job's shards fall on them evenly — exactly
+// ShardsPerPrimary each on the cluster it started on. A key's queue, due
+// set, pacing state (bucket), leases and the seen-set of its URLs are in
+// its shard, and every script that is not a batch touches one shard: a
+// job spreads over a cluster's primaries, and a single Redis holds every
+// shard. A batch (see Batches) enters the shards of one server: on a
+// cluster, those its node serves (a script declared without flags may
+// touch any key of its node's slots). Each shard a batch enters costs it
+// commands of its own (its counters read and written, its next event
+// read): on bench workload (a), three primaries, appendfsync always, one
+// process, a job of 256 shards took 9.5 commands a page, 24 shards 7.3
+// and 3 shards 5.8, against 5.3 on a single Redis; hence few shards a
+// primary. A job spreads over at most as many primaries as it has shards
+// (a shard is one slot): one that is to grow onto more primaries than
+// ShardsPerPrimary times those it starts on needs Options.Shards. On a
+// single Redis a job has one shard unless Options.Shards asks for more (a
+// job to be moved into a cluster): there shards spread nothing. A shard
+// costs
 // nothing until a key of it has work, and an idle shard is never polled.
 //
 // Claim asks the shard whose first ready key has waited longest, as far as
@@ -331,8 +340,8 @@
 // the wake index) and finding them all empty; it does so only when it
 // knows of leases alone, and that round (no script) is what it learns the
 // shards from then — while it holds leases itself (the job cannot be over
-// then) at most once a Poll for every 32 shards (eight Polls on a
-// cluster's 256: two commands a shard, 512 a read), as only the loss of
+// then) at most once a Poll for every 32 shards (eight Polls for 256
+// shards: two commands a shard, 512 a read), as only the loss of
 // a publication needs it; the Claims that find a read under way wait for
 // its answer.
 //

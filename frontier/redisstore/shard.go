@@ -17,12 +17,18 @@ import (
 )
 
 // DefaultShards is the number of shards of a job started on a Redis
-// Cluster with Options.Shards zero: enough to spread a job evenly over
-// some 30 primaries (see the package documentation, Shards). A job
-// started on a single Redis has one shard unless Options.Shards says
-// otherwise: there shards spread nothing, and each costs a page's scripts
-// commands of its own.
+// Cluster with Options.Shards zero when the Store cannot tell how many
+// primaries the cluster has (see ShardsPerPrimary).
 const DefaultShards = 256
+
+// ShardsPerPrimary is how many shards a job started on a Redis Cluster
+// with Options.Shards zero has for each primary the cluster has then: few,
+// since each shard a batch enters costs it commands of its own, and more
+// than one, so that the job can spread over up to that many times as
+// many primaries later (see the package documentation, Shards). A job
+// started on a single Redis has one shard unless Options.Shards says
+// otherwise.
+const ShardsPerPrimary = 4
 
 // shardBits is how many high bits of a lease token name its shard; the
 // low 48 are the shard's fencing counter (which moves 2³² ahead at each
@@ -89,17 +95,21 @@ func (s *Store) setupJob(ctx context.Context, start bool) (bool, error) {
 	if _, single := s.c.(*redis.Client); n <= 0 && single {
 		n = 1
 	} else if n <= 0 {
-		n = DefaultShards
+		n = s.defaultShards(ctx)
 	}
-	var got int64
+	var reply []int64
 	err := s.retry(ctx, "setup", func() error {
 		var err error
-		got, err = setupScript.Run(ctx, s.c, []string{s.prefix + "n"}, min(n, MaxShards), flag(start)).Int64()
+		reply, err = setupScript.Run(ctx, s.c, []string{s.prefix + "n"}, min(n, MaxShards), flag(start)).Int64Slice()
 		return err
 	})
-	if err != nil || got < 0 {
+	if err == nil && len(reply) != 2 {
+		err = fmt.Errorf("redisstore: setup: %w: reply %v", errCorrupt, reply)
+	}
+	if err != nil || reply[0] < 0 {
 		return false, err
 	}
+	got, spread := reply[0], reply[1] == 1
 	id := make([]byte, 8)
 	copy(id, s.id[:])
 	shards := make([]*shard, max(got, 1))
@@ -107,7 +117,7 @@ func (s *Store) setupJob(ctx context.Context, start bool) (bool, error) {
 		p := s.prefix
 		counters := p + "n"
 		if got > 0 {
-			p = "heed:{" + s.job + "/" + strconv.Itoa(i) + "}:"
+			p = "heed:{" + shardTag(s.job, i, int(got), spread) + "}:"
 			counters = p + "c"
 		}
 		shards[i] = &shard{i: i, prefix: p, keys: []string{counters}, memo: p + "memo:" + hex.EncodeToString(id)}
@@ -115,6 +125,75 @@ func (s *Store) setupJob(ctx context.Context, start bool) (bool, error) {
 	s.view = newView(len(shards))
 	s.shards = shards
 	return true, nil
+}
+
+// defaultShards returns the shards of a job started on a cluster without
+// Options.Shards: ShardsPerPrimary for each primary the cluster has now,
+// or DefaultShards if it cannot tell.
+func (s *Store) defaultShards(ctx context.Context) int {
+	cc, ok := s.c.(*redis.ClusterClient)
+	if !ok {
+		return DefaultShards
+	}
+	ranges, err := cc.ClusterSlots(ctx).Result()
+	if err != nil {
+		return DefaultShards
+	}
+	primaries := map[string]bool{}
+	for _, r := range ranges {
+		if len(r.Nodes) > 0 {
+			primaries[r.Nodes[0].ID] = true
+		}
+	}
+	if len(primaries) == 0 {
+		return DefaultShards
+	}
+	return min(ShardsPerPrimary*len(primaries), MaxShards)
+}
+
+// slots is the number of a Redis Cluster's hash slots.
+const slots = 16384
+
+// maxSpread is the most shards of a job whose hash tags are spread over
+// the slots: finding shard i's tag takes some n tries for n shards, and
+// many shards spread evenly enough by chance.
+const maxSpread = 1024
+
+// shardTag returns the hash tag of shard i of a job of n shards: job/i,
+// or, spread, job/i.k with the least k that puts it in the i-th of n
+// equal ranges of slots. A cluster made by redis-cli --cluster create
+// gives its primaries equal ranges of slots in order, so spread shards
+// fall evenly on them (n a multiple of the primaries: exactly as many
+// each) — where tags left to chance put 3 shards on 3 primaries all on
+// different ones only 2 times in 9.
+func shardTag(job string, i, n int, spread bool) string {
+	tag := job + "/" + strconv.Itoa(i)
+	if !spread || n > maxSpread {
+		return tag
+	}
+	lo, hi := i*slots/n, (i+1)*slots/n
+	for k := 0; ; k++ {
+		t := tag + "." + strconv.Itoa(k)
+		if sl := int(crc16(t)) % slots; sl >= lo && sl < hi {
+			return t
+		}
+	}
+}
+
+// crc16 is the CRC16 (XMODEM) of Redis Cluster's key hash slots.
+func crc16(s string) uint16 {
+	var crc uint16
+	for i := 0; i < len(s); i++ {
+		crc ^= uint16(s[i]) << 8
+		for range 8 {
+			if crc&0x8000 != 0 {
+				crc = crc<<1 ^ 0x1021
+			} else {
+				crc <<= 1
+			}
+		}
+	}
+	return crc
 }
 
 // shardOf returns the shard of politeness key: FNV-1a of the key, modulo
@@ -484,7 +563,7 @@ type verifyCall struct {
 
 // verifyEvery is how long after a read of every shard a Store that holds
 // leases asks no other (verifiedLately): a Poll for every 32 shards, so
-// that those reads cost a cluster's 256 shards what they cost 32 — a
+// that those reads cost a job of 256 shards what they cost 32 — a
 // shard that woke publishes it (see Shards), and the read is only the
 // check of what a publication lost.
 func (s *Store) verifyEvery() time.Duration {

@@ -155,3 +155,56 @@ func checkFairAcrossShards(t *testing.T, a, b *Store) {
 		t.Errorf("claimed %v, want the order they became ready %v", got, want)
 	}
 }
+
+// crc16 is Redis Cluster's: the check value of CRC16/XMODEM, and the slot
+// Redis gives "foo".
+func TestCRC16(t *testing.T) {
+	if got := crc16("123456789"); got != 0x31c3 {
+		t.Errorf("crc16(123456789) = %#x, want 0x31c3", got)
+	}
+	if got := crc16("foo") % slots; got != 12182 {
+		t.Errorf("slot of foo = %d, want 12182", got)
+	}
+}
+
+// TestShardsSpread: a job started on a cluster without Options.Shards has
+// ShardsPerPrimary shards a primary, and each primary serves exactly that
+// many (its hash tags spread over the slots); a job of an earlier release,
+// whose settings say nothing of spread tags, keeps {job/SHARD}.
+func TestShardsSpread(t *testing.T) {
+	cl := redistest.StartCluster(t, redistest.ClusterOptions{Primaries: 3})
+	s, err := New(cl.Client(), newJob(t), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.setup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.shards) != 3*ShardsPerPrimary {
+		t.Fatalf("%d shards, want %d", len(s.shards), 3*ShardsPerPrimary)
+	}
+	per := map[string]int{}
+	for _, sh := range s.shards {
+		per[s.nodeOf(ctx, sh)]++
+	}
+	for node, n := range per {
+		if n != ShardsPerPrimary || node == "" {
+			t.Errorf("primary %q serves %d shards, want %d each: %v", node, n, ShardsPerPrimary, per)
+		}
+	}
+
+	job := newJob(t)
+	if err := cl.Client().HSet(ctx, "heed:{"+job+"}:n", "shards", 4).Err(); err != nil {
+		t.Fatal(err)
+	}
+	old, err := New(cl.Client(), job, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := old.setup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if len(old.shards) != 4 || old.shards[3].prefix != "heed:{"+job+"/3}:" {
+		t.Errorf("a job of an earlier release: %d shards, the last %q; want 4, heed:{%s/3}:", len(old.shards), old.shards[3].prefix, job)
+	}
+}

@@ -93,8 +93,9 @@ type Options struct {
 	// heartbeat that failed, a process presumed dead that joins again.
 	Log *slog.Logger
 	// Shards is the number of shards of a job this Store starts (zero:
-	// DefaultShards on a cluster, one on a single Redis; at most
-	// MaxShards); a job keeps the number it was started with. Give a job
+	// ShardsPerPrimary for each primary of a cluster, one on a single
+	// Redis; at most MaxShards); a job keeps the number it was started
+	// with, and spreads over at most that many primaries. Give a job
 	// started on a single Redis shards if it is to move into a cluster.
 	Shards int
 }

@@ -24,7 +24,6 @@
 -- then per lease its shard (1-based) and claimOne's ten values, then
 -- each shard's tail.
 local lease, want, c = tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[13])
-quietTail = want == 0
 local bound = ARGV[11] ~= '' and clock + tonumber(ARGV[11])
 local at = 14 + 3 * c
 local cands, isCand = {}, {}
@@ -115,7 +114,10 @@ for _ = 1, 100 + want do
   end
   if not best then break end
   local t = heads[best]
-  if bound and t[2] > 0 and (t[2] > bound or t[2] == bound and t[1] > ARGV[12]) then break end
+  -- A closed key (at 0) goes ahead of any key ready later; between
+  -- keys at the same score, names decide (a name the Store does not know,
+  -- '?', refuses: the tail tells it).
+  if bound and (t[2] > bound or t[2] == bound and t[1] > ARGV[12]) then break end
   back(best)
   local got = claimOne(t[1], lease)
   if got then
@@ -126,5 +128,7 @@ for _ = 1, 100 + want do
   if n < want then head(best) end -- read only for a claim still to serve
 end
 r[nat] = n
-leaveAll(c, r)
+-- A shard that is not a candidate tells its next event only where the
+-- batch moved its ready or expiry set: the Store knows it otherwise.
+leaveAll(c, r, isCand)
 return remember(r)

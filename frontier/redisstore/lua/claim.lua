@@ -15,7 +15,8 @@ for _ = 1, 100 do
   local top = redis.call('ZRANGE', R, 0, 0, 'WITHSCORES')
   if #top == 0 or tonumber(top[2]) > clock then break end
   local sc = tonumber(top[2])
-  if bound and sc > 0 and (sc > bound or sc == bound and top[1] > ARGV[11]) then break end
+  -- As batch.lua: names decide between keys at the same score.
+  if bound and (sc > bound or sc == bound and top[1] > ARGV[11]) then break end
   local got = claimOne(top[1], lease)
   if got then
     table.insert(got, 1, 1)

@@ -34,8 +34,8 @@ local LAYOUT = '2'
 local callerClock, wakeHere = string.sub(ARGV[6], 1, 1) == '1', string.sub(ARGV[6], 2, 2) == 'w'
 -- The member whose claims this script serves, 0 for none: a lease then
 -- expires a lease after it was granted, as before members existed.
--- quietTail: a script that claims nothing (batch.lua) reads the shard's
--- next event only where it moved the ready or expiry set (tail).
+-- quietTail: a batch (batch.lua) reads the next event of a shard it
+-- claims nothing of only where it moved the ready or expiry set (tail).
 local quietTail = false
 local memberID = string.match(ARGV[7], ':(%d+)$') or '0'
 local member = tonumber(memberID)
@@ -237,7 +237,7 @@ local function tail()
   if not pub or nxt < pub then
     ver = num(NV[8]) + 1
     cnt.pub, cnt.pv, dirty.pub, dirty.pv = nxt, ver, true, true
-    local job, i = string.match(P, '^(.*)/(%d+)}:$')
+    local job, i = string.match(P, '^(.*)/(%d+)[.%d]*}:$') -- its hash tag: job/i or job/i.k (shard.go)
     if wakeHere and job then -- as Store.publish does
       local w = job .. '}:wake'
       redis.call('HSET', w, i, string.format('%d:%d', ver, nxt))

@@ -41,9 +41,11 @@ local function enterAll(h, c, f)
 end
 
 -- leaveAll appends each of the c shards' tails to r, and writes their
--- counters back.
-local function leaveAll(c, r)
+-- counters back; the tail of a shard not in loud is quiet (prelude.lua,
+-- tail).
+local function leaveAll(c, r, loud)
   for i = 1, c do
+    quietTail = not loud[i]
     back(i)
     leave(r)
   end
