@@ -641,3 +641,56 @@ func (s *Store) verifyWaiters() int {
 	}
 	return s.verifying.waiters
 }
+
+// TestOnePushPerKey: the links of one key that a script adds are
+// appended to its queue in one RPUSH, and come out in the order added.
+func TestOnePushPerKey(t *testing.T) {
+	srv := redistest.Start(t)
+	s := mustNew(t, srv, newJob(t), Options{CallerClock: true})
+	t0 := time.Now()
+	s.lastNow.Store(micros(t0))
+	mustAdd(t, s, item("warm", "/1")) // the script loaded
+	c := srv.Client()
+	if err := c.ConfigResetStat(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	mustAdd(t, s, item("k", "/1"), item("k", "/2"), item("k", "/3"), item("j", "/1"))
+	info, err := c.Info(ctx, "commandstats").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(info, "cmdstat_rpush:calls=2,") {
+		t.Errorf("four links of two keys: want two RPUSHes, got\n%s", info)
+	}
+	var got []string
+	for i := range 5 {
+		l := claimAt(t, s, t0.Add(time.Duration(i)*time.Minute), opt).Lease
+		if l == nil {
+			t.Fatalf("claim %d: no lease", i)
+		}
+		got = append(got, l.URL)
+		if err := s.Done(ctx, l, t0.Add(time.Duration(i)*time.Minute), frontier.Outcome{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var ks []string
+	for _, u := range got {
+		if strings.HasPrefix(u, "http://k/") {
+			ks = append(ks, u)
+		}
+	}
+	if want := []string{"http://k/1", "http://k/2", "http://k/3"}; !slices.Equal(ks, want) {
+		t.Errorf("k's items came out %v, want %v", ks, want)
+	}
+
+	// More than one RPUSH's worth (a sitemap's URLs): every one queued.
+	var big []frontier.Item
+	for i := range 2500 {
+		big = append(big, item("big", fmt.Sprintf("/%d", i)))
+	}
+	mustAdd(t, s, big...)
+	n, err := c.LLen(ctx, s.shardOf("big").prefix+"q:big").Result()
+	if err != nil || n != 2500 {
+		t.Errorf("2,500 links of one key: its queue holds %d (%v), want 2500", n, err)
+	}
+}

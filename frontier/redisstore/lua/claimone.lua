@@ -25,6 +25,7 @@ local function claimOne(name, lease)
     and s.delay < lease / 4 then
     local n = runMax
     if s.delay > 0 then n = math.min(n, math.floor(lease / 4 / s.delay) + 1) end
+    flushPush(s)
     local run = redis.call('LPOP', s.Q, math.min(n, s.llen))
     s.llen, s.qlen = s.llen - #run, s.qlen - #run
     bump('queued', -1) -- the others stay counted until the run ends

@@ -26,6 +26,7 @@ for i = 9, #ARGV, 4 do
       n, dTouched = n + 1, true
     end
   else
+    flushPush(s)
     local pos = redis.call('LPOS', s.Q, old)
     if pos then
       local at = due ~= '=' and dueOf(due)

@@ -468,17 +468,31 @@ local function toD(s, item, at, seq)
   s.dlen, s.qlen, s.moved = s.dlen + 1, s.qlen + 1, true
 end
 
+-- flushPush appends the items queue kept for s to Q: a batch's links
+-- of one key cost one RPUSH (in chunks, as unpack bounds its values).
+-- Whatever reads Q, or saves s, calls it first.
+local function flushPush(s)
+  local p = s.push
+  if not p then return end
+  s.push = nil
+  for i = 1, #p, 1000 do
+    redis.call('RPUSH', s.Q, unpack(p, i, math.min(i + 999, #p)))
+  end
+end
+
 -- queue appends item to s's queue, due at µs at (nil: at once). An item
 -- due by now goes to the end of Q, after the items of D that fell due
 -- meanwhile, which move there first: Q then holds every item due by the
 -- last time it was appended to, D only later ones. One due later goes to
--- D, after the items due no later.
+-- D, after the items due no later. Q is written once s is saved
+-- (flushPush).
 local function queue(s, item, at)
   if at and at > clock then
     toD(s, item, at)
     return
   end
   if s.dlen > 0 and s.dhead <= clock then
+    flushPush(s)
     local due = redis.call('ZRANGEBYSCORE', s.D, '-inf', clock)
     if #due > 0 then
       for i = 1, #due do
@@ -489,7 +503,7 @@ local function queue(s, item, at)
     end
     dChanged(s, #due)
   end
-  redis.call('RPUSH', s.Q, item)
+  if s.push then s.push[#s.push + 1] = item else s.push = {item} end
   s.llen, s.qlen, s.moved = s.llen + 1, s.qlen + 1, true
 end
 
@@ -521,6 +535,7 @@ end
 -- (a closed key hands out every item), its Due; nothing if the first item
 -- is not due and s is not closed.
 local function take(s)
+  flushPush(s)
   if s.llen > 0 then
     s.llen, s.qlen = s.llen - 1, s.qlen - 1
     return redis.call('LPOP', s.Q)
@@ -545,6 +560,7 @@ end
 -- closed key goes ahead of every other, at 0), and lets an idle key's
 -- state expire once its rest is over.
 local function save(s, st, rv)
+  flushPush(s)
   -- Its score in the ready set (nil: out of it).
   local at
   if s.qlen > 0 and s.leased < perHost then
