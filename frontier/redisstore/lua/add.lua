@@ -55,12 +55,6 @@ local function add(a, z)
   local keys, order, codes, added = {}, {}, {}, 0
   for i = a + 5, z or #ARGV, 5 do
     local name, class = ARGV[i + 1], ARGV[i + 2]
-    local s = class ~= '3' and keys[name]
-    if class ~= '3' and not s then
-      s = key(name)
-      keys[name] = s
-      order[#order + 1] = s
-    end
     local code = 0
     if class == '3' then -- seen only: its key is not touched
       if redis.call('SADD', S, ARGV[i]) == 0 then
@@ -70,41 +64,49 @@ local function add(a, z)
         -- (prelude.lua): a field of the counters hash, written with them.
         cnt[pendingOf(memberID) .. ARGV[i]], dirty[pendingOf(memberID) .. ARGV[i]] = name .. '\n' .. ARGV[i + 3], true
       end
-    elseif s.gu then
-      -- no limit applies: it is never fetched
-    elseif class == '1' then
-      if maxSM > 0 and s.sm >= maxSM then code = 5 end
-    elseif budget >= 0 and used >= budget then
-      code = 3
-    elseif maxHost > 0 and s.sched >= maxHost then
-      code = 4
-    elseif class == '2' and maxSMU > 0 and s.smu >= maxSMU then
-      code = 5
-    end
-    if code == 0 and class ~= '3' and redis.call('SADD', S, ARGV[i]) == 0 then
+    elseif redis.call('SADD', S, ARGV[i]) == 0 then
+      -- Seen before: its key is not read (most links a Store sends).
       code = 1
-    elseif code == 3 or code == 4 then
-      -- A page a limit refuses is reported once, on a lease of its own
-      -- (frontier.ErrReported): marked seen and queued, not counted.
-      if redis.call('SADD', S, ARGV[i]) == 0 then
-        code = 1
-      else
+    else
+      local s = keys[name]
+      if not s then
+        s = key(name)
+        keys[name] = s
+        order[#order + 1] = s
+      end
+      if s.gu then
+        -- no limit applies: it is never fetched
+      elseif class == '1' then
+        if maxSM > 0 and s.sm >= maxSM then code = 5 end
+      elseif budget >= 0 and used >= budget then
+        code = 3
+      elseif maxHost > 0 and s.sched >= maxHost then
+        code = 4
+      elseif class == '2' and maxSMU > 0 and s.smu >= maxSMU then
+        code = 5
+      end
+      if code == 5 then
+        -- A sitemap limit only counts: the URL stays unseen, to be
+        -- crawled if a page links to it.
+        redis.call('SREM', S, ARGV[i])
+      elseif code == 3 or code == 4 then
+        -- A page a limit refuses is reported once, on a lease of its own
+        -- (frontier.ErrReported): marked seen and queued, not counted.
         queue(s, refusedItem(ARGV[i + 3], code - 2), dueOf(ARGV[i + 4]))
         s.changed, added, code = true, added + 1, code + 3
-      end
-    end
-    if code == 0 and class ~= '3' then
-      queue(s, ARGV[i + 3], dueOf(ARGV[i + 4]))
-      s.changed = true
-      added = added + 1
-      if s.gu then
-        -- counted as queued only, like the key's items before
-      elseif class == '1' then
-        s.sm = s.sm + 1
       else
-        s.sched = s.sched + 1
-        used = used + 1
-        if class == '2' then s.smu = s.smu + 1 end
+        queue(s, ARGV[i + 3], dueOf(ARGV[i + 4]))
+        s.changed = true
+        added = added + 1
+        if s.gu then
+          -- counted as queued only, like the key's items before
+        elseif class == '1' then
+          s.sm = s.sm + 1
+        else
+          s.sched = s.sched + 1
+          used = used + 1
+          if class == '2' then s.smu = s.smu + 1 end
+        end
       end
     end
     codes[#codes + 1] = code
