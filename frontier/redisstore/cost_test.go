@@ -38,7 +38,7 @@ func BenchmarkCostPerPage(b *testing.B) {
 	})
 	b.Run("cluster", func(b *testing.B) {
 		cl := redistest.StartCluster(b, redistest.ClusterOptions{Primaries: 3})
-		benchCost(b, cl.Client(), cl.Nodes, DefaultShards)
+		benchCost(b, cl.Client(), cl.Nodes, 0) // the cluster's default
 	})
 }
 
@@ -123,8 +123,8 @@ func nodeStats(b *testing.B, nodes []*redistest.Server) serverStats {
 
 // BenchmarkCostPerURL measures the Redis memory of the URLs a job knows:
 // 200,000 URLs of some 60 bytes, with a referrer, over 2,000 hosts, added
-// as a crawl's links are, on one server (the default 256 shards, and one)
-// and on a cluster of three primaries. It reports used_memory's growth per
+// as a crawl's links are, on one server (256 shards, and one) and on a
+// cluster of three primaries (its default, ShardsPerPrimary a primary). It reports used_memory's growth per
 // URL queued (seen-set, queues, keys' state, ready sets), what is left of
 // it per URL once the queues are gone (what a URL costs once fetched:
 // its seen-set member, and its share of its key's state while that
@@ -141,7 +141,7 @@ func BenchmarkCostPerURL(b *testing.B) {
 	})
 	b.Run("cluster", func(b *testing.B) {
 		cl := redistest.StartCluster(b, redistest.ClusterOptions{Primaries: 3})
-		benchURLCost(b, cl.Client(), cl.Nodes, DefaultShards)
+		benchURLCost(b, cl.Client(), cl.Nodes, 0) // the cluster's default
 	})
 }
 
