@@ -34,11 +34,13 @@
 // page at a time, each linking to ten new URLs of ten of twenty hosts, so
 // ten shards: nothing to batch or cache): on a single Redis with one
 // shard, its default, 2.0 script calls, 2.0 round trips and some 64
-// commands a page; on a cluster of three primaries 10 script calls and
-// 3.6 round trips. On bench workload (a), 256 workers of one process and
-// one Redis: 0.05 script calls and 5 commands a page (a host's pages are
-// leased 16 at a time: see Affinity; on three primaries with appendfsync
-// always 0.23 and 9.3, 1.3 and 21 before batches a node (see Batches); most
+// commands a page; on a cluster of three primaries (12 shards) 3.9 script
+// calls, 4.0 round trips and 83 commands. On bench workload (a), 256
+// workers of one process and one Redis: 0.05 script calls and 4.7
+// commands a page (a host's pages are leased 16 at a time: see Affinity;
+// on three primaries with appendfsync always 0.14 and 6.2 — 0.27 and 9.5
+// with 256 shards and Claims in batches of their shard, 1.3 and 21 before
+// batches a node (see Batches and Shards); most
 // links were seen before: see Seen cache; the links robots.txt disallows
 // are only marked seen, frontier.Item.SeenOnly, one SADD each, and kept
 // pending in the counters hash's write until the crawl says their reports
@@ -56,7 +58,10 @@
 // and one member of its expiry set; and what a script writes to the
 // expiry set, the item hash and the ready set waits in the script and
 // goes in one command each a shard, before the script next reads them
-// (flushLeases, flushReady) — a batch's claims read the ready set once.
+// (flushLeases, flushReady) — a batch's claims read the ready set once;
+// the items a script queues to one key go in one RPUSH once the key is
+// saved (flushPush); and a link seen before costs its SADD alone, its
+// key's state read only for a new URL.
 // Each script reads its shard's counters hash once and writes it once, and
 // reads Redis's run_id (INFO server) once; its reply ends with each
 // shard's next event (see Shards), read from the shard's ready and expiry
