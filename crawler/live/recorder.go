@@ -136,13 +136,14 @@ func (r *Recorder) request(_ context.Context, req *crawler.Request) {
 }
 
 // started records a request to h starting at t. The starts older than a
-// minute are dropped only when the slice is full (and on each poll of
-// the status), not on every request: a host's load is counted over the
-// last minute whatever older starts the slice still holds.
+// minute are dropped only when the slice is full or at hostStartsMax
+// (and on each poll of the status), not on every request: a host's load
+// is counted over the last minute whatever older starts the slice still
+// holds.
 func (h *hostRec) started(t time.Time) {
 	h.inFlight++
 	h.requests++
-	if len(h.starts) == cap(h.starts) {
+	if len(h.starts) == cap(h.starts) || len(h.starts) >= hostStartsMax {
 		h.trimStarts(t)
 		if len(h.starts) == hostStartsMax {
 			h.starts = h.starts[1:]
