@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/url"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -88,19 +89,25 @@ type errorRec struct {
 
 // hostRec is what the crawl did to one host, as this process saw it.
 type hostRec struct {
-	key, url string // a URL of the host, to ask the crawler about it
+	// What every request reads or writes comes first, together: the
+	// record is cold in the cache by the time a worker records its
+	// request, and a start then touches its first 40 bytes, an answer
+	// its first 208, not lines spread over all its 328.
 	inFlight int
 	requests int64
 	// starts are the last request starts (Unix nanoseconds), for the load
 	// over a minute: int64s, which the garbage collector need not scan,
 	// where time.Times hold a pointer each.
 	starts     []int64
-	minDelay   time.Duration
-	throttled  []time.Time // 429 and 503 answers in the last recentWindow
-	serverErrs []time.Time // other 5xx
 	last       time.Time
 	lastStatus int
+	minDelay   time.Duration
+	url        string               // a URL of the host, to ask the crawler about it
 	pace       ratelimit.HostStatus // as the last answer left it
+
+	key        string
+	throttled  []time.Time // 429 and 503 answers in the last recentWindow
+	serverErrs []time.Time // other 5xx
 	robots     *gate.Entry
 	givenUp    bool
 	revisits   int64
@@ -195,17 +202,48 @@ func (r *Recorder) page(_ context.Context, p *crawler.Page) {
 	if title == "" {
 		return
 	}
-	u := p.URL.String()
 	l := &r.fetches
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for i := 1; i <= min(l.logN, 8); i++ { // its line is among the last few
 		f := &l.log[(l.logN-i)%logSize]
-		if f.URL == u && f.Title == "" {
+		if f.Title == "" && sameURL(f.URL, p.URL) {
 			f.Title = title
 			return
 		}
 	}
+}
+
+// sameURL reports whether s is u.String(), without building that string
+// for the common absolute URL (scheme, host, path, query, fragment): the
+// page hook compares every HTML page's URL with the log's last lines,
+// and building it would allocate on every page. Other forms are built.
+func sameURL(s string, u *url.URL) bool {
+	path := u.EscapedPath()
+	if u.Opaque != "" || u.User != nil || u.Host == "" || u.Scheme == "" || (path != "" && path[0] != '/') {
+		return s == u.String()
+	}
+	rest, ok := strings.CutPrefix(s, u.Scheme)
+	if ok {
+		rest, ok = strings.CutPrefix(rest, "://")
+	}
+	if ok {
+		rest, ok = strings.CutPrefix(rest, u.Host)
+	}
+	if ok {
+		rest, ok = strings.CutPrefix(rest, path)
+	}
+	if ok && (u.ForceQuery || u.RawQuery != "") {
+		if rest, ok = strings.CutPrefix(rest, "?"); ok {
+			rest, ok = strings.CutPrefix(rest, u.RawQuery)
+		}
+	}
+	if ok && u.Fragment != "" {
+		if rest, ok = strings.CutPrefix(rest, "#"); ok {
+			rest, ok = strings.CutPrefix(rest, u.EscapedFragment())
+		}
+	}
+	return ok && rest == ""
 }
 
 // error counts a failure by kind, keeping its first example.

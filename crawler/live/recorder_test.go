@@ -1,6 +1,7 @@
 package live
 
 import (
+	"net/url"
 	"sync"
 	"testing"
 	"time"
@@ -59,5 +60,30 @@ func TestSecondsConcurrent(t *testing.T) {
 	}
 	if got[Outcome5xx][0] != 0 {
 		t.Errorf("an hour-old count left in the slot: %d", got[Outcome5xx][0])
+	}
+}
+
+// sameURL agrees with comparing u.String(), for the URLs a crawl fetches
+// and for the forms it leaves to String.
+func TestSameURL(t *testing.T) {
+	for _, raw := range []string{
+		"http://a.example/", "http://a.example", "https://a.example:8443/p/q.html",
+		"http://a.example/p?q=1&r=%20", "http://a.example/p?", "http://a.example/p#frag",
+		"http://a.example/a%2Fb", "http://a.example/é ü", "http://a.example/p?q#f%20g",
+		"http://user:pw@a.example/", "mailto:x@a.example", "/relative", "http://[::1]:80/x",
+	} {
+		u, err := url.Parse(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := u.String()
+		if !sameURL(s, u) {
+			t.Errorf("sameURL(%q, %q) = false", s, raw)
+		}
+		for _, other := range []string{s + "x", s[:len(s)-1], "x" + s, "", "http://b.example/"} {
+			if other != s && sameURL(other, u) {
+				t.Errorf("sameURL(%q, %q) = true", other, raw)
+			}
+		}
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"os"
 	"runtime"
 	"runtime/metrics"
 	"slices"
@@ -219,22 +218,6 @@ func (sc *socketCount) get(now time.Time) int {
 		sc.at, sc.n = now, openSockets()
 	}
 	return sc.n
-}
-
-// openSockets counts the process's open sockets from /proc/self/fd, or
-// returns -1 where there is none.
-func openSockets() int {
-	entries, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		return -1
-	}
-	n := 0
-	for _, e := range entries {
-		if l, err := os.Readlink("/proc/self/fd/" + e.Name()); err == nil && strings.HasPrefix(l, "socket:") {
-			n++
-		}
-	}
-	return n
 }
 
 // Chart is the outcomes of each second over the last hour at most: the
