@@ -196,7 +196,7 @@ func process(sockets int) Process {
 }
 
 // socketsEvery is how often the open sockets are counted at most: the
-// count reads a link per open file in /proc, thousands on a crawl of
+// count makes a system call per open descriptor, thousands on a crawl of
 // thousands of hosts, which a page polling every two seconds must not
 // make the crawl pay for each time.
 const socketsEvery = 5 * time.Second
