@@ -136,10 +136,16 @@ func TestPage(t *testing.T) {
 	}
 }
 
+// testHost returns key's record in r, made on first sight, for a test to
+// set its figures before it asks r anything (no shard lock is held).
+func testHost(r *Recorder, key, rawURL string) *hostRec {
+	return r.hosts.shard(key).host(key, rawURL)
+}
+
 // fillHosts gives r n hosts with varied figures.
 func fillHosts(r *Recorder, n int, now time.Time) {
 	for i := range n {
-		h := r.host(fmt.Sprintf("h%06d.example", i), fmt.Sprintf("http://h%06d.example/", i))
+		h := testHost(r, fmt.Sprintf("h%06d.example", i), fmt.Sprintf("http://h%06d.example/", i))
 		h.requests = int64(i % 97)
 		h.inFlight = i % 3
 		h.pace = ratelimit.HostStatus{Delay: time.Duration(i%7) * time.Second}
@@ -215,7 +221,7 @@ func TestOverloadAlert(t *testing.T) {
 	r := NewRecorder(c)
 	now := time.Now()
 	r.now = func() time.Time { return now }
-	polite, rude := r.host("polite.example", ""), r.host("rude.example", "")
+	polite, rude := testHost(r, "polite.example", ""), testHost(r, "rude.example", "")
 	for i := range 12 {
 		polite.starts = append(polite.starts, now.Add(-time.Duration(11-i)*5*time.Second).UnixNano())
 	}

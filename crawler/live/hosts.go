@@ -122,9 +122,8 @@ type HostPage struct {
 	Rows  []HostRow `json:"rows"`
 }
 
-// sortKey is what a host is sorted by, copied out of the Recorder's lock.
+// sortKey is what a host is sorted by, copied out of its shard's lock.
 type sortKey struct {
-	h   *hostRec
 	key string
 	n   int64
 }
@@ -147,32 +146,33 @@ func (r *Recorder) Hosts(ctx context.Context, q HostQuery) HostPage {
 	less := keyOrder(q)
 	var page HostPage
 	best := make([]sortKey, 0, offset+limit+1)
-	r.mu.Lock()
-	page.Hosts = len(r.hosts)
-	for k, h := range r.hosts {
+	page.Hosts = r.hosts.each(func(k string, h *hostRec) {
 		if search != "" && !strings.Contains(k, search) {
-			continue
+			return
 		}
 		if q.State != "" && h.state(now) != q.State {
-			continue
+			return
 		}
 		page.Total++
-		c := sortKey{h: h, key: k, n: sortFigure(h, q.Sort, now)}
+		c := sortKey{key: k, n: sortFigure(h, q.Sort, now)}
 		if len(best) == offset+limit && less(best[len(best)-1], c) <= 0 {
-			continue
+			return
 		}
 		i, _ := slices.BinarySearchFunc(best, c, less)
 		best = slices.Insert(best, i, c)
 		if len(best) > offset+limit {
 			best = best[:offset+limit]
 		}
-	}
+	})
 	rows := best[min(offset, len(best)):]
-	page.Rows = make([]HostRow, len(rows))
-	for i, k := range rows {
-		page.Rows[i] = k.h.row(now)
+	page.Rows = make([]HostRow, 0, len(rows))
+	for _, k := range rows {
+		// As it is now: a host's figures may have moved since it was
+		// ranked, under its shard's lock, without holding every shard.
+		if row, ok := get(&r.hosts, k.key, func(h *hostRec) HostRow { return h.row(now) }); ok {
+			page.Rows = append(page.Rows, row)
+		}
 	}
-	r.mu.Unlock()
 	for i := range page.Rows {
 		r.refreshPace(ctx, &page.Rows[i], now)
 	}
@@ -312,11 +312,10 @@ func (h *hostRec) row(now time.Time) HostRow {
 // false if the crawl has not met the host.
 func (r *Recorder) Journal(key string) (HostRow, []JournalEvent, bool) {
 	now := r.now()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	h := r.hosts[key]
-	if h == nil {
-		return HostRow{}, nil, false
+	type rowJournal struct {
+		row     HostRow
+		journal []JournalEvent
 	}
-	return h.row(now), slices.Clone(h.journal), true
+	rj, ok := get(&r.hosts, key, func(h *hostRec) rowJournal { return rowJournal{h.row(now), slices.Clone(h.journal)} })
+	return rj.row, rj.journal, ok
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/url"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -27,33 +28,45 @@ const (
 // made, their answers and the pacing they led to. Attach it to a Crawler
 // before Run. Its zero value is not usable; make one with NewRecorder.
 // A Recorder is safe for concurrent use.
+//
+// Its hooks run on every worker of the crawl, for every request, so each
+// concern has a lock of its own (the host table one a shard, the chart's
+// counters none): workers recording requests to different hosts do not
+// wait on each other, and what can wait — trimming old figures, ranking
+// hosts — is left to the page's rare requests.
 type Recorder struct {
 	c   *crawler.Crawler
 	now func() time.Time
 
-	mu      sync.Mutex
+	hosts   hostTable
 	secs    seconds
-	hosts   map[string]*hostRec
-	errs    map[crawler.ErrorKind]*errorRec
+	fetches fetchLog
+
+	errMu sync.Mutex
+	errs  map[crawler.ErrorKind]*errorRec
+
+	front frontierCache
+	socks socketCount
+}
+
+// fetchLog is the last fetches and the latencies of the last answers.
+type fetchLog struct {
+	mu      sync.Mutex
 	log     [logSize]Fetch
 	logN    int
 	latency [latencySize]time.Duration
 	latN    int
-
-	front frontierCache
 }
 
 // NewRecorder returns a Recorder of c's crawl, its hooks registered on c.
 func NewRecorder(c *crawler.Crawler) *Recorder {
-	r := &Recorder{c: c, now: time.Now, hosts: map[string]*hostRec{}, errs: map[crawler.ErrorKind]*errorRec{}}
+	r := &Recorder{c: c, now: time.Now, errs: map[crawler.ErrorKind]*errorRec{}}
 	c.OnRequest(r.request)
 	c.OnRobots(r.robots)
 	c.OnPage(r.page)
 	c.OnError(r.error)
 	c.OnDisallowed(func(context.Context, *url.URL, crawler.DisallowReason) {
-		r.mu.Lock()
 		r.secs.add(r.now(), OutcomeRobots)
-		r.mu.Unlock()
 	})
 	return r
 }
@@ -76,19 +89,25 @@ type errorRec struct {
 
 // hostRec is what the crawl did to one host, as this process saw it.
 type hostRec struct {
-	key, url string // a URL of the host, to ask the crawler about it
+	// What every request reads or writes comes first, together: the
+	// record is cold in the cache by the time a worker records its
+	// request, and a start then touches its first 40 bytes, an answer
+	// its first 208, not lines spread over all its 328.
 	inFlight int
 	requests int64
 	// starts are the last request starts (Unix nanoseconds), for the load
 	// over a minute: int64s, which the garbage collector need not scan,
 	// where time.Times hold a pointer each.
 	starts     []int64
-	minDelay   time.Duration
-	throttled  []time.Time // 429 and 503 answers in the last recentWindow
-	serverErrs []time.Time // other 5xx
 	last       time.Time
 	lastStatus int
+	minDelay   time.Duration
+	url        string               // a URL of the host, to ask the crawler about it
 	pace       ratelimit.HostStatus // as the last answer left it
+
+	key        string
+	throttled  []time.Time // 429 and 503 answers in the last recentWindow
+	serverErrs []time.Time // other 5xx
 	robots     *gate.Entry
 	givenUp    bool
 	revisits   int64
@@ -98,17 +117,11 @@ type hostRec struct {
 
 // request records a request's start or end.
 func (r *Recorder) request(_ context.Context, req *crawler.Request) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	h := r.host(req.Key, req.URL)
+	s := r.hosts.lock(req.Key)
+	h := s.host(req.Key, req.URL)
 	if req.Answered.IsZero() {
-		h.inFlight++
-		h.requests++
-		h.trimStarts(req.Started)
-		if len(h.starts) == hostStartsMax {
-			h.starts = h.starts[1:]
-		}
-		h.starts = append(h.starts, req.Started.UnixNano())
+		h.started(req.Started)
+		s.mu.Unlock()
 		return
 	}
 	h.inFlight = max(h.inFlight-1, 0)
@@ -118,22 +131,47 @@ func (r *Recorder) request(_ context.Context, req *crawler.Request) {
 	if req.Pace.Delay > 0 && (h.minDelay == 0 || req.Pace.Delay < h.minDelay) {
 		h.minDelay = req.Pace.Delay
 	}
+	if !req.Robots && !req.Due.IsZero() {
+		h.revisited(req.Answered.Sub(req.Due))
+	}
+	s.mu.Unlock()
 	if req.Robots {
 		return
 	}
-	if !req.Due.IsZero() {
-		h.revisited(req.Answered.Sub(req.Due))
-	}
 	r.secs.add(req.Answered, statusOutcome(req.Status))
+	r.fetches.add(req)
+}
+
+// started records a request to h starting at t. The starts older than a
+// minute are dropped only when the slice is full or at hostStartsMax
+// (and on each poll of the status), not on every request: a host's load
+// is counted over the last minute whatever older starts the slice still
+// holds.
+func (h *hostRec) started(t time.Time) {
+	h.inFlight++
+	h.requests++
+	if len(h.starts) == cap(h.starts) || len(h.starts) >= hostStartsMax {
+		h.trimStarts(t)
+		if len(h.starts) == hostStartsMax {
+			h.starts = h.starts[1:]
+		}
+	}
+	h.starts = append(h.starts, t.UnixNano())
+}
+
+// add records the answer to req in the live log and the latencies.
+func (l *fetchLog) add(req *crawler.Request) {
 	rtt := req.Answered.Sub(req.Started)
-	r.latency[r.latN%latencySize] = rtt
-	r.latN++
 	f := Fetch{At: req.Answered, URL: req.URL, Status: req.Status, RTT: rtt, Size: req.Size}
 	if req.Err != nil {
 		f.Error = req.Err.Error()
 	}
-	r.log[r.logN%logSize] = f
-	r.logN++
+	l.mu.Lock()
+	l.latency[l.latN%latencySize] = rtt
+	l.latN++
+	l.log[l.logN%logSize] = f
+	l.logN++
+	l.mu.Unlock()
 }
 
 // trimStarts drops the request starts older than a minute before now: a
@@ -155,19 +193,6 @@ func (h *hostRec) startsBefore(now time.Time) int {
 	return i
 }
 
-// host returns key's record, made on first sight with rawURL as its URL.
-func (r *Recorder) host(key, rawURL string) *hostRec {
-	h := r.hosts[key]
-	if h == nil {
-		h = &hostRec{key: key}
-		r.hosts[key] = h
-	}
-	if h.url == "" && rawURL != "" {
-		h.url = rawURL
-	}
-	return h
-}
-
 // page adds the page's title to its line of the live log.
 func (r *Recorder) page(_ context.Context, p *crawler.Page) {
 	if p.URL == nil || p.ContentType != "text/html" {
@@ -177,16 +202,48 @@ func (r *Recorder) page(_ context.Context, p *crawler.Page) {
 	if title == "" {
 		return
 	}
-	u := p.URL.String()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for i := 1; i <= min(r.logN, 8); i++ { // its line is among the last few
-		f := &r.log[(r.logN-i)%logSize]
-		if f.URL == u && f.Title == "" {
+	l := &r.fetches
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i := 1; i <= min(l.logN, 8); i++ { // its line is among the last few
+		f := &l.log[(l.logN-i)%logSize]
+		if f.Title == "" && sameURL(f.URL, p.URL) {
 			f.Title = title
 			return
 		}
 	}
+}
+
+// sameURL reports whether s is u.String(), without building that string
+// for the common absolute URL (scheme, host, path, query, fragment): the
+// page hook compares every HTML page's URL with the log's last lines,
+// and building it would allocate on every page. Other forms are built.
+func sameURL(s string, u *url.URL) bool {
+	path := u.EscapedPath()
+	if u.Opaque != "" || u.User != nil || u.Host == "" || u.Scheme == "" || (path != "" && path[0] != '/') {
+		return s == u.String()
+	}
+	rest, ok := strings.CutPrefix(s, u.Scheme)
+	if ok {
+		rest, ok = strings.CutPrefix(rest, "://")
+	}
+	if ok {
+		rest, ok = strings.CutPrefix(rest, u.Host)
+	}
+	if ok {
+		rest, ok = strings.CutPrefix(rest, path)
+	}
+	if ok && (u.ForceQuery || u.RawQuery != "") {
+		if rest, ok = strings.CutPrefix(rest, "?"); ok {
+			rest, ok = strings.CutPrefix(rest, u.RawQuery)
+		}
+	}
+	if ok && u.Fragment != "" {
+		if rest, ok = strings.CutPrefix(rest, "#"); ok {
+			rest, ok = strings.CutPrefix(rest, u.EscapedFragment())
+		}
+	}
+	return ok && rest == ""
 }
 
 // error counts a failure by kind, keeping its first example.
@@ -199,16 +256,18 @@ func (r *Recorder) error(_ context.Context, u *url.URL, err error) {
 	if e.Kind == crawler.FailedHostGivenUp {
 		key, _ = r.c.Key(u.String())
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	r.errMu.Lock()
 	rec := r.errs[e.Kind]
 	if rec == nil {
 		rec = &errorRec{url: u.String(), cause: e.Err.Error()}
 		r.errs[e.Kind] = rec
 	}
 	rec.count++
+	r.errMu.Unlock()
 	if key != "" {
-		h := r.host(key, u.String())
+		s := r.hosts.lock(key)
+		defer s.mu.Unlock()
+		h := s.host(key, u.String())
 		if !h.givenUp {
 			h.givenUp = true
 			h.journal = appendEvent(h.journal, JournalEvent{At: r.now(), Kind: "given-up", Text: "host given up after failing in a row"})
@@ -218,9 +277,9 @@ func (r *Recorder) error(_ context.Context, u *url.URL, err error) {
 
 // robots records a robots.txt fetch in its host's record and journal.
 func (r *Recorder) robots(_ context.Context, key string, e *gate.Entry) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	h := r.host(key, "")
+	s := r.hosts.lock(key)
+	defer s.mu.Unlock()
+	h := s.host(key, "")
 	if h.url == "" {
 		h.url = e.URL
 	}

@@ -3,6 +3,7 @@ package live
 import (
 	"context"
 	"fmt"
+	"net"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -65,4 +66,22 @@ func BenchmarkRecorderRequestParallel(b *testing.B) {
 			rb.request(ctx, int(next.Add(1)))
 		}
 	})
+}
+
+// BenchmarkOpenSockets is counting the process's open sockets for
+// /api/status with 1,000 of them open, as a crawl of many hosts has.
+func BenchmarkOpenSockets(b *testing.B) {
+	for range 1000 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer ln.Close()
+	}
+	if n := openSockets(); n >= 0 && n < 1000 {
+		b.Fatalf("%d sockets counted, want at least 1000", n)
+	}
+	for b.Loop() {
+		openSockets()
+	}
 }

@@ -1,6 +1,10 @@
 package live
 
-import "time"
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+)
 
 // Outcome is a class of request outcome, a series of the chart.
 type Outcome int
@@ -47,19 +51,31 @@ const window = time.Hour
 
 // seconds is a ring of per-second outcome counts over the last window: a
 // fixed array, so that recording a second costs no allocation however
-// long the crawl runs.
+// long the crawl runs. Its counters are atomic: every answer of the crawl
+// adds to one, from whichever worker got it, without a lock; the lock is
+// only taken to start a new second in a slot, once a second.
 type seconds struct {
-	at     [int(window / time.Second)]int64 // the Unix second a slot counts, to tell a stale slot
-	counts [int(window / time.Second)][numOutcomes]uint32
+	mu     sync.Mutex                              // starting a slot's new second
+	at     [int(window / time.Second)]atomic.Int64 // the Unix second a slot counts, to tell a stale slot
+	counts [int(window / time.Second)][numOutcomes]atomic.Uint32
 }
 
 func (s *seconds) add(t time.Time, o Outcome) {
 	sec := t.Unix()
 	i := int(sec % int64(len(s.at)))
-	if s.at[i] != sec {
-		s.at[i], s.counts[i] = sec, [numOutcomes]uint32{}
+	if s.at[i].Load() != sec {
+		s.mu.Lock()
+		if s.at[i].Load() != sec {
+			// Zeroed before the slot is marked this second's, so that no
+			// add of this second, which waits for the mark, is lost.
+			for c := range s.counts[i] {
+				s.counts[i][c].Store(0)
+			}
+			s.at[i].Store(sec)
+		}
+		s.mu.Unlock()
 	}
-	s.counts[i][o]++
+	s.counts[i][o].Add(1)
 }
 
 // series returns the counts of each second from `from` to `to` (Unix
@@ -77,11 +93,11 @@ func (s *seconds) series(from, to int64) [numOutcomes][]uint32 {
 	}
 	for sec := from; sec <= to; sec++ {
 		i := int(sec % int64(len(s.at)))
-		if s.at[i] != sec {
+		if s.at[i].Load() != sec {
 			continue
 		}
 		for o := range out {
-			out[o][sec-from] = s.counts[i][o]
+			out[o][sec-from] = s.counts[i][o].Load()
 		}
 	}
 	return out
@@ -91,11 +107,11 @@ func (s *seconds) series(from, to int64) [numOutcomes][]uint32 {
 func (s *seconds) sum(from, to int64) (n int64) {
 	for sec := from; sec <= to; sec++ {
 		i := int(sec % int64(len(s.at)))
-		if s.at[i] != sec {
+		if s.at[i].Load() != sec {
 			continue
 		}
-		for _, c := range s.counts[i][:OutcomeNetwork+1] {
-			n += int64(c)
+		for c := range s.counts[i][:OutcomeNetwork+1] {
+			n += int64(s.counts[i][c].Load())
 		}
 	}
 	return n

@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"os"
 	"runtime"
 	"runtime/metrics"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/heedcrawl/heed/crawler"
@@ -77,7 +77,7 @@ func (r *Recorder) Status(ctx context.Context, stopping bool) Status {
 		Pages: st.Pages, Bytes: st.Bytes, InFlight: st.InFlight, Queued: st.Queued, Hosts: st.Hosts,
 		HostsDueNow: st.HostsReady, HostsLater: st.HostsResting,
 		Errors: st.ErrorCount(), Disallowed: st.Disallowed, Statuses: st.Statuses,
-		Process: process(),
+		Process: process(r.socks.get(now)),
 	}
 	if err != nil {
 		s.StoreError = err.Error()
@@ -102,14 +102,13 @@ func (r *Recorder) Status(ctx context.Context, stopping bool) Status {
 			Unchanged: st.Revisits - st.RevisitChanges, BytesSaved: st.BytesSaved, Dropped: st.RevisitsDropped,
 			ChangedPct: 100 * float64(st.RevisitChanges) / float64(st.Revisits)}
 	}
-	r.mu.Lock()
 	sec := now.Unix()
 	span := min(int64(60), max(int64(st.Elapsed.Seconds()), 1))
 	s.RateMinute = float64(r.secs.sum(sec-span, sec-1)) / float64(span)
-	s.LatencyP50, s.LatencyP95 = r.percentiles()
+	s.LatencyP50, s.LatencyP95 = r.fetches.percentiles()
 	quiet := st.Elapsed > stallWindow && r.secs.sum(sec-int64(stallWindow/time.Second), sec) == 0
 	var over, stale []string
-	for k, h := range r.hosts {
+	r.hosts.each(func(k string, h *hostRec) {
 		// What has aged out of its window is let go here, on each poll,
 		// so that hosts no longer fetched hold none of it.
 		h.trimStarts(now)
@@ -120,8 +119,7 @@ func (r *Recorder) Status(ctx context.Context, stopping bool) Status {
 		if h.freshnessCapped() {
 			stale = append(stale, k)
 		}
-	}
-	r.mu.Unlock()
+	})
 	s.Alerts = alerts(s, st, over, stale, quiet)
 	return s
 }
@@ -159,28 +157,30 @@ func alerts(s Status, st crawler.Stats, over, stale []string, quiet bool) []stri
 }
 
 // percentiles returns the 50th and 95th percentile latencies, in ms, of
-// the last answers. r.mu is held.
-func (r *Recorder) percentiles() (p50, p95 float64) {
-	n := min(r.latN, latencySize)
+// the last answers.
+func (l *fetchLog) percentiles() (p50, p95 float64) {
+	l.mu.Lock()
+	n := min(l.latN, latencySize)
+	d := slices.Clone(l.latency[:n])
+	l.mu.Unlock()
 	if n == 0 {
 		return 0, 0
 	}
-	d := slices.Clone(r.latency[:n])
 	slices.Sort(d)
 	ms := func(q float64) float64 { return float64(d[int(q*float64(n-1))]) / float64(time.Millisecond) }
 	return ms(0.50), ms(0.95)
 }
 
 // process reads the runtime's figures (runtime/metrics: no stop of the
-// world, unlike ReadMemStats) and counts open sockets.
-func process() Process {
+// world, unlike ReadMemStats), with sockets the open sockets counted.
+func process(sockets int) Process {
 	samples := []metrics.Sample{
 		{Name: "/memory/classes/heap/objects:bytes"},
 		{Name: "/memory/classes/total:bytes"},
 		{Name: "/sched/goroutines:goroutines"},
 	}
 	metrics.Read(samples)
-	p := Process{OpenConns: openSockets()}
+	p := Process{OpenConns: sockets}
 	if samples[0].Value.Kind() == metrics.KindUint64 {
 		p.HeapBytes = samples[0].Value.Uint64()
 	}
@@ -195,20 +195,29 @@ func process() Process {
 	return p
 }
 
-// openSockets counts the process's open sockets from /proc/self/fd, or
-// returns -1 where there is none.
-func openSockets() int {
-	entries, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		return -1
+// socketsEvery is how often the open sockets are counted at most: the
+// count makes a system call per open descriptor, thousands on a crawl of
+// thousands of hosts, which a page polling every two seconds must not
+// make the crawl pay for each time.
+const socketsEvery = 5 * time.Second
+
+// socketCount is the last count of open sockets, made at most every
+// socketsEvery.
+type socketCount struct {
+	mu sync.Mutex
+	at time.Time
+	n  int
+}
+
+// get returns the open sockets, counted again if the last count is
+// socketsEvery old at now.
+func (sc *socketCount) get(now time.Time) int {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if sc.at.IsZero() || now.Sub(sc.at) >= socketsEvery || now.Before(sc.at) {
+		sc.at, sc.n = now, openSockets()
 	}
-	n := 0
-	for _, e := range entries {
-		if l, err := os.Readlink("/proc/self/fd/" + e.Name()); err == nil && strings.HasPrefix(l, "socket:") {
-			n++
-		}
-	}
-	return n
+	return sc.n
 }
 
 // Chart is the outcomes of each second over the last hour at most: the
@@ -226,9 +235,7 @@ func (r *Recorder) Chart(started time.Time) Chart {
 	if started.IsZero() || to-from+1 > int64(window/time.Second) {
 		from = to - int64(window/time.Second) + 1
 	}
-	r.mu.Lock()
 	series := r.secs.series(from, to)
-	r.mu.Unlock()
 	c := Chart{From: from, Series: map[string][]uint32{}}
 	for o, s := range series {
 		if s == nil {
@@ -250,25 +257,26 @@ type ErrorKind struct {
 // Errors returns the failures by kind, most frequent first, with the first
 // example of each.
 func (r *Recorder) Errors() []ErrorKind {
-	r.mu.Lock()
+	r.errMu.Lock()
 	out := make([]ErrorKind, 0, len(r.errs))
 	for _, k := range slices.Sorted(maps.Keys(r.errs)) {
 		e := r.errs[k]
 		out = append(out, ErrorKind{Kind: string(k), Count: e.count, URL: e.url, Example: e.cause})
 	}
-	r.mu.Unlock()
+	r.errMu.Unlock()
 	slices.SortStableFunc(out, func(a, b ErrorKind) int { return int(min(max(b.Count-a.Count, -1), 1)) })
 	return out
 }
 
 // Log returns the last fetches, newest first.
 func (r *Recorder) Log() []Fetch {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	n := min(r.logN, logSize)
+	l := &r.fetches
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := min(l.logN, logSize)
 	out := make([]Fetch, n)
 	for i := range n {
-		out[i] = r.log[(r.logN-1-i)%logSize]
+		out[i] = l.log[(l.logN-1-i)%logSize]
 	}
 	return out
 }
