@@ -172,12 +172,13 @@ func shardTag(job string, i, n int, spread bool) string {
 		return tag
 	}
 	lo, hi := i*slots/n, (i+1)*slots/n
-	for k := 0; ; k++ {
+	for k := range 1 << 20 { // some n tries expected; the bound only guards
 		t := tag + "." + strconv.Itoa(k)
 		if sl := int(crc16(t)) % slots; sl >= lo && sl < hi {
 			return t
 		}
 	}
+	return tag
 }
 
 // crc16 is the CRC16 (XMODEM) of Redis Cluster's key hash slots.
