@@ -224,7 +224,7 @@ type RedisStats struct {
 	Calls map[string]int64
 	// CPU is the server's user and system time.
 	CPU time.Duration
-	// ScriptTime is the time spent running scripts (EVAL, EVALSHA), the
+	// ScriptTime is the time spent running scripts (EVAL, EVALSHA, FCALL), the
 	// commands they ran included: the rest of CPU is reading requests,
 	// writing replies and the event loop.
 	ScriptTime time.Duration
@@ -344,7 +344,7 @@ func (u RedisUse) Scripts() int64 {
 // runs a script.
 func isScript(cmd string) bool {
 	switch cmd {
-	case "evalsha", "eval", "evalsha_ro", "eval_ro":
+	case "evalsha", "eval", "evalsha_ro", "eval_ro", "fcall", "fcall_ro":
 		return true
 	}
 	return false

@@ -43,7 +43,7 @@ type Summary struct {
 	// Medians of what the runs asked of Redis, per reachable page fetched;
 	// Redis is false without Redis.
 	Redis                bool
-	RedisScriptsPerPage  float64 // script calls (EVALSHA, EVAL): round trips
+	RedisScriptsPerPage  float64 // script calls (EVALSHA, EVAL, FCALL): round trips
 	RedisCommandsPerPage float64 // every command, those run inside scripts included
 	RedisCPU             time.Duration
 	RedisCPUPerPage      time.Duration // redis-server's CPU per reachable page (or request answered)
@@ -254,7 +254,7 @@ func (s Summary) note() string {
 		if s.Fresh != nil {
 			per = "request the web answered"
 		}
-		parts = append(parts, fmt.Sprintf("Redis ran %.2f script calls (EVALSHA: round trips) and %.2f commands in all (those inside scripts included) per %s; redis-server's own CPU %.2f s (%.2f s of it running scripts), not in the CPU column",
+		parts = append(parts, fmt.Sprintf("Redis ran %.2f script calls (EVALSHA or FCALL: round trips) and %.2f commands in all (those inside scripts included) per %s; redis-server's own CPU %.2f s (%.2f s of it running scripts), not in the CPU column",
 			s.RedisScriptsPerPage, s.RedisCommandsPerPage, per, s.RedisCPU.Seconds(), s.RedisScriptTime.Seconds()))
 	}
 	return strings.Join(parts, "; ")

@@ -40,6 +40,7 @@ func TestHeedVariants(t *testing.T) {
 func TestParseRedisInfo(t *testing.T) {
 	info := "# Commandstats\r\n" +
 		"cmdstat_evalsha:calls=30,usec=900,usec_per_call=30.00,rejected_calls=0,failed_calls=0\r\n" +
+		"cmdstat_fcall:calls=10,usec=600,usec_per_call=60.00,rejected_calls=0,failed_calls=0\r\n" +
 		"cmdstat_hget:calls=70,usec=70,usec_per_call=1.00,rejected_calls=0,failed_calls=0\r\n" +
 		"cmdstat_info:calls=5,usec=70,usec_per_call=14.00,rejected_calls=0,failed_calls=0\r\n" +
 		"\r\n# CPU\r\nused_cpu_sys:1.500000\r\nused_cpu_user:2.250000\r\nused_cpu_sys_children:9.000000\r\n"
@@ -51,16 +52,16 @@ func TestParseRedisInfo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if after.CPU != 3750*time.Millisecond || after.Calls["evalsha"] != 30 || after.ScriptTime != 900*time.Microsecond {
+	if after.CPU != 3750*time.Millisecond || after.Calls["evalsha"] != 30 || after.Calls["fcall"] != 10 || after.ScriptTime != 1500*time.Microsecond {
 		t.Errorf("parsed %+v", after)
 	}
 	use := after.Sub(before)
 	// Of the 4 INFO calls since, one read the counters before.
-	if use.ScriptTime != 900*time.Microsecond {
-		t.Errorf("script time %v, want 900µs", use.ScriptTime)
+	if use.ScriptTime != 1500*time.Microsecond {
+		t.Errorf("script time %v, want 1.5ms (EVALSHA and FCALL)", use.ScriptTime)
 	}
-	if use.Scripts() != 30 || use.Commands() != 93 || use.Calls["info"] != 3 || use.CPU != 1750*time.Millisecond {
-		t.Errorf("use %+v: %d scripts, %d commands; want 30 and 93 (the reading's INFO left out), CPU 1.75 s", use, use.Scripts(), use.Commands())
+	if use.Scripts() != 40 || use.Commands() != 103 || use.Calls["info"] != 3 || use.CPU != 1750*time.Millisecond {
+		t.Errorf("use %+v: %d scripts, %d commands; want 40 and 103 (the reading's INFO left out), CPU 1.75 s", use, use.Scripts(), use.Commands())
 	}
 	if _, err := parseRedisInfo("cmdstat_get:calls=many"); err == nil {
 		t.Error("a garbled commandstats line parsed")

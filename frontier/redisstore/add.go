@@ -13,8 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/heedcrawl/heed/frontier"
 )
 
@@ -98,7 +96,7 @@ func (s *Store) addNow() time.Time {
 // finish's arguments pre, whose answer goes to the last of refused), their
 // answers into refused, and takes the pages it added from *budget
 // (negative: no limit).
-func (s *Store) addGroup(ctx context.Context, g group, sc *redis.Script, op string, pre []any, now time.Time, batch []frontier.Item, lim frontier.Limits, budget *int, refused []error) error {
+func (s *Store) addGroup(ctx context.Context, g group, sc script, op string, pre []any, now time.Time, batch []frontier.Item, lim frontier.Limits, budget *int, refused []error) error {
 	r, err := s.call(ctx, g.sh, sc, op, now, s.addArgs(pre, base(now), g.items(batch), lim, *budget)...)
 	if err != nil {
 		return err

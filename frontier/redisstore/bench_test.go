@@ -141,7 +141,7 @@ func scriptStats(b *testing.B, c *redis.Client) (us, cmds int64) {
 		if !ok || !strings.HasPrefix(name, "cmdstat_") {
 			continue
 		}
-		script := name == "cmdstat_evalsha" || name == "cmdstat_eval"
+		script := name == "cmdstat_evalsha" || name == "cmdstat_eval" || name == "cmdstat_fcall"
 		for _, f := range strings.Split(stats, ",") {
 			k, v, _ := strings.Cut(f, "=")
 			n, err := strconv.ParseInt(v, 10, 64)

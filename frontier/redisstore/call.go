@@ -20,7 +20,7 @@ import (
 // request is a script call on a shard, with its request id.
 type request struct {
 	sh     *shard
-	sc     *redis.Script
+	sc     script
 	op     string
 	argv   []any
 	id     string
@@ -33,7 +33,7 @@ type request struct {
 
 // prepare makes the request to run the script sc, which changes the state
 // of shard sh, with the common arguments and args.
-func (s *Store) prepare(sh *shard, sc *redis.Script, op string, now time.Time, args ...any) *request {
+func (s *Store) prepare(sh *shard, sc script, op string, now time.Time, args ...any) *request {
 	s.noteNow(now)
 	seq := s.lastReq.Add(1)
 	r := &request{sh: sh, sc: sc, op: op, id: strconv.FormatUint(seq, 36), seq: seq, forget: sh.takeForget()}
@@ -66,7 +66,7 @@ func (s *Store) noteNow(now time.Time) {
 // tail, which it learns (and publishes if the shard woke). A transient
 // failure is retried with the same request id, which the script answers
 // from its memo if it ran already, for Options.RetryFor.
-func (s *Store) call(ctx context.Context, sh *shard, sc *redis.Script, op string, now time.Time, args ...any) ([]any, error) {
+func (s *Store) call(ctx context.Context, sh *shard, sc script, op string, now time.Time, args ...any) ([]any, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -93,7 +93,7 @@ func (s *Store) send(ctx context.Context, r *request, first *redis.Cmd) ([]any, 
 				r.argv[2] = "+" + r.id // see prelude.lua: the memo is read
 			}
 			r.sent = true
-			v, err = r.sc.Run(ctx, s.c, r.sh.keys, r.argv...).Result()
+			v, err = r.sc.run(ctx, s, r.sh.keys, r.argv).Result()
 		}
 		if err != nil {
 			return err
@@ -168,7 +168,7 @@ func (s *Store) sendMany(ctx context.Context, rs []*request) ([][]any, []error) 
 	if len(rs) > 1 {
 		s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
 			for i, r := range rs {
-				cmds[i] = r.sc.EvalSha(ctx, p, r.sh.keys, r.argv...)
+				cmds[i] = r.sc.queue(ctx, s, p, r.sh.keys, r.argv)
 			}
 			return nil
 		})

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -58,7 +57,7 @@ func (h *gateHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pro
 // the first once armed.
 func (h *gateHook) see(cmd redis.Cmder) {
 	args := cmd.Args()
-	if strings.HasPrefix(cmd.Name(), "eval") && len(args) > 3 && fmt.Sprint(args[3]) == h.key {
+	if scriptCall(cmd) && len(args) > 3 && fmt.Sprint(args[3]) == h.key {
 		h.scripts.Add(1)
 		if h.armed.CompareAndSwap(true, false) {
 			close(h.held)
@@ -346,7 +345,7 @@ func (h *pipeHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pro
 	return func(ctx context.Context, cmds []redis.Cmder) error {
 		n := 0
 		for _, c := range cmds {
-			if strings.HasPrefix(c.Name(), "eval") {
+			if scriptCall(c) {
 				n++
 			}
 		}

@@ -110,7 +110,7 @@ func nodeStats(b *testing.B, nodes []*redistest.Server) serverStats {
 			}
 			st.calls[cmd] += k
 			switch cmd {
-			case "evalsha", "eval":
+			case "evalsha", "eval", "fcall":
 				st.scripts += k
 			case "info", "cluster|nodes", "cluster|slots", "cluster|shards", "ping":
 			default:

@@ -62,8 +62,17 @@
 // the items a script queues to one key go in one RPUSH once the key is
 // saved (flushPush); and a link seen before costs its SADD alone, its
 // key's state read only for a new URL.
+// A batch (below) runs as a function (Redis Functions, Redis 7): the
+// library of lua/prelude.lua and the batch's parts is loaded into each
+// server once (FUNCTION LOAD, into every primary of a cluster, again by
+// the first batch that finds a server without it), so that a call runs
+// the batch alone, where EVALSHA would define the prelude's hundred
+// functions again each call; the function keeps the server's run_id from
+// call to call, which its restart or failover renews with its Lua state.
+// A server without functions (Redis 6) runs the same script by EVALSHA.
+// The other scripts, run one at a time, stay EVALSHA scripts.
 // Each script reads its shard's counters hash once and writes it once, and
-// reads Redis's run_id (INFO server) once; its reply ends with each
+// reads Redis's run_id (INFO server) at most once; its reply ends with each
 // shard's next event (see Shards), read from the shard's ready and expiry
 // sets — by a batch that claims nothing only where it moved them (the
 // links of a key out on a run do not), as the Store's view of the others

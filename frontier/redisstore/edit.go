@@ -15,7 +15,7 @@ import (
 var (
 	//go:embed lua/edit.lua
 	editSrc    string
-	editScript = redis.NewScript(prelude + editSrc)
+	editScript = newScript(prelude + editSrc)
 )
 
 var _ frontier.QueueEditor = (*Store)(nil)

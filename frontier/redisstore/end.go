@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/heedcrawl/heed/frontier"
 )
 
@@ -77,7 +75,7 @@ func (s *Store) endLease(ctx context.Context, l *frontier.Lease, now time.Time, 
 // of one on a cluster (batch.lua), with args: the request is the first
 // shard's (its memo is in that shard's slot). The reply's last tails are
 // the shards', which it learns; it returns the rest, of at least n values.
-func (s *Store) callShards(ctx context.Context, sc *redis.Script, op string, shards []*shard, now time.Time, args []any, n int) ([]any, error) {
+func (s *Store) callShards(ctx context.Context, sc script, op string, shards []*shard, now time.Time, args []any, n int) ([]any, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

@@ -11,15 +11,13 @@ import (
 	"context"
 	_ "embed"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 var (
 	//go:embed lua/handback.lua
 	handBackSrc string
 
-	handBackScript = redis.NewScript(prelude + takeBackSrc + handBackSrc)
+	handBackScript = newScript(prelude + takeBackSrc + handBackSrc)
 )
 
 // epochChanged notes that shard sh began a new epoch (a restart or

@@ -45,7 +45,7 @@ var (
 	takeBackSrc string
 
 	beatScript    = redis.NewScript(beatSrc)
-	reclaimScript = redis.NewScript(prelude + addSrc + takeBackSrc + reclaimSrc)
+	reclaimScript = newScript(prelude + addSrc + takeBackSrc + reclaimSrc)
 )
 
 // member is one membership of the Store in its job: the id its leases

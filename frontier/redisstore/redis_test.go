@@ -350,8 +350,13 @@ func TestStateLost(t *testing.T) {
 	}
 }
 
+// scriptCall reports whether cmd calls a script: EVALSHA, EVAL or FCALL.
+func scriptCall(cmd redis.Cmder) bool {
+	return strings.HasPrefix(cmd.Name(), "eval") || strings.HasPrefix(cmd.Name(), "fcall")
+}
+
 // countingHook counts the round trips of a client — each command, or each
-// pipeline, is one — and among them the script calls (EVALSHA and EVAL).
+// pipeline, is one — and among them the script calls (scriptCall).
 type countingHook struct {
 	n, scripts atomic.Int64
 }
@@ -361,7 +366,7 @@ func (h *countingHook) DialHook(next redis.DialHook) redis.DialHook { return nex
 func (h *countingHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		h.n.Add(1)
-		if strings.HasPrefix(cmd.Name(), "eval") {
+		if scriptCall(cmd) {
 			h.scripts.Add(1)
 		}
 		return next(ctx, cmd)
@@ -464,7 +469,7 @@ func (h *dropReplyHook) DialHook(next redis.DialHook) redis.DialHook { return ne
 func (h *dropReplyHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		err := next(ctx, cmd)
-		if strings.HasPrefix(cmd.Name(), "eval") && err == nil && h.armed.CompareAndSwap(true, false) {
+		if scriptCall(cmd) && err == nil && h.armed.CompareAndSwap(true, false) {
 			err = fmt.Errorf("reply lost: %w", io.ErrUnexpectedEOF)
 			cmd.SetErr(err)
 		}

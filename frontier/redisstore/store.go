@@ -116,7 +116,10 @@ type Store struct {
 	// (request.seq), whichever its shard.
 	answered atomic.Uint64
 	lastNow  atomic.Int64 // the latest caller's now, µs, for CallerClock
-	cpStamp  atomic.Int64 // the stamp of the last checkpoint stored
+	// noFunctions: the server refused FCALL (Redis 6), so the scripts
+	// loaded as functions run by EVALSHA (function).
+	noFunctions atomic.Bool
+	cpStamp     atomic.Int64 // the stamp of the last checkpoint stored
 	// verifiedAt is when the Store last read every shard (verify), ns.
 	verifiedAt atomic.Int64
 	verifyMu   sync.Mutex
@@ -394,18 +397,25 @@ var (
 	//go:embed lua/reserve.lua
 	reserveSrc string
 
-	prelude = bucketSrc + keyStateSrc + preludeSrc
+	// preludeDefs defines what every script shares; prelude also begins
+	// the call (begin, prelude.lua): the head of a script run by EVALSHA.
+	preludeDefs = bucketSrc + keyStateSrc + preludeSrc
+	prelude     = preludeDefs + opening
 
 	// add.lua and finish.lua define a function each, which these run.
-	addScript        = redis.NewScript(prelude + addSrc + "return reply(add(8))\n")
-	finishScript     = redis.NewScript(prelude + finishSrc + "return reply({finish()})\n")
-	doneAddingScript = redis.NewScript(prelude + addSrc + finishSrc + doneAddingSrc)
-	claimScript      = redis.NewScript(prelude + claimOneSrc + claimSrc)
-	batchScript      = redis.NewScript(prelude + shardsSrc + addSrc + finishSrc + claimOneSrc + batchSrc)
-	claimKeyScript   = redis.NewScript(prelude + claimKeySrc)
-	giveUpScript     = redis.NewScript(prelude + giveUpSrc)
-	dropScript       = redis.NewScript(prelude + dropSrc)
+	addScript        = newScript(prelude + addSrc + "return reply(add(8))\n")
+	finishScript     = newScript(prelude + finishSrc + "return reply({finish()})\n")
+	doneAddingScript = newScript(prelude + addSrc + finishSrc + doneAddingSrc)
+	claimScript      = newScript(prelude + claimOneSrc + claimSrc)
+	batchScript      = newFunction(preludeDefs+shardsSrc+addSrc+finishSrc+claimOneSrc, batchSrc)
+	claimKeyScript   = newScript(prelude + claimKeySrc)
+	giveUpScript     = newScript(prelude + giveUpSrc)
+	dropScript       = newScript(prelude + dropSrc)
 	readScript       = redis.NewScript(keyStateSrc + readSrc)
 	setupScript      = redis.NewScript(setupSrc)
 	reserveScript    = redis.NewScript(reserveSrc)
 )
+
+// opening begins a script run by EVALSHA after its prelude (begin,
+// prelude.lua), and returns the reply a retried request had, if any.
+const opening = "do local memoed = begin() if memoed then return memoed end end\n"

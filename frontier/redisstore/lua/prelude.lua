@@ -31,14 +31,16 @@ local IDLE_TTL, MEMO_TTL = 60000, 600000
 -- the expiry set of tokens; the counter in a key of its own) is moved to
 -- it once (migrate). A key's state is packed (keystate.lua).
 local LAYOUT = '2'
-local callerClock, wakeHere = string.sub(ARGV[6], 1, 1) == '1', string.sub(ARGV[6], 2, 2) == 'w'
+-- Every value below that a call sets is set again by begin, at the
+-- start of each call: a script loaded as a function (Redis Functions)
+-- keeps its upvalues from call to call.
+local callerClock, wakeHere
 -- The member whose claims this script serves, 0 for none: a lease then
 -- expires a lease after it was granted, as before members existed.
 -- quietTail: a batch (batch.lua) reads the next event of a shard it
 -- claims nothing of only where it moved the ready or expiry set (tail).
 local quietTail = false
-local memberID = string.match(ARGV[7], ':(%d+)$') or '0'
-local member = tonumber(memberID)
+local memberID, member
 
 local function num(v)
   if v then return tonumber(v) or 0 end
@@ -58,6 +60,9 @@ local pend, pendR
 -- items a claim of this script may lease at once (a run: setClaim).
 local epoch, epochAt, perHost, keep = 0, 0, 1, false
 local runMax = 1
+-- The state of each shard a batch entered, by its place in the batch
+-- (shards.lua: stash, back).
+local states = {}
 
 -- pendingOf is the prefix, in the counters hash, of the fields of the
 -- seen-only links member id (a string) added new whose reports its Store
@@ -107,9 +112,7 @@ end
 
 -- A request retried after its reply was lost gets the reply it had: a
 -- script is applied once however often it is sent.
-local memo, reqID = ARGV[2], ARGV[3]
-local retried = string.sub(reqID, 1, 1) == '+'
-if retried then reqID = string.sub(reqID, 2) end
+local memo, reqID, retried
 
 -- flushLeases writes the lease records the script granted and ended in
 -- the shard since it last read the expiry set: a batch grants and ends
@@ -774,33 +777,52 @@ local function setClaim(v)
   runMax = math.max(tonumber(r) or 1, 1)
 end
 
+-- begin starts a call: it sets what the call's arguments say, forgets
+-- the memos of ARGV[4], enters ARGV[1]'s shard and joins it. It returns
+-- the reply a retried request had, if its memo holds one (the script
+-- then returns it and does nothing more), nil otherwise.
 -- ARGV[4] may end in '|' and the seen-set members of seen-only links
 -- whose reports the Store heard written (Store.ReportsWritten), each
 -- behind its length and ':': they leave the member's pending fields
 -- (pendingOf), after enter.
-local forgetArg, written = ARGV[4], nil
-do
+local function begin()
+  callerClock, wakeHere = string.sub(ARGV[6], 1, 1) == '1', string.sub(ARGV[6], 2, 2) == 'w'
+  quietTail = false
+  memberID = string.match(ARGV[7], ':(%d+)$') or '0'
+  member = tonumber(memberID)
+  -- Not runID: a server's run_id is its Lua VM's for the VM's life, which
+  -- a restart, a failover and a FUNCTION LOAD each end; a function reads
+  -- it once (join), a script run by EVALSHA once a call.
+  P, N, R, E, LI, S, NV, cnt, dirty, clock, redisNow = nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil
+  pend, pendR = nil, nil
+  epoch, epochAt, perHost, keep, runMax = 0, 0, 1, false, 1
+  states = {}
+  memo, reqID = ARGV[2], ARGV[3]
+  retried = string.sub(reqID, 1, 1) == '+'
+  if retried then reqID = string.sub(reqID, 2) end
+  local forgetArg, written = ARGV[4], nil
   local bar = string.find(forgetArg, '|', 1, true)
   if bar then forgetArg, written = string.sub(ARGV[4], 1, bar - 1), string.sub(ARGV[4], bar + 1) end
-end
-if memo ~= '' then
-  local ids = {}
-  for id in string.gmatch(forgetArg, '[^,!]+') do ids[#ids + 1] = id end
-  if #ids > 0 then redis.call('HDEL', memo, unpack(ids)) end
-  if retried then
-    local m = redis.call('HGET', memo, reqID)
-    if m then return cmsgpack.unpack(m) end
+  if memo ~= '' then
+    local ids = {}
+    for id in string.gmatch(forgetArg, '[^,!]+') do ids[#ids + 1] = id end
+    if #ids > 0 then redis.call('HDEL', memo, unpack(ids)) end
+    if retried then
+      local m = redis.call('HGET', memo, reqID)
+      if m then return cmsgpack.unpack(m) end
+    end
   end
-end
-enter(ARGV[1], KEYS[1])
-join(ARGV[7])
-if written and member > 0 then
-  local f, i = {}, 1
-  while i <= #written do
-    local c = string.find(written, ':', i, true)
-    local n = tonumber(string.sub(written, i, c - 1))
-    f[#f + 1] = pendingOf(memberID) .. string.sub(written, c + 1, c + n)
-    i = c + n + 1
+  enter(ARGV[1], KEYS[1])
+  join(ARGV[7])
+  if written and member > 0 then
+    local f, i = {}, 1
+    while i <= #written do
+      local c = string.find(written, ':', i, true)
+      local n = tonumber(string.sub(written, i, c - 1))
+      f[#f + 1] = pendingOf(memberID) .. string.sub(written, c + 1, c + n)
+      i = c + n + 1
+    end
+    if #f > 0 then redis.call('HDEL', N, unpack(f)) end
   end
-  if #f > 0 then redis.call('HDEL', N, unpack(f)) end
+  return nil
 end

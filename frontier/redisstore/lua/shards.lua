@@ -1,7 +1,7 @@
 -- shards.lua: for a script that goes from shard to shard and back, on
 -- a single Redis, which holds every shard (batch.lua): the state of the shard entered (prelude.lua) is kept
--- per shard (stash), and made the shard entered again (back).
-local states = {}
+-- per shard (stash, in the prelude's states), and made the shard entered
+-- again (back).
 
 local function stash(i)
   local v = states[i] or {}
