@@ -111,6 +111,9 @@
 // another to be reported (frontier.RefusedSeenOnly): never lost, made
 // twice only if the process is killed or presumed dead between its report
 // and the Store hearing of it, as a page in flight may be fetched twice.
+// Twice by two processes, not in one process's records: a URL reported
+// under a lease the Store had taken back (frontier.ErrLeaseLost) and then
+// handed to the same crawl again is fetched again but not reported again.
 // Stats counts each report once: Stats.SkippedLinks
 // SkippedMaxPages and SkippedMaxPagesPerHost count the URLs reported so,
 // not each time one is found again (that is SkippedSeen).

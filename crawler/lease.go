@@ -82,7 +82,7 @@ func (r *crawl) done(ctx context.Context, j *lease, report func(), found []front
 		r.commitMu.Lock()
 		defer r.commitMu.Unlock()
 	}
-	if report != nil {
+	if _, again := r.lostReports.LoadAndDelete(j.URL); report != nil && !again {
 		report()
 	}
 	if r.cfg.checkpoint != nil {
@@ -95,6 +95,12 @@ func (r *crawl) done(ctx context.Context, j *lease, report func(), found []front
 		r.disallowedFound(ctx, found, errs)
 	}
 	if err != nil {
+		if report != nil && errors.Is(err, frontier.ErrLeaseLost) {
+			// Reported here, but the Store had taken the lease back (this
+			// process was presumed dead): the item is queued again. If it
+			// comes back to this process, its report is not made twice.
+			r.lostReports.Store(j.URL, struct{}{})
+		}
 		r.frontierError(j, err)
 	}
 }

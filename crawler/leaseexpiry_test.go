@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -65,5 +66,60 @@ func TestNoRequestOnExpiredLease(t *testing.T) {
 	}
 	if n := s.count("/"); n != 1 {
 		t.Errorf("/ fetched %d times, want once", n)
+	}
+}
+
+// takenBackStore is a MemoryStore that takes back the lease of path's
+// first Done, as a shared Store does from a process presumed dead: the
+// item goes back to the queue and the Done gets ErrLeaseLost.
+type takenBackStore struct {
+	frontier.MemoryStore
+	path string
+	mu   sync.Mutex
+	took bool
+}
+
+func (s *takenBackStore) Done(ctx context.Context, l *frontier.Lease, now time.Time, o frontier.Outcome) error {
+	s.mu.Lock()
+	take := !s.took && strings.HasSuffix(l.URL, s.path)
+	s.took = s.took || take
+	s.mu.Unlock()
+	if take {
+		if err := s.MemoryStore.Requeue(ctx, l, now, frontier.Outcome{Pace: o.Pace}); err != nil {
+			return err
+		}
+		return frontier.ErrLeaseLost
+	}
+	return s.MemoryStore.Done(ctx, l, now, o)
+}
+
+// A page reported under a lease the Store took back, then handed to the
+// same crawl again, is fetched again — the Store's to decide — but
+// reported once: a process presumed dead and back writes one record of
+// a URL.
+func TestLostLeaseReportedOnce(t *testing.T) {
+	s := newSite(t, defaultRobots, map[string]http.HandlerFunc{
+		"/": htmlPage("home", "/a"), "/a": htmlPage("a", "/b"), "/b": htmlPage("b"),
+	})
+	store := &takenBackStore{path: "/a"}
+	c := newCrawler(t, crawler.WithStore(store))
+	var mu sync.Mutex
+	pages := map[string]int{}
+	c.OnPage(func(_ context.Context, p *crawler.Page) {
+		mu.Lock()
+		pages[p.URL.Path]++
+		mu.Unlock()
+	})
+	runCrawl(t, c, s.URL+"/")
+	if !store.took {
+		t.Fatal("the Store never took a lease back")
+	}
+	if n := s.count("/a"); n != 2 {
+		t.Errorf("/a fetched %d times, want 2: again once its lease was taken back", n)
+	}
+	for _, path := range []string{"/", "/a", "/b"} {
+		if pages[path] != 1 {
+			t.Errorf("%s reported %d times, want once", path, pages[path])
+		}
 	}
 }

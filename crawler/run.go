@@ -176,6 +176,11 @@ type crawl struct {
 
 	feed *seedFeed // nil unless RunFeed
 
+	// lostReports are the URLs whose report this crawl made under a lease
+	// the Store had taken back (lease.go, done): handed to this crawl
+	// again, such a URL is fetched again but not reported again, so that
+	// a process presumed dead and back writes one record of a URL.
+	lostReports sync.Map
 	// requests recycles the Requests handed to OnRequest handlers, which
 	// may not keep them: reporting a request's start and end then
 	// allocates nothing, so that watching a crawl (crawler/live) costs it
