@@ -66,71 +66,77 @@ func (c *Crawler) OnRobots(f func(ctx context.Context, key string, e *gate.Entry
 	c.register(func(h *hooks) { h.onRobots = append(h.onRobots, f) })
 }
 
-// newRequest returns a zero Request from r.requests.
-func (r *crawl) newRequest() *Request {
-	if req, ok := r.requests.Get().(*Request); ok {
-		return req
-	}
-	return new(Request)
+// underway is a request being made, as its start was reported: when it
+// started, and the Request the OnRequest handlers heard then, which the
+// report of its end reuses — one Request a request, written once, not a
+// copy for each report.
+type underway struct {
+	started time.Time
+	req     *Request // nil when no OnRequest handler is registered
 }
 
 // requestStarting reports to OnRequest that a request to key for rawURL
-// (empty for robots.txt) starts now, and returns now.
-func (r *crawl) requestStarting(ctx context.Context, key, rawURL string, robots bool) time.Time {
-	now := r.now()
+// (empty for robots.txt) starts now.
+func (r *crawl) requestStarting(ctx context.Context, key, rawURL string, robots bool) underway {
+	u := underway{started: r.now()}
 	hs := r.hooks().onRequest
 	if len(hs) == 0 {
-		return now
+		return u
 	}
-	req := r.newRequest()
-	*req = Request{Key: key, URL: rawURL, Robots: robots, Started: now}
-	r.report(ctx, hs, req)
-	return now
+	u.req, _ = r.requests.Get().(*Request)
+	if u.req == nil {
+		u.req = new(Request)
+	}
+	// Every field written: the Request may come back from the pool with
+	// an earlier request's answer in it.
+	*u.req = Request{Key: key, URL: rawURL, Robots: robots, Started: u.started}
+	r.report(ctx, hs, u.req)
+	return u
 }
 
-// report runs the OnRequest handlers hs for req, then recycles req.
+// report runs the OnRequest handlers hs for req.
 func (r *crawl) report(ctx context.Context, hs []func(context.Context, *Request), req *Request) {
 	for _, f := range hs {
 		r.safely(ctx, req.URL, func() { f(ctx, req) })
 	}
-	*req = Request{}
-	r.requests.Put(req)
 }
 
-// requestAnswered reports to OnRequest the end of the request req, answered
-// a (with status and size), after which the host's pacing state is h.
-func (r *crawl) requestAnswered(ctx context.Context, req Request, a ratelimit.Answer, h ratelimit.HostState) {
-	hs := r.hooks().onRequest
-	if len(hs) == 0 {
+// requestAnswered reports to OnRequest the end of the request u at
+// answered, with status (0 if none), size and err, answered a, after
+// which the host's pacing state is h; then recycles u's Request, which
+// keeps what it last held until its next start overwrites it (the
+// pool's own are dropped at the collector's next cycles).
+func (r *crawl) requestAnswered(ctx context.Context, u underway, answered time.Time, status int, size int64, err error, a ratelimit.Answer, h ratelimit.HostState) {
+	p := u.req
+	if p == nil {
 		return
 	}
-	p := r.newRequest()
-	*p = req
-	p.Answered = r.now()
-	p.Failure = a.Failure
+	p.Answered, p.Status, p.Size, p.Err, p.Failure = answered, status, size, err, a.Failure
 	if a.Header != nil {
 		p.RetryAfter = a.Header.Get("Retry-After")
 	}
-	p.Pace = r.policy.Status(p.Key, h, p.Answered)
-	r.report(ctx, hs, p)
+	p.Pace = r.policy.Status(p.Key, h, answered)
+	r.report(ctx, r.hooks().onRequest, p)
+	r.requests.Put(p)
 }
 
-// pageAnswered reports the end of a request for j's item, which started at
-// start and got status (0 if none), header and size, or err.
-func (r *crawl) pageAnswered(ctx context.Context, j *lease, start time.Time, a ratelimit.Answer, status int, size int64, err error) {
-	req := Request{Key: j.Key, URL: j.URL, Started: start, Status: status, Err: err, Size: size}
-	if j.Visit != nil {
-		req.Due = j.Due
+// pageAnswered reports the end of the request u for j's item, which got
+// status (0 if none), header and size, or err: answered when j's pacing
+// took note of it.
+func (r *crawl) pageAnswered(ctx context.Context, j *lease, u underway, a ratelimit.Answer, status int, size int64, err error) {
+	if u.req != nil && j.Visit != nil {
+		u.req.Due = j.Due
 	}
-	r.requestAnswered(ctx, req, a, j.Pace)
+	r.requestAnswered(ctx, u, j.answered, status, size, err, a, j.Pace)
 }
 
-// robotsAnswered reports the end of a robots.txt request to key.
-func (r *crawl) robotsAnswered(ctx context.Context, key string, start time.Time, status int, header http.Header, rtt time.Duration, err error, h ratelimit.HostState) {
-	if len(r.hooks().onRequest) == 0 {
+// robotsAnswered reports the end of a robots.txt request u, answered at
+// answered.
+func (r *crawl) robotsAnswered(ctx context.Context, u underway, answered time.Time, status int, header http.Header, rtt time.Duration, err error, h ratelimit.HostState) {
+	if u.req == nil {
 		return
 	}
-	r.requestAnswered(ctx, Request{Key: key, Robots: true, Started: start, Status: status, Err: err}, answer(status, header, rtt, err), h)
+	r.requestAnswered(ctx, u, answered, status, 0, err, answer(status, header, rtt, err), h)
 }
 
 // reportRobots runs the OnRobots handlers for e, fetched for u.

@@ -48,6 +48,11 @@ func TestOnRequest(t *testing.T) {
 	if len(started) != 3 || len(ended) != 3 {
 		t.Fatalf("started %d, ended %d requests; want 3 each (robots.txt, /, /busy)", len(started), len(ended))
 	}
+	for _, s := range started { // a start's Request holds no earlier request's answer
+		if s.Status != 0 || s.Err != nil || s.RetryAfter != "" || s.Size != 0 || s.Failure != ratelimit.FailureNone || s.Pace != (ratelimit.HostStatus{}) {
+			t.Errorf("start of %q reported with an answer: %+v", s.URL, s)
+		}
+	}
 	if !ended[0].Robots || ended[0].Status != 200 {
 		t.Errorf("first request %+v, want robots.txt answered 200", ended[0])
 	}

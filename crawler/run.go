@@ -182,9 +182,10 @@ type crawl struct {
 	// a process presumed dead and back writes one record of a URL.
 	lostReports sync.Map
 	// requests recycles the Requests handed to OnRequest handlers, which
-	// may not keep them: reporting a request's start and end then
-	// allocates nothing, so that watching a crawl (crawler/live) costs it
-	// no garbage. A crawl's own, so that no state outlives a Run.
+	// may not keep them: one a request, its start's report written once
+	// and its answer's added, so that watching a crawl (crawler/live)
+	// costs it no garbage and no copies. A crawl's own, so that no state
+	// outlives a Run.
 	requests sync.Pool
 
 	// stop is Run's context: once it ends no wait for a host (robots gate,

@@ -26,12 +26,12 @@ func (r *crawl) fetchSitemap(ctx context.Context, j *lease, u *url.URL) {
 	if r.revisit != nil {
 		req.Header = conditional(&j.Item)
 	}
-	start := r.requestStarting(ctx, j.Key, j.URL, false)
+	w := r.requestStarting(ctx, j.Key, j.URL, false)
 	p, body, err := r.fetcher.Stream(ctx, req)
 	if err != nil {
-		a := answer(0, nil, r.now().Sub(start), err)
+		a := answer(0, nil, r.now().Sub(w.started), err)
 		r.observe(j, a)
-		r.pageAnswered(ctx, j, start, a, 0, 0, err)
+		r.pageAnswered(ctx, j, w, a, 0, 0, err)
 		r.fetchFailed(ctx, j, fmt.Errorf("sitemap: %w", err), a.Failure, false)
 		return
 	}
@@ -51,9 +51,9 @@ func (r *crawl) fetchSitemap(ctx context.Context, j *lease, u *url.URL) {
 			r.fail(fmt.Errorf("crawler: recording %s: %w", j.URL, err))
 		}
 	}
-	a := answer(status, header, r.now().Sub(start), nil)
+	a := answer(status, header, r.now().Sub(w.started), nil)
 	r.observe(j, a)
-	r.pageAnswered(ctx, j, start, a, status, 0, nil)
+	r.pageAnswered(ctx, j, w, a, status, 0, nil)
 	if r.revisit != nil && readErr == nil {
 		r.revisited(j, p, digest.Sum64())
 	}

@@ -318,10 +318,10 @@ func (p leasePacer) Acquire(ctx context.Context, key string) (gate.Release, erro
 				return nil, err
 			}
 		}
-		start := r.requestStarting(ctx, key, "", true)
+		u := r.requestStarting(ctx, key, "", true)
 		return func(status int, header http.Header, rtt time.Duration, err error) time.Time {
 			r.observe(j, answer(status, header, rtt, err))
-			r.robotsAnswered(ctx, key, start, status, header, rtt, err, j.Pace)
+			r.robotsAnswered(ctx, u, j.answered, status, header, rtt, err, j.Pace)
 			return r.now().Add(j.rest)
 		}, nil
 	}
@@ -329,11 +329,12 @@ func (p leasePacer) Acquire(ctx context.Context, key string) (gate.Release, erro
 	if err != nil {
 		return nil, err
 	}
-	start := r.requestStarting(ctx, key, "", true)
+	u := r.requestStarting(ctx, key, "", true)
 	return func(status int, header http.Header, rtt time.Duration, err error) time.Time {
 		h := l.Pace
-		rest := r.policy.Observe(key, &h, r.now(), answer(status, header, rtt, err))
-		r.robotsAnswered(ctx, key, start, status, header, rtt, err, h)
+		answered := r.now()
+		rest := r.policy.Observe(key, &h, answered, answer(status, header, rtt, err))
+		r.robotsAnswered(ctx, u, answered, status, header, rtt, err, h)
 		if err := r.fr.Done(context.WithoutCancel(ctx), l, frontier.Outcome{Pace: h, Rest: rest}); err != nil && errors.Is(err, frontier.ErrStore) {
 			r.fail(fmt.Errorf("crawler: releasing %s: %w", key, err))
 		}
@@ -521,7 +522,7 @@ func (r *crawl) fetchPage(ctx context.Context, j *lease, u *url.URL) {
 	if r.revisit != nil {
 		req.Header = conditional(&j.Item)
 	}
-	start := r.requestStarting(ctx, j.Key, j.URL, false)
+	w := r.requestStarting(ctx, j.Key, j.URL, false)
 	p, err := r.fetcher.Fetch(ctx, req)
 	status := 0
 	var header http.Header
@@ -529,9 +530,9 @@ func (r *crawl) fetchPage(ctx context.Context, j *lease, u *url.URL) {
 	if p != nil {
 		status, header, size = p.Status, p.Header, p.TransferSize
 	}
-	a := answer(status, header, r.now().Sub(start), err)
+	a := answer(status, header, r.now().Sub(w.started), err)
 	r.observe(j, a)
-	r.pageAnswered(ctx, j, start, a, status, size, err)
+	r.pageAnswered(ctx, j, w, a, status, size, err)
 	if err != nil {
 		r.fetchFailed(ctx, j, err, a.Failure, true)
 		return
