@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // batchMax bounds the calls one batch serves.
@@ -23,6 +24,18 @@ type batcher[R any] struct {
 	running bool
 	most    int         // the most calls a batch serves; 0: batchMax
 	queued  func(n int) // if set, called with the calls waiting once a call queued (tests)
+
+	// linger, if > 0: a batch starts no sooner than linger after the
+	// previous one came back, unless a full batch (most) waits — so that
+	// a busy batcher's calls share fewer, larger batches, each waiting
+	// at most linger more; a call that finds the batcher idle that long
+	// runs at once.
+	linger time.Duration
+	back   time.Time     // when the last batch came back
+	full   chan struct{} // closed when a full batch waits, while the lead lingers
+	// now and after replace time.Now and time.After (tests).
+	now   func() time.Time
+	after func(time.Duration) <-chan time.Time
 }
 
 // waiter is a call waiting for a batch: its request and answer.
@@ -44,7 +57,13 @@ func (b *batcher[R]) join(ctx context.Context, req R, run func(*batcher[R]) []*w
 	}
 	if w.led {
 		for {
+			b.settle()
 			batch := run(b)
+			b.mu.Lock()
+			if b.linger > 0 {
+				b.back = b.clock()
+			}
+			b.mu.Unlock()
 			for _, o := range batch {
 				close(o.done)
 			}
@@ -92,6 +111,10 @@ func (b *batcher[R]) wait(ctx context.Context, w *waiter[R]) error {
 		b.running, w.led = true, true
 		close(w.lead)
 	}
+	if b.full != nil && len(b.waiting) >= b.mostCalls() {
+		close(b.full)
+		b.full = nil
+	}
 	n, queued := len(b.waiting), b.queued
 	b.mu.Unlock()
 	if queued != nil {
@@ -134,10 +157,7 @@ func (b *batcher[R]) handOff() {
 func (b *batcher[R]) take(fits func(w *R) bool) []*waiter[R] {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	most := b.most
-	if most == 0 {
-		most = batchMax
-	}
+	most := b.mostCalls()
 	var batch []*waiter[R]
 	rest := b.waiting[:0]
 	for _, w := range b.waiting {
@@ -150,4 +170,58 @@ func (b *batcher[R]) take(fits func(w *R) bool) []*waiter[R] {
 	clear(b.waiting[len(rest):])
 	b.waiting = rest
 	return batch
+}
+
+// mostCalls is the most calls a batch serves. b.mu is held.
+func (b *batcher[R]) mostCalls() int {
+	if b.most == 0 {
+		return batchMax
+	}
+	return b.most
+}
+
+// settle is the lead's linger before its batch: it returns once linger
+// passed since the last batch came back, or a full batch waits (at once
+// if either holds already, or b has no linger).
+func (b *batcher[R]) settle() {
+	b.mu.Lock()
+	if b.linger <= 0 {
+		b.mu.Unlock()
+		return
+	}
+	d := b.linger - b.clock().Sub(b.back)
+	if d <= 0 || len(b.waiting) >= b.mostCalls() {
+		b.mu.Unlock()
+		return
+	}
+	full := make(chan struct{})
+	b.full = full
+	after := b.after
+	b.mu.Unlock()
+	if after == nil {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-full:
+		}
+	} else {
+		select {
+		case <-after(d):
+		case <-full:
+		}
+	}
+	b.mu.Lock()
+	if b.full == full {
+		b.full = nil
+	}
+	b.mu.Unlock()
+}
+
+// clock is b.now, or time.Now.
+func (b *batcher[R]) clock() time.Time {
+	if b.now != nil {
+		return b.now()
+	}
+	return time.Now()
 }

@@ -87,8 +87,14 @@ func (s *Store) slotBatcher(sh *shard) (*batcher[batchOp], func(*batcher[batchOp
 // runOn serves the calls waiting first, in one script (batch.lua) that
 // enters slot alone if not nil (a cluster's shard), else every shard it
 // needs: with CallerClock those of the first's now, and the Claims with
-// the options of the first Claim.
+// the options of the first Claim. On a cluster it takes them once the
+// round in flight, if any, came back (roundGate).
 func (s *Store) runOn(slot *shard, b *batcher[batchOp]) []*waiter[batchOp] {
+	var t *ticket
+	if s.perSlot() {
+		t = s.gate.enter()
+		defer t.leave()
+	}
 	var first, firstClaim *batchOp
 	batch := b.take(func(w *batchOp) bool {
 		if first == nil {
@@ -107,6 +113,9 @@ func (s *Store) runOn(slot *shard, b *batcher[batchOp]) []*waiter[batchOp] {
 	})
 	if len(batch) > 0 {
 		ctx, release := batchContext(batch)
+		if t != nil {
+			ctx = context.WithValue(ctx, ticketKey{}, t)
+		}
 		s.runBatch(ctx, slot, batch, firstClaim)
 		release()
 	}

@@ -24,6 +24,10 @@ type nodeBatchers struct {
 	by map[string]*batcher[batchOp]
 }
 
+// nodeLinger is how long a node's batch waits, after the node's previous
+// batch came back, for more calls to join it (see batcher.linger).
+const nodeLinger = 2 * time.Millisecond
+
 // nodeOf returns the address of the primary that serves shard sh, as the
 // cluster client last learned it, or "" if it knows none (not a cluster).
 func (s *Store) nodeOf(ctx context.Context, sh *shard) string {
@@ -48,7 +52,7 @@ func (s *Store) nodeBatcher(addr string) (*batcher[batchOp], func(*batcher[batch
 		if s.nodes.by == nil {
 			s.nodes.by = map[string]*batcher[batchOp]{}
 		}
-		b = &batcher[batchOp]{}
+		b = &batcher[batchOp]{linger: nodeLinger}
 		s.nodes.by[addr] = b
 	}
 	return b, func(b *batcher[batchOp]) []*waiter[batchOp] { return s.runOn(nil, b) }

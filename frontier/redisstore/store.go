@@ -138,6 +138,7 @@ type Store struct {
 	// rounds are the script calls waiting for a pipelined round, on a
 	// cluster (round.go).
 	rounds batcher[roundOp]
+	gate   roundGate // the batches' waits for the rounds (round.go)
 	// nodes are the batchers of a cluster's nodes (node.go).
 	nodes nodeBatchers
 	// seenCache holds URLs known seen (nil with ExactSeen: a
