@@ -128,8 +128,10 @@ func nodeStats(b *testing.B, nodes []*redistest.Server) serverStats {
 // URL queued (seen-set, queues, keys' state, ready sets), what is left of
 // it per URL once the queues are gone (what a URL costs once fetched:
 // its seen-set member, and its share of its key's state while that
-// lasts), the seen-set's own MEMORY USAGE per URL, and per key its state
-// (its hash).
+// lasts), the seen-sets' own MEMORY USAGE per URL at the end and its mean
+// over the last doubling of the URLs (B/url-seen-mean: at one count the
+// figure depends on how full each set's table happens to be, 48-64 B),
+// and per key its state (its hash).
 func BenchmarkCostPerURL(b *testing.B) {
 	b.Run("single", func(b *testing.B) {
 		srv := redistest.StartWith(b, redistest.Options{NoPersistence: true})
@@ -157,7 +159,14 @@ func benchURLCost(b *testing.B, c redis.UniversalClient, nodes []*redistest.Serv
 		}
 		before := memoryOf(b, nodes)
 		// A page's links: ten hosts, ten URLs each, as the crawl adds them.
-		for p := range keys * perKey / 100 {
+		// A seen-set's table doubles as it grows, and costs the most a URL
+		// just after: over the last doubling of the URLs (the second half)
+		// every shard's set goes through one whole cycle, so its mean is
+		// what a URL seen costs whatever the number of shards.
+		pages := keys * perKey / 100
+		var seenSum float64
+		var seenN int
+		for p := range pages {
 			batch := make([]frontier.Item, 0, 100)
 			for h := range 10 {
 				k := fmt.Sprintf("host-%04d.example.com", (p*10+h)%keys)
@@ -169,6 +178,10 @@ func benchURLCost(b *testing.B, c redis.UniversalClient, nodes []*redistest.Serv
 			}
 			if _, err := s.Add(ctx, batch, frontier.Limits{}); err != nil {
 				b.Fatal(err)
+			}
+			if done := p + 1; done >= pages/2 && done%(pages/20) == 0 {
+				seenSum += float64(seenUsage(b, nodes, s.Job())) / float64(done*100)
+				seenN++
 			}
 		}
 		queued := memoryOf(b, nodes)
@@ -208,8 +221,30 @@ func benchURLCost(b *testing.B, c redis.UniversalClient, nodes []*redistest.Serv
 		b.ReportMetric(float64(queued-before)/urls, "B/url-queued")
 		b.ReportMetric(float64(left-before)/urls, "B/url-after-queue")
 		b.ReportMetric(float64(seen)/urls, "B/url-seen")
+		b.ReportMetric(seenSum/float64(seenN), "B/url-seen-mean")
 		b.ReportMetric(float64(keyState)/keys, "B/key")
 	}
+}
+
+// seenUsage returns the MEMORY USAGE of job's seen-sets, summed over the
+// nodes.
+func seenUsage(b *testing.B, nodes []*redistest.Server, job string) int64 {
+	var sum int64
+	for _, n := range nodes {
+		nc := n.Client()
+		ks, err := nc.Keys(ctx, "heed:{"+job+"*:seen").Result()
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, k := range ks {
+			u, err := nc.MemoryUsage(ctx, k, 0).Result()
+			if err != nil {
+				b.Fatal(err)
+			}
+			sum += u
+		}
+	}
+	return sum
 }
 
 // memoryOf returns the nodes' used_memory, summed.
