@@ -54,6 +54,7 @@ type flags struct {
 	state                    string
 	stateOverride            bool
 	redis, job, process      string
+	redisShards              int
 	lease, redisRetry        time.Duration
 	revisit                  bool
 	minRevisit, maxRevisit   time.Duration
@@ -74,7 +75,7 @@ var flagGroups = []struct {
 	{"Output", []string{"o", "body", "log", "progress", "v", "metrics", "ui", "ui-token", "warc", "warc-size", "warc-dedup", "cpuprofile", "memprofile"}},
 	{"State", []string{"state", "state-override"}},
 	{"Revisiting", []string{"revisit", "min-revisit", "max-revisit", "for"}},
-	{"Distributed", []string{"redis", "job", "process", "lease", "redis-retry"}},
+	{"Distributed", []string{"redis", "job", "process", "lease", "redis-retry", "redis-shards"}},
 	{"Rendering", renderFlagNames},
 }
 
@@ -161,6 +162,7 @@ func newFlagSet(f *flags) *flag.FlagSet {
 	fs.StringVar(&f.process, "process", "", "this process's `NAME` in the -job, as crawl status lists it (default HOST-PID)")
 	duration(&f.lease, "lease", frontier.DefaultLease, "the liveness timeout of this process in the -redis job: it holds the URLs it took while it beats (a heartbeat every fifth of it), however long its fetches take; if it dies or is paused or cut off from Redis for longer, its URLs go to the other processes at once")
 	duration(&f.redisRetry, "redis-retry", redisstore.DefaultRetryFor, "how long an operation on -redis that failed for a transient reason (Redis unreachable, restarting) is retried before the crawl stops with the error; 0s: only the client's own few retries")
+	integer(&f.redisShards, "redis-shards", 0, "the shards of a -job this process starts (a job keeps those it started with): a job spreads over at most as many Redis Cluster primaries as it has shards, and each shard a batch touches costs Redis work; 0: one a primary of a cluster, one on a single Redis (give more to a job that is to grow onto more primaries, or to move from one Redis into a cluster)")
 	boolean(&f.revisit, "revisit", false, "keep the copy fresh: crawl as without it, then keep revisiting every page found, conditionally (If-None-Match, If-Modified-Since), each as often as its changes call for within the hosts' politeness, until stopped (Ctrl-C, -for); records then say what each fetch found (change, etag, last_modified, digest, previous_fetch)")
 	duration(&f.minRevisit, "min-revisit", revisit.DefaultMinInterval, "with -revisit: the shortest interval between two fetches of a page, however often it changes")
 	duration(&f.maxRevisit, "max-revisit", revisit.DefaultMaxInterval, "with -revisit: the longest interval between two fetches of a page, however rarely it changes; gone (404, 410) and failing pages are asked again this often")

@@ -146,7 +146,7 @@ func TestJobViewFrontier(t *testing.T) {
 // closed at the test's end.
 func openJob(t *testing.T, url, job string) (redis.UniversalClient, *redisstore.Store) {
 	t.Helper()
-	client, store, err := redisClient(context.Background(), url, job, "", 0, new(redisLog))
+	client, store, err := redisClient(context.Background(), url, job, redisstore.Options{}, new(redisLog))
 	if err != nil {
 		t.Fatal(err)
 	}

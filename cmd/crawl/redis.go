@@ -123,22 +123,24 @@ func (r *redisLog) WithGroup(string) slog.Handler      { return r }
 // for job, with a Store of it. A URL or job that cannot work is a usage
 // error (status 2), its error wrapping redisstore.ErrURL or ErrJob; any
 // other error is Redis's, unreachable. Telling a cluster node from a
-// server asks Redis, retried for retry as the Store retries.
-func redisClient(ctx context.Context, rawURL, job, process string, retry time.Duration, logs *redisLog) (redis.UniversalClient, *redisstore.Store, error) {
+// server asks Redis, retried for opt.RetryFor as the Store retries (0:
+// no retries). opt's Log is logs.
+func redisClient(ctx context.Context, rawURL, job string, opt redisstore.Options, logs *redisLog) (redis.UniversalClient, *redisstore.Store, error) {
 	if err := redisstore.CheckJob(job); err != nil {
 		return nil, nil, fmt.Errorf("-job %q: not a job name (empty, or with { or }): %w", job, err)
 	}
-	if retry == 0 {
-		retry = -1 // the Store's "no retries": its zero means the default
+	if opt.RetryFor == 0 {
+		opt.RetryFor = -1 // the Store's "no retries": its zero means the default
 	}
-	c, err := redisstore.Dial(ctx, rawURL, retry)
+	c, err := redisstore.Dial(ctx, rawURL, opt.RetryFor)
 	switch {
 	case errors.Is(err, redisstore.ErrURL):
 		return nil, nil, fmt.Errorf("-redis %s: %w", redactedURL(rawURL), err)
 	case err != nil:
 		return nil, nil, errors.New(unreachable(rawURL, err))
 	}
-	s, err := redisstore.New(c, job, redisstore.Options{Checkpoint: process, RetryFor: retry, Log: slog.New(logs)})
+	opt.Log = slog.New(logs)
+	s, err := redisstore.New(c, job, opt)
 	if err != nil {
 		c.Close()
 		return nil, nil, err
@@ -207,7 +209,7 @@ type redisJob struct {
 // cannot work, unavailable for a Redis that cannot be reached.
 func openRedis(ctx context.Context, f *flags, stderr io.Writer) (*redisJob, refusal) {
 	logs := logRedis() // before the client exists, which may log at once
-	client, store, err := redisClient(ctx, f.redis, f.job, f.process, f.redisRetry, logs)
+	client, store, err := redisClient(ctx, f.redis, f.job, redisstore.Options{Checkpoint: f.process, RetryFor: f.redisRetry, Shards: f.redisShards}, logs)
 	if err != nil {
 		fmt.Fprintf(stderr, "crawl: %v\n", err)
 		if badRedis(err) {
@@ -599,7 +601,7 @@ func checkModeFlags(fs *flag.FlagSet, f *flags, stderr io.Writer) refusal {
 		if f.job != "" || set["job"] {
 			return fail("-job needs -redis URL, the Redis that holds the job")
 		}
-		for _, name := range []string{"process", "lease", "redis-retry"} {
+		for _, name := range []string{"process", "lease", "redis-retry", "redis-shards"} {
 			if set[name] {
 				return fail("-%s is for a crawl with -redis", name)
 			}
@@ -613,6 +615,8 @@ func checkModeFlags(fs *flag.FlagSet, f *flags, stderr io.Writer) refusal {
 		return fail("-lease must be positive, got %v", f.lease)
 	case f.redisRetry < 0:
 		return fail("-redis-retry must not be negative, got %v", f.redisRetry)
+	case f.redisShards < 0 || f.redisShards > redisstore.MaxShards:
+		return fail("-redis-shards must be 0 to %d, got %d", redisstore.MaxShards, f.redisShards)
 	}
 	if f.process == "" {
 		f.process = defaultProcess()

@@ -29,6 +29,9 @@ func TestRedisUsageErrors(t *testing.T) {
 		{"state and redis", []string{"-redis", "redis://127.0.0.1:1", "-job", "j", "-state", t.TempDir(), seeds}, "crawl: -state and -redis both keep the crawl's state: give one of them; see crawl -h"},
 		{"zero lease", []string{"-redis", "redis://127.0.0.1:1", "-job", "j", "-lease", "0s", seeds}, "crawl: -lease must be positive, got 0s; see crawl -h"},
 		{"negative retry", []string{"-redis", "redis://127.0.0.1:1", "-job", "j", "-redis-retry", "-1s", seeds}, "crawl: -redis-retry must not be negative, got -1s; see crawl -h"},
+		{"shards without redis", []string{"-redis-shards", "4", seeds}, "crawl: -redis-shards is for a crawl with -redis; see crawl -h"},
+		{"negative shards", []string{"-redis", "redis://127.0.0.1:1", "-job", "j", "-redis-shards", "-1", seeds}, "crawl: -redis-shards must be 0 to 65536, got -1; see crawl -h"},
+		{"too many shards", []string{"-redis", "redis://127.0.0.1:1", "-job", "j", "-redis-shards", "65537", seeds}, "crawl: -redis-shards must be 0 to 65536, got 65537; see crawl -h"},
 		{"not a redis URL", []string{"-redis", "http://127.0.0.1:1", "-job", "j", seeds}, "crawl: -redis http://127.0.0.1:1: redisstore: bad Redis URL: redis: invalid URL scheme: http"},
 		{"bad job", []string{"-redis", "redis://127.0.0.1:1", "-job", "a{b}", seeds}, `crawl: -job "a{b}": not a job name (empty, or with { or }): redisstore: invalid job name: "a{b}"`},
 		{"status without job", []string{"status", "-redis", "redis://127.0.0.1:1"}, "crawl status: want -redis URL and -job NAME; see crawl status -h"},
@@ -160,6 +163,49 @@ func TestRedisStatus(t *testing.T) {
 // TestRedisSettingsMismatch joins a job with flags that change what it
 // crawls or how it paces its hosts: refused, each difference named, exit
 // 2, nothing fetched or written; -state-override joins and stores its
+
+// TestRedisShards: -redis-shards sets the shards of a job the process
+// starts; without it a job on a single Redis has one, and a job keeps
+// the shards it started with whatever a later process asks.
+func TestRedisShards(t *testing.T) {
+	srv := redistest.Start(t)
+	bin := buildCrawl(t)
+	s := newSite(t, map[string]http.HandlerFunc{
+		"/":  page(`<title>Home</title><a href="/a">a</a>`),
+		"/a": page(`<title>A</title>`),
+	})
+	seeds := writeSeeds(t, s.URL+"/")
+	c := srv.Client()
+	shards := func(job string) string {
+		t.Helper()
+		v, err := c.HGet(context.Background(), "heed:{"+job+"}:n", "shards").Result()
+		if err != nil {
+			t.Fatalf("job %s: %v", job, err)
+		}
+		return v
+	}
+	for _, tc := range []struct {
+		job  string
+		args []string
+		want string
+	}{
+		{"four", []string{"-redis-shards", "4"}, "4"},
+		{"four", []string{"-redis-shards", "8"}, "4"}, // started with 4: kept
+		{"default", nil, "1"},
+	} {
+		args := append([]string{"-redis", srv.URL(), "-job", tc.job, "-delay", "0s", "-sitemaps=false", "-progress", "off", "-o", filepath.Join(t.TempDir(), "out.jsonl")}, tc.args...)
+		if code, stderr := runBin(t, bin, append(args, seeds)...); code != 0 {
+			t.Fatalf("job %s %v: exit %d; stderr:\n%s", tc.job, tc.args, code, stderr)
+		}
+		if got := shards(tc.job); got != tc.want {
+			t.Errorf("job %s after %v: %s shards, want %s", tc.job, tc.args, got, tc.want)
+		}
+	}
+	if n := s.requests(); n < 2 {
+		t.Errorf("%d requests: the site was not crawled", n)
+	}
+}
+
 // own; a process without seeds needs a job to join.
 func TestRedisSettingsMismatch(t *testing.T) {
 	srv := redistest.Start(t)

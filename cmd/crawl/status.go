@@ -63,7 +63,7 @@ Flags:
 		return 2
 	}
 	// What go-redis would print, the error returned says.
-	client, store, err := redisClient(ctx, rawURL, job, "", retry, logRedis())
+	client, store, err := redisClient(ctx, rawURL, job, redisstore.Options{RetryFor: retry}, logRedis())
 	if err != nil {
 		fmt.Fprintf(stderr, "crawl status: %v\n", err)
 		if badRedis(err) {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/heedcrawl/heed/frontier"
+	"github.com/heedcrawl/heed/frontier/redisstore"
 	"github.com/heedcrawl/heed/internal/redistest"
 )
 
@@ -44,7 +45,7 @@ func TestStatusNoSuchJob(t *testing.T) {
 
 	// A job crawl started (its settings in its meta hash), and one a
 	// program queued a URL in through the Store alone (its counters).
-	client, store, err := redisClient(context.Background(), url, "news", "", 0, new(redisLog))
+	client, store, err := redisClient(context.Background(), url, "news", redisstore.Options{}, new(redisLog))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +54,7 @@ func TestStatusNoSuchJob(t *testing.T) {
 	}
 	store.Close()
 	client.Close()
-	client, store, err = redisClient(context.Background(), url, "library", "", 0, new(redisLog))
+	client, store, err = redisClient(context.Background(), url, "library", redisstore.Options{}, new(redisLog))
 	if err != nil {
 		t.Fatal(err)
 	}

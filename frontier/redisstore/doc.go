@@ -310,12 +310,14 @@
 // commands of its own (its counters read and written, its next event
 // read): on bench workload (a), three primaries, appendfsync always, one
 // process, a job of 256 shards took 9.5 commands a page, 24 shards 7.3
-// and 3 shards 5.8, against 5.3 on a single Redis; hence few shards a
-// primary (since, with one push a key and a seen link's SADD alone: 6.2
-// at four a primary, 5.2 and some 8 % less Redis CPU at one, 4.7 on a
-// single Redis). A job spreads over at most as many primaries as it has shards
-// (a shard is one slot): one that is to grow onto more primaries than
-// ShardsPerPrimary times those it starts on needs Options.Shards. On a
+// and 3 shards 5.8, against 5.3 on a single Redis; hence one shard a
+// primary (since, with one push a key, a seen link's SADD alone and a
+// node's batches waiting for company: 5.7 commands at four a primary,
+// 4.8 and some 15 % less Redis CPU at one, and 10-25 % more pages/s). A
+// job spreads over at most as many primaries as it has shards (a shard
+// is one slot): one that is to grow onto more primaries than
+// ShardsPerPrimary times those it starts on needs Options.Shards (crawl's
+// -redis-shards). On a
 // single Redis a job has one shard unless Options.Shards asks for more (a
 // job to be moved into a cluster): there shards spread nothing. A shard
 // costs

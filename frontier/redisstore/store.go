@@ -96,7 +96,8 @@ type Options struct {
 	// ShardsPerPrimary for each primary of a cluster, one on a single
 	// Redis; at most MaxShards); a job keeps the number it was started
 	// with, and spreads over at most that many primaries. Give a job
-	// started on a single Redis shards if it is to move into a cluster.
+	// that is to grow onto more primaries than it starts on, or to move
+	// from a single Redis into a cluster, the shards it will need.
 	Shards int
 }
 
