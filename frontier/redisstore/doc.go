@@ -34,8 +34,9 @@
 // page at a time, each linking to ten new URLs of ten of twenty hosts, so
 // ten shards: nothing to batch or cache): on a single Redis with one
 // shard, its default, 2.0 script calls, 2.0 round trips and some 64
-// commands a page; on a cluster of three primaries (12 shards) 3.9 script
-// calls, 4.0 round trips and 83 commands. On bench workload (a), 256
+// commands a page; on a cluster of three primaries (3 shards, one a
+// primary) 4.0 script calls, 4.0 round trips and 73 commands (83 at 12
+// shards). On bench workload (a), 256
 // workers of one process and one Redis: 0.05 script calls and 4.7
 // commands a page (a host's pages are leased 16 at a time: see Affinity;
 // on three primaries with appendfsync always 0.14 and 6.2 — 0.27 and 9.5
