@@ -67,36 +67,36 @@ func TestBatcherLinger(t *testing.T) {
 	case d := <-fa.asked:
 		t.Fatalf("a call of an idle batcher lingered %v, want none", d)
 	}
-	<-answers
-	<-queued
+	guarded(t, "an answer", answers)
+	guarded(t, "a call queued", queued)
 
 	// Half the linger after that batch came back: the next waits the
 	// rest, no more, and runs once it passed.
 	clock.Add(int64(linger / 2))
 	var fired atomic.Bool
 	go call(2)
-	if d := <-fa.asked; d <= 0 || d > linger/2 {
+	if d := guarded(t, "a linger asked", fa.asked); d <= 0 || d > linger/2 {
 		t.Fatalf("lingered %v, want (0, %v]", d, linger/2)
 	}
 	go call(3)
-	<-queued
-	<-queued
+	guarded(t, "a call queued", queued)
+	guarded(t, "a call queued", queued)
 	fired.Store(true)
 	fa.fire <- time.Time{}
-	if got := <-inRun; !fired.Load() || !slices.Equal(got, []int{2, 3}) {
+	if got := guarded(t, "a batch run", inRun); !fired.Load() || !slices.Equal(got, []int{2, 3}) {
 		t.Fatalf("second batch %v (linger over: %v), want [2 3] once the linger passed", got, fired.Load())
 	}
-	<-answers
-	<-answers
+	guarded(t, "an answer", answers)
+	guarded(t, "an answer", answers)
 
 	// Right after: a full batch ends the linger without the timer.
 	go call(4)
-	if d := <-fa.asked; d != linger {
+	if d := guarded(t, "a linger asked", fa.asked); d != linger {
 		t.Fatalf("lingered %v right after a batch, want %v", d, linger)
 	}
-	<-queued
+	guarded(t, "a call queued", queued)
 	go call(5)
-	<-queued
+	guarded(t, "a call queued", queued)
 	go call(6) // the third: a full batch
 	select {
 	case got := <-inRun:
@@ -107,7 +107,7 @@ func TestBatcherLinger(t *testing.T) {
 		t.Fatal("after 30 s, a full batch still lingers")
 	}
 	for range 3 {
-		<-answers
+		guarded(t, "an answer", answers)
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -140,12 +140,12 @@ func TestRoundGate(t *testing.T) {
 	var came atomic.Bool
 	entered := make(chan *ticket)
 	go func() { entered <- g.enter() }()
-	if d := <-fa.asked; d != gateWait {
+	if d := guarded(t, "the batch's wait", fa.asked); d != gateWait {
 		t.Fatalf("a batch's wait bounded by %v, want %v", d, gateWait)
 	}
 	came.Store(true)
 	back()
-	tk = <-entered
+	tk = guarded(t, "the batch entering", entered)
 	if !came.Load() {
 		t.Fatal("a batch entered before the round in flight came back")
 	}
@@ -154,12 +154,12 @@ func TestRoundGate(t *testing.T) {
 	var joined atomic.Bool
 	started := make(chan func())
 	go func() { started <- g.start() }()
-	if d := <-fa.asked; d != gateWait {
+	if d := guarded(t, "the round's wait", fa.asked); d != gateWait {
 		t.Fatalf("a round's wait bounded by %v, want %v", d, gateWait)
 	}
 	joined.Store(true)
 	tk.leave()
-	back = <-started
+	back = guarded(t, "the round starting", started)
 	if !joined.Load() {
 		t.Fatal("a round started before the batch coming to it joined")
 	}
@@ -167,18 +167,32 @@ func TestRoundGate(t *testing.T) {
 	// Bounded: a batch that never joins delays a round by gateWait at
 	// most, and a round that never comes back a batch likewise.
 	go func() { entered <- g.enter() }()
-	<-fa.asked
+	guarded(t, "the batch's wait", fa.asked)
 	fa.fire <- time.Time{} // the round in flight did not come back
-	tk = <-entered
+	tk = guarded(t, "the batch entering at its bound", entered)
 	back()
 	go func() { started <- g.start() }()
-	<-fa.asked
+	guarded(t, "the round's wait", fa.asked)
 	fa.fire <- time.Time{} // tk's batch did not join
-	(<-started)()
+	guarded(t, "the round starting at its bound", started)()
 	tk.leave()
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.coming != 0 || g.flight != nil || g.joined != nil {
 		t.Errorf("at rest: %d coming, flight %v, joined %v", g.coming, g.flight != nil, g.joined != nil)
+	}
+}
+
+// guarded receives from ch, failing the test if nothing comes within 30 s:
+// a guard, not a wait, so that a gate that never lets go fails the test
+// instead of hanging it.
+func guarded[T any](t *testing.T, what string, ch <-chan T) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(30 * time.Second):
+		t.Fatalf("%s: nothing within 30 s", what)
+		panic("unreachable")
 	}
 }
