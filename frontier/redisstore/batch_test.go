@@ -694,3 +694,61 @@ func TestOnePushPerKey(t *testing.T) {
 		t.Errorf("2,500 links of one key: its queue holds %d (%v), want 2500", n, err)
 	}
 }
+
+// TestOneSeenTestPerShard: a batch's links of a shard are tested against
+// its seen-set in one SMISMEMBER and the new ones added in one SADD, with
+// the answers a SADD a link gives — a link seen before, one twice in the
+// batch, a sitemap over its host's limit (left unseen) — and the same on a
+// server without SMISMEMBER, a SADD a link.
+func TestOneSeenTestPerShard(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		args       []string
+		smis, sadd string
+	}{
+		{"SMISMEMBER", nil, "cmdstat_smismember:calls=1,", "cmdstat_sadd:calls=1,"},
+		{"without it", []string{"--rename-command", "SMISMEMBER", ""}, "", "cmdstat_sadd:calls=6,"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := redistest.StartWith(t, redistest.Options{Args: tc.args})
+			s := mustNew(t, srv, newJob(t), Options{})
+			mustAdd(t, s, item("k", "/0"))
+			c := srv.Client()
+			if err := c.ConfigResetStat(ctx).Err(); err != nil {
+				t.Fatal(err)
+			}
+			sm := func(n int) frontier.Item {
+				return frontier.Item{URL: fmt.Sprintf("http://k/sm%d.xml", n), Key: "k", Kind: frontier.KindSitemap}
+			}
+			items := []frontier.Item{item("k", "/1"), item("k", "/0"), item("k", "/2"), item("j", "/1"), item("k", "/1"), sm(1), sm(2)}
+			refused, err := s.Add(ctx, items, frontier.Limits{MaxSitemapsPerHost: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := []error{nil, frontier.ErrSeen, nil, nil, frontier.ErrSeen, nil, frontier.ErrSitemapLimit}
+			for i := range want {
+				if (want[i] == nil) != (refused[i] == nil) || want[i] != nil && !errors.Is(refused[i], want[i]) {
+					t.Errorf("%s: %v, want %v", items[i].URL, refused[i], want[i])
+				}
+			}
+			info, err := c.Info(ctx, "commandstats").Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.smis != "" && !strings.Contains(info, tc.smis) || !strings.Contains(info, tc.sadd) {
+				t.Errorf("seven links of one shard: want %q and %q, got\n%s", tc.smis, tc.sadd, info)
+			}
+			seen, err := c.SMembers(ctx, s.shardOf("k").prefix+"seen").Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(seen) != 5 {
+				t.Errorf("the seen-set holds %d members, want 5: /0, /1, /2, j's /1 and the first sitemap", len(seen))
+			}
+			// The sitemap the limit refused is not seen: a page may link to it.
+			if refused, err := s.Add(ctx, []frontier.Item{{URL: "http://k/sm2.xml", Key: "k"}}, frontier.Limits{}); err != nil || refused[0] != nil {
+				t.Errorf("the refused sitemap linked from a page: %v, %v; want it queued", refused, err)
+			}
+		})
+	}
+}

@@ -57,14 +57,14 @@ local function add(a, z)
     local name, class = ARGV[i + 1], ARGV[i + 2]
     local code = 0
     if class == '3' then -- seen only: its key is not touched
-      if redis.call('SADD', S, ARGV[i]) == 0 then
+      if not seenAdd(ARGV[i]) then
         code = 1
       elseif member > 0 and ARGV[i + 3] ~= '' and not memberDead() then
         -- Pending its report until the member's Store hears it written
         -- (prelude.lua): a field of the counters hash, written with them.
         cnt[pendingOf(memberID) .. ARGV[i]], dirty[pendingOf(memberID) .. ARGV[i]] = name .. '\n' .. ARGV[i + 3], true
       end
-    elseif redis.call('SADD', S, ARGV[i]) == 0 then
+    elseif not seenAdd(ARGV[i]) then
       -- Seen before: its key is not read (most links a Store sends).
       code = 1
     else
@@ -88,7 +88,7 @@ local function add(a, z)
       if code == 5 then
         -- A sitemap limit only counts: the URL stays unseen, to be
         -- crawled if a page links to it.
-        redis.call('SREM', S, ARGV[i])
+        seenDrop(ARGV[i])
       elseif code == 3 or code == 4 then
         -- A page a limit refuses is reported once, on a lease of its own
         -- (frontier.ErrReported): marked seen and queued, not counted.

@@ -83,7 +83,7 @@ end
 local function enter(p, n)
   P, N = p, n
   R, E, LI, S = P .. 'ready', P .. 'exp', P .. 'item', P .. 'seen'
-  pend = {add = {}, del = {}, gone = {}, li = {}, lidel = {}, item = {}, first = false}
+  pend = {add = {}, del = {}, gone = {}, li = {}, lidel = {}, item = {}, first = false, seen = {}, known = false}
   pendR = {}
   NV = redis.call('HMGET', N, 'lastnow', 'runid', 'epoch', 'epochat', 'perhost', 'keep', 'pub', 'pv',
     'queued', 'leased', 'hosts', 'busy', 'scheduled', 'seen', 'token', 'lv', 'x:' .. memberID)
@@ -252,8 +252,70 @@ local function tail()
   return {1, nxt, name, ver, clock, more, epoch, memberDead() and member or 0}
 end
 
--- flush writes back the counters that changed, in one command.
+-- What a batch knows of the seen-set of the shard entered (pend.known,
+-- false for nothing): member → false (not in it), 1 (added by the
+-- script, in pend.seen, not yet in Redis) or 2 (in it). A batch reads
+-- its links of a shard at once (seenAhead) and writes those that were new
+-- in one SADD (flushSeen), instead of a SADD a link.
+
+-- seenAhead reads which of members (a list) the seen-set of the shard
+-- entered holds, in one SMISMEMBER a thousand. A server without it
+-- (before Redis 6.2) leaves them unknown: a SADD a link, as before.
+local function seenAhead(members)
+  local known = pend.known or {}
+  for i = 1, #members, 1000 do
+    local chunk = {unpack(members, i, math.min(i + 999, #members))}
+    local got = redis.pcall('SMISMEMBER', S, unpack(chunk))
+    if type(got) ~= 'table' or got.err then break end
+    for j, m in ipairs(chunk) do
+      if known[m] == nil then known[m] = got[j] == 1 and 2 or false end
+    end
+  end
+  if next(known) ~= nil then pend.known = known end
+end
+
+-- seenAdd adds member m to the seen-set of the shard entered and reports
+-- whether it is new.
+local function seenAdd(m)
+  local known = pend.known
+  local v
+  if known then v = known[m] end
+  if v == nil then return redis.call('SADD', S, m) == 1 end
+  if v then return false end
+  known[m] = 1
+  pend.seen[#pend.seen + 1] = m
+  return true
+end
+
+-- seenDrop takes back member m that seenAdd just added.
+local function seenDrop(m)
+  local known = pend.known
+  local v
+  if known then v = known[m] end
+  if v ~= 1 then redis.call('SREM', S, m) end
+  if v then known[m] = false end
+end
+
+-- flushSeen writes the members seenAdd added and seenDrop left, in one
+-- SADD a thousand.
+local function flushSeen()
+  local l = pend.seen
+  if #l == 0 then return end
+  local known, out = pend.known, {}
+  for _, m in ipairs(l) do
+    if known[m] == 1 then
+      out[#out + 1] = m
+      known[m] = 2
+    end
+  end
+  for i = 1, #out, 1000 do redis.call('SADD', S, unpack(out, i, math.min(i + 999, #out))) end
+  pend.seen = {}
+end
+
+-- flush writes back the members added to the seen-set and the counters
+-- that changed, in one command each.
 local function flush()
+  flushSeen()
   local args = {}
   for f in pairs(dirty) do
     args[#args + 1] = f
