@@ -61,8 +61,11 @@
 // goes in one command each a shard, before the script next reads them
 // (flushLeases, flushReady) — a batch's claims read the ready set once;
 // the items a script queues to one key go in one RPUSH once the key is
-// saved (flushPush); and a link seen before costs its SADD alone, its
-// key's state read only for a new URL.
+// saved (flushPush); a batch's links of a shard, three or more, are
+// tested against its seen-set in one SMISMEMBER and the new ones added
+// in one SADD when it leaves the shard (flushSeen; a SADD a link on a
+// server before Redis 6.2, or for fewer links); and a link seen before
+// costs nothing more, its key's state read only for a new URL.
 // A batch (below) runs as a function (Redis Functions, Redis 7): the
 // library of lua/prelude.lua and the batch's parts is loaded into each
 // server once (FUNCTION LOAD, into every primary of a cluster, again by
@@ -475,7 +478,7 @@
 // refused them as seen — in a bounded, lossy table (4 MiB, 2¹⁹ slots; a
 // fingerprint overwrites the one in its slot), and refuses such a link
 // with frontier.ErrSeen without asking Redis: on workload (a) it takes
-// Redis's SADDs from 4.3 to 1.6 a page. Redis checks the limits
+// the links Redis tests from 4.3 to 1.6 a page. Redis checks the limits
 // before the seen-set, and answers with those refusals, so the cache does
 // not answer for a link a limit applies to (MaxPages, MaxPagesPerHost;
 // MaxSitemapsPerHost for a sitemap, MaxSitemapURLsPerHost for a page from
