@@ -33,17 +33,18 @@
 // one to publish a shard that woke. Measured (BenchmarkCostPerPage; one
 // page at a time, each linking to ten new URLs of ten of twenty hosts, so
 // ten shards: nothing to batch or cache): on a single Redis with one
-// shard, its default, 2.0 script calls, 2.0 round trips and some 64
-// commands a page; on a cluster of three primaries (3 shards, one a
-// primary) 4.0 script calls, 4.0 round trips and 73 commands (83 at 12
-// shards). On bench workload (a), 256
-// workers of one process and one Redis: 0.05 script calls and 4.7
-// commands a page (a host's pages are leased 16 at a time: see Affinity;
-// on three primaries with appendfsync always 0.14 and 6.2 — 0.27 and 9.5
+// shard, its default, 2.0 script calls, 2.0 round trips and some 56
+// commands a page (64 with a SADD a link); on a cluster of three
+// primaries (3 shards, one a primary) 4.0 script calls, 4.0 round trips
+// and 68 commands (83 at 12 shards and a SADD a link). On bench
+// workload (a), 256 workers of one process and one Redis: 0.05 script
+// calls and 3.2 commands a page (a host's pages are leased 16 at a time:
+// see Affinity; on three primaries with appendfsync always 0.08 and 3.5 —
+// 0.10 and 5.7 at four shards a primary and a SADD a link, 0.27 and 9.5
 // with 256 shards and Claims in batches of their shard, 1.3 and 21 before
 // batches a node (see Batches and Shards); most
 // links were seen before: see Seen cache; the links robots.txt disallows
-// are only marked seen, frontier.Item.SeenOnly, one SADD each, and kept
+// are only marked seen, frontier.Item.SeenOnly, and kept
 // pending in the counters hash's write until the crawl says their reports
 // are written (Store.ReportsWritten: one HDEL with a later script); those a
 // page limit refuses are marked seen and queued to be reported,
