@@ -155,14 +155,7 @@ func newFlagSet(f *flags) *flag.FlagSet {
 	fs.StringVar(&f.metrics, "metrics", "", "serve Prometheus metrics at http://`ADDR`/metrics during the crawl, e.g. localhost:9090 (port 0: any free port; the address is printed on stderr)")
 	fs.StringVar(&f.ui, "ui", "", "serve the live page of the crawl at http://`ADDR`/ (its JSON under /api/, Prometheus at /metrics), e.g. :8080 — a host left out is 127.0.0.1, loopback; the address and the controls' token are printed on stderr")
 	fs.StringVar(&f.uiToken, "ui-token", "", "the `TOKEN` the live page's pause, resume and stop controls need (default: a random one, printed on stderr)")
-	fs.StringVar(&f.state, "state", "", "keep the crawl's state in `DIR` (created if missing): run the same command again after Ctrl-C, a kill or a crash to resume it; with -o FILE each record appears in FILE exactly once across restarts (on standard output at least once)")
-	boolean(&f.stateOverride, "state-override", false, "resume a -state crawl, or join a -redis job, with flags (scope, limits, agent, -o, ...) other than those it was started with, and keep these from then on")
-	fs.StringVar(&f.redis, "redis", "", "keep the crawl's state in the Redis server at `URL` (redis://[user:password@]host:port[/db], rediss:// for TLS) or in a Redis Cluster (redis://host1:port1?addr=host2:port2&addr=host3:port3, or the plain URL of any one node), shared by every process of the -job, on any machine; the seeds (URLs, seeds files) are then optional")
-	fs.StringVar(&f.job, "job", "", "the crawl on -redis this process joins, by `NAME`: the first process with seeds starts it, any number of others, with or without seeds, join it")
-	fs.StringVar(&f.process, "process", "", "this process's `NAME` in the -job, as crawl status lists it (default HOST-PID)")
-	duration(&f.lease, "lease", frontier.DefaultLease, "the liveness timeout of this process in the -redis job: it holds the URLs it took while it beats (a heartbeat every fifth of it), however long its fetches take; if it dies or is paused or cut off from Redis for longer, its URLs go to the other processes at once")
-	duration(&f.redisRetry, "redis-retry", redisstore.DefaultRetryFor, "how long an operation on -redis that failed for a transient reason (Redis unreachable, restarting) is retried before the crawl stops with the error; 0s: only the client's own few retries")
-	integer(&f.redisShards, "redis-shards", 0, "the shards of a -job this process starts (a job keeps those it started with): a job spreads over at most as many Redis Cluster primaries as it has shards, and each shard a batch touches costs Redis work; 0: one a primary of a cluster, one on a single Redis (give more to a job that is to grow onto more primaries, or to move from one Redis into a cluster)")
+	f.registerStateFlags(fs, duration, integer, boolean)
 	boolean(&f.revisit, "revisit", false, "keep the copy fresh: crawl as without it, then keep revisiting every page found, conditionally (If-None-Match, If-Modified-Since), each as often as its changes call for within the hosts' politeness, until stopped (Ctrl-C, -for); records then say what each fetch found (change, etag, last_modified, digest, previous_fetch)")
 	duration(&f.minRevisit, "min-revisit", revisit.DefaultMinInterval, "with -revisit: the shortest interval between two fetches of a page, however often it changes")
 	duration(&f.maxRevisit, "max-revisit", revisit.DefaultMaxInterval, "with -revisit: the longest interval between two fetches of a page, however rarely it changes; gone (404, 410) and failing pages are asked again this often")
@@ -171,6 +164,19 @@ func newFlagSet(f *flags) *flag.FlagSet {
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the crawl to `FILE` (go tool pprof)")
 	fs.StringVar(&f.memProfile, "memprofile", "", "write a heap profile taken at the end of the crawl to `FILE`")
 	return fs
+}
+
+// registerStateFlags defines the flags of where the crawl keeps its state:
+// -state, or a -redis job and this process in it.
+func (f *flags) registerStateFlags(fs *flag.FlagSet, duration func(*time.Duration, string, time.Duration, string), integer func(*int, string, int, string), boolean func(*bool, string, bool, string)) {
+	fs.StringVar(&f.state, "state", "", "keep the crawl's state in `DIR` (created if missing): run the same command again after Ctrl-C, a kill or a crash to resume it; with -o FILE each record appears in FILE exactly once across restarts (on standard output at least once)")
+	boolean(&f.stateOverride, "state-override", false, "resume a -state crawl, or join a -redis job, with flags (scope, limits, agent, -o, ...) other than those it was started with, and keep these from then on")
+	fs.StringVar(&f.redis, "redis", "", "keep the crawl's state in the Redis server at `URL` (redis://[user:password@]host:port[/db], rediss:// for TLS) or in a Redis Cluster (redis://host1:port1?addr=host2:port2&addr=host3:port3, or the plain URL of any one node), shared by every process of the -job, on any machine; the seeds (URLs, seeds files) are then optional")
+	fs.StringVar(&f.job, "job", "", "the crawl on -redis this process joins, by `NAME`: the first process with seeds starts it, any number of others, with or without seeds, join it")
+	fs.StringVar(&f.process, "process", "", "this process's `NAME` in the -job, as crawl status lists it (default HOST-PID)")
+	duration(&f.lease, "lease", frontier.DefaultLease, "the liveness timeout of this process in the -redis job: it holds the URLs it took while it beats (a heartbeat every fifth of it), however long its fetches take; if it dies or is paused or cut off from Redis for longer, its URLs go to the other processes at once")
+	duration(&f.redisRetry, "redis-retry", redisstore.DefaultRetryFor, "how long an operation on -redis that failed for a transient reason (Redis unreachable, restarting) is retried before the crawl stops with the error; 0s: only the client's own few retries")
+	integer(&f.redisShards, "redis-shards", 0, "the shards of a -job this process starts (a job keeps those it started with): a job spreads over at most as many Redis Cluster primaries as it has shards, and each shard a batch touches costs Redis work; 0: one a primary of a cluster, one on a single Redis (give more to a job that is to grow onto more primaries, or to move from one Redis into a cluster)")
 }
 
 func usage(fs *flag.FlagSet, w io.Writer) {
