@@ -318,7 +318,7 @@
 // and 3 shards 5.8, against 5.3 on a single Redis; hence one shard a
 // primary (since, with one push a key, a seen link's SADD alone and a
 // node's batches waiting for company: 5.7 commands at four a primary,
-// 4.8 and some 15 % less Redis CPU at one, and 10-25 % more pages/s). A
+// 4.8 and some 20 % less Redis CPU at one, and some 10 % more pages/s). A
 // job spreads over at most as many primaries as it has shards (a shard
 // is one slot): one that is to grow onto more primaries than
 // ShardsPerPrimary times those it starts on needs Options.Shards (crawl's

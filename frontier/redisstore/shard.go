@@ -25,8 +25,9 @@ const DefaultShards = 256
 // with Options.Shards zero has for each primary the cluster has then: one,
 // since each shard a batch enters costs it Redis work of its own (its
 // counters read and written, its next event read; on bench workload (a),
-// three primaries, appendfsync always, one a primary took some 15 % less
-// Redis CPU a page than four, and gave 10-25 % more pages/s). A job
+// three primaries, appendfsync always, one a primary took some 20 % less
+// Redis CPU a page than four in paired rounds, and gave some 10 % more
+// pages/s). A job
 // spreads over at most as many primaries as it has shards: one that is to
 // grow onto more primaries needs Options.Shards (see the package
 // documentation, Shards). A job started on a single Redis has one shard
