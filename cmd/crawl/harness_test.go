@@ -472,6 +472,11 @@ func heldAtDeath(prev testweb.Entry, starts map[string][]time.Time, killedAt tim
 	return i >= 0 && i >= len(s)-2*runMax && prev.Start.After(killedAt.Add(-lease*5/4-slack))
 }
 
+// serverReadLag is how long after a signal the test web may read (the
+// Entry's Start) a request the signalled process sent before it: on two
+// loaded cores the server's goroutine can wait that long for a turn.
+const serverReadLag = 500 * time.Millisecond
+
 func politenessViolations(rep *testweb.Report) []string {
 	var v []string
 	for _, s := range rep.PolitenessViolations {
