@@ -173,7 +173,7 @@ func clusterFailover(t *testing.T, pause bool) {
 		switch {
 		case processOf(e) == victim:
 			victimStarts[e.Host] = append(victimStarts[e.Host], e.Start)
-		case processOf(e) == paused && e.Start.Before(stoppedAt):
+		case processOf(e) == paused && e.Start.Before(stoppedAt.Add(serverReadLag)):
 			pausedStarts[e.Host] = append(pausedStarts[e.Host], e.Start)
 		}
 	}
@@ -203,7 +203,7 @@ func clusterFailover(t *testing.T, pause bool) {
 			if e.Start.Before(killedAt.Add(lease*4/5 - slack)) {
 				t.Errorf("%s fetched again before the killed process's liveness timeout (%v) could have passed", what, lease)
 			}
-		case pause && processOf(prev) == paused && prev.Start.Before(stoppedAt) && heldAtDeath(prev, pausedStarts, stoppedAt, lease, slack):
+		case pause && processOf(prev) == paused && prev.Start.Before(stoppedAt.Add(serverReadLag)) && heldAtDeath(prev, pausedStarts, stoppedAt, lease, slack):
 			// The paused process's lease, taken back once its heartbeat
 			// was older than its timeout.
 			byPause = append(byPause, what)
