@@ -30,7 +30,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.StringVar(&o.repo, "repo", "..", "heed checkout (for cmd/crawl), relative to the bench module")
 	fs.StringVar(&o.out, "out", "", "also write the tables to this file")
 	fs.DurationVar(&o.forDuration, "for", 0, "how long each run of a continuous workload (g) revisits (crawl -for); 0 keeps the workload's (3m)")
-	fs.IntVar(&o.cluster, "redis-cluster", 0, "run heed-redis on a Redis Cluster of this many primaries (at least 3) instead of one redis-server")
+	fs.IntVar(&o.cluster, "redis-cluster", 0, "run heed-redis on a Redis Cluster of this many primaries (3 or more; 1 is one node holding every slot) instead of one redis-server")
 	fs.StringVar(&o.redisCPUs, "redis-cpus", "", "run redis-server on these CPUs only (taskset -c `LIST`); run benchrun on the others")
 	fs.StringVar(&o.redisFsync, "redis-fsync", "", "run redis-server with its append-only file and this appendfsync `POLICY` (always, everysec, no); empty: no persistence")
 	fs.BoolVar(&o.broken, "broken", true, "serve testweb's broken hosts with each workload; false: the healthy web alone")
