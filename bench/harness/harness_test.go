@@ -109,17 +109,7 @@ func TestRunProcessesTogetherWithRedis(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	dir := t.TempDir()
-	r, err := StartRedis(ctx, dir, RedisOptions{})
-	if errors.Is(err, ErrNoRedisServer) {
-		if os.Getenv("CI") == "true" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	r := usableRedis(t)(StartRedis(ctx, dir, RedisOptions{}))
 	spawner, err := StartSpawner()
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,24 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
+// usableRedis returns a function that takes what a Start function of
+// this package returned and gives back the server, closed when t ends: it
+// fails t on an error, and skips t when there is no redis-server except in
+// CI (CI=true), where a missing server is a failure.
+func usableRedis(t *testing.T) func(*Redis, error) *Redis {
+	return func(r *Redis, err error) *Redis {
+		t.Helper()
+		if errors.Is(err, ErrNoRedisServer) && os.Getenv("CI") != "true" {
+			t.Skip(err)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { r.Close() })
+		return r
+	}
+}
+
 // TestRedisClusterOfOne: a cluster of one primary is one node serving
 // every slot, named by a plain URL (crawl -redis asks a node that reports
 // cluster_enabled:1 for a cluster), and a cluster client can write keys
@@ -19,17 +37,7 @@ import (
 func TestRedisClusterOfOne(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	r, err := StartRedisCluster(ctx, t.TempDir(), 1, RedisOptions{})
-	if errors.Is(err, ErrNoRedisServer) {
-		if os.Getenv("CI") == "true" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	r := usableRedis(t)(StartRedisCluster(ctx, t.TempDir(), 1, RedisOptions{}))
 	if len(r.nodes) != 1 || strings.Contains(r.URL(), "addr=") {
 		t.Fatalf("%d nodes, URL %s; want one node and its plain URL", len(r.nodes), r.URL())
 	}
