@@ -296,7 +296,7 @@ func runWorkload(ctx context.Context, p Plan, w Workload, web *testweb.Loopback,
 				args = append(args, "redis_scripts_per_page", fmt.Sprintf("%.2f", float64(m.Redis.Scripts())/pages),
 					"redis_commands_per_page", fmt.Sprintf("%.2f", float64(m.Redis.Commands())/pages),
 					"redis_cpu", m.Redis.CPU.Round(time.Millisecond), "redis_script_time", m.Redis.ScriptTime.Round(time.Millisecond),
-					"redis_calls_per_page", m.Redis.PerPage(pages))
+					"redis_calls_per_page", m.Redis.PerPage(pages), "redis_us_per_page", m.Redis.TimePerPage(pages))
 			}
 			if m.Err != nil {
 				log.Warn("crawler failed", append(args, "err", m.Err, "stderr", m.Stderr)...)

@@ -241,13 +241,17 @@ type RedisStats struct {
 	// commands they ran included: the rest of CPU is reading requests,
 	// writing replies and the event loop.
 	ScriptTime time.Duration
+	// Time is the time Redis spent running each command (commandstats'
+	// usec), by name; a script's includes the commands it ran, which are
+	// counted under their own names too.
+	Time map[string]time.Duration
 }
 
 // Stats reads the server's command and CPU counters (INFO commandstats,
 // INFO cpu).
 func (r *Redis) Stats(ctx context.Context) (RedisStats, error) {
 	if r.nodes != nil {
-		sum := RedisStats{Calls: make(map[string]int64)}
+		sum := RedisStats{Calls: make(map[string]int64), Time: make(map[string]time.Duration)}
 		for _, n := range r.nodes {
 			st, err := n.Stats(ctx)
 			if err != nil {
@@ -255,6 +259,9 @@ func (r *Redis) Stats(ctx context.Context) (RedisStats, error) {
 			}
 			for cmd, k := range st.Calls {
 				sum.Calls[cmd] += k
+			}
+			for cmd, d := range st.Time {
+				sum.Time[cmd] += d
 			}
 			sum.CPU += st.CPU
 			sum.ScriptTime += st.ScriptTime
@@ -270,7 +277,7 @@ func (r *Redis) Stats(ctx context.Context) (RedisStats, error) {
 
 // parseRedisInfo reads the lines of INFO commandstats and INFO cpu.
 func parseRedisInfo(info string) (RedisStats, error) {
-	st := RedisStats{Calls: make(map[string]int64)}
+	st := RedisStats{Calls: make(map[string]int64), Time: make(map[string]time.Duration)}
 	for line := range strings.Lines(info) {
 		line = strings.TrimSpace(line)
 		name, value, ok := strings.Cut(line, ":")
@@ -284,13 +291,14 @@ func parseRedisInfo(info string) (RedisStats, error) {
 				return RedisStats{}, fmt.Errorf("harness: INFO line %q: %w", line, err)
 			}
 			st.Calls[cmd] = n
+			usec, _, _ := strings.Cut(rest, ",")
+			us, err := strconv.ParseInt(strings.TrimPrefix(usec, "usec="), 10, 64)
+			if err != nil {
+				return RedisStats{}, fmt.Errorf("harness: INFO line %q: %w", line, err)
+			}
+			st.Time[cmd] = time.Duration(us) * time.Microsecond
 			if isScript(cmd) {
-				usec, _, _ := strings.Cut(rest, ",")
-				us, err := strconv.ParseInt(strings.TrimPrefix(usec, "usec="), 10, 64)
-				if err != nil {
-					return RedisStats{}, fmt.Errorf("harness: INFO line %q: %w", line, err)
-				}
-				st.ScriptTime += time.Duration(us) * time.Microsecond
+				st.ScriptTime += st.Time[cmd]
 			}
 			continue
 		}
@@ -314,6 +322,9 @@ type RedisUse struct {
 	CPU time.Duration
 	// ScriptTime is the part of it spent running scripts.
 	ScriptTime time.Duration
+	// Time is the time spent running each command, by name, as in
+	// RedisStats.
+	Time map[string]time.Duration
 }
 
 // Commands is every command run, scripts' included.
@@ -328,15 +339,37 @@ func (u RedisUse) Commands() int64 {
 // PerPage lists the commands run per page of pages, most first: where a
 // page's Redis work goes.
 func (u RedisUse) PerPage(pages float64) string {
-	names := make([]string, 0, len(u.Calls))
-	for cmd := range u.Calls {
-		names = append(names, cmd)
+	return perPage(u.Calls, pages, 0.05)
+}
+
+// TimePerPage lists the µs each command took per page of pages, most
+// first: where a page's Redis time goes. A script's time includes that of
+// the commands it ran, which are listed too.
+func (u RedisUse) TimePerPage(pages float64) string {
+	us := make(map[string]float64, len(u.Time))
+	for cmd, d := range u.Time {
+		us[cmd] = float64(d) / float64(time.Microsecond)
 	}
-	sort.Slice(names, func(i, j int) bool { return u.Calls[names[i]] > u.Calls[names[j]] })
+	return perPage(us, pages, 0.1)
+}
+
+// perPage lists each name's value per page, most first, leaving out those
+// under least a page.
+func perPage[N int64 | float64](by map[string]N, pages, least float64) string {
+	names := make([]string, 0, len(by))
+	for name := range by {
+		names = append(names, name)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		if by[names[i]] != by[names[j]] {
+			return by[names[i]] > by[names[j]]
+		}
+		return names[i] < names[j]
+	})
 	var b strings.Builder
-	for _, cmd := range names {
-		if n := float64(u.Calls[cmd]) / pages; n >= 0.05 {
-			fmt.Fprintf(&b, "%s %.2f ", cmd, n)
+	for _, name := range names {
+		if n := float64(by[name]) / pages; n >= least {
+			fmt.Fprintf(&b, "%s %.2f ", name, n)
 		}
 	}
 	return strings.TrimSpace(b.String())
@@ -367,7 +400,13 @@ func isScript(cmd string) bool {
 // Stats: the INFO that read before is left out (Redis counts a command once
 // it has answered; the INFO that read after is not counted yet).
 func (after RedisStats) Sub(before RedisStats) RedisUse {
-	u := RedisUse{Calls: make(map[string]int64), CPU: after.CPU - before.CPU, ScriptTime: after.ScriptTime - before.ScriptTime}
+	u := RedisUse{Calls: make(map[string]int64), Time: make(map[string]time.Duration),
+		CPU: after.CPU - before.CPU, ScriptTime: after.ScriptTime - before.ScriptTime}
+	for cmd, d := range after.Time {
+		if d -= before.Time[cmd]; d > 0 && cmd != "info" {
+			u.Time[cmd] = d
+		}
+	}
 	for cmd, n := range after.Calls {
 		d := n - before.Calls[cmd]
 		if cmd == "info" {

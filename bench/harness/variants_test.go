@@ -63,8 +63,20 @@ func TestParseRedisInfo(t *testing.T) {
 	if use.Scripts() != 40 || use.Commands() != 103 || use.Calls["info"] != 3 || use.CPU != 1750*time.Millisecond {
 		t.Errorf("use %+v: %d scripts, %d commands; want 40 and 103 (the reading's INFO left out), CPU 1.75 s", use, use.Scripts(), use.Commands())
 	}
-	if _, err := parseRedisInfo("cmdstat_get:calls=many"); err == nil {
-		t.Error("a garbled commandstats line parsed")
+	if use.Time["hget"] != 69*time.Microsecond || use.Time["fcall"] != 600*time.Microsecond || use.Time["info"] != 0 {
+		t.Errorf("time by command %v; want hget 69µs, fcall 600µs, INFO left out", use.Time)
+	}
+	// Per page of 10: most first, those under 0.1 µs left out.
+	if got, want := use.TimePerPage(10), "evalsha 90.00 fcall 60.00 hget 6.90"; got != want {
+		t.Errorf("TimePerPage = %q, want %q", got, want)
+	}
+	if got, want := use.TimePerPage(1000), "evalsha 0.90 fcall 0.60"; got != want {
+		t.Errorf("TimePerPage(1000) = %q, want %q", got, want)
+	}
+	for _, bad := range []string{"cmdstat_get:calls=many", "cmdstat_get:calls=1,usec=some"} {
+		if _, err := parseRedisInfo(bad); err == nil {
+			t.Errorf("garbled commandstats line %q parsed", bad)
+		}
 	}
 }
 
