@@ -125,6 +125,9 @@ func figuresRow(sums []Summary, w Workload, s Summary, p Provenance) string {
 		against = baseName + ": " + crawlCell(base, nil)
 	}
 	heed := crawlCell(s, b) + redisCell(s, "page")
+	if p := s.pairedCell(); p != "" {
+		heed += " · " + p
+	}
 	if s.Procs > 1 {
 		heed += fmt.Sprintf(" · %d processes", s.Procs)
 	}

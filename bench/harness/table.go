@@ -49,6 +49,11 @@ type Summary struct {
 	RedisCPUPerPage      time.Duration // redis-server's CPU per reachable page (or request answered)
 	RedisScriptTime      time.Duration // of RedisCPU, running scripts (wall time inside them)
 
+	// PairedPagesPerSecond and PairedCPUPerPage are a heed variant's
+	// pages/s and CPU a page against heed's run by run (PairedRatio), where
+	// heed ran beside it in at least two runs; nil otherwise.
+	PairedPagesPerSecond, PairedCPUPerPage *PairedRatio
+
 	// Fresh is the medians of the freshness judgements of a Continuous
 	// workload's runs; nil on other workloads. The Redis figures are
 	// then per request the changing web answered, not per page.
@@ -133,6 +138,10 @@ func Summarize(ms []Measurement) []Summary {
 			s.RedisScriptTime, s.RedisCPUPerPage = time.Duration(median(rScript)), time.Duration(median(rCPUpp))
 		}
 		s.Fresh = summarizeFreshness(g)
+		if base, ok := groups[key{HeedBaseline, k.w}]; ok && isHeed(k.c) && k.c != HeedBaseline {
+			s.PairedPagesPerSecond = pairedRatio(g, base, Measurement.PagesPerSecond)
+			s.PairedCPUPerPage = pairedRatio(g, base, func(m Measurement) float64 { return float64(m.CPUPerPage()) })
+		}
 		out = append(out, s)
 	}
 	return out
@@ -249,6 +258,9 @@ func (s Summary) note() string {
 		}
 		parts = append(parts, part)
 	}
+	if p := s.pairedCell(); p != "" {
+		parts = append(parts, p)
+	}
 	if s.Redis {
 		per := "reachable page"
 		if s.Fresh != nil {
@@ -258,6 +270,19 @@ func (s Summary) note() string {
 			s.RedisScriptsPerPage, s.RedisCommandsPerPage, per, s.RedisCPU.Seconds(), s.RedisScriptTime.Seconds()))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// pairedCell is s's figures against heed's run by run, or "" where they
+// were not paired.
+func (s Summary) pairedCell() string {
+	if s.PairedPagesPerSecond == nil {
+		return ""
+	}
+	c := "run by run against heed: pages/s " + s.PairedPagesPerSecond.String()
+	if s.PairedCPUPerPage != nil {
+		c += ", CPU a page " + s.PairedCPUPerPage.String()
+	}
+	return c
 }
 
 // rowOrder is the crawlers of a workload's table: heed, its variants (by
