@@ -57,6 +57,13 @@ func TestPairedRatio(t *testing.T) {
 		t.Errorf("note %q lacks the paired ratios", note)
 	}
 
+	a, _ := WorkloadByName("a")
+	row := Figures(sums, []Workload{a}, nil, Provenance{})
+	if !strings.Contains(row, "run by run against heed: pages/s 0.900×") || !strings.Contains(row, LiveUIBar) ||
+		strings.Contains(row, a.VariantBar) {
+		t.Errorf("heed-ui's row lacks its paired ratio or its own bar:\n%s", row)
+	}
+
 	// Ratios of 0.8 and 1.0: their geometric mean, inside an interval
 	// that the two bound.
 	two := pairedRatio(

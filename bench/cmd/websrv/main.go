@@ -6,6 +6,9 @@
 //	go -C bench run ./cmd/websrv -workload b -seeds /tmp/seeds.txt &
 //	crawl -delay 200ms -header-timeout 3s /tmp/seeds.txt
 //	kill -INT %1
+//
+// With -broken=false it serves the workload without testweb's broken hosts,
+// as benchrun -broken=false does.
 package main
 
 import (
@@ -29,6 +32,7 @@ func main() {
 	logFile := flag.String("log", "", "write the request log (JSON Lines) to this file when stopping")
 	minDelay := flag.Duration("delay", -1, "crawler's minimum delay for the politeness judgement (default: the workload's)")
 	serveFor := flag.Duration("for", 30*time.Minute, "stop serving after this long")
+	broken := flag.Bool("broken", true, "serve testweb's broken hosts beside the workload (benchrun's -broken)")
 	flag.Parse()
 
 	w, ok := harness.WorkloadByName(*workload)
@@ -39,6 +43,7 @@ func main() {
 	if *minDelay < 0 {
 		*minDelay = w.Delay
 	}
+	w.Config.NoBrokenHosts = !*broken
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	web, err := testweb.ListenLoopback(w.Config, *port, log)
 	if err != nil {
