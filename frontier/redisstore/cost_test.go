@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -77,11 +78,12 @@ type serverStats struct {
 	scripts, cmds int64 // script calls; commands, scripts' own included
 	cpu           int64 // used_cpu_user + used_cpu_sys, µs
 	calls         map[string]int64
+	usec          map[string]int64 // time in each command, µs (a script's includes its commands')
 }
 
 // nodeStats reads INFO commandstats and cpu of every node.
 func nodeStats(b *testing.B, nodes []*redistest.Server) serverStats {
-	st := serverStats{calls: map[string]int64{}}
+	st := serverStats{calls: map[string]int64{}, usec: map[string]int64{}}
 	for _, n := range nodes {
 		info, err := n.Client().Info(ctx, "commandstats", "cpu").Result()
 		if err != nil {
@@ -103,12 +105,18 @@ func nodeStats(b *testing.B, nodes []*redistest.Server) serverStats {
 			if !ok {
 				continue
 			}
-			calls, _, _ := strings.Cut(val, ",")
+			calls, rest, _ := strings.Cut(val, ",")
+			usec, _, _ := strings.Cut(rest, ",")
 			k, err := strconv.ParseInt(strings.TrimPrefix(calls, "calls="), 10, 64)
 			if err != nil {
 				b.Fatalf("INFO commandstats: %s: %v", line, err)
 			}
+			us, err := strconv.ParseInt(strings.TrimPrefix(usec, "usec="), 10, 64)
+			if err != nil {
+				b.Fatalf("INFO commandstats: %s: %v", line, err)
+			}
 			st.calls[cmd] += k
+			st.usec[cmd] += us
 			switch cmd {
 			case "evalsha", "eval", "fcall":
 				st.scripts += k
@@ -119,6 +127,81 @@ func nodeStats(b *testing.B, nodes []*redistest.Server) serverStats {
 		}
 	}
 	return st
+}
+
+// BenchmarkScriptCall measures what one call of the batch function
+// (batch.lua) costs Redis when it serves a single Claim, or a single Done,
+// on one server without persistence and one shard, b.N keys ready: the
+// time Redis spent in the call (commandstats' usec of FCALL), and of it
+// the time in the commands the script ran. The rest is the script's own
+// Lua, much of it paid once a call whatever the call serves: what a
+// cluster pays more of, its calls serving fewer pages each.
+func BenchmarkScriptCall(b *testing.B) {
+	for _, op := range []string{"claim", "done"} {
+		b.Run(op, func(b *testing.B) {
+			srv := redistest.StartWith(b, redistest.Options{NoPersistence: true})
+			nodes := []*redistest.Server{srv}
+			s, err := New(srv.Client(), fmt.Sprintf("call%d", jobs.Add(1)), Options{Shards: 1})
+			if err != nil {
+				b.Fatal(err)
+			}
+			items := make([]frontier.Item, 0, 500)
+			for i := 0; i < b.N; i += len(items) {
+				items = items[:0]
+				for j := i; j < min(i+500, b.N); j++ {
+					items = append(items, frontier.Item{URL: fmt.Sprintf("http://h%d.example/", j), Key: fmt.Sprintf("h%d.example", j)})
+				}
+				if _, err := s.Add(ctx, items, frontier.Limits{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			claim := func() *frontier.Lease {
+				c, err := s.Claim(ctx, time.Now(), opt)
+				if err != nil || c.Lease == nil {
+					b.Fatalf("Claim: %v, %+v", err, c)
+				}
+				return c.Lease
+			}
+			leases := make([]*frontier.Lease, 0, b.N)
+			var before serverStats
+			if op == "claim" {
+				before = nodeStats(b, nodes)
+			}
+			b.ResetTimer()
+			for range b.N {
+				if op == "claim" {
+					leases = append(leases, claim())
+				}
+			}
+			if op == "done" {
+				b.StopTimer()
+				for range b.N {
+					leases = append(leases, claim())
+				}
+				before = nodeStats(b, nodes)
+				b.StartTimer()
+				for _, l := range leases {
+					if err := s.Done(ctx, l, time.Now(), frontier.Outcome{Pace: l.Pace}); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.StopTimer()
+			after := nodeStats(b, nodes)
+			calls := float64(after.calls["fcall"] - before.calls["fcall"])
+			var inner int64
+			for cmd, us := range after.usec {
+				switch cmd {
+				case "fcall", "info", "hello", "client|setinfo":
+				default:
+					inner += us - before.usec[cmd]
+				}
+			}
+			b.ReportMetric(calls/float64(b.N), "calls/op")
+			b.ReportMetric(float64(after.usec["fcall"]-before.usec["fcall"])/calls, "script-µs/call")
+			b.ReportMetric(float64(inner)/calls, "cmd-µs/call")
+		})
+	}
 }
 
 // BenchmarkCostPerURL measures the Redis memory of the URLs a job knows:
