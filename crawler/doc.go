@@ -113,7 +113,10 @@
 // and the Store hearing of it, as a page in flight may be fetched twice.
 // Twice by two processes, not in one process's records: a URL reported
 // under a lease the Store had taken back (frontier.ErrLeaseLost) and then
-// handed to the same crawl again is fetched again but not reported again.
+// handed to the same crawl again is fetched again but not reported again,
+// and when the two fetches overlap (a process presumed dead while paused
+// mid-fetch, its first fetch ending after it rejoined) the one that ends
+// first reports it.
 // Stats counts each report once: Stats.SkippedLinks
 // SkippedMaxPages and SkippedMaxPagesPerHost count the URLs reported so,
 // not each time one is found again (that is SkippedSeen).

@@ -82,7 +82,7 @@ func (r *crawl) done(ctx context.Context, j *lease, report func(), found []front
 		r.commitMu.Lock()
 		defer r.commitMu.Unlock()
 	}
-	if _, again := r.lostReports.LoadAndDelete(j.URL); report != nil && !again {
+	if report != nil && r.reports.first(j.URL) {
 		report()
 	}
 	if r.cfg.checkpoint != nil {
@@ -95,14 +95,13 @@ func (r *crawl) done(ctx context.Context, j *lease, report func(), found []front
 		r.disallowedFound(ctx, found, errs)
 	}
 	if err != nil {
-		if report != nil && errors.Is(err, frontier.ErrLeaseLost) {
-			// Reported here, but the Store had taken the lease back (this
-			// process was presumed dead): the item is queued again. If it
-			// comes back to this process, its report is not made twice.
-			r.lostReports.Store(j.URL, struct{}{})
-		}
+		// ErrLeaseLost: reported, maybe, but the Store had taken the lease
+		// back (this process was presumed dead) and queued the item again;
+		// if it comes back to this crawl, its report is not made twice.
 		r.frontierError(j, err)
+		return
 	}
+	r.reports.ended(j.URL)
 }
 
 // requeue gives j's item requeue unfinished, with what it has been through, to be

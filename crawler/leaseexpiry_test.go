@@ -123,3 +123,95 @@ func TestLostLeaseReportedOnce(t *testing.T) {
 		}
 	}
 }
+
+// overlapStore is a MemoryStore that takes back the first lease of path
+// while its page is being fetched, as a shared Store does from a process
+// presumed dead while paused mid-fetch: the item is handed out again at
+// once — here to another worker of the same crawl — and the first
+// lease's Done gets ErrLeaseLost.
+type overlapStore struct {
+	frontier.MemoryStore
+	path  string
+	mu    sync.Mutex
+	first *frontier.Lease
+}
+
+func (s *overlapStore) Claim(ctx context.Context, now time.Time, opt frontier.ClaimOptions) (frontier.Claim, error) {
+	c, err := s.MemoryStore.Claim(ctx, now, opt)
+	if err == nil && c.Lease != nil && strings.HasSuffix(c.Lease.URL, s.path) {
+		s.mu.Lock()
+		if s.first == nil {
+			s.first = c.Lease
+		}
+		s.mu.Unlock()
+	}
+	return c, err
+}
+
+// PollInterval makes the crawl ask the Store again while its workers
+// wait, as of a Store other processes change: the item taken back is
+// claimed without a Done of this crawl to wake a worker.
+func (s *overlapStore) PollInterval() time.Duration { return 10 * time.Millisecond }
+
+// takeBack puts the first lease's item back in the queue.
+func (s *overlapStore) takeBack(ctx context.Context) error {
+	s.mu.Lock()
+	l := s.first
+	s.mu.Unlock()
+	return s.MemoryStore.Requeue(ctx, l, time.Now(), frontier.Outcome{Pace: l.Pace})
+}
+
+// Two workers of one crawl fetching the same page at once — the first
+// under a lease the Store took back while it fetched, the second under
+// the lease the Store handed out again — make one report of it, whichever
+// ends first: a process presumed dead while paused mid-fetch, then back,
+// writes one record of the URL.
+func TestOverlappingLeasesReportedOnce(t *testing.T) {
+	store := &overlapStore{path: "/a"}
+	reported := make(chan struct{})
+	var once sync.Once
+	var fetches sync.Mutex
+	n := 0
+	s := newSite(t, defaultRobots, map[string]http.HandlerFunc{
+		"/": htmlPage("home", "/a"),
+		"/a": func(w http.ResponseWriter, r *http.Request) {
+			fetches.Lock()
+			n++
+			first := n == 1
+			fetches.Unlock()
+			if first {
+				// Taken back mid-fetch; this answer comes only once the
+				// second fetch of /a has been reported.
+				if err := store.takeBack(r.Context()); err != nil {
+					t.Errorf("takeBack: %v", err)
+				}
+				select {
+				case <-reported:
+				case <-time.After(10 * time.Second):
+					t.Error("the page was not fetched again while its first fetch was under way")
+				}
+			}
+			htmlPage("a")(w, r)
+		},
+	})
+	c := newCrawler(t, crawler.WithStore(store), crawler.WithWorkers(4))
+	var mu sync.Mutex
+	pages := map[string]int{}
+	c.OnPage(func(_ context.Context, p *crawler.Page) {
+		mu.Lock()
+		pages[p.URL.Path]++
+		mu.Unlock()
+		if p.URL.Path == "/a" {
+			once.Do(func() { close(reported) })
+		}
+	})
+	runCrawl(t, c, s.URL+"/")
+	if got := s.count("/a"); got != 2 {
+		t.Errorf("/a fetched %d times, want 2: again while its first fetch was under way", got)
+	}
+	for _, path := range []string{"/", "/a"} {
+		if pages[path] != 1 {
+			t.Errorf("%s reported %d times, want once", path, pages[path])
+		}
+	}
+}

@@ -176,11 +176,10 @@ type crawl struct {
 
 	feed *seedFeed // nil unless RunFeed
 
-	// lostReports are the URLs whose report this crawl made under a lease
-	// the Store had taken back (lease.go, done): handed to this crawl
-	// again, such a URL is fetched again but not reported again, so that
-	// a process presumed dead and back writes one record of a URL.
-	lostReports sync.Map
+	// reports makes each URL's report once, however many workers hold it
+	// at once and however often it comes back after a lease the Store took
+	// back (lease.go, done).
+	reports reportOnce
 	// requests recycles the Requests handed to OnRequest handlers, which
 	// may not keep them: one a request, its start's report written once
 	// and its answer's added, so that watching a crawl (crawler/live)

@@ -90,6 +90,8 @@ func (r *crawl) fail(err error) {
 // process takes one item through the robots gate, the fetcher and the
 // extractors. Its lease says the host may be fetched now.
 func (r *crawl) process(ctx context.Context, j *lease) {
+	r.reports.hold(j.URL)
+	defer r.reports.release(j.URL)
 	u, err := url.Parse(j.URL)
 	if err != nil { // the frontier hands out only canonical URLs
 		r.done(ctx, j, func() { r.failed(ctx, j.URL, FailedInvalidURL, fmt.Errorf("canonical URL does not parse: %w", err)) }, nil)
