@@ -103,13 +103,7 @@ func TestLostLeaseReportedOnce(t *testing.T) {
 	})
 	store := &takenBackStore{path: "/a"}
 	c := newCrawler(t, crawler.WithStore(store))
-	var mu sync.Mutex
-	pages := map[string]int{}
-	c.OnPage(func(_ context.Context, p *crawler.Page) {
-		mu.Lock()
-		pages[p.URL.Path]++
-		mu.Unlock()
-	})
+	pages := recordPages(c)
 	runCrawl(t, c, s.URL+"/")
 	if !store.took {
 		t.Fatal("the Store never took a lease back")
@@ -118,8 +112,8 @@ func TestLostLeaseReportedOnce(t *testing.T) {
 		t.Errorf("/a fetched %d times, want 2: again once its lease was taken back", n)
 	}
 	for _, path := range []string{"/", "/a", "/b"} {
-		if pages[path] != 1 {
-			t.Errorf("%s reported %d times, want once", path, pages[path])
+		if n := pages.count(path); n != 1 {
+			t.Errorf("%s reported %d times, want once", path, n)
 		}
 	}
 }
@@ -195,12 +189,8 @@ func TestOverlappingLeasesReportedOnce(t *testing.T) {
 		},
 	})
 	c := newCrawler(t, crawler.WithStore(store), crawler.WithWorkers(4))
-	var mu sync.Mutex
-	pages := map[string]int{}
+	pages := recordPages(c)
 	c.OnPage(func(_ context.Context, p *crawler.Page) {
-		mu.Lock()
-		pages[p.URL.Path]++
-		mu.Unlock()
 		if p.URL.Path == "/a" {
 			once.Do(func() { close(reported) })
 		}
@@ -210,8 +200,8 @@ func TestOverlappingLeasesReportedOnce(t *testing.T) {
 		t.Errorf("/a fetched %d times, want 2: again while its first fetch was under way", got)
 	}
 	for _, path := range []string{"/", "/a"} {
-		if pages[path] != 1 {
-			t.Errorf("%s reported %d times, want once", path, pages[path])
+		if n := pages.count(path); n != 1 {
+			t.Errorf("%s reported %d times, want once", path, n)
 		}
 	}
 }

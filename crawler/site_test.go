@@ -176,18 +176,27 @@ func statsOf(t testing.TB, c *crawler.Crawler) crawler.Stats {
 
 // pageLog records what OnPage saw, safely for concurrent handlers.
 type pageLog struct {
-	mu    sync.Mutex
-	pages map[string]*crawler.Page // by path and query
+	mu     sync.Mutex
+	pages  map[string]*crawler.Page // by path and query, the last reported
+	counts map[string]int           // reports by path and query
 }
 
 func recordPages(c *crawler.Crawler) *pageLog {
-	l := &pageLog{pages: map[string]*crawler.Page{}}
+	l := &pageLog{pages: map[string]*crawler.Page{}, counts: map[string]int{}}
 	c.OnPage(func(ctx context.Context, p *crawler.Page) {
 		l.mu.Lock()
 		l.pages[p.URL.RequestURI()] = p
+		l.counts[p.URL.RequestURI()]++
 		l.mu.Unlock()
 	})
 	return l
+}
+
+// count returns how many times the page at target was reported.
+func (l *pageLog) count(target string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.counts[target]
 }
 
 func (l *pageLog) get(target string) *crawler.Page {

@@ -1,13 +1,11 @@
 package crawler_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -199,19 +197,13 @@ func TestGivenUpHostReportsEachURLOnce(t *testing.T) {
 	s := newSite(t, defaultRobots, routes)
 	c := newCrawler(t, crawler.WithHostFailures(3), crawler.WithRetries(1), crawler.WithMaxDelay(100*time.Millisecond))
 	errs := recordErrors(c)
-	var mu sync.Mutex
-	pages := map[string]int{}
-	c.OnPage(func(ctx context.Context, p *crawler.Page) {
-		mu.Lock()
-		pages[p.URL.Path]++
-		mu.Unlock()
-	})
+	pages := recordPages(c)
 	runCrawl(t, c, s.URL+"/")
 	given := 0
 	for _, p := range paths {
 		got := errs.errs[s.URL+p]
-		if len(got)+pages[p] != 1 {
-			t.Errorf("%s reported %d times (errors %v), want once", p, len(got)+pages[p], got)
+		if n := len(got) + pages.count(p); n != 1 {
+			t.Errorf("%s reported %d times (errors %v), want once", p, n, got)
 			continue
 		}
 		if len(got) == 1 && errors.Is(got[0], frontier.ErrGivenUp) {
